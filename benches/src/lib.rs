@@ -1,0 +1,1 @@
+//! Criterion benchmarks of the `fixed-window` limiter and its peers.

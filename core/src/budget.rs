@@ -1,0 +1,110 @@
+//! The shared budget: the lock-free claim of a permit from the current window.
+
+use core::fmt;
+use core::num::NonZeroU32;
+use core::time::Duration;
+
+use crate::attempt::Attempt;
+use crate::backoff::Backoff;
+use crate::instant::Instant;
+use crate::state::{Cell, State};
+use crate::window::Grid;
+
+/// `limit` permits per window of the grid, claimed by compare-and-set on one state word.
+pub(crate) struct Budget {
+    grid: Grid,
+    limit: u32,
+    state: State,
+    backoff: Backoff,
+}
+
+impl Budget {
+    pub(crate) fn new(origin: Instant, period: u64, limit: NonZeroU32, backoff: Backoff) -> Budget {
+        let grid = Grid::new(origin, period);
+        Budget {
+            grid,
+            limit: limit.get(),
+            state: State::new(limit.get(), grid.last_index()),
+            backoff,
+        }
+    }
+
+    pub(crate) fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// One acquire step at `now` for a call whose wait must end by `deadline`.
+    #[inline]
+    pub(crate) fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
+        match &self.state {
+            State::Packed(cell) => self.attempt_on(cell, now, deadline),
+            State::Wide(cell) => self.attempt_on(cell, now, deadline),
+        }
+    }
+
+    #[inline]
+    fn attempt_on<S: Cell>(&self, cell: &S, now: Instant, deadline: Instant) -> Attempt {
+        let mut current = cell.load();
+        let mut retry = 0;
+        loop {
+            let (stored_index, stored_used) = cell.decode(current);
+            // A window whose end lies past Instant::MAX never ends, so `None` means "still
+            // current". Arithmetic here is exact on u64 nanoseconds: the elapsed time since
+            // the origin and the number of whole periods in it always fit, so the spec's
+            // fallback for an overflowing advance (reset the window to now) has no case left
+            // to handle.
+            let (index, used) = match self.grid.end(stored_index) {
+                // Advance by however many whole periods have passed; the count restarts at
+                // zero, whatever was left unclaimed.
+                Some(end) if now >= end => (self.grid.index_of(now), 0),
+                // Also taken when the clock reads before the stored window's start (it stepped
+                // backwards): the call counts against the stored window, so a backwards step
+                // can never reopen permits, and the window ends at its usual instant.
+                _ => (stored_index, stored_used),
+            };
+            if used < self.limit {
+                match cell.compare_exchange(current, cell.encode(index, used + 1)) {
+                    Ok(()) => {
+                        return Attempt::Permitted {
+                            remaining: self.limit - used - 1,
+                        };
+                    }
+                    Err(found) => {
+                        self.backoff.snooze(retry);
+                        retry = retry.saturating_add(1);
+                        current = found;
+                        continue;
+                    }
+                }
+            }
+            // Full: decided from the loaded word alone, without writing.
+            return match self.grid.end(index) {
+                Some(next) if next <= deadline => Attempt::Wait { until: next },
+                Some(next) => Attempt::Rejected {
+                    retry_after: next.saturating_duration_since(now),
+                },
+                None => Attempt::Rejected {
+                    retry_after: Duration::MAX,
+                },
+            };
+        }
+    }
+
+    /// The current window's start and the permits used in it, as stored (the window may be
+    /// stale until the next attempt advances it).
+    pub(crate) fn snapshot(&self) -> (Instant, u32) {
+        let (index, used) = self.state.snapshot();
+        (self.grid.start(index), used)
+    }
+}
+
+impl fmt::Debug for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Budget")
+            .field("grid", &self.grid)
+            .field("limit", &self.limit)
+            .field("state", &self.state)
+            .field("backoff", &self.backoff)
+            .finish()
+    }
+}

@@ -1,0 +1,95 @@
+//! A lock-free fixed-window rate limiter.
+//!
+//! A [`RateLimiter`] allows `limit` calls per `period`. Windows are aligned to the instant the
+//! limiter was created on its [`Clock`] and advance in whole periods; unused permits never
+//! carry over. The state is one atomic word claimed by compare-and-set: no lock, no
+//! allocation on the permit or rejection path.
+//!
+//! ```
+//! use core::time::Duration;
+//! use fixed_window::{ManualClock, RateLimiter, RateLimiterError};
+//!
+//! let clock = ManualClock::new();
+//! let limiter = RateLimiter::of("checkout", 2, Duration::from_secs(1))?.with_clock(clock.clone());
+//!
+//! assert_eq!(limiter.call(|| "charged"), Ok("charged"));
+//! assert_eq!(limiter.try_acquire()?.remaining(), 0);
+//! let rejected = limiter.call(|| "charged").unwrap_err();
+//! assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
+//!
+//! clock.advance(Duration::from_secs(1)); // exactly at the boundary: a new window
+//! assert!(limiter.try_acquire().is_ok());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Types
+//!
+//! The limiter
+//! - [`RateLimiter`]: configuration, [`call`](RateLimiter::call),
+//!   [`try_acquire`](RateLimiter::try_acquire), [`acquire`](RateLimiter::acquire), their
+//!   interruptible and async forms, and the sans-IO step [`attempt`](RateLimiter::attempt).
+//! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit.
+//! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
+//!
+//! Time
+//! - [`Instant`]: nanoseconds on a clock's timeline, with [`Instant::MAX`].
+//! - [`Clock`]: reading and sleeping; [`SystemClock`] (the default, monotonic) and
+//!   [`ManualClock`] (for tests). [`Sleep`]: an asynchronous sleep.
+//! - [`Interrupt`]: a handle that interrupts blocking waits; [`Interrupted`]: a clock's report
+//!   that it was.
+//!
+//! Events and errors
+//! - [`RateLimiterEvent`]: `Permitted` and `Rejected`, to listeners.
+//! - [`RateLimiterError`]: `Rejected` (with the estimated wait) and `Interrupted`.
+//! - [`ConfigError`]: a configuration the rules forbid.
+//!
+//! # Rules
+//!
+//! - The window holding instant `t` is `[origin + k·period, origin + (k+1)·period)`; at exactly
+//!   `origin + k·period` the new window is in effect.
+//! - With `max_wait` zero (the default) an excess call is rejected at once. Otherwise its
+//!   deadline is fixed when it starts: if the next window opens at or before the deadline the
+//!   call sleeps until then and competes again; if it opens later, the call is rejected at
+//!   once, without sleeping.
+//! - A `Permitted` event is emitted before the operation runs, with `remaining = limit − used`;
+//!   a `Rejected` event carries the time until the next window. Listeners that panic are
+//!   contained.
+//!
+//! # Extreme values
+//!
+//! Overflow never escapes as a panic:
+//! - durations are clamped to `u64::MAX` nanoseconds before conversion, and deadlines saturate
+//!   at [`Instant::MAX`] (an unreachable deadline is simply never met);
+//! - when the next window would start past [`Instant::MAX`], a call that finds the window full
+//!   is rejected at once, with `retry_after` of `Duration::MAX`;
+//! - advancing the window is exact `u64` arithmetic on nanoseconds since the origin, which
+//!   cannot overflow, so however long the limiter sat idle it lands on the right window.
+//!
+//! A clock may stand still or step backwards. A reading before the current window's start
+//! counts against the current window, so a backwards step never reopens permits; the window
+//! still ends at its usual instant, so the limiter resumes once the clock passes it. A waiting
+//! call whose clock did not move at all across a sleep is rejected rather than left sleeping
+//! forever.
+
+mod attempt;
+pub use crate::attempt::Attempt;
+mod backoff;
+pub use crate::backoff::Backoff;
+mod budget;
+mod clock;
+pub use crate::clock::{Clock, ManualClock, Sleep, SystemClock};
+mod error;
+pub use crate::error::{ConfigError, RateLimiterError};
+mod event;
+pub use crate::event::RateLimiterEvent;
+mod instant;
+pub use crate::instant::Instant;
+mod interrupt;
+pub use crate::interrupt::{Interrupt, Interrupted};
+mod limiter;
+pub use crate::limiter::RateLimiter;
+mod permit;
+pub use crate::permit::Permit;
+mod state;
+mod sync;
+mod window;

@@ -1,0 +1,756 @@
+//! The rate limiter: configuration, the blocking and async acquire loops, and events.
+
+use core::fmt;
+use core::future::IntoFuture;
+use core::num::NonZeroU32;
+use core::time::Duration;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::attempt::Attempt;
+use crate::backoff::Backoff;
+use crate::budget::Budget;
+use crate::clock::{Clock, SystemClock};
+use crate::error::{ConfigError, RateLimiterError};
+use crate::event::RateLimiterEvent;
+use crate::instant::{Instant, saturating_nanos};
+use crate::interrupt::Interrupt;
+use crate::permit::Permit;
+
+type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
+
+/// A fixed-window rate limiter: at most `limit` calls start per `period`, in windows aligned
+/// to the limiter's creation on its clock.
+///
+/// One limiter is one shared budget: share it by reference or behind an `Arc`, and every
+/// caller competes for the same window. See the [crate documentation](crate) for the rules.
+///
+/// # Examples
+///
+/// Two permits per second; the third call in the same second is rejected, and the next
+/// second starts afresh.
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{ManualClock, RateLimiter};
+///
+/// let clock = ManualClock::new();
+/// let limiter = RateLimiter::of("search", 2, Duration::from_secs(1))?.with_clock(clock.clone());
+/// assert_eq!(limiter.call(|| 1 + 1), Ok(2));
+/// assert!(limiter.call(|| ()).is_ok());
+/// assert!(limiter.call(|| ()).is_err());
+/// clock.advance(Duration::from_secs(1));
+/// assert!(limiter.call(|| ()).is_ok());
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+pub struct RateLimiter<C = SystemClock> {
+    name: &'static str,
+    limit: NonZeroU32,
+    period: Duration,
+    max_wait: Duration,
+    listeners: Vec<Listener>,
+    clock: C,
+    budget: Budget,
+}
+
+impl RateLimiter<SystemClock> {
+    /// A limiter named `name` allowing `limit` calls per `period`, on the system clock,
+    /// rejecting excess calls at once.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] if `limit` is 0, [`ConfigError::ZeroPeriod`] if `period` is
+    /// zero.
+    ///
+    /// # Examples
+    ///
+    /// The configuration reads back as given.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::RateLimiter;
+    ///
+    /// let limiter = RateLimiter::of("api", 100, Duration::from_secs(1))?;
+    /// assert_eq!(
+    ///     (limiter.name(), limiter.limit(), limiter.period(), limiter.max_wait()),
+    ///     ("api", 100, Duration::from_secs(1), Duration::ZERO)
+    /// );
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn of(
+        name: &'static str,
+        limit: u32,
+        period: Duration,
+    ) -> Result<RateLimiter<SystemClock>, ConfigError> {
+        let limit = validate_limit(limit)?;
+        validate_period(period)?;
+        let clock = SystemClock;
+        let budget = Budget::new(
+            clock.now(),
+            saturating_nanos(period),
+            limit,
+            Backoff::default(),
+        );
+        Ok(RateLimiter {
+            name,
+            limit,
+            period,
+            max_wait: Duration::ZERO,
+            listeners: Vec::new(),
+            clock,
+            budget,
+        })
+    }
+}
+
+fn validate_limit(limit: u32) -> Result<NonZeroU32, ConfigError> {
+    NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)
+}
+
+fn validate_period(period: Duration) -> Result<(), ConfigError> {
+    if period.is_zero() {
+        Err(ConfigError::ZeroPeriod)
+    } else {
+        Ok(())
+    }
+}
+
+impl<C: Clock> RateLimiter<C> {
+    /// The same limiter with a new window that starts now, on its clock: every `with_*`
+    /// behaves as creating a new limiter.
+    fn restarted(self, backoff: Backoff) -> Self {
+        let budget = Budget::new(
+            self.clock.now(),
+            saturating_nanos(self.period),
+            self.limit,
+            backoff,
+        );
+        RateLimiter { budget, ..self }
+    }
+
+    /// This limiter with `limit` calls per period.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] if `limit` is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_limit(50)?;
+    /// assert_eq!(limiter.limit(), 50);
+    /// assert_eq!(limiter.with_limit(0).unwrap_err(), ConfigError::ZeroLimit);
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn with_limit(self, limit: u32) -> Result<Self, ConfigError> {
+        let limit = validate_limit(limit)?;
+        let backoff = self.budget.backoff();
+        Ok(RateLimiter { limit, ..self }.restarted(backoff))
+    }
+
+    /// This limiter with windows `period` long.
+    ///
+    /// Periods longer than [`Instant::MAX`]'s distance from the epoch (about 584 years) are
+    /// allowed and behave as that long: the limiter then has a single window.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroPeriod`] if `period` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_period(Duration::from_millis(250))?;
+    /// assert_eq!(limiter.period(), Duration::from_millis(250));
+    /// assert_eq!(limiter.with_period(Duration::ZERO).unwrap_err(), ConfigError::ZeroPeriod);
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn with_period(self, period: Duration) -> Result<Self, ConfigError> {
+        validate_period(period)?;
+        let backoff = self.budget.backoff();
+        Ok(RateLimiter { period, ..self }.restarted(backoff))
+    }
+
+    /// This limiter letting an excess call wait up to `max_wait` for a later window before it
+    /// is rejected. Zero (the default) rejects at once; `Duration::MAX` waits as long as the
+    /// clock's timeline lasts.
+    ///
+    /// # Examples
+    ///
+    /// A waiting call sleeps (on the manual clock, instantly) until the next window.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_secs(5));
+    /// assert_eq!(limiter.max_wait(), Duration::from_secs(5));
+    /// limiter.acquire()?;
+    /// assert_eq!(limiter.acquire()?.at(), Instant::from_nanos(1_000_000_000));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_max_wait(self, max_wait: Duration) -> Self {
+        let backoff = self.budget.backoff();
+        RateLimiter { max_wait, ..self }.restarted(backoff)
+    }
+
+    /// This limiter with `listener` also receiving every [`RateLimiterEvent`]; listeners run
+    /// in the order they were added, on the calling thread.
+    ///
+    /// A listener that panics is contained: the call and the limiter carry on, and the other
+    /// listeners still run. Keep listeners short, since they run on the caller's path.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use std::sync::{Arc, Mutex};
+    /// use fixed_window::{ManualClock, RateLimiter, RateLimiterEvent};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let limiter = RateLimiter::of("api", 3, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_listener(move |event| log.lock().unwrap().push(*event));
+    /// limiter.try_acquire()?;
+    /// assert!(matches!(
+    ///     seen.lock().unwrap()[..],
+    ///     [RateLimiterEvent::Permitted { remaining: 2, .. }]
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_listener(
+        mut self,
+        listener: impl Fn(&RateLimiterEvent) + Send + Sync + 'static,
+    ) -> Self {
+        self.listeners.push(Box::new(listener));
+        let backoff = self.budget.backoff();
+        self.restarted(backoff)
+    }
+
+    /// This limiter reading time from, and sleeping through, `clock`; its first window starts
+    /// at `clock.now()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, Instant, ManualClock, RateLimiter};
+    ///
+    /// let clock = ManualClock::starting_at(Instant::from_nanos(500));
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(clock);
+    /// assert_eq!(limiter.try_acquire()?.at(), Instant::from_nanos(500));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_clock<D: Clock>(self, clock: D) -> RateLimiter<D> {
+        let budget = Budget::new(
+            clock.now(),
+            saturating_nanos(self.period),
+            self.limit,
+            self.budget.backoff(),
+        );
+        RateLimiter {
+            name: self.name,
+            limit: self.limit,
+            period: self.period,
+            max_wait: self.max_wait,
+            listeners: self.listeners,
+            clock,
+            budget,
+        }
+    }
+
+    /// This limiter with `backoff` governing retries after a lost compare-and-set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Backoff, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_backoff(Backoff::new(0));
+    /// assert_eq!(limiter.backoff(), Backoff::new(0));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_backoff(self, backoff: Backoff) -> Self {
+        self.restarted(backoff)
+    }
+
+    /// The limiter's name, used in events and errors.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::RateLimiter::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.name(), "api");
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Permits per window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::RateLimiter::of("api", 7, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.limit(), 7);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u32 {
+        self.limit.get()
+    }
+
+    /// The window's length, as configured.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::RateLimiter::of("api", 1, Duration::from_millis(10))?;
+    /// assert_eq!(limiter.period(), Duration::from_millis(10));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// How long an excess call may wait for a later window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::RateLimiter::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.max_wait(), Duration::ZERO);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
+    /// The retry policy after a lost compare-and-set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Backoff, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.backoff(), Backoff::default());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn backoff(&self) -> Backoff {
+        self.budget.backoff()
+    }
+
+    /// The clock the limiter reads and sleeps through.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, Instant, ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// limiter.clock().advance(Duration::from_nanos(3));
+    /// assert_eq!(limiter.clock().now(), Instant::from_nanos(3));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The deadline of a call that starts at `start`: `start + max_wait`, clamped to
+    /// [`Instant::MAX`], which no wait can reach past.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_max_wait(Duration::MAX);
+    /// assert_eq!(limiter.deadline(Instant::from_nanos(9)), Instant::MAX);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn deadline(&self, start: Instant) -> Instant {
+        start.saturating_add(self.max_wait)
+    }
+
+    /// One acquire step, without reading the clock or sleeping: at `now`, for a call whose
+    /// wait must end by `deadline`, claim a permit, or say when to try again, or reject.
+    ///
+    /// This is the step every acquire method drives; a custom runtime or a simulator can
+    /// drive it too. `Permitted` and `Rejected` outcomes emit their event to the listeners
+    /// (at `now`); `Wait` emits nothing and writes nothing. Lock-free: it loads the state
+    /// word, and claims with one compare-and-set, retrying under the [`Backoff`] if another
+    /// caller won the race.
+    ///
+    /// # Examples
+    ///
+    /// See [`Attempt`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Attempt, Instant, ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 2, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// let t = Instant::from_nanos(10);
+    /// assert_eq!(limiter.attempt(t, t), Attempt::Permitted { remaining: 1 });
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    #[inline]
+    pub fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
+        let attempt = self.budget.attempt(now, deadline);
+        if !self.listeners.is_empty() {
+            match attempt {
+                Attempt::Permitted { remaining } => self.emit(&RateLimiterEvent::Permitted {
+                    at: now,
+                    name: self.name,
+                    remaining,
+                }),
+                Attempt::Rejected { retry_after } => self.emit(&RateLimiterEvent::Rejected {
+                    at: now,
+                    name: self.name,
+                    retry_after,
+                }),
+                Attempt::Wait { .. } => {}
+            }
+        }
+        attempt
+    }
+
+    /// Takes a permit if the current window has one, never waiting, whatever `max_wait` is.
+    ///
+    /// # Errors
+    ///
+    /// [`RateLimiterError::Rejected`] if the window's permits are used up.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_secs(10));
+    /// assert!(limiter.try_acquire().is_ok());
+    /// assert!(limiter.try_acquire().is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit, RateLimiterError> {
+        let now = self.clock.now();
+        match self.attempt(now, now) {
+            Attempt::Permitted { remaining } => Ok(Permit { at: now, remaining }),
+            Attempt::Rejected { retry_after } => Err(self.rejected(retry_after)),
+            // The next window always opens after `now`, so a deadline of `now` never waits.
+            Attempt::Wait { until } => Err(self.reject(now, until)),
+        }
+    }
+
+    /// Takes a permit, waiting (blocking the thread, through the clock) up to `max_wait` for a
+    /// later window if the current one is used up.
+    ///
+    /// # Errors
+    ///
+    /// [`RateLimiterError::Rejected`] if no permit is available by the deadline, or if the
+    /// clock's sleep did not move its time at all (a stopped clock could never reach the next
+    /// window); [`RateLimiterError::Interrupted`] if the clock's sleep reports an interruption.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_millis(999));
+    /// limiter.acquire()?;
+    /// // The next window opens 1 s from now, after the 999 ms deadline: rejected without sleeping.
+    /// assert!(limiter.acquire().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn acquire(&self) -> Result<Permit, RateLimiterError> {
+        self.acquire_blocking(None)
+    }
+
+    /// Like [`acquire`](RateLimiter::acquire), but a wait ends at once when `interrupt` is
+    /// interrupted (from any thread), and the call fails.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](RateLimiter::acquire); [`RateLimiterError::Interrupted`] when `interrupt`
+    /// is interrupted before or during a wait.
+    ///
+    /// # Examples
+    ///
+    /// Another thread interrupts a call waiting for the next hour's window.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Interrupt, RateLimiter, RateLimiterError};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(3600))?
+    ///     .with_max_wait(Duration::from_secs(7200));
+    /// limiter.try_acquire()?;
+    /// let interrupt = Interrupt::new();
+    /// let remote = interrupt.clone();
+    /// let interrupter = std::thread::spawn(move || {
+    ///     std::thread::sleep(Duration::from_millis(10));
+    ///     remote.interrupt();
+    /// });
+    /// let result = limiter.acquire_interruptible(&interrupt);
+    /// interrupter.join().unwrap();
+    /// assert_eq!(result, Err(RateLimiterError::Interrupted { name: "api" }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn acquire_interruptible(&self, interrupt: &Interrupt) -> Result<Permit, RateLimiterError> {
+        self.acquire_blocking(Some(interrupt))
+    }
+
+    /// Runs `op` if a permit is granted (waiting up to `max_wait`), returning its result as it
+    /// is. The `Permitted` event is emitted before `op` runs; a permit spent on an `op` that
+    /// fails or panics stays spent, and `op`'s panic propagates unchanged.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](RateLimiter::acquire); `op` does not run.
+    ///
+    /// # Examples
+    ///
+    /// The operation's own `Result` is returned inside the limiter's.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// let outcome = limiter.call(|| "42".parse::<u8>());
+    /// assert_eq!(outcome, Ok(Ok(42)));
+    /// assert!(limiter.call(|| unreachable!("no permit, so this never runs")).is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn call<T>(&self, op: impl FnOnce() -> T) -> Result<T, RateLimiterError> {
+        self.acquire()?;
+        Ok(op())
+    }
+
+    /// Like [`call`](RateLimiter::call), with waits interruptible through `interrupt`.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_interruptible`](RateLimiter::acquire_interruptible); `op` does not run.
+    ///
+    /// # Examples
+    ///
+    /// An already interrupted handle fails a call that would have to wait.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Interrupt, ManualClock, RateLimiter, RateLimiterError};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_secs(1));
+    /// let interrupt = Interrupt::new();
+    /// interrupt.interrupt();
+    /// assert_eq!(limiter.call_interruptible(&interrupt, || 1), Ok(1));
+    /// assert_eq!(
+    ///     limiter.call_interruptible(&interrupt, || 2),
+    ///     Err(RateLimiterError::Interrupted { name: "api" })
+    /// );
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn call_interruptible<T>(
+        &self,
+        interrupt: &Interrupt,
+        op: impl FnOnce() -> T,
+    ) -> Result<T, RateLimiterError> {
+        self.acquire_interruptible(interrupt)?;
+        Ok(op())
+    }
+
+    /// Takes a permit, awaiting the clock's asynchronous sleep up to `max_wait` for a later
+    /// window, so a waiting call holds a task rather than a thread.
+    ///
+    /// Cancel-safe: dropping the future while it waits takes no permit and leaves the limiter
+    /// as it was; a permit is claimed only in the same poll that returns it.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](RateLimiter::acquire); `Interrupted` if the clock's asynchronous sleep
+    /// reports an interruption.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_secs(1));
+    /// futures::executor::block_on(async {
+    ///     limiter.acquire_async().await?;
+    ///     let second = limiter.acquire_async().await?;
+    ///     assert_eq!(second.at(), Instant::from_nanos(1_000_000_000));
+    ///     Ok::<(), fixed_window::RateLimiterError>(())
+    /// })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn acquire_async(&self) -> Result<Permit, RateLimiterError> {
+        let mut now = self.clock.now();
+        let deadline = self.deadline(now);
+        let mut slept_from = None;
+        loop {
+            match self.attempt(now, deadline) {
+                Attempt::Permitted { remaining } => return Ok(Permit { at: now, remaining }),
+                Attempt::Rejected { retry_after } => return Err(self.rejected(retry_after)),
+                Attempt::Wait { until } => {
+                    if stalled(slept_from, now) {
+                        return Err(self.reject(now, until));
+                    }
+                    self.clock
+                        .sleep_async(until.saturating_duration_since(now))
+                        .await
+                        .map_err(|_| self.interrupted())?;
+                    slept_from = Some(now);
+                    now = self.clock.now();
+                }
+            }
+        }
+    }
+
+    /// Runs the future `op` if a permit is granted (awaiting up to `max_wait`), returning its
+    /// output as it is. `op` is not polled at all without a permit.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_async`](RateLimiter::acquire_async); `op` is dropped unpolled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// let first = futures::executor::block_on(limiter.call_async(async { 7 }));
+    /// let second = futures::executor::block_on(limiter.call_async(async { 8 }));
+    /// assert_eq!(first, Ok(7));
+    /// assert!(second.is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn call_async<F: IntoFuture>(&self, op: F) -> Result<F::Output, RateLimiterError> {
+        self.acquire_async().await?;
+        Ok(op.await)
+    }
+
+    fn acquire_blocking(&self, interrupt: Option<&Interrupt>) -> Result<Permit, RateLimiterError> {
+        let mut now = self.clock.now();
+        let deadline = self.deadline(now);
+        let mut slept_from = None;
+        // A call that never waits must not allocate, so the handle for an uninterruptible
+        // wait is made only when a wait begins.
+        let mut own_interrupt = None;
+        loop {
+            match self.attempt(now, deadline) {
+                Attempt::Permitted { remaining } => return Ok(Permit { at: now, remaining }),
+                Attempt::Rejected { retry_after } => return Err(self.rejected(retry_after)),
+                Attempt::Wait { until } => {
+                    if stalled(slept_from, now) {
+                        return Err(self.reject(now, until));
+                    }
+                    let interrupt = interrupt
+                        .unwrap_or_else(|| own_interrupt.get_or_insert_with(Interrupt::new));
+                    self.clock
+                        .sleep(until.saturating_duration_since(now), interrupt)
+                        .map_err(|_| self.interrupted())?;
+                    slept_from = Some(now);
+                    now = self.clock.now();
+                }
+            }
+        }
+    }
+
+    fn emit(&self, event: &RateLimiterEvent) {
+        for listener in &self.listeners {
+            // A listener's panic is its own failure, not the caller's or the limiter's: the
+            // state word is already updated, so unwinding through here would only lose the
+            // call's result.
+            let _ = catch_unwind(AssertUnwindSafe(|| listener(event)));
+        }
+    }
+
+    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
+        RateLimiterError::Rejected {
+            name: self.name,
+            limit: self.limit.get(),
+            period: self.period,
+            max_wait: self.max_wait,
+            retry_after,
+        }
+    }
+
+    /// A rejection decided outside [`Budget::attempt`], so its event is emitted here.
+    fn reject(&self, now: Instant, next_window: Instant) -> RateLimiterError {
+        let retry_after = next_window.saturating_duration_since(now);
+        self.emit(&RateLimiterEvent::Rejected {
+            at: now,
+            name: self.name,
+            retry_after,
+        });
+        self.rejected(retry_after)
+    }
+
+    fn interrupted(&self) -> RateLimiterError {
+        RateLimiterError::Interrupted { name: self.name }
+    }
+}
+
+/// Whether a call that slept from `slept_from` and now reads `now` still needs to wait although
+/// its clock did not move forward at all: a stopped clock (or one that stepped back across the
+/// sleep) would otherwise keep the caller sleeping forever.
+fn stalled(slept_from: Option<Instant>, now: Instant) -> bool {
+    slept_from.is_some_and(|before| now <= before)
+}
+
+impl<C> fmt::Debug for RateLimiter<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (window_start, used) = self.budget.snapshot();
+        f.debug_struct("RateLimiter")
+            .field("name", &self.name)
+            .field("limit", &self.limit)
+            .field("period", &self.period)
+            .field("max_wait", &self.max_wait)
+            .field("listeners", &self.listeners.len())
+            .field("clock", &core::any::type_name::<C>())
+            .field("window_start", &window_start)
+            .field("used", &used)
+            .field("budget", &self.budget)
+            .finish()
+    }
+}

@@ -1,0 +1,1 @@
+//! Integration tests of the limiter on the manual clock.

@@ -1,0 +1,1 @@
+//! Loom and shuttle models of the `fixed-window` limiter.

@@ -1,0 +1,1 @@
+//! Charts and the HTML report from benchmark and simulator results.

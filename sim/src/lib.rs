@@ -1,0 +1,1 @@
+//! The deterministic discrete-event simulator of the `fixed-window` limiter.
