@@ -1,1 +1,58 @@
-fn main() {}
+//! The project's task runner: `cargo xtask <command>`.
+//!
+//! Each command is its own module with a `run`; this file only parses flags and dispatches.
+
+mod bench;
+mod cargo;
+mod ci;
+mod models;
+mod mutants;
+mod report;
+mod simulate;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Tasks of the fixed-window workspace.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", about = "Tasks of the fixed-window workspace")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the deterministic simulator: a seeded sweep of scenarios checked by the oracle.
+    Simulate(simulate::Args),
+    /// Run the loom and shuttle models of the limiter.
+    Models(models::Args),
+    /// Run the criterion benchmarks.
+    Bench(bench::Args),
+    /// Render the HTML report from benchmark and simulator results.
+    Report(report::Args),
+    /// Run cargo-mutants over the core crate (slow; not part of CI).
+    Mutants(mutants::Args),
+    /// Run everything CI runs.
+    Ci(ci::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Models(args) => models::run(&args),
+        Command::Bench(args) => bench::run(&args),
+        Command::Report(args) => report::run(&args),
+        Command::Mutants(args) => mutants::run(&args),
+        Command::Ci(args) => ci::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

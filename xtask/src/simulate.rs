@@ -1,0 +1,38 @@
+//! `cargo xtask simulate`: the simulator's seeded sweep, run in release mode.
+
+use crate::cargo::{Failure, cargo, run as run_step};
+
+/// Flags of `cargo xtask simulate`, passed on to the simulator.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Flags for the simulator (see `cargo xtask simulate -- --help`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub rest: Vec<String>,
+}
+
+/// Runs the simulator binary in release mode with the given flags.
+///
+/// # Errors
+///
+/// If the simulator fails or finds a violation.
+pub fn run(args: &Args) -> Result<(), Failure> {
+    let mut command = cargo([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "fixed-window-sim",
+        "--",
+    ]);
+    command.args(&args.rest);
+    run_step("simulate", command)
+}
+
+/// The simulator's CI gate.
+///
+/// # Errors
+///
+/// If the smoke sweep fails.
+pub fn ci() -> Result<(), Failure> {
+    run(&Args { rest: Vec::new() })
+}
