@@ -19,7 +19,12 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    pub(crate) fn new(origin: Instant, period: u64, limit: NonZeroU32, backoff: Backoff) -> Budget {
+    pub(crate) fn new(
+        origin: Instant,
+        period: Duration,
+        limit: NonZeroU32,
+        backoff: Backoff,
+    ) -> Budget {
         let grid = Grid::new(origin, period);
         Budget {
             grid,

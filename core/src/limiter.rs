@@ -12,7 +12,7 @@ use crate::budget::Budget;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ConfigError, RateLimiterError};
 use crate::event::RateLimiterEvent;
-use crate::instant::{Instant, saturating_nanos};
+use crate::instant::Instant;
 use crate::interrupt::Interrupt;
 use crate::permit::Permit;
 
@@ -84,12 +84,7 @@ impl RateLimiter<SystemClock> {
         let limit = validate_limit(limit)?;
         validate_period(period)?;
         let clock = SystemClock;
-        let budget = Budget::new(
-            clock.now(),
-            saturating_nanos(period),
-            limit,
-            Backoff::default(),
-        );
+        let budget = Budget::new(clock.now(), period, limit, Backoff::default());
         Ok(RateLimiter {
             name,
             limit,
@@ -118,12 +113,7 @@ impl<C: Clock> RateLimiter<C> {
     /// The same limiter with a new window that starts now, on its clock: every `with_*`
     /// behaves as creating a new limiter.
     fn restarted(self, backoff: Backoff) -> Self {
-        let budget = Budget::new(
-            self.clock.now(),
-            saturating_nanos(self.period),
-            self.limit,
-            backoff,
-        );
+        let budget = Budget::new(self.clock.now(), self.period, self.limit, backoff);
         RateLimiter { budget, ..self }
     }
 
@@ -253,12 +243,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> RateLimiter<D> {
-        let budget = Budget::new(
-            clock.now(),
-            saturating_nanos(self.period),
-            self.limit,
-            self.budget.backoff(),
-        );
+        let budget = Budget::new(clock.now(), self.period, self.limit, self.budget.backoff());
         RateLimiter {
             name: self.name,
             limit: self.limit,

@@ -1,1 +1,15 @@
-//! Integration tests of the limiter on the manual clock.
+//! Integration tests of the limiter, almost all on the manual clock so that every instant is
+//! exact and no test really sleeps.
+
+mod asynchronous;
+mod backwards;
+mod boundaries;
+mod concurrency;
+mod config;
+mod extremes;
+mod interrupts;
+mod listeners;
+mod operations;
+mod properties;
+mod support;
+mod waiting;

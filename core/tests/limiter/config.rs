@@ -1,0 +1,81 @@
+//! Configuration: validation with errors naming the field, getters, traits.
+
+use core::time::Duration;
+use std::sync::Arc;
+
+use fixed_window::{
+    Backoff, ConfigError, ManualClock, RateLimiter, RateLimiterError, RateLimiterEvent, SystemClock,
+};
+
+#[test]
+fn a_zero_limit_is_an_error_naming_limit() {
+    let err = RateLimiter::of("api", 0, Duration::from_secs(1)).unwrap_err();
+    assert_eq!(err, ConfigError::ZeroLimit);
+    assert!(err.to_string().contains("limit"));
+}
+
+#[test]
+fn a_zero_period_is_an_error_naming_period() {
+    let err = RateLimiter::of("api", 1, Duration::ZERO).unwrap_err();
+    assert_eq!(err, ConfigError::ZeroPeriod);
+    assert!(err.to_string().contains("period"));
+}
+
+#[test]
+fn withers_validate_like_the_constructor() {
+    let limiter = RateLimiter::of("api", 1, Duration::from_secs(1)).unwrap();
+    let limiter = limiter.with_limit(0).map(drop).unwrap_err();
+    assert_eq!(limiter, ConfigError::ZeroLimit);
+    let limiter = RateLimiter::of("api", 1, Duration::from_secs(1)).unwrap();
+    assert_eq!(
+        limiter.with_period(Duration::ZERO).map(drop).unwrap_err(),
+        ConfigError::ZeroPeriod
+    );
+}
+
+#[test]
+fn every_setting_reads_back() {
+    let limiter = RateLimiter::of("api", 10, Duration::from_secs(1))
+        .unwrap()
+        .with_limit(20)
+        .unwrap()
+        .with_period(Duration::from_millis(500))
+        .unwrap()
+        .with_max_wait(Duration::from_secs(3))
+        .with_backoff(Backoff::new(2))
+        .with_clock(ManualClock::new());
+    assert_eq!(limiter.name(), "api");
+    assert_eq!(limiter.limit(), 20);
+    assert_eq!(limiter.period(), Duration::from_millis(500));
+    assert_eq!(limiter.max_wait(), Duration::from_secs(3));
+    assert_eq!(limiter.backoff(), Backoff::new(2));
+}
+
+#[test]
+fn debug_output_names_the_limiter_and_its_state() {
+    let limiter = RateLimiter::of("debugged", 4, Duration::from_secs(1)).unwrap();
+    let text = format!("{limiter:?}");
+    assert!(text.contains("debugged"), "{text}");
+    assert!(text.contains("used: 0"), "{text}");
+}
+
+fn assert_send_sync<T: Send + Sync>() {}
+
+#[test]
+fn public_types_are_send_and_sync() {
+    assert_send_sync::<RateLimiter>();
+    assert_send_sync::<RateLimiter<ManualClock>>();
+    assert_send_sync::<RateLimiter<Arc<SystemClock>>>();
+    assert_send_sync::<RateLimiterError>();
+    assert_send_sync::<RateLimiterEvent>();
+    assert_send_sync::<ConfigError>();
+}
+
+#[test]
+fn errors_are_standard_errors() {
+    let errors: Vec<Box<dyn std::error::Error + Send + Sync>> = vec![
+        Box::new(ConfigError::ZeroLimit),
+        Box::new(RateLimiterError::Interrupted { name: "api" }),
+    ];
+    assert!(errors.iter().all(|err| !err.to_string().is_empty()));
+}
