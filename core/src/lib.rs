@@ -38,6 +38,11 @@
 //! - [`Interrupt`]: a handle that interrupts blocking waits; [`Interrupted`]: a clock's report
 //!   that it was.
 //!
+//! Integrations (cargo features)
+//! - `tokio`: [`TokioClock`], a clock on tokio's timer (paused test time included).
+//! - `tower`: [`RateLimitLayer`] and [`RateLimitService`], a middleware that takes a permit
+//!   before each request; [`ServiceError`], its error.
+//!
 //! Events and errors
 //! - [`RateLimiterEvent`]: `Permitted` and `Rejected`, to listeners.
 //! - [`RateLimiterError`]: `Rejected` (with the estimated wait) and `Interrupted`.
@@ -90,6 +95,14 @@ mod limiter;
 pub use crate::limiter::RateLimiter;
 mod permit;
 pub use crate::permit::Permit;
+#[cfg(feature = "tower")]
+mod service;
+#[cfg(feature = "tower")]
+pub use crate::service::{RateLimitLayer, RateLimitService, ServiceError};
 mod state;
 mod sync;
+#[cfg(feature = "tokio")]
+mod tokio_clock;
+#[cfg(feature = "tokio")]
+pub use crate::tokio_clock::TokioClock;
 mod window;

@@ -24,8 +24,25 @@ pub fn run(_args: &Args) -> Result<(), Failure> {
             "warnings",
         ]),
     )?;
+    run_step(
+        "clippy (core integrations)",
+        cargo([
+            "clippy",
+            "-p",
+            "fixed-window",
+            "--all-features",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
     run_step("tests", cargo(["test", "--workspace"]))?;
-    let mut doc = cargo(["doc", "--workspace", "--no-deps"]);
+    run_step(
+        "tests (core integrations)",
+        cargo(["test", "-p", "fixed-window", "--all-features"]),
+    )?;
+    let mut doc = cargo(["doc", "--workspace", "--no-deps", "--all-features"]);
     doc.env("RUSTDOCFLAGS", "-D warnings");
     run_step("docs", doc)?;
     crate::simulate::ci()?;

@@ -7,6 +7,7 @@ mod boundaries;
 mod concurrency;
 mod config;
 mod extremes;
+mod integrations;
 mod interrupts;
 mod listeners;
 mod operations;
