@@ -105,10 +105,17 @@ impl<C: Clock + ?Sized> Clock for &C {
     }
 }
 
-/// The default clock: the operating system's monotonic clock.
+/// The default clock: the processor's time-stamp counter, calibrated to nanoseconds, or the
+/// operating system's monotonic clock where there is no usable counter.
 ///
-/// Its epoch is the first time any `SystemClock` is read in the process, so readings start
-/// near zero and [`Instant::MAX`] is centuries away. Blocking sleeps wait on the
+/// The clock read is most of the cost of the permit path, so the default is the cheapest
+/// monotonic source there is: `quanta` reads the invariant TSC on x86-64 (the `permit`
+/// benchmarks measure it against `std::time::Instant::now()`) and falls back to the OS clock
+/// elsewhere. The first `SystemClock` read in a process calibrates
+/// the counter once (milliseconds at most).
+///
+/// Its epoch is that first read, so readings start near zero and [`Instant::MAX`] is
+/// centuries away; every `SystemClock` in the process shares it. Blocking sleeps wait on the
 /// [`Interrupt`] handle, so they wake at once when interrupted; asynchronous sleeps use a
 /// runtime-independent timer (`futures-timer`), so `call_async` works under any executor.
 ///
@@ -130,15 +137,23 @@ pub struct SystemClock;
 /// and sleeps again if it woke early, and `std::time::Instant` arithmetic panics on overflow.
 const LONGEST_REAL_SLEEP: Duration = Duration::from_secs(60 * 60 * 24 * 365);
 
-fn process_epoch() -> std::time::Instant {
-    static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
-    *EPOCH.get_or_init(std::time::Instant::now)
+/// The process-wide counter and its reading at the epoch.
+fn counter() -> &'static (quanta::Clock, u64) {
+    static COUNTER: OnceLock<(quanta::Clock, u64)> = OnceLock::new();
+    COUNTER.get_or_init(|| {
+        let clock = quanta::Clock::new();
+        let epoch = clock.raw();
+        (clock, epoch)
+    })
 }
 
 impl Clock for SystemClock {
     #[inline]
     fn now(&self) -> Instant {
-        Instant::from_nanos(saturating_nanos(process_epoch().elapsed()))
+        let (clock, epoch) = counter();
+        // Scaling the raw delta costs a multiply and a shift; a reading from a core whose
+        // counter lags the epoch's yields zero rather than wrapping.
+        Instant::from_nanos(clock.delta_as_nanos(*epoch, clock.raw()))
     }
 
     fn sleep(&self, duration: Duration, interrupt: &Interrupt) -> Result<(), Interrupted> {
