@@ -1,1 +1,66 @@
-//! The deterministic discrete-event simulator of the `fixed-window` limiter.
+//! A deterministic discrete-event simulator of the `fixed-window` rate limiter, with an
+//! independent oracle.
+//!
+//! A [`Scenario`] (limiter configuration, clock model and workload, all drawn from one seed)
+//! is [`run`] against a [`Target`]: the real [`RateLimiter`](fixed_window::RateLimiter), driven
+//! through its own blocking and asynchronous entry points on a [`VirtualClock`], or a
+//! deliberately [`Broken`] one. The run's trace is then [`check`]ed by an oracle that models
+//! the specification on its own. The same seed always gives the same trace.
+//!
+//! ```
+//! use fixed_window_sim::{Scenario, ScenarioId, Target, check, run};
+//!
+//! let scenario = Scenario::generate(&ScenarioId::seed(2024));
+//! let trace = run(&scenario, Target::Real)?;
+//! assert!(check(&scenario, &trace).is_empty());
+//! # Ok::<(), fixed_window::ConfigError>(())
+//! ```
+//!
+//! # Types
+//!
+//! Scenarios
+//! - [`Scenario`], [`ScenarioId`] (a seed, plus the callers a shrink kept), [`Config`],
+//!   [`CallerSpec`], [`PanickingListener`], [`Pattern`].
+//! - [`ClockModel`], [`ClockKind`], [`Segment`]: what the clock reads over virtual time.
+//!
+//! Running
+//! - [`run`], [`Target`], [`Run`], [`Stats`]; [`VirtualClock`], the clock the limiter sees.
+//! - [`Subject`]: the entry points the simulator drives, with [`Operation`], [`Granted`],
+//!   [`CallFuture`] and [`SimulatedPanic`]; [`Broken`] and [`Flaw`]: limiters with one fault
+//!   each.
+//! - [`Record`], [`Outcome`], [`CallKind`], [`OpKind`], [`OpOutput`]: the trace.
+//!
+//! Checking
+//! - [`check`], [`Invariant`], [`Violation`]: the oracle.
+//! - [`shrink`]: a smaller failing scenario.
+//! - [`sweep`], [`Sweep`], [`Summary`], [`Failure`]: many scenarios over all cores.
+//! - [`silence_simulated_panics`]: the panic hook that keeps deliberate panics quiet.
+//! - [`write_trace`]: a run as JSON Lines.
+
+mod broken;
+pub use crate::broken::{Broken, Flaw};
+mod clock_model;
+pub use crate::clock_model::{ClockKind, ClockModel, Segment};
+mod handoff;
+mod oracle;
+pub use crate::oracle::{Invariant, Violation, check};
+mod record;
+pub use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
+mod scenario;
+pub use crate::scenario::{
+    CallerSpec, Config, PanickingListener, ParseIdError, Pattern, Scenario, ScenarioId,
+};
+mod shrink;
+pub use crate::shrink::shrink;
+mod simulation;
+pub use crate::simulation::{EVENT_BUDGET, LIMITER_NAME, Run, Stats, Target, run};
+mod subject;
+pub use crate::subject::{
+    CallFuture, Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics,
+};
+mod sweep;
+pub use crate::sweep::{Failure, Summary, Sweep, sweep};
+mod trace;
+pub use crate::trace::write_trace;
+mod virtual_clock;
+pub use crate::virtual_clock::VirtualClock;

@@ -1,5 +1,331 @@
-//! `fixed-window-sim`: placeholder entry point until the simulator is built.
+//! `fixed-window-sim`: sweeps seeded scenarios through the limiter and checks each with the
+//! oracle; replays one scenario; writes traces and a summary for the report.
 
-fn main() {
-    println!("the simulator is not built yet");
+use std::fs::{self, File};
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use fixed_window_sim::{
+    ClockKind, Flaw, Run, Scenario, ScenarioId, Summary, Sweep, Target, check, run, sweep,
+    write_trace,
+};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The sweep's seed when neither `--seed` nor `FIXED_WINDOW_SEED` gives one.
+const DEFAULT_SEED: u64 = 0x5EED;
+/// The environment variable that may set the seed.
+const SEED_VARIABLE: &str = "FIXED_WINDOW_SEED";
+
+/// Deterministic simulation of the fixed-window rate limiter.
+#[derive(Debug, Parser)]
+#[command(name = "fixed-window-sim", version)]
+struct Cli {
+    /// The sweep's seed (default: `FIXED_WINDOW_SEED` from the environment, else 24301).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Scenarios in the whole sweep.
+    #[arg(long, default_value_t = 10_000)]
+    scenarios: u64,
+    /// Run only shard I of N (scenario k belongs to shard k mod N), e.g. `--shard 0/4`.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<(u64, u64)>,
+    /// Replay one scenario by the id a failure printed, e.g. `--replay 1234:0-5,9`.
+    #[arg(long, value_name = "ID")]
+    replay: Option<ScenarioId>,
+    /// Write the full event trace (JSON Lines) of the replayed scenario, or of the sweep's
+    /// representative scenario, to FILE.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Run every scenario twice and compare trace hashes.
+    #[arg(long)]
+    check_determinism: bool,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Drive a deliberately broken limiter instead, to watch the oracle catch it.
+    #[arg(long, value_name = "FLAW", value_parser = parse_flaw)]
+    broken: Option<Flaw>,
+    /// Where the sweep writes `summary.json` and `trace.jsonl`.
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let error = || format!("expected I/N with I < N, e.g. 0/4, not `{s}`");
+    let (i, n) = s.split_once('/').ok_or_else(error)?;
+    let i = i.trim().parse::<u64>().map_err(|_| error())?;
+    let n = n.trim().parse::<u64>().map_err(|_| error())?;
+    if n == 0 || i >= n {
+        return Err(error());
+    }
+    Ok((i, n))
+}
+
+fn flaw_name(flaw: Flaw) -> &'static str {
+    match flaw {
+        Flaw::CarryOver => "carry-over",
+        Flaw::BoundaryOffByOne => "boundary-off-by-one",
+        Flaw::LostUpdate => "lost-update",
+        Flaw::DeadlineOvershoot => "deadline-overshoot",
+        Flaw::OverflowPanic => "overflow-panic",
+        Flaw::FalseRejection => "false-rejection",
+    }
+}
+
+fn parse_flaw(s: &str) -> Result<Flaw, String> {
+    Flaw::ALL
+        .into_iter()
+        .find(|&flaw| flaw_name(flaw) == s)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Flaw::ALL.into_iter().map(flaw_name).collect();
+            format!("unknown flaw `{s}`; one of: {}", names.join(", "))
+        })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match execute(&cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(message) => {
+            eprintln!("fixed-window-sim: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Whether everything passed, or a message saying what could not be done.
+fn execute(cli: &Cli) -> Result<bool, String> {
+    let seed = match cli.seed {
+        Some(seed) => seed,
+        None => match std::env::var(SEED_VARIABLE) {
+            Ok(value) => value
+                .trim()
+                .parse()
+                .map_err(|_| format!("{SEED_VARIABLE}=`{value}` is not a u64"))?,
+            Err(_) => DEFAULT_SEED,
+        },
+    };
+    let target = cli.broken.map_or(Target::Real, Target::Broken);
+    let command = command_line(target);
+    if let Some(id) = &cli.replay {
+        return replay(id, target, cli.trace.as_deref(), &command);
+    }
+    let threads = cli.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    if threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    let config = Sweep {
+        seed,
+        scenarios: cli.scenarios,
+        shard: cli.shard.unwrap_or((0, 1)),
+        threads,
+        target,
+        check_determinism: cli.check_determinism,
+    };
+    let out_dir = cli.out_dir.clone().unwrap_or_else(default_out_dir);
+    let mine = (0..config.scenarios)
+        .filter(|k| k % config.shard.1 == config.shard.0)
+        .count() as u64;
+    let bar = progress_bar(mine);
+    let started = std::time::Instant::now();
+    let summary = sweep(&config, |n| bar.inc(n));
+    let wall = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    print_summary(&summary, wall, threads);
+    write_summary(&out_dir, &summary, wall)?;
+    let trace_path = cli
+        .trace
+        .clone()
+        .unwrap_or_else(|| out_dir.join("trace.jsonl"));
+    if let Some((scenario, trace)) = representative(&config) {
+        write_trace_file(&trace_path, &scenario, &trace)?;
+        eprintln!(
+            "trace of scenario {} written to {}",
+            scenario.id,
+            trace_path.display()
+        );
+    }
+    for failure in &summary.failures {
+        let first = failure.violations.first().map_or_else(
+            || "trace differs between runs".to_owned(),
+            ToString::to_string,
+        );
+        println!("FAIL scenario {}: {first}", failure.id);
+        println!("  replay: {command} --replay {}", failure.shrunk);
+    }
+    Ok(summary.failures.is_empty())
+}
+
+/// The command that reruns this binary with the same target, for replay lines.
+fn command_line(target: Target) -> String {
+    let mut command = "cargo xtask simulate".to_owned();
+    if let Target::Broken(flaw) = target {
+        command.push_str(" --broken ");
+        command.push_str(flaw_name(flaw));
+    }
+    command
+}
+
+fn default_out_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("target"), |root| root.join("target"))
+        .join("sim")
+}
+
+fn progress_bar(length: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::with_draw_target(Some(length), ProgressDrawTarget::hidden());
+    }
+    let bar = ProgressBar::new(length);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} scenarios ({per_sec}, eta {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn replay(
+    id: &ScenarioId,
+    target: Target,
+    trace_path: Option<&Path>,
+    command: &str,
+) -> Result<bool, String> {
+    let scenario = Scenario::generate(id);
+    let trace = run(&scenario, target).map_err(|error| format!("scenario {id}: {error}"))?;
+    let violations = check(&scenario, &trace);
+    let config = &scenario.config;
+    println!(
+        "scenario {id}: limit {}, period {:?}, max wait {:?}, clock {:?}, origin {}, {} callers, patterns {:?}",
+        config.limit,
+        config.period,
+        config.max_wait,
+        scenario.clock.kind(),
+        scenario.origin(),
+        scenario.callers.len(),
+        scenario.patterns,
+    );
+    println!(
+        "{} calls, {} permits, {} rejections, {} waits, {} interrupts, trace hash {:016x}",
+        trace.stats.calls,
+        trace.stats.permits,
+        trace.stats.rejections,
+        trace.stats.waits,
+        trace.stats.interrupts,
+        trace.trace_hash(),
+    );
+    if let Some(path) = trace_path {
+        write_trace_file(path, &scenario, &trace)?;
+        println!("trace written to {}", path.display());
+    }
+    for violation in &violations {
+        println!("VIOLATION {violation}");
+    }
+    for (caller, message) in &trace.panics {
+        println!("PANIC caller {caller}: {message}");
+    }
+    if !violations.is_empty() {
+        println!("replay: {command} --replay {id}");
+    }
+    Ok(violations.is_empty())
+}
+
+/// A scenario worth charting: an ordinary clock, a limit above one, several windows and
+/// waits. The first such among the sweep's first scenarios, else the first scenario.
+fn representative(config: &Sweep) -> Option<(Scenario, Run)> {
+    let mut fallback = None;
+    for index in 0..500 {
+        let scenario = Scenario::generate(&config.scenario(index));
+        let Ok(trace) = run(&scenario, config.target) else {
+            continue;
+        };
+        let stats = trace.stats;
+        let limit = u64::from(scenario.config.limit);
+        let good = scenario.clock.kind() == ClockKind::Ordinary
+            && (2..=20).contains(&limit)
+            && stats.waits >= 3
+            && stats.permits >= 4 * limit
+            && (20..=400).contains(&scenario.callers.len());
+        if good {
+            return Some((scenario, trace));
+        }
+        if fallback.is_none() {
+            fallback = Some((scenario, trace));
+        }
+    }
+    fallback
+}
+
+fn write_trace_file(path: &Path, scenario: &Scenario, trace: &Run) -> Result<(), String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)
+            .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+    }
+    let file =
+        File::create(path).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    let mut out = BufWriter::new(file);
+    write_trace(&mut out, scenario, trace)
+        .and_then(|()| out.flush())
+        .map_err(|error| format!("cannot write {}: {error}", path.display()))
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn calls_per_second(summary: &Summary, wall: f64) -> f64 {
+    if wall > 0.0 {
+        summary.calls as f64 / wall
+    } else {
+        0.0
+    }
+}
+
+fn print_summary(summary: &Summary, wall: f64, threads: usize) {
+    let years = summary.simulated_ns / 1_000_000_000 / 3600 / 24 / 365;
+    println!("fixed-window simulation, seed {}", summary.seed);
+    println!("  scenarios          {:>16}", summary.scenarios);
+    println!("  simulated calls    {:>16}", summary.calls);
+    println!("  permits            {:>16}", summary.permits);
+    println!("  rejections         {:>16}", summary.rejections);
+    println!("  waits              {:>16}", summary.waits);
+    println!("  interrupts         {:>16}", summary.interrupts);
+    println!("  events             {:>16}", summary.events);
+    println!(
+        "  simulated time     {:>16} ns (~{years} years)",
+        summary.simulated_ns
+    );
+    println!("  wall time          {wall:>16.2} s on {threads} threads");
+    println!(
+        "  calls per second   {:>16.0}",
+        calls_per_second(summary, wall)
+    );
+    println!("  violations (scenarios breaking each rule)");
+    for (name, count) in &summary.violations {
+        println!("    {name:<20} {count:>8}");
+    }
+}
+
+fn write_summary(dir: &Path, summary: &Summary, wall: f64) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
+    let json = serde_json::json!({
+        "seed": summary.seed,
+        "scenarios": summary.scenarios,
+        "calls": summary.calls,
+        "permits": summary.permits,
+        "rejections": summary.rejections,
+        "waits": summary.waits,
+        "interrupts": summary.interrupts,
+        "violations": summary.violations,
+        // As a string: u128 does not fit every JSON reader's numbers.
+        "simulated_ns": summary.simulated_ns.to_string(),
+        "wall_seconds": wall,
+        "calls_per_second": calls_per_second(summary, wall),
+    });
+    let path = dir.join("summary.json");
+    fs::write(&path, format!("{json:#}\n"))
+        .map_err(|error| format!("cannot write {}: {error}", path.display()))
 }

@@ -28,11 +28,22 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     run_step("simulate", command)
 }
 
-/// The simulator's CI gate.
+/// Scenarios in CI's smoke sweep: the default sweep, each scenario run twice to check that its
+/// trace is reproducible (about ten seconds on two cores, after the release build).
+const CI_SCENARIOS: &str = "10000";
+
+/// The simulator's CI gate: a smoke sweep with determinism checking. (The oracle's
+/// broken-limiter tests are ordinary tests of `fixed-window-sim`, run with the workspace's.)
 ///
 /// # Errors
 ///
 /// If the smoke sweep fails.
 pub fn ci() -> Result<(), Failure> {
-    run(&Args { rest: Vec::new() })
+    run(&Args {
+        rest: vec![
+            "--scenarios".to_owned(),
+            CI_SCENARIOS.to_owned(),
+            "--check-determinism".to_owned(),
+        ],
+    })
 }

@@ -1,0 +1,167 @@
+//! What the simulator writes down while a scenario runs: the trace the oracle reads.
+
+/// Which of the limiter's entry points a simulated caller uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// `call_async(op)`: awaits the virtual clock's sleep, then runs the operation.
+    CallAsync,
+    /// `acquire_async()`: awaits a permit; no operation.
+    AcquireAsync,
+    /// `try_acquire()`: never waits.
+    TryAcquire,
+    /// `call_interruptible(&interrupt, op)` on its own thread, sleeping through the virtual
+    /// clock's blocking sleep in lock-step with the simulator.
+    CallBlocking,
+}
+
+impl CallKind {
+    /// Whether this kind runs an operation when permitted.
+    pub fn runs_operation(self) -> bool {
+        matches!(self, CallKind::CallAsync | CallKind::CallBlocking)
+    }
+
+    /// Whether this kind may wait for a later window.
+    pub fn may_wait(self) -> bool {
+        !matches!(self, CallKind::TryAcquire)
+    }
+}
+
+/// What a simulated operation does when it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// Returns `Ok`.
+    Succeeds,
+    /// Returns an error of its own.
+    Fails,
+    /// Panics (with [`SimulatedPanic`](crate::SimulatedPanic)).
+    Panics,
+}
+
+/// What a simulated operation returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpOutput {
+    /// The operation succeeded.
+    Succeeded,
+    /// The operation failed with an error of its own.
+    Failed,
+}
+
+/// How a simulated call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// A permit was granted. `remaining` is known for the acquire entry points (it is in the
+    /// `Permit`); `op` is the operation's own result for the call entry points.
+    Permitted {
+        /// `Permit::remaining`, where the entry point returns a permit.
+        remaining: Option<u32>,
+        /// The operation's output, where the entry point runs one.
+        op: Option<OpOutput>,
+    },
+    /// The call failed with `RateLimiterError::Rejected`.
+    Rejected {
+        /// The error's `retry_after`, in nanoseconds (`u128` holds `Duration::MAX`).
+        retry_after: u128,
+        /// Whether the error's name, limit, period and max wait are the limiter's.
+        fields_match: bool,
+    },
+    /// The call failed with `RateLimiterError::Interrupted`.
+    Interrupted,
+    /// The simulator dropped the call's future while it waited.
+    Cancelled,
+    /// The call panicked; `simulated` says whether it was the operation's own panic.
+    Panicked {
+        /// Whether the payload was [`SimulatedPanic`](crate::SimulatedPanic).
+        simulated: bool,
+    },
+    /// The scenario ended (its event budget ran out) before the call did.
+    Unfinished,
+}
+
+impl Outcome {
+    /// The name used in traces: `permitted`, `rejected`, `interrupted`, `cancelled`,
+    /// `panicked` or `unfinished`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Permitted { .. } => "permitted",
+            Outcome::Rejected { .. } => "rejected",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Panicked { .. } => "panicked",
+            Outcome::Unfinished => "unfinished",
+        }
+    }
+}
+
+/// One line of a scenario's trace, in the order things happened. Instants (`at`) are the
+/// clock's readings in nanoseconds; `t` is virtual time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Record {
+    /// A call began.
+    Start {
+        /// The caller.
+        caller: u32,
+        /// The reading when the call began.
+        at: u64,
+        /// The entry point used.
+        kind: CallKind,
+        /// The call's own wait budget in nanoseconds: the limiter's `max_wait`, or zero for
+        /// `try_acquire`.
+        max_wait: u128,
+        /// What the operation will do, if it runs.
+        op: OpKind,
+    },
+    /// The limiter emitted `Permitted` to its listeners.
+    Permitted {
+        /// The caller being run when the event was emitted.
+        caller: u32,
+        /// The event's instant.
+        at: u64,
+        /// The event's `remaining`.
+        remaining: u32,
+    },
+    /// The limiter emitted `Rejected` to its listeners.
+    Rejected {
+        /// The caller being run when the event was emitted.
+        caller: u32,
+        /// The event's instant.
+        at: u64,
+        /// The event's `retry_after` in nanoseconds.
+        retry_after: u128,
+    },
+    /// A caller began a sleep on the clock.
+    Sleep {
+        /// The sleeping caller.
+        caller: u32,
+        /// The reading when the sleep began.
+        at: u64,
+        /// The reading the sleep aims at: `at` plus the requested duration, in `u128`.
+        until: u128,
+    },
+    /// A caller's operation ran.
+    OpRan {
+        /// The caller whose operation ran.
+        caller: u32,
+        /// The reading when it ran.
+        at: u64,
+    },
+    /// The simulator interrupted a caller.
+    Interrupt {
+        /// The interrupted caller.
+        caller: u32,
+        /// Whether the caller was sleeping at that moment.
+        sleeping: bool,
+    },
+    /// A call ended.
+    Finish {
+        /// The caller.
+        caller: u32,
+        /// The reading when the call ended.
+        at: u64,
+        /// Virtual time when the call ended.
+        t: u64,
+        /// How it ended.
+        outcome: Outcome,
+    },
+}

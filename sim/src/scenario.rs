@@ -1,0 +1,569 @@
+//! A scenario: a limiter configuration, a clock model and a workload, all drawn from one
+//! seed, swarm style: each seed picks its own mix of workloads, clocks and entry points, so a
+//! sweep covers combinations no one wrote down.
+
+use core::fmt;
+use core::str::FromStr;
+use core::time::Duration;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::clock_model::{ClockKind, ClockModel, Segment};
+use crate::record::{CallKind, OpKind};
+
+/// The limiter's configuration in a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// Permits per window, at least 1.
+    pub limit: u32,
+    /// The window's length, at least one nanosecond.
+    pub period: Duration,
+    /// How long a call may wait for a later window.
+    pub max_wait: Duration,
+}
+
+/// One simulated caller: when it arrives, how it calls, and what may happen to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CallerSpec {
+    /// Virtual time of arrival.
+    pub arrival: u64,
+    /// The entry point it uses.
+    pub kind: CallKind,
+    /// What its operation does.
+    pub op: OpKind,
+    /// Virtual time at which it is interrupted, if it is.
+    pub interrupt_at: Option<u64>,
+    /// Virtual time at which its future is dropped, if it is (asynchronous callers only).
+    pub cancel_at: Option<u64>,
+}
+
+/// A listener that panics on every event whose instant is a multiple of `every`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PanickingListener {
+    /// It panics when the event's instant in nanoseconds is a multiple of this (at least 1).
+    pub every: u64,
+    /// Whether it is subscribed before the listener that records events.
+    pub before_recorder: bool,
+}
+
+/// The arrival patterns a scenario may mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pattern {
+    /// Arrivals at a fixed interval.
+    Steady,
+    /// Arrivals with exponential gaps.
+    Poisson,
+    /// Bursts just before, at and just after window boundaries.
+    BoundaryBurst,
+    /// Many callers arriving in a full window, all waiting for the next one to open.
+    Herd,
+    /// Long idle gaps of thousands of periods plus a fraction between groups of arrivals.
+    IdleGaps,
+}
+
+/// Which scenario to run: a seed, and optionally the callers a shrink kept.
+///
+/// Written `SEED` or `SEED:KEPT`, where `KEPT` lists caller indices and ranges
+/// (`12345:0-3,7`); that one string replays the scenario exactly.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_sim::ScenarioId;
+///
+/// let id: ScenarioId = "42:0-2,5".parse()?;
+/// assert_eq!((id.seed, id.kept.as_deref()), (42, Some(&[0, 1, 2, 5][..])));
+/// assert_eq!(id.to_string(), "42:0-2,5");
+/// assert!("42:x".parse::<ScenarioId>().is_err());
+/// # Ok::<(), fixed_window_sim::ParseIdError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScenarioId {
+    /// The seed every random choice of the scenario derives from.
+    pub seed: u64,
+    /// The indices of the callers kept, in increasing order; `None` keeps them all.
+    pub kept: Option<Vec<u32>>,
+}
+
+impl ScenarioId {
+    /// The whole scenario of `seed`.
+    pub fn seed(seed: u64) -> ScenarioId {
+        ScenarioId { seed, kept: None }
+    }
+}
+
+impl fmt::Display for ScenarioId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.seed)?;
+        let Some(kept) = &self.kept else {
+            return Ok(());
+        };
+        f.write_str(":")?;
+        let mut i = 0;
+        let mut first = true;
+        while i < kept.len() {
+            let mut j = i;
+            while j + 1 < kept.len() && kept[j + 1] == kept[j] + 1 {
+                j += 1;
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if i == j {
+                write!(f, "{}", kept[i])?;
+            } else {
+                write!(f, "{}-{}", kept[i], kept[j])?;
+            }
+            i = j + 1;
+        }
+        Ok(())
+    }
+}
+
+/// A scenario id that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseIdError(String);
+
+impl fmt::Display for ParseIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid scenario id `{}`: expected SEED or SEED:KEPT, e.g. 42 or 42:0-3,7",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ParseIdError {}
+
+impl FromStr for ScenarioId {
+    type Err = ParseIdError;
+
+    fn from_str(s: &str) -> Result<ScenarioId, ParseIdError> {
+        let error = || ParseIdError(s.to_owned());
+        let (seed, kept) = match s.split_once(':') {
+            Some((seed, kept)) => (seed, Some(kept)),
+            None => (s, None),
+        };
+        let seed = seed.trim().parse::<u64>().map_err(|_| error())?;
+        let Some(kept) = kept else {
+            return Ok(ScenarioId::seed(seed));
+        };
+        let mut indices = Vec::new();
+        for part in kept.split(',').filter(|part| !part.is_empty()) {
+            let (low, high) = part.split_once('-').unwrap_or((part, part));
+            let low = low.parse::<u32>().map_err(|_| error())?;
+            let high = high.parse::<u32>().map_err(|_| error())?;
+            if low > high || indices.last().is_some_and(|&last| last >= low) {
+                return Err(error());
+            }
+            indices.extend(low..=high);
+        }
+        Ok(ScenarioId {
+            seed,
+            kept: Some(indices),
+        })
+    }
+}
+
+/// A limiter configuration, a clock model and a workload.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scenario {
+    /// The id that reproduces this scenario.
+    pub id: ScenarioId,
+    /// The limiter's configuration.
+    pub config: Config,
+    /// The clock's readings over virtual time; the limiter is created at virtual time 0, so
+    /// its origin is the reading there.
+    pub clock: ClockModel,
+    /// The callers, in order of arrival.
+    pub callers: Vec<CallerSpec>,
+    /// Listeners that panic, besides the one that records events.
+    pub panicking_listeners: Vec<PanickingListener>,
+    /// The arrival patterns mixed in.
+    pub patterns: Vec<Pattern>,
+}
+
+/// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
+const MOST_CALLERS: usize = 600;
+/// Blocking callers each run on a thread of their own, so a scenario has few of them.
+const MOST_BLOCKING: usize = 6;
+const NANOS_PER_YEAR: u64 = 365 * 24 * 3600 * 1_000_000_000;
+
+impl Scenario {
+    /// The scenario `id` names: the one its seed draws, keeping only the listed callers.
+    ///
+    /// # Examples
+    ///
+    /// The same seed always draws the same scenario.
+    ///
+    /// ```
+    /// use fixed_window_sim::{Scenario, ScenarioId};
+    ///
+    /// let a = Scenario::generate(&ScenarioId::seed(7));
+    /// assert_eq!(a, Scenario::generate(&ScenarioId::seed(7)));
+    /// assert!(a.config.limit >= 1);
+    /// ```
+    pub fn generate(id: &ScenarioId) -> Scenario {
+        let mut rng = ChaCha8Rng::seed_from_u64(id.seed);
+        let clock_kind = pick_clock_kind(&mut rng);
+        let config = pick_config(&mut rng, clock_kind);
+        let period = period_nanos(config.period);
+        let clock = pick_clock(&mut rng, clock_kind, period);
+        let patterns = pick_patterns(&mut rng);
+        let mut arrivals = Vec::new();
+        for &pattern in &patterns {
+            arrivals.extend(pick_arrivals(&mut rng, pattern, &config, clock_kind));
+        }
+        arrivals.truncate(MOST_CALLERS);
+        arrivals.sort_unstable();
+        let callers = pick_callers(&mut rng, &arrivals, period);
+        let panicking_listeners = (0..pick_listener_count(&mut rng))
+            .map(|_| PanickingListener {
+                // Mostly now and then, sometimes on every event: each panic unwinds, which
+                // costs microseconds, and a few in a run exercise the containment as well.
+                every: if rng.random_bool(0.2) {
+                    1
+                } else {
+                    rng.random_range(2..=64)
+                },
+                before_recorder: rng.random_bool(0.5),
+            })
+            .collect();
+        let callers = match &id.kept {
+            None => callers,
+            Some(kept) => kept
+                .iter()
+                .filter_map(|&i| callers.get(i as usize).copied())
+                .collect(),
+        };
+        Scenario {
+            id: id.clone(),
+            config,
+            clock,
+            callers,
+            panicking_listeners,
+            patterns,
+        }
+    }
+
+    /// The limiter's origin: the clock's reading at virtual time 0, when it is created.
+    pub fn origin(&self) -> u64 {
+        self.clock.reading(0)
+    }
+}
+
+/// A period in nanoseconds, clamped to `u64::MAX` (no second window fits the timeline then).
+pub(crate) fn period_nanos(period: Duration) -> u64 {
+    u64::try_from(period.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn pick_clock_kind(rng: &mut ChaCha8Rng) -> ClockKind {
+    match rng.random_range(0..100) {
+        0..40 => ClockKind::Ordinary,
+        40..52 => ClockKind::NearMax,
+        52..60 => ClockKind::Centuries,
+        60..72 => ClockKind::JumpsForward,
+        72..86 => ClockKind::StepsBackward,
+        _ => ClockKind::StandsStill,
+    }
+}
+
+fn pick_config(rng: &mut ChaCha8Rng, clock: ClockKind) -> Config {
+    let limit = match rng.random_range(0..100) {
+        0..20 => 1,
+        20..55 => rng.random_range(2..=10),
+        55..85 => rng.random_range(11..=1_000),
+        85..95 => rng.random_range(1_001..=1_000_000),
+        _ => u32::MAX - rng.random_range(0..10),
+    };
+    let period = if clock == ClockKind::Centuries {
+        Duration::from_nanos(1)
+    } else {
+        match rng.random_range(0..100) {
+            0..10 => Duration::from_nanos(1),
+            10..30 => Duration::from_nanos(rng.random_range(2..=1_000)),
+            30..60 => Duration::from_nanos(rng.random_range(1_000..=1_000_000_000)),
+            60..85 => Duration::from_secs(rng.random_range(1..=86_400)),
+            85..97 => Duration::from_secs(rng.random_range(1..=100) * 365 * 86_400),
+            _ => Duration::MAX,
+        }
+    };
+    let periods = |rng: &mut ChaCha8Rng, low: u32, high: u32| {
+        period.saturating_mul(rng.random_range(low..=high))
+    };
+    let max_wait = match rng.random_range(0..100) {
+        0..25 => Duration::ZERO,
+        25..40 => {
+            Duration::from_nanos(rng.random_range(0..=period_nanos(period).saturating_sub(1)))
+        }
+        40..65 => periods(rng, 1, 5),
+        65..75 => periods(rng, 5, 1_000),
+        75..90 => Duration::MAX,
+        90..95 => Duration::from_nanos(u64::MAX),
+        _ => Duration::from_secs(rng.random_range(1..=u64::MAX / 2)),
+    };
+    Config {
+        limit,
+        period,
+        max_wait,
+    }
+}
+
+fn pick_clock(rng: &mut ChaCha8Rng, kind: ClockKind, period: u64) -> ClockModel {
+    let start = rng.random_range(0..=1_u64 << 40);
+    let linear = |from, base| Segment {
+        from,
+        base,
+        frozen: false,
+    };
+    let frozen = |from, base| Segment {
+        from,
+        base,
+        frozen: true,
+    };
+    // Clock changes land among the arrivals, which mostly fall within some tens of periods.
+    let span = period.saturating_mul(40).max(40);
+    let mut times: Vec<u64> = (0..rng.random_range(1..=4))
+        .map(|_| rng.random_range(1..=span))
+        .collect();
+    times.sort_unstable();
+    let segments = match kind {
+        ClockKind::Ordinary | ClockKind::Centuries => vec![linear(0, start)],
+        ClockKind::NearMax => {
+            let before = u128::from(period) * rng.random_range(0..=4_u128)
+                + u128::from(rng.random_range(0..period));
+            let start = u64::MAX - u64::try_from(before).unwrap_or(u64::MAX);
+            vec![linear(0, start)]
+        }
+        ClockKind::JumpsForward => {
+            let mut segments = vec![linear(0, start)];
+            let reading_at = |segments: &Vec<Segment>, t: u64| {
+                ClockModel::new(kind, segments.clone()).reading(t)
+            };
+            for &t in &times {
+                let jump = match rng.random_range(0..3) {
+                    0 => period.saturating_mul(rng.random_range(2..=1_000_000)),
+                    1 => rng.random_range(1_u64 << 40..=1_u64 << 62),
+                    _ => u64::MAX / 2,
+                };
+                let base = reading_at(&segments, t).saturating_add(jump);
+                segments.push(linear(t, base));
+            }
+            segments
+        }
+        ClockKind::StepsBackward => {
+            let mut segments = vec![linear(0, start)];
+            for &t in &times {
+                let now = ClockModel::new(kind, segments.clone()).reading(t);
+                let step = match rng.random_range(0..3) {
+                    0 => rng.random_range(1..=period.saturating_mul(3).max(1)),
+                    1 => rng.random_range(1..=1_000),
+                    _ => now,
+                };
+                segments.push(linear(t, now.saturating_sub(step)));
+            }
+            segments
+        }
+        ClockKind::StandsStill => {
+            if rng.random_bool(0.3) {
+                vec![frozen(0, start)]
+            } else {
+                let mut segments = vec![linear(0, start)];
+                for (i, &t) in times.iter().enumerate() {
+                    let now = ClockModel::new(kind, segments.clone()).reading(t);
+                    segments.push(if i % 2 == 0 {
+                        frozen(t, now)
+                    } else {
+                        linear(t, now)
+                    });
+                }
+                segments
+            }
+        }
+    };
+    ClockModel::new(kind, segments)
+}
+
+fn pick_patterns(rng: &mut ChaCha8Rng) -> Vec<Pattern> {
+    let all = [
+        Pattern::Steady,
+        Pattern::Poisson,
+        Pattern::BoundaryBurst,
+        Pattern::Herd,
+        Pattern::IdleGaps,
+    ];
+    let mut patterns: Vec<Pattern> = all.into_iter().filter(|_| rng.random_bool(0.4)).collect();
+    if patterns.is_empty() {
+        patterns.push(all[rng.random_range(0..all.len())]);
+    }
+    patterns
+}
+
+/// Arrival times (virtual) of one pattern. The limiter's windows start at virtual times
+/// `k · period` on a clock that moves with virtual time.
+fn pick_arrivals(
+    rng: &mut ChaCha8Rng,
+    pattern: Pattern,
+    config: &Config,
+    clock: ClockKind,
+) -> Vec<u64> {
+    let period = period_nanos(config.period);
+    let limit = u64::from(config.limit.min(200));
+    let count = rng.random_range(1..=200_usize);
+    let boundary = |k: u64| period.saturating_mul(k);
+    match pattern {
+        Pattern::Steady => {
+            let interval = if clock == ClockKind::Centuries {
+                rng.random_range(1..=NANOS_PER_YEAR)
+            } else {
+                (period / limit.max(1))
+                    .max(1)
+                    .saturating_mul(rng.random_range(1..=3))
+            };
+            let first = rng.random_range(0..=period.min(1 << 40));
+            (0..count as u64)
+                .map(|i| first.saturating_add(interval.saturating_mul(i)))
+                .collect()
+        }
+        Pattern::Poisson => {
+            let mean = if clock == ClockKind::Centuries {
+                approximate(3 * NANOS_PER_YEAR)
+            } else {
+                approximate(period) / (approximate(limit) * rng.random_range(0.2..3.0))
+            };
+            let mut t = 0_u64;
+            (0..count)
+                .map(|_| {
+                    let u: f64 = rng.random_range(f64::EPSILON..1.0);
+                    // Saturating float-to-int conversion: a huge gap lands at the end of time.
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let gap = (-u.ln() * mean) as u64;
+                    t = t.saturating_add(gap);
+                    t
+                })
+                .collect()
+        }
+        Pattern::BoundaryBurst => {
+            let mut arrivals = Vec::new();
+            for _ in 0..rng.random_range(1..=4) {
+                let at = boundary(rng.random_range(1..=8));
+                let spread = rng.random_range(0..=3_u64);
+                for _ in 0..rng.random_range(1..=limit * 2 + 1) {
+                    let offset = rng.random_range(0..=spread);
+                    arrivals.push(if rng.random_bool(0.5) {
+                        at.saturating_sub(offset)
+                    } else {
+                        at.saturating_add(offset)
+                    });
+                }
+            }
+            arrivals
+        }
+        Pattern::Herd => {
+            let k = rng.random_range(0..=6);
+            let at = boundary(k).saturating_add(period / 2);
+            (0..limit + count as u64).map(|_| at).collect()
+        }
+        Pattern::IdleGaps => {
+            let mut arrivals = Vec::new();
+            let mut t = 0_u64;
+            for _ in 0..rng.random_range(1..=4) {
+                for _ in 0..rng.random_range(1..=limit + 2) {
+                    arrivals.push(t);
+                    t = t.saturating_add(rng.random_range(0..=period / 4));
+                }
+                let gap = period
+                    .saturating_mul(rng.random_range(1_000..=100_000))
+                    .saturating_add(rng.random_range(0..period));
+                t = t.saturating_add(gap);
+            }
+            arrivals
+        }
+    }
+}
+
+/// A float near `n`: mean gaps between arrivals need no more precision than that.
+#[allow(clippy::cast_precision_loss)]
+fn approximate(n: u64) -> f64 {
+    n as f64
+}
+
+fn pick_callers(rng: &mut ChaCha8Rng, arrivals: &[u64], period: u64) -> Vec<CallerSpec> {
+    // Swarm: each scenario enables its own subset of entry points and perturbations.
+    let mut kinds = vec![CallKind::CallAsync];
+    if rng.random_bool(0.6) {
+        kinds.push(CallKind::AcquireAsync);
+    }
+    if rng.random_bool(0.5) {
+        kinds.push(CallKind::TryAcquire);
+    }
+    let blocking_share = if rng.random_bool(0.25) { 0.05 } else { 0.0 };
+    let fail = if rng.random_bool(0.5) {
+        rng.random_range(0.0..0.3)
+    } else {
+        0.0
+    };
+    // Each panic unwinds, which costs microseconds: a few per run are enough.
+    let panic = if rng.random_bool(0.3) {
+        rng.random_range(0.0..0.02)
+    } else {
+        0.0
+    };
+    let interrupt = if rng.random_bool(0.4) {
+        rng.random_range(0.0..0.3)
+    } else {
+        0.0
+    };
+    let cancel = if rng.random_bool(0.4) {
+        rng.random_range(0.0..0.3)
+    } else {
+        0.0
+    };
+    let mut blocking = 0;
+    let later = |rng: &mut ChaCha8Rng, arrival: u64, p: f64| {
+        rng.random_bool(p)
+            .then(|| arrival.saturating_add(rng.random_range(0..=period.saturating_mul(3).max(1))))
+    };
+    arrivals
+        .iter()
+        .map(|&arrival| {
+            let kind = if blocking < MOST_BLOCKING && rng.random_bool(blocking_share) {
+                blocking += 1;
+                CallKind::CallBlocking
+            } else {
+                kinds[rng.random_range(0..kinds.len())]
+            };
+            let op = if rng.random_bool(panic) {
+                OpKind::Panics
+            } else if rng.random_bool(fail) {
+                OpKind::Fails
+            } else {
+                OpKind::Succeeds
+            };
+            let interrupt_at = later(rng, arrival, interrupt);
+            let cancel_at = if matches!(kind, CallKind::CallAsync | CallKind::AcquireAsync) {
+                later(rng, arrival, cancel)
+            } else {
+                None
+            };
+            CallerSpec {
+                arrival,
+                kind,
+                op,
+                interrupt_at,
+                cancel_at,
+            }
+        })
+        .collect()
+}
+
+fn pick_listener_count(rng: &mut ChaCha8Rng) -> usize {
+    match rng.random_range(0..10) {
+        0..6 => 0,
+        6..9 => 1,
+        _ => 2,
+    }
+}

@@ -1,0 +1,669 @@
+//! The discrete-event loop: one scenario, one subject, one trace.
+//!
+//! Events wait in a queue ordered by (virtual time, sequence number); nothing is read from
+//! the real clock, the environment or a hash map's order, so the same scenario always gives
+//! the same trace.
+//!
+//! Asynchronous callers are futures polled by this loop with a no-op waker: the only things
+//! that can make them pending are the virtual clock's sleeps (whose timers are events) and a
+//! plain yield (re-polled at the same instant, after the events already due).
+//!
+//! Blocking callers (`call_interruptible`) each run on a thread of their own, but never at
+//! the same time as anything else: the loop hands a blocking caller its turn and waits until
+//! the caller's sleep registers a timer and hands the turn back, or its call ends. Their sleeps
+//! are therefore events like any other, and the run stays deterministic while driving the
+//! limiter's real blocking path.
+
+use core::task::{Context, Poll, Waker};
+use std::any::Any;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use fixed_window::{ConfigError, Interrupt, Interrupted, RateLimiter, RateLimiterError};
+
+use crate::broken::{Broken, Flaw};
+use crate::handoff::Handoff;
+use crate::record::{CallKind, OpOutput, Outcome, Record};
+use crate::scenario::{Config, Scenario};
+use crate::subject::{
+    CallFuture, Granted, Operation, SimulatedPanic, Simulating, Subject, silence_simulated_panics,
+};
+use crate::virtual_clock::{NO_CALLER, Report, Shared, Timer, Turn, VirtualClock};
+
+/// The name of every simulated limiter.
+pub const LIMITER_NAME: &str = "simulated";
+
+/// A run that takes more events than this is stopped and its unfinished calls reported.
+pub const EVENT_BUDGET: u64 = 5_000_000;
+
+/// Which limiter a run drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// `fixed_window::RateLimiter`, the limiter itself.
+    Real,
+    /// A deliberately broken limiter, to show that the oracle catches its fault.
+    Broken(Flaw),
+}
+
+/// Counts of one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Calls that started.
+    pub calls: u64,
+    /// Calls that got a permit.
+    pub permits: u64,
+    /// Calls that were rejected.
+    pub rejections: u64,
+    /// Sleeps begun (a call may sleep more than once).
+    pub waits: u64,
+    /// Calls that failed with `Interrupted`.
+    pub interrupts: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Virtual time at the end of the run, in nanoseconds.
+    pub simulated_ns: u64,
+}
+
+/// The result of running one scenario.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Everything that happened, in order.
+    pub records: Vec<Record>,
+    /// Counts.
+    pub stats: Stats,
+    /// Whether the run stopped because it used up [`EVENT_BUDGET`].
+    pub out_of_budget: bool,
+    /// The messages of panics that escaped a call (other than [`SimulatedPanic`]), by caller.
+    pub panics: Vec<(u32, String)>,
+}
+
+impl Run {
+    /// A hash of the whole trace: equal runs have equal hashes.
+    pub fn trace_hash(&self) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        self.records.hash(&mut hasher);
+        hasher.finish()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    Arrive(u32),
+    Timer(usize),
+    Interrupt(u32),
+    Cancel(u32),
+    /// Poll a caller that yielded without sleeping.
+    Poll(u32),
+}
+
+/// Where the sequence number starts in a packed event: below it, 3 bits of kind and 32 of id.
+const SEQ_SHIFT: u32 = 35;
+/// Sequence numbers must stay below this to fit; [`EVENT_BUDGET`] keeps them far below.
+const LAST_SEQ: u64 = 1 << (64 - SEQ_SHIFT);
+
+/// `event` and its sequence number in one word, ordered by sequence number first. Callers
+/// and timers are numbered below 2³² (a run processes at most [`EVENT_BUDGET`] events, and
+/// registers at most one timer per event).
+fn pack(seq: u64, event: Event) -> u64 {
+    let (kind, id) = match event {
+        Event::Arrive(caller) => (0, u64::from(caller)),
+        Event::Timer(id) => (1, id as u64),
+        Event::Interrupt(caller) => (2, u64::from(caller)),
+        Event::Cancel(caller) => (3, u64::from(caller)),
+        Event::Poll(caller) => (4, u64::from(caller)),
+    };
+    debug_assert!(seq < LAST_SEQ && u32::try_from(id).is_ok());
+    seq << SEQ_SHIFT | kind << 32 | id
+}
+
+fn unpack(key: u64) -> Event {
+    let id = key & u64::from(u32::MAX);
+    let caller = u32::try_from(id).unwrap_or(u32::MAX);
+    match (key >> 32) & 0b111 {
+        0 => Event::Arrive(caller),
+        1 => Event::Timer(usize::try_from(id).unwrap_or(usize::MAX)),
+        2 => Event::Interrupt(caller),
+        3 => Event::Cancel(caller),
+        _ => Event::Poll(caller),
+    }
+}
+
+/// An asynchronous call in flight.
+enum Task<'a> {
+    Call(CallFuture<'a, OpOutput>),
+    Acquire(CallFuture<'a, Granted>),
+}
+
+impl Task<'_> {
+    fn poll(&mut self, context: &mut Context<'_>, config: &Config) -> Poll<Outcome> {
+        match self {
+            Task::Call(call) => call.as_mut().poll(context).map(|result| match result {
+                Ok(output) => Outcome::Permitted {
+                    remaining: None,
+                    op: Some(output),
+                },
+                Err(error) => failure(&error, config),
+            }),
+            Task::Acquire(call) => call.as_mut().poll(context).map(|result| match result {
+                Ok(granted) => Outcome::Permitted {
+                    remaining: Some(granted.remaining),
+                    op: None,
+                },
+                Err(error) => failure(&error, config),
+            }),
+        }
+    }
+}
+
+enum Slot<'a> {
+    Waiting,
+    Async(Task<'a>),
+    Blocking { turn: Turn, interrupt: Interrupt },
+    Done,
+}
+
+/// Runs `scenario` against `target`.
+///
+/// # Errors
+///
+/// The limiter's [`ConfigError`] if the scenario's configuration is one it refuses.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_sim::{Scenario, ScenarioId, Target, run};
+///
+/// let scenario = Scenario::generate(&ScenarioId::seed(1));
+/// let first = run(&scenario, Target::Real)?;
+/// assert_eq!(first.trace_hash(), run(&scenario, Target::Real)?.trace_hash());
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
+    silence_simulated_panics();
+    let clock = VirtualClock::new(scenario.clock.clone());
+    let shared = Arc::clone(clock.shared());
+    {
+        let mut state = shared.state();
+        state.turns = vec![None; scenario.callers.len()];
+        // A call leaves about four records (start, event, operation, finish) plus its sleeps.
+        state.records.reserve(scenario.callers.len() * 5);
+    }
+    let subject: Box<dyn Subject> = match target {
+        Target::Real => Box::new(real_limiter(scenario, clock)?),
+        Target::Broken(flaw) => Box::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
+    };
+    let result = std::thread::scope(|scope| {
+        let mut world = World::new(scenario, &*subject, &shared);
+        world.run(scope);
+        world.finish()
+    });
+    Ok(result)
+}
+
+fn real_limiter(
+    scenario: &Scenario,
+    clock: VirtualClock,
+) -> Result<RateLimiter<VirtualClock>, ConfigError> {
+    let config = &scenario.config;
+    let mut limiter =
+        RateLimiter::of(LIMITER_NAME, config.limit, config.period)?.with_max_wait(config.max_wait);
+    for listener in scenario
+        .panicking_listeners
+        .iter()
+        .filter(|l| l.before_recorder)
+    {
+        limiter = limiter.with_listener(panicking(listener.every));
+    }
+    let recorder = Arc::clone(clock.shared());
+    limiter = limiter.with_listener(move |event| {
+        let at = event.at().as_nanos();
+        let caller = recorder.current();
+        let record = match *event {
+            fixed_window::RateLimiterEvent::Permitted { remaining, .. } => Record::Permitted {
+                caller,
+                at,
+                remaining,
+            },
+            fixed_window::RateLimiterEvent::Rejected { retry_after, .. } => Record::Rejected {
+                caller,
+                at,
+                retry_after: retry_after.as_nanos(),
+            },
+            _ => return,
+        };
+        recorder.record(record);
+    });
+    for listener in scenario
+        .panicking_listeners
+        .iter()
+        .filter(|l| !l.before_recorder)
+    {
+        limiter = limiter.with_listener(panicking(listener.every));
+    }
+    // Created last, so the origin is the clock's reading at virtual time 0 whatever came
+    // before: every `with_*` starts the window afresh.
+    Ok(limiter.with_clock(clock))
+}
+
+fn panicking(every: u64) -> impl Fn(&fixed_window::RateLimiterEvent) + Send + Sync + 'static {
+    move |event| {
+        if event.at().as_nanos() % every.max(1) == 0 {
+            std::panic::panic_any(SimulatedPanic);
+        }
+    }
+}
+
+/// All mutable state of one run.
+struct World<'a> {
+    /// The scenario being run.
+    scenario: &'a Scenario,
+    /// The limiter under test.
+    subject: &'a dyn Subject,
+    /// The clock's side of the run: time, timers, trace.
+    shared: &'a Arc<Shared>,
+    /// Pending events by (virtual time, sequence number): ties break by order of scheduling.
+    /// Each event is packed with its sequence number into one word (see [`pack`]), which
+    /// halves the heap's entries.
+    queue: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Arrivals, by (virtual time, caller), taken in order; each caller's sequence number is
+    /// its place here, scheduled before any other event, so they need no place in `queue`.
+    arrivals: Vec<(u64, u32)>,
+    /// The next arrival to take.
+    next_arrival: usize,
+    /// Timers registered during one step, on their way to the queue (kept to reuse its memory).
+    registered: Vec<Timer>,
+    /// Every timer of the run, by id.
+    timers: Vec<Timer>,
+    /// Each caller's pending timer, by caller id.
+    sleeping: Vec<Option<usize>>,
+    /// The next sequence number.
+    seq: u64,
+    /// Each caller's progress, by caller id.
+    slots: Vec<Slot<'a>>,
+    stats: Stats,
+    out_of_budget: bool,
+    /// Messages of escaped panics, by caller.
+    panics: Vec<(u32, String)>,
+}
+
+impl<'a> World<'a> {
+    fn new(scenario: &'a Scenario, subject: &'a dyn Subject, shared: &'a Arc<Shared>) -> World<'a> {
+        let mut world = World {
+            scenario,
+            subject,
+            shared,
+            queue: BinaryHeap::new(),
+            seq: scenario.callers.len() as u64,
+            arrivals: Vec::with_capacity(scenario.callers.len()),
+            next_arrival: 0,
+            registered: Vec::new(),
+            timers: Vec::new(),
+            sleeping: vec![None; scenario.callers.len()],
+            slots: (0..scenario.callers.len()).map(|_| Slot::Waiting).collect(),
+            stats: Stats::default(),
+            out_of_budget: false,
+            panics: Vec::new(),
+        };
+        for (caller, spec) in (0_u32..).zip(&scenario.callers) {
+            world.arrivals.push((spec.arrival, caller));
+        }
+        world.arrivals.sort_unstable();
+        for (caller, spec) in (0_u32..).zip(&scenario.callers) {
+            if let Some(t) = spec.interrupt_at {
+                world.schedule(t, Event::Interrupt(caller));
+            }
+            if let Some(t) = spec.cancel_at {
+                world.schedule(t, Event::Cancel(caller));
+            }
+        }
+        world
+    }
+
+    fn schedule(&mut self, t: u64, event: Event) {
+        self.queue.push(Reverse((t, pack(self.seq, event))));
+        self.seq += 1;
+    }
+
+    /// The step loop: take the earliest event, move virtual time to it, act on it, and move
+    /// any timers registered meanwhile into the queue.
+    fn run<'scope>(&mut self, scope: &'scope std::thread::Scope<'scope, '_>)
+    where
+        'a: 'scope,
+    {
+        while let Some((t, event)) = self.next_event() {
+            if self.stats.events >= EVENT_BUDGET || self.seq >= LAST_SEQ {
+                self.out_of_budget = true;
+                break;
+            }
+            self.stats.events += 1;
+            self.shared.set_time(t);
+            match event {
+                Event::Arrive(caller) => self.arrive(scope, caller),
+                Event::Timer(id) => self.fire(id),
+                Event::Interrupt(caller) => self.interrupt(caller),
+                Event::Cancel(caller) => self.cancel(caller),
+                Event::Poll(caller) => self.poll(caller),
+            }
+        }
+        self.stats.simulated_ns = self.shared.time();
+    }
+
+    /// The earliest event, from the arrivals or the queue.
+    fn next_event(&mut self) -> Option<(u64, Event)> {
+        let arrival = self.arrivals.get(self.next_arrival).map(|&(t, caller)| {
+            let seq = self.next_arrival as u64;
+            (t, seq, caller)
+        });
+        let queued = self
+            .queue
+            .peek()
+            .map(|&Reverse((t, key))| (t, key >> SEQ_SHIFT));
+        match (arrival, queued) {
+            (Some((t, seq, caller)), queued) if queued.is_none_or(|q| (t, seq) < q) => {
+                self.next_arrival += 1;
+                Some((t, Event::Arrive(caller)))
+            }
+            _ => self.queue.pop().map(|Reverse((t, key))| (t, unpack(key))),
+        }
+    }
+
+    fn arrive<'scope>(&mut self, scope: &'scope std::thread::Scope<'scope, '_>, caller: u32)
+    where
+        'a: 'scope,
+    {
+        let spec = self.scenario.callers[caller as usize];
+        let config = self.scenario.config;
+        self.stats.calls += 1;
+        {
+            let mut state = self.shared.state();
+            let at = self.shared.reading();
+            state.records.push(Record::Start {
+                caller,
+                at,
+                kind: spec.kind,
+                max_wait: if spec.kind.may_wait() {
+                    config.max_wait.as_nanos()
+                } else {
+                    0
+                },
+                op: spec.op,
+            });
+        }
+        self.shared.set_current(caller);
+        let subject = self.subject;
+        let shared: &'a Shared = self.shared;
+        match spec.kind {
+            CallKind::TryAcquire => {
+                let result = quietly(|| subject.try_acquire());
+                let outcome = match result {
+                    Ok(Ok(granted)) => Outcome::Permitted {
+                        remaining: Some(granted.remaining),
+                        op: None,
+                    },
+                    Ok(Err(error)) => failure(&error, &config),
+                    Err(payload) => self.panicked(caller, &*payload),
+                };
+                self.shared.set_current(NO_CALLER);
+                self.end(caller, outcome);
+            }
+            CallKind::CallAsync => {
+                let op = spec.op;
+                let operation = Operation::new(shared, op);
+                let task = Task::Call(subject.call_async(operation));
+                self.slots[caller as usize] = Slot::Async(task);
+                self.poll(caller);
+            }
+            CallKind::AcquireAsync => {
+                let task = Task::Acquire(subject.acquire_async());
+                self.slots[caller as usize] = Slot::Async(task);
+                self.poll(caller);
+            }
+            CallKind::CallBlocking => {
+                let turn = Arc::new(Handoff::new());
+                let interrupt = Interrupt::new();
+                self.shared.state().turns[caller as usize] = Some(Arc::clone(&turn));
+                self.slots[caller as usize] = Slot::Blocking {
+                    turn,
+                    interrupt: interrupt.clone(),
+                };
+                let op = spec.op;
+                scope.spawn(move || {
+                    let operation = Operation::new(shared, op);
+                    let result =
+                        quietly(|| subject.call_blocking(&interrupt, &mut || operation.run()));
+                    let (outcome, message) = match result {
+                        Ok(Ok(output)) => (
+                            Outcome::Permitted {
+                                remaining: None,
+                                op: Some(output),
+                            },
+                            None,
+                        ),
+                        Ok(Err(error)) => (failure(&error, &config), None),
+                        Err(payload) => describe(&*payload),
+                    };
+                    shared.to_simulator.send(Report::Done(outcome, message));
+                });
+                self.await_turn(caller);
+                self.enqueue_timers();
+            }
+        }
+    }
+
+    /// Waits for the blocking caller that has the turn to hand it back.
+    fn await_turn(&mut self, caller: u32) {
+        match self.shared.to_simulator.recv() {
+            Report::Sleeping => self.stats.waits += 1,
+            Report::Done(outcome, message) => {
+                self.shared.set_current(NO_CALLER);
+                if let Some(message) = message {
+                    self.panics.push((caller, message));
+                }
+                self.end(caller, outcome);
+            }
+        }
+        self.shared.set_current(NO_CALLER);
+    }
+
+    fn poll(&mut self, caller: u32) {
+        let Slot::Async(task) = &mut self.slots[caller as usize] else {
+            return;
+        };
+        self.shared.set_current(caller);
+        let config = &self.scenario.config;
+        let mut context = Context::from_waker(Waker::noop());
+        let result = quietly(|| task.poll(&mut context, config));
+        self.shared.set_current(NO_CALLER);
+        self.shared.take_registered(&mut self.registered);
+        let slept = !self.registered.is_empty();
+        match result {
+            Ok(Poll::Ready(outcome)) => self.end(caller, outcome),
+            Ok(Poll::Pending) if slept => self.stats.waits += 1,
+            Ok(Poll::Pending) => {
+                let now = self.shared.time();
+                self.schedule(now, Event::Poll(caller));
+            }
+            Err(payload) => {
+                let outcome = self.panicked(caller, &*payload);
+                self.end(caller, outcome);
+            }
+        }
+        self.schedule_registered();
+    }
+
+    /// Moves the timers registered since the last step into the queue.
+    fn enqueue_timers(&mut self) {
+        self.shared.take_registered(&mut self.registered);
+        self.schedule_registered();
+    }
+
+    fn schedule_registered(&mut self) {
+        let mut registered = std::mem::take(&mut self.registered);
+        for timer in registered.drain(..) {
+            let id = timer.id;
+            debug_assert_eq!(id, self.timers.len(), "timers are numbered in order");
+            self.sleeping[timer.owner as usize] = Some(id);
+            self.schedule(timer.wake, Event::Timer(id));
+            self.timers.push(timer);
+        }
+        self.registered = registered;
+    }
+
+    fn fire(&mut self, id: usize) {
+        let owner = self.timers[id].owner;
+        // A timer whose caller was woken otherwise, or dropped its sleep, is stale.
+        if self.sleeping[owner as usize] != Some(id) {
+            return;
+        }
+        self.sleeping[owner as usize] = None;
+        self.resume(owner, id, Ok(()));
+    }
+
+    fn resume(&mut self, caller: u32, timer: usize, result: Result<(), Interrupted>) {
+        match &self.slots[caller as usize] {
+            Slot::Async(_) => {
+                self.shared.wake(timer, result.is_err());
+                self.poll(caller);
+                self.shared.woken();
+            }
+            Slot::Blocking { turn, .. } => {
+                let turn = Arc::clone(turn);
+                self.shared.set_current(caller);
+                turn.send(result);
+                self.await_turn(caller);
+                self.enqueue_timers();
+            }
+            Slot::Waiting | Slot::Done => {}
+        }
+    }
+
+    fn interrupt(&mut self, caller: u32) {
+        let pending = self.sleeping[caller as usize].take();
+        if !matches!(self.slots[caller as usize], Slot::Waiting | Slot::Done) {
+            self.shared.record(Record::Interrupt {
+                caller,
+                sleeping: pending.is_some(),
+            });
+        }
+        if let Slot::Blocking { interrupt, .. } = &self.slots[caller as usize] {
+            interrupt.interrupt();
+        }
+        if let Some(timer) = pending {
+            self.resume(caller, timer, Err(Interrupted));
+        }
+    }
+
+    fn cancel(&mut self, caller: u32) {
+        if let Slot::Async(_) = self.slots[caller as usize] {
+            // Dropping the future cancels its sleep; that is the cancellation under test.
+            self.slots[caller as usize] = Slot::Waiting;
+            self.sleeping[caller as usize] = None;
+            self.end(caller, Outcome::Cancelled);
+        }
+    }
+
+    /// The outcome of a call that panicked with `payload`, keeping the message of any panic
+    /// that was not simulated.
+    fn panicked(&mut self, caller: u32, payload: &(dyn Any + Send)) -> Outcome {
+        let (outcome, message) = describe(payload);
+        if let Some(message) = message {
+            self.panics.push((caller, message));
+        }
+        outcome
+    }
+
+    fn end(&mut self, caller: u32, outcome: Outcome) {
+        match outcome {
+            Outcome::Permitted { .. } => self.stats.permits += 1,
+            Outcome::Rejected { .. } => self.stats.rejections += 1,
+            Outcome::Interrupted => self.stats.interrupts += 1,
+            Outcome::Cancelled | Outcome::Panicked { .. } | Outcome::Unfinished => {}
+        }
+        self.slots[caller as usize] = Slot::Done;
+        let t = self.shared.time();
+        let at = self.shared.reading();
+        self.shared.record(Record::Finish {
+            caller,
+            at,
+            t,
+            outcome,
+        });
+    }
+
+    /// Ends every call still in flight (only when the event budget ran out), releasing the
+    /// threads of blocking callers, and hands back the trace.
+    fn finish(mut self) -> Run {
+        for caller in 0..self.slots.len() {
+            let caller = u32::try_from(caller).unwrap_or(u32::MAX);
+            match std::mem::replace(&mut self.slots[caller as usize], Slot::Done) {
+                Slot::Blocking { turn, interrupt } => {
+                    interrupt.interrupt();
+                    loop {
+                        turn.send(Err(Interrupted));
+                        if let Report::Done(..) = self.shared.to_simulator.recv() {
+                            break;
+                        }
+                    }
+                    self.end(caller, Outcome::Unfinished);
+                }
+                Slot::Async(task) => {
+                    drop(task);
+                    self.end(caller, Outcome::Unfinished);
+                }
+                Slot::Waiting | Slot::Done => {}
+            }
+        }
+        let records = std::mem::take(&mut self.shared.state().records);
+        Run {
+            records,
+            stats: self.stats,
+            out_of_budget: self.out_of_budget,
+            panics: self.panics,
+        }
+    }
+}
+
+/// Runs `f`, a call into the subject, catching its panic; panics caught here are the
+/// simulator's to report, so the panic hook stays quiet about them.
+fn quietly<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    let _quiet = Simulating::enter();
+    catch_unwind(AssertUnwindSafe(f))
+}
+
+fn failure(error: &RateLimiterError, config: &Config) -> Outcome {
+    match *error {
+        RateLimiterError::Rejected {
+            name,
+            limit,
+            period,
+            max_wait,
+            retry_after,
+        } => Outcome::Rejected {
+            retry_after: retry_after.as_nanos(),
+            fields_match: name == LIMITER_NAME
+                && limit == config.limit
+                && period == config.period
+                && max_wait == config.max_wait,
+        },
+        RateLimiterError::Interrupted { .. } => Outcome::Interrupted,
+        // A new kind of failure the oracle does not know: report it as an escaped panic so it
+        // is looked at.
+        _ => Outcome::Panicked { simulated: false },
+    }
+}
+
+/// A panic's outcome, and its message unless it was a [`SimulatedPanic`].
+fn describe(payload: &(dyn Any + Send)) -> (Outcome, Option<String>) {
+    let simulated = payload.is::<SimulatedPanic>();
+    let message = (!simulated).then(|| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic whose payload is not a string".to_owned())
+    });
+    (Outcome::Panicked { simulated }, message)
+}

@@ -1,0 +1,169 @@
+//! What the simulator drives: the real limiter, or a deliberately broken one, behind one
+//! small trait, so that both go through exactly the same scenarios and the same oracle.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use std::cell::Cell;
+use std::panic::{self, PanicHookInfo};
+use std::sync::Once;
+
+use fixed_window::{Interrupt, RateLimiter, RateLimiterError};
+
+use crate::record::{OpKind, OpOutput, Record};
+use crate::virtual_clock::{Shared, VirtualClock};
+
+/// The payload of every panic the simulator causes on purpose (operations and listeners that
+/// panic). Any other payload caught from a call is a panic that escaped the limiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimulatedPanic;
+
+/// A granted permit, as the simulator sees it: the reading it was claimed at and the permits
+/// left in its window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Granted {
+    /// The clock's reading when the permit was claimed, in nanoseconds.
+    pub at: u64,
+    /// Permits left in the window.
+    pub remaining: u32,
+}
+
+/// A simulated operation, as the future `call_async` runs: when polled, it records that it
+/// ran and returns (or panics) as its [`OpKind`] says. One concrete type, so handing it to a
+/// call costs no allocation.
+#[derive(Debug)]
+pub struct Operation<'a> {
+    shared: &'a Shared,
+    kind: OpKind,
+}
+
+impl<'a> Operation<'a> {
+    pub(crate) fn new(shared: &'a Shared, kind: OpKind) -> Operation<'a> {
+        Operation { shared, kind }
+    }
+
+    /// Runs the operation for the caller being run, recording that it ran.
+    pub(crate) fn run(&self) -> OpOutput {
+        let shared = self.shared;
+        shared.record(Record::OpRan {
+            caller: shared.current(),
+            at: shared.reading(),
+        });
+        match self.kind {
+            OpKind::Succeeds => OpOutput::Succeeded,
+            OpKind::Fails => OpOutput::Failed,
+            OpKind::Panics => std::panic::panic_any(SimulatedPanic),
+        }
+    }
+}
+
+impl Future for Operation<'_> {
+    type Output = OpOutput;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<OpOutput> {
+        Poll::Ready(self.run())
+    }
+}
+
+/// The future of an asynchronous call.
+pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, RateLimiterError>> + 'a>>;
+
+/// A rate limiter as the simulator drives it: the entry points a user calls.
+///
+/// [`RateLimiter`] implements it by calling its own methods; the broken limiters of
+/// [`Flaw`](crate::Flaw) implement it to show that the oracle catches their faults.
+pub trait Subject: Send + Sync {
+    /// Runs `op` if a permit is granted, awaiting the clock's sleep for a later window.
+    fn call_async<'a>(&'a self, op: Operation<'a>) -> CallFuture<'a, OpOutput>;
+
+    /// Awaits a permit.
+    fn acquire_async(&self) -> CallFuture<'_, Granted>;
+
+    /// Takes a permit if one is free now.
+    ///
+    /// # Errors
+    ///
+    /// `Rejected` if the window is full.
+    fn try_acquire(&self) -> Result<Granted, RateLimiterError>;
+
+    /// Runs `op` if a permit is granted, blocking in the clock's sleep for a later window.
+    ///
+    /// # Errors
+    ///
+    /// `Rejected` or `Interrupted`, as the limiter's `call_interruptible`.
+    fn call_blocking(
+        &self,
+        interrupt: &Interrupt,
+        op: &mut dyn FnMut() -> OpOutput,
+    ) -> Result<OpOutput, RateLimiterError>;
+}
+
+impl Subject for RateLimiter<VirtualClock> {
+    fn call_async<'a>(&'a self, op: Operation<'a>) -> CallFuture<'a, OpOutput> {
+        Box::pin(RateLimiter::call_async(self, op))
+    }
+
+    fn acquire_async(&self) -> CallFuture<'_, Granted> {
+        Box::pin(async move {
+            let permit = RateLimiter::acquire_async(self).await?;
+            Ok(Granted {
+                at: permit.at().as_nanos(),
+                remaining: permit.remaining(),
+            })
+        })
+    }
+
+    fn try_acquire(&self) -> Result<Granted, RateLimiterError> {
+        let permit = RateLimiter::try_acquire(self)?;
+        Ok(Granted {
+            at: permit.at().as_nanos(),
+            remaining: permit.remaining(),
+        })
+    }
+
+    fn call_blocking(
+        &self,
+        interrupt: &Interrupt,
+        op: &mut dyn FnMut() -> OpOutput,
+    ) -> Result<OpOutput, RateLimiterError> {
+        self.call_interruptible(interrupt, op)
+    }
+}
+
+thread_local! {
+    /// Whether this thread is running a simulated call, whose panics the simulator catches
+    /// and reports itself.
+    static SIMULATING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the current thread as running simulated calls until the guard is dropped: panics
+/// on it stay quiet, since the simulator catches and reports them.
+pub(crate) struct Simulating(bool);
+
+impl Simulating {
+    pub(crate) fn enter() -> Simulating {
+        Simulating(SIMULATING.with(|flag| flag.replace(true)))
+    }
+}
+
+impl Drop for Simulating {
+    fn drop(&mut self) {
+        SIMULATING.with(|flag| flag.set(self.0));
+    }
+}
+
+/// Installs, once per process, a panic hook that stays silent for [`SimulatedPanic`] and for
+/// panics on threads running simulated calls (the simulator catches and reports those), and
+/// hands every other panic to the hook that was there before.
+pub fn silence_simulated_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info: &PanicHookInfo<'_>| {
+            let quiet = info.payload().is::<SimulatedPanic>() || SIMULATING.with(Cell::get);
+            if !quiet {
+                previous(info);
+            }
+        }));
+    });
+}

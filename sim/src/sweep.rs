@@ -1,0 +1,247 @@
+//! A sweep: many seeded scenarios, spread over threads, checked by the oracle and summed up.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::oracle::{Invariant, Violation, check};
+use crate::scenario::{Scenario, ScenarioId};
+use crate::shrink::shrink;
+use crate::simulation::{Target, run};
+
+/// The invariant name under which a sweep counts scenarios whose two runs differed.
+pub const DETERMINISM: &str = "determinism";
+
+/// Failures past this many are reported without shrinking, to keep a bad sweep short.
+const MOST_SHRUNK: usize = 10;
+
+/// What to sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sweep {
+    /// The sweep's seed; each scenario's seed derives from it and the scenario's index.
+    pub seed: u64,
+    /// How many scenarios the whole sweep has (over all shards).
+    pub scenarios: u64,
+    /// This shard's number and the number of shards: scenario `i` belongs to shard `i % n`.
+    pub shard: (u64, u64),
+    /// Worker threads.
+    pub threads: usize,
+    /// The limiter to drive.
+    pub target: Target,
+    /// Whether to run every scenario twice and compare trace hashes.
+    pub check_determinism: bool,
+}
+
+impl Sweep {
+    /// The id of the sweep's scenario number `index`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::{Sweep, Target};
+    ///
+    /// let sweep = Sweep {
+    ///     seed: 1,
+    ///     scenarios: 10,
+    ///     shard: (0, 1),
+    ///     threads: 1,
+    ///     target: Target::Real,
+    ///     check_determinism: false,
+    /// };
+    /// assert_ne!(sweep.scenario(0), sweep.scenario(1));
+    /// ```
+    pub fn scenario(&self, index: u64) -> ScenarioId {
+        ScenarioId::seed(split_mix(self.seed ^ split_mix(index)))
+    }
+}
+
+/// `SplitMix64`'s finaliser: spreads nearby inputs over the whole range.
+fn split_mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A scenario that broke a rule.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The scenario as drawn.
+    pub id: ScenarioId,
+    /// A smaller scenario that breaks the same rule (or `id` itself).
+    pub shrunk: ScenarioId,
+    /// What the oracle reported on `id`.
+    pub violations: Vec<Violation>,
+    /// Whether its two runs differed (with determinism checking on).
+    pub nondeterministic: bool,
+}
+
+/// Totals of a sweep.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// The sweep's seed.
+    pub seed: u64,
+    /// Scenarios run.
+    pub scenarios: u64,
+    /// Simulated calls.
+    pub calls: u64,
+    /// Calls that got a permit.
+    pub permits: u64,
+    /// Calls rejected.
+    pub rejections: u64,
+    /// Sleeps begun.
+    pub waits: u64,
+    /// Calls that failed with `Interrupted`.
+    pub interrupts: u64,
+    /// Events the simulator processed (arrivals, timers, interrupts, cancellations).
+    pub events: u64,
+    /// Scenarios that broke each invariant, by name (every invariant listed, zero or not).
+    pub violations: BTreeMap<String, u64>,
+    /// Virtual time simulated, summed over scenarios, in nanoseconds.
+    pub simulated_ns: u128,
+    /// The failing scenarios, in index order.
+    pub failures: Vec<Failure>,
+}
+
+/// Runs the sweep, calling `progress` after each scenario.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_sim::{Sweep, Target, sweep};
+///
+/// let summary = sweep(
+///     &Sweep { seed: 9, scenarios: 4, shard: (0, 1), threads: 2, target: Target::Real, check_determinism: true },
+///     |_| {},
+/// );
+/// assert_eq!(summary.scenarios, 4);
+/// assert!(summary.failures.is_empty());
+/// ```
+pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
+    let (shard, shards) = config.shard;
+    let shards = shards.max(1);
+    let mine: Vec<u64> = (0..config.scenarios)
+        .filter(|index| index % shards == shard)
+        .collect();
+    let next = AtomicU64::new(0);
+    let total = Mutex::new(Summary {
+        seed: config.seed,
+        violations: std::iter::once(DETERMINISM)
+            .chain(Invariant::ALL.iter().map(|invariant| invariant.name()))
+            .map(|name| (name.to_owned(), 0))
+            .collect(),
+        ..Summary::default()
+    });
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..config.threads.max(1) {
+            scope.spawn(|| {
+                let mut local = Summary::default();
+                let mut found = Vec::new();
+                loop {
+                    let position = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&index) = usize::try_from(position).ok().and_then(|p| mine.get(p))
+                    else {
+                        break;
+                    };
+                    if let Some(failure) = one(config, index, &mut local) {
+                        found.push((index, failure));
+                    }
+                    progress(1);
+                }
+                let mut total = total
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                total.scenarios += local.scenarios;
+                total.calls += local.calls;
+                total.permits += local.permits;
+                total.rejections += local.rejections;
+                total.waits += local.waits;
+                total.interrupts += local.interrupts;
+                total.events += local.events;
+                total.simulated_ns += local.simulated_ns;
+                for (name, count) in local.violations {
+                    *total.violations.entry(name).or_insert(0) += count;
+                }
+                failures
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .extend(found);
+            });
+        }
+    });
+    let mut summary = total
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut found = failures
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    found.sort_by_key(|(index, _)| *index);
+    summary.failures = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, mut failure))| {
+            if i < MOST_SHRUNK {
+                if let Some(first) = failure.violations.first() {
+                    failure.shrunk = shrink(&failure.id, config.target, first.invariant);
+                }
+            }
+            failure
+        })
+        .collect();
+    summary
+}
+
+/// Runs scenario `index`, adding its counts to `local`; the failure if it broke a rule.
+fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
+    let id = config.scenario(index);
+    let scenario = Scenario::generate(&id);
+    local.scenarios += 1;
+    let Ok(trace) = run(&scenario, config.target) else {
+        // Scenarios are drawn with valid configurations; one the limiter refused would be
+        // a generator bug, reported as an event mismatch.
+        *local
+            .violations
+            .entry(Invariant::Events.name().to_owned())
+            .or_insert(0) += 1;
+        return Some(Failure {
+            shrunk: id.clone(),
+            id,
+            violations: Vec::new(),
+            nondeterministic: false,
+        });
+    };
+    let stats = trace.stats;
+    local.calls += stats.calls;
+    local.permits += stats.permits;
+    local.rejections += stats.rejections;
+    local.waits += stats.waits;
+    local.interrupts += stats.interrupts;
+    local.events += stats.events;
+    local.simulated_ns += u128::from(stats.simulated_ns);
+    let violations = check(&scenario, &trace);
+    let nondeterministic = config.check_determinism
+        && run(&scenario, config.target)
+            .map_or(true, |again| again.trace_hash() != trace.trace_hash());
+    if violations.is_empty() && !nondeterministic {
+        return None;
+    }
+    let mut broken: Vec<Invariant> = violations.iter().map(|v| v.invariant).collect();
+    broken.sort_unstable();
+    broken.dedup();
+    for invariant in broken {
+        *local
+            .violations
+            .entry(invariant.name().to_owned())
+            .or_insert(0) += 1;
+    }
+    if nondeterministic {
+        *local.violations.entry(DETERMINISM.to_owned()).or_insert(0) += 1;
+    }
+    Some(Failure {
+        shrunk: id.clone(),
+        id,
+        violations,
+        nondeterministic,
+    })
+}

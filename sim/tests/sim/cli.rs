@@ -1,0 +1,106 @@
+//! The command line: bad input gets a clear error and exit code 2, never a panic.
+
+use std::process::{Command, Output};
+
+fn simulator(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fixed-window-sim"))
+        .args(args)
+        .env_remove("FIXED_WINDOW_SEED")
+        .output()
+        .expect("the simulator binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_shard_beyond_the_count_is_refused() {
+    let output = simulator(&["--shard", "3/2"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("expected I/N"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_malformed_replay_id_is_refused() {
+    let output = simulator(&["--replay", "12:9-1"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("invalid scenario id"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn an_unknown_flaw_is_refused() {
+    let output = simulator(&["--broken", "typo"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("lost-update"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_bad_seed_variable_is_refused() {
+    let output = Command::new(env!("CARGO_BIN_EXE_fixed-window-sim"))
+        .args(["--scenarios", "1"])
+        .env("FIXED_WINDOW_SEED", "soon")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("FIXED_WINDOW_SEED"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_replay_of_a_broken_limiter_fails_and_prints_its_replay_line() {
+    let passing = simulator(&["--replay", "5"]);
+    assert_eq!(passing.status.code(), Some(0), "{}", stderr(&passing));
+    let dir = std::env::temp_dir().join(format!("fixed-window-sim-cli-{}", std::process::id()));
+    let trace = dir.join("trace.jsonl");
+    let failing = simulator(&[
+        "--broken",
+        "overflow-panic",
+        "--replay",
+        "9142165771736259302",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&failing.stdout);
+    assert_eq!(failing.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("--replay 9142165771736259302"), "{stdout}");
+    let written = std::fs::read_to_string(&trace).unwrap();
+    assert!(written.starts_with(r#"{"callers":"#) || written.contains(r#""type":"scenario""#));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_small_sweep_writes_its_summary_and_trace() {
+    let dir = std::env::temp_dir().join(format!("fixed-window-sim-sweep-{}", std::process::id()));
+    let output = simulator(&[
+        "--scenarios",
+        "20",
+        "--threads",
+        "2",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["scenarios"], 20);
+    assert_eq!(summary["violations"]["window_limit"], 0);
+    let trace = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap();
+    assert!(trace.lines().count() > 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,0 +1,27 @@
+//! Tests of the simulator: determinism, coverage of the scenario space, the oracle catching
+//! broken limiters, replay and shrinking, and the command line.
+
+mod broken;
+mod cli;
+mod coverage;
+mod determinism;
+mod oracle;
+mod replay;
+
+use fixed_window_sim::{Invariant, Scenario, ScenarioId, Target, Violation, check, run};
+
+/// Runs the scenario of `seed` against `target` and checks it.
+fn violations(id: &ScenarioId, target: Target) -> (Scenario, Vec<Violation>) {
+    let scenario = Scenario::generate(id);
+    let trace = run(&scenario, target).expect("generated configurations are valid");
+    let violations = check(&scenario, &trace);
+    (scenario, violations)
+}
+
+/// The invariants broken in `violations`, without repeats.
+fn broken(violations: &[Violation]) -> Vec<Invariant> {
+    let mut invariants: Vec<Invariant> = violations.iter().map(|v| v.invariant).collect();
+    invariants.sort_unstable();
+    invariants.dedup();
+    invariants
+}

@@ -1,0 +1,184 @@
+//! The oracle on hand-written traces: each rule fails on the trace that breaks it.
+
+use core::time::Duration;
+
+use fixed_window_sim::{
+    CallKind, ClockModel, Config, Invariant, OpKind, Outcome, Record, Run, Scenario, ScenarioId,
+    Stats, check,
+};
+
+use crate::broken;
+
+fn scenario(limit: u32, period: u64, max_wait: u64, callers: usize) -> Scenario {
+    let mut scenario = Scenario::generate(&ScenarioId::seed(0));
+    scenario.config = Config {
+        limit,
+        period: Duration::from_nanos(period),
+        max_wait: Duration::from_nanos(max_wait),
+    };
+    scenario.clock = ClockModel::ordinary(100);
+    scenario.callers.truncate(callers);
+    assert_eq!(scenario.callers.len(), callers);
+    scenario
+}
+
+fn trace(records: Vec<Record>) -> Run {
+    Run {
+        records,
+        stats: Stats::default(),
+        out_of_budget: false,
+        panics: Vec::new(),
+    }
+}
+
+fn start(caller: u32, at: u64, max_wait: u128) -> Record {
+    Record::Start {
+        caller,
+        at,
+        kind: CallKind::AcquireAsync,
+        max_wait,
+        op: OpKind::Succeeds,
+    }
+}
+
+fn permitted(caller: u32, at: u64, remaining: u32) -> [Record; 2] {
+    [
+        Record::Permitted {
+            caller,
+            at,
+            remaining,
+        },
+        Record::Finish {
+            caller,
+            at,
+            t: at,
+            outcome: Outcome::Permitted {
+                remaining: Some(remaining),
+                op: None,
+            },
+        },
+    ]
+}
+
+#[test]
+fn a_correct_trace_passes() {
+    let s = scenario(1, 10, 10, 2);
+    let mut records = vec![start(0, 100, 10)];
+    records.extend(permitted(0, 100, 0));
+    records.push(start(1, 105, 10));
+    records.push(Record::Sleep {
+        caller: 1,
+        at: 105,
+        until: 110,
+    });
+    records.extend(permitted(1, 110, 0));
+    assert_eq!(check(&s, &trace(records)), vec![]);
+}
+
+#[test]
+fn two_permits_in_a_window_of_one_break_the_limit() {
+    let s = scenario(1, 10, 0, 2);
+    let mut records = vec![start(0, 100, 0)];
+    records.extend(permitted(0, 100, 0));
+    records.push(start(1, 109, 0));
+    records.extend(permitted(1, 109, 0));
+    assert!(broken(&check(&s, &trace(records))).contains(&Invariant::WindowLimit));
+}
+
+#[test]
+fn a_sleep_past_the_deadline_breaks_it() {
+    let s = scenario(1, 10, 4, 2);
+    let mut records = vec![start(0, 100, 0)];
+    records.extend(permitted(0, 100, 0));
+    records.push(start(1, 105, 4));
+    records.push(Record::Sleep {
+        caller: 1,
+        at: 105,
+        until: 110,
+    });
+    records.extend(permitted(1, 110, 0));
+    assert!(broken(&check(&s, &trace(records))).contains(&Invariant::Deadline));
+}
+
+#[test]
+fn a_rejection_with_a_free_permit_is_false() {
+    let s = scenario(2, 10, 0, 1);
+    let records = vec![
+        start(0, 100, 0),
+        Record::Rejected {
+            caller: 0,
+            at: 100,
+            retry_after: 10,
+        },
+        Record::Finish {
+            caller: 0,
+            at: 100,
+            t: 0,
+            outcome: Outcome::Rejected {
+                retry_after: 10,
+                fields_match: true,
+            },
+        },
+    ];
+    assert!(broken(&check(&s, &trace(records))).contains(&Invariant::FalseRejection));
+}
+
+#[test]
+fn a_wrong_retry_after_breaks_events_and_alignment() {
+    let s = scenario(1, 10, 0, 2);
+    let mut records = vec![start(0, 100, 0)];
+    records.extend(permitted(0, 100, 0));
+    records.push(start(1, 103, 0));
+    records.push(Record::Rejected {
+        caller: 1,
+        at: 103,
+        retry_after: 8,
+    });
+    records.push(Record::Finish {
+        caller: 1,
+        at: 103,
+        t: 3,
+        outcome: Outcome::Rejected {
+            retry_after: 8,
+            fields_match: true,
+        },
+    });
+    let found = broken(&check(&s, &trace(records)));
+    assert!(found.contains(&Invariant::Events) && found.contains(&Invariant::Alignment));
+}
+
+#[test]
+fn an_interrupted_sleeper_that_carries_on_breaks_the_interrupt_rule() {
+    let s = scenario(1, 10, 10, 2);
+    let mut records = vec![start(0, 100, 0)];
+    records.extend(permitted(0, 100, 0));
+    records.push(start(1, 105, 10));
+    records.push(Record::Sleep {
+        caller: 1,
+        at: 105,
+        until: 110,
+    });
+    records.push(Record::Interrupt {
+        caller: 1,
+        sleeping: true,
+    });
+    records.extend(permitted(1, 110, 0));
+    assert!(broken(&check(&s, &trace(records))).contains(&Invariant::Interrupt));
+}
+
+#[test]
+fn an_operation_without_a_permit_breaks_the_operation_rule() {
+    let s = scenario(1, 10, 0, 1);
+    let records = vec![
+        Record::Start {
+            caller: 0,
+            at: 100,
+            kind: CallKind::CallAsync,
+            max_wait: 0,
+            op: OpKind::Succeeds,
+        },
+        Record::OpRan { caller: 0, at: 100 },
+    ];
+    let found = broken(&check(&s, &trace(records)));
+    assert!(found.contains(&Invariant::Operation) && found.contains(&Invariant::Liveness));
+}
