@@ -1,0 +1,74 @@
+//! One `try_acquire` over ours and the peers.
+
+use fixed_window::{Clock, Permit, RateLimiter, RateLimiterError};
+use governor::clock::{Clock as GovernorClock, DefaultClock, FakeRelativeClock};
+use governor::middleware::NoOpMiddleware;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{DefaultDirectRateLimiter, NotUntil, RateLimiter as Governor};
+
+use crate::mutex_window::MutexWindow;
+
+/// A limiter a benchmark can hammer: one non-waiting attempt to take a permit.
+///
+/// The outcome is returned whole (not collapsed to a `bool`) so the benchmark's `black_box`
+/// keeps every limiter building the value its users would get.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_benches::{Contender, configs};
+///
+/// let open = configs::ours_open(fixed_window::ManualClock::new());
+/// assert!(open.try_acquire().is_ok());
+/// ```
+pub trait Contender: Sync {
+    /// What one attempt returns.
+    type Outcome;
+
+    /// Takes a permit if one is free now, never waiting.
+    fn try_acquire(&self) -> Self::Outcome;
+}
+
+impl<C: Clock> Contender for RateLimiter<C> {
+    type Outcome = Result<Permit, RateLimiterError>;
+
+    #[inline]
+    fn try_acquire(&self) -> Self::Outcome {
+        RateLimiter::try_acquire(self)
+    }
+}
+
+impl<C: Clock> Contender for MutexWindow<C> {
+    type Outcome = Result<u32, core::time::Duration>;
+
+    #[inline]
+    fn try_acquire(&self) -> Self::Outcome {
+        MutexWindow::try_acquire(self)
+    }
+}
+
+/// governor's direct (not keyed) limiter on its fake clock.
+pub type GovernorFake = Governor<
+    NotKeyed,
+    InMemoryState,
+    FakeRelativeClock,
+    NoOpMiddleware<<FakeRelativeClock as GovernorClock>::Instant>,
+>;
+
+impl Contender for DefaultDirectRateLimiter {
+    type Outcome = Result<(), NotUntil<<DefaultClock as GovernorClock>::Instant>>;
+
+    #[inline]
+    fn try_acquire(&self) -> Self::Outcome {
+        self.check()
+    }
+}
+
+impl Contender for GovernorFake {
+    type Outcome = Result<(), NotUntil<<FakeRelativeClock as GovernorClock>::Instant>>;
+
+    #[inline]
+    fn try_acquire(&self) -> Self::Outcome {
+        self.check()
+    }
+}

@@ -1,0 +1,74 @@
+//! Traces and results of broken limiters: the page must flag each breach.
+
+use fixed_window_reports::{BenchResults, Inputs, Measurement, Trace, render};
+
+fn with_trace(text: &str) -> String {
+    render(&Inputs {
+        trace: Some(Trace::parse(text)),
+        ..Inputs::default()
+    })
+    .html
+}
+
+#[test]
+fn a_limiter_that_grants_past_the_limit_is_flagged_on_the_window_chart() {
+    let html = with_trace(concat!(
+        r#"{"type":"scenario","id":"over","limit":2,"period_ns":100,"origin_ns":0,"max_wait_ns":0}"#,
+        "\n",
+        r#"{"type":"permitted","at":1,"caller":1,"remaining":1}"#,
+        "\n",
+        r#"{"type":"permitted","at":2,"caller":2,"remaining":0}"#,
+        "\n",
+        r#"{"type":"permitted","at":3,"caller":3,"remaining":0}"#,
+        "\n",
+        r#"{"type":"permitted","at":150,"caller":4,"remaining":1}"#,
+        "\n",
+    ));
+    assert!(
+        html.contains("4 permits in 2 windows; 1 windows over the limit of 2 (first: window 0)"),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_limiter_that_keeps_callers_past_max_wait_is_flagged_on_the_wait_chart() {
+    let html = with_trace(concat!(
+        r#"{"type":"scenario","id":"late","limit":1,"period_ns":100,"origin_ns":0,"max_wait_ns":50}"#,
+        "\n",
+        r#"{"type":"call","caller":1,"start":0,"end":10,"outcome":"permitted","max_wait_ns":50}"#,
+        "\n",
+        r#"{"type":"call","caller":2,"start":10,"end":100,"outcome":"permitted","max_wait_ns":50}"#,
+        "\n",
+    ));
+    assert!(
+        html.contains("2 calls could wait; 1 took longer than their max_wait."),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_slower_limiter_misses_its_target_and_says_by_how_much() {
+    let mut results = BenchResults::default();
+    for (function, ns) in [("ours-system", 30.0), ("governor-default", 20.0)] {
+        results.insert(Measurement {
+            group: "permit".into(),
+            function: function.into(),
+            parameter: None,
+            median_ns: ns,
+            interval_ns: (ns, ns),
+            elements: None,
+        });
+    }
+    let html = render(&Inputs {
+        bench: Some(results),
+        ..Inputs::default()
+    })
+    .html;
+    // 1.5× against a 0.9× target: missed by 67 %.
+    assert!(
+        html.contains(
+            "<td>1.50×</td><td>≤ 0.9×</td><td><span class=\"miss\">missed by 67 %</span>"
+        ),
+        "{html}"
+    );
+}
