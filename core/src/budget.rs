@@ -8,6 +8,8 @@ use crate::attempt::Attempt;
 use crate::backoff::Backoff;
 use crate::instant::Instant;
 use crate::state::{Cell, State};
+#[cfg(feature = "stats")]
+use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::window::Grid;
 
 /// `limit` permits per window of the grid, claimed by compare-and-set on one state word.
@@ -16,6 +18,8 @@ pub(crate) struct Budget {
     limit: u32,
     state: State,
     backoff: Backoff,
+    #[cfg(feature = "stats")]
+    cas_retries: AtomicU64,
 }
 
 impl Budget {
@@ -31,6 +35,8 @@ impl Budget {
             limit: limit.get(),
             state: State::new(limit.get(), grid.last_index()),
             backoff,
+            #[cfg(feature = "stats")]
+            cas_retries: AtomicU64::new(0),
         }
     }
 
@@ -58,7 +64,8 @@ impl Budget {
             // the origin and the number of whole periods in it always fit, so the spec's
             // fallback for an overflowing advance (reset the window to now) has no case left
             // to handle.
-            let (index, used) = match self.grid.end(stored_index) {
+            let end = self.grid.end(stored_index);
+            let (index, used) = match end {
                 // Advance by however many whole periods have passed; the count restarts at
                 // zero, whatever was left unclaimed.
                 Some(end) if now >= end => (self.grid.index_of(now), 0),
@@ -67,32 +74,40 @@ impl Budget {
                 // can never reopen permits, and the window ends at its usual instant.
                 _ => (stored_index, stored_used),
             };
-            if used < self.limit {
-                match cell.compare_exchange(current, cell.encode(index, used + 1)) {
-                    Ok(()) => {
-                        return Attempt::Permitted {
-                            remaining: self.limit - used - 1,
-                        };
-                    }
-                    Err(found) => {
-                        self.backoff.snooze(retry);
-                        retry = retry.saturating_add(1);
-                        current = found;
-                        continue;
-                    }
+            if used >= self.limit {
+                // Full, decided from the loaded word alone, without writing. Only the stored
+                // window can be full (an advanced one starts empty), so `end` is its end.
+                return match end {
+                    Some(next) if next <= deadline => Attempt::Wait { until: next },
+                    Some(next) => Attempt::Rejected {
+                        retry_after: next.saturating_duration_since(now),
+                    },
+                    None => Attempt::Rejected {
+                        retry_after: Duration::MAX,
+                    },
+                };
+            }
+            match cell.compare_exchange(current, cell.encode(index, used + 1)) {
+                Ok(()) => {
+                    return Attempt::Permitted {
+                        remaining: self.limit - used - 1,
+                    };
+                }
+                Err(found) => {
+                    #[cfg(feature = "stats")]
+                    self.cas_retries.fetch_add(1, Ordering::Relaxed);
+                    self.backoff.snooze(retry);
+                    retry = retry.saturating_add(1);
+                    current = found;
                 }
             }
-            // Full: decided from the loaded word alone, without writing.
-            return match self.grid.end(index) {
-                Some(next) if next <= deadline => Attempt::Wait { until: next },
-                Some(next) => Attempt::Rejected {
-                    retry_after: next.saturating_duration_since(now),
-                },
-                None => Attempt::Rejected {
-                    retry_after: Duration::MAX,
-                },
-            };
         }
+    }
+
+    /// Compare-and-set attempts lost to another caller since the budget was made.
+    #[cfg(feature = "stats")]
+    pub(crate) fn cas_retries(&self) -> u64 {
+        self.cas_retries.load(Ordering::Relaxed)
     }
 
     /// The current window's start and the permits used in it, as stored (the window may be
@@ -105,11 +120,14 @@ impl Budget {
 
 impl fmt::Debug for Budget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Budget")
+        let mut debug = f.debug_struct("Budget");
+        debug
             .field("grid", &self.grid)
             .field("limit", &self.limit)
             .field("state", &self.state)
-            .field("backoff", &self.backoff)
-            .finish()
+            .field("backoff", &self.backoff);
+        #[cfg(feature = "stats")]
+        debug.field("cas_retries", &self.cas_retries);
+        debug.finish()
     }
 }

@@ -138,6 +138,7 @@ pub struct SystemClock;
 const LONGEST_REAL_SLEEP: Duration = Duration::from_secs(60 * 60 * 24 * 365);
 
 /// The process-wide counter and its reading at the epoch.
+#[inline]
 fn counter() -> &'static (quanta::Clock, u64) {
     static COUNTER: OnceLock<(quanta::Clock, u64)> = OnceLock::new();
     COUNTER.get_or_init(|| {

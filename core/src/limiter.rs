@@ -348,6 +348,32 @@ impl<C: Clock> RateLimiter<C> {
         self.budget.backoff()
     }
 
+    /// How many compare-and-set attempts on the state word lost to another caller and were
+    /// retried, since this limiter was made (feature `stats`).
+    ///
+    /// A relaxed counter bumped only on a lost race, so the uncontended paths pay nothing;
+    /// the contention benchmarks report it per operation.
+    ///
+    /// # Examples
+    ///
+    /// A single thread never loses a race.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::RateLimiter;
+    ///
+    /// let limiter = RateLimiter::of("api", 10, Duration::from_secs(1))?;
+    /// for _ in 0..20 {
+    ///     let _ = limiter.try_acquire();
+    /// }
+    /// assert_eq!(limiter.cas_retries(), 0);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    #[cfg(feature = "stats")]
+    pub fn cas_retries(&self) -> u64 {
+        self.budget.cas_retries()
+    }
+
     /// The clock the limiter reads and sleeps through.
     ///
     /// # Examples
@@ -681,6 +707,7 @@ impl<C: Clock> RateLimiter<C> {
         }
     }
 
+    #[cold]
     fn emit(&self, event: &RateLimiterEvent) {
         for listener in &self.listeners {
             // A listener's panic is its own failure, not the caller's or the limiter's: the
