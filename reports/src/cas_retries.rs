@@ -16,8 +16,8 @@ pub struct RetryPoint {
 
 /// The retry counts of one run (`target/cas-retries.json`).
 ///
-/// They are counted from outside the limiter: with `Backoff::new(spins)` at zero spins every
-/// retry yields, and each yield is one `sched_yield` system call that `perf` counts.
+/// They are counted by the limiter itself, built with its `stats` feature: a relaxed counter
+/// bumped on every compare-and-set lost to another caller.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct CasRetries {
     /// The backoff's spin setting during the count.

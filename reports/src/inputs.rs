@@ -66,7 +66,7 @@ impl Inputs {
                 )),
             },
             Err(err) => inputs.missing.push(format!(
-                "CAS retry counts {}: {err} (`cargo xtask bench` writes them where `perf` can count system calls)",
+                "CAS retry counts {}: {err} (`cargo xtask bench` writes them)",
                 paths.cas_retries.display()
             )),
         }

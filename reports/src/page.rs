@@ -256,7 +256,7 @@ fn retries_section(b: &mut Builder, counts: Option<&CasRetries>) {
     };
     let _ = write!(
         b.body,
-        "<p>Ours only, with <code>Backoff::new({})</code>: every retry after a lost compare-and-set yields, and perf counts the <code>sched_yield</code> calls. Neither peer can be counted this way (governor retries without yielding; the mutex has no compare-and-set to lose).</p><table><tr><th>threads</th><th>attempts</th><th>retries</th><th>retries per attempt</th></tr>",
+        "<p>Ours only, with <code>Backoff::new({})</code>, counted by the limiter itself (feature <code>stats</code>): every compare-and-set lost to another caller and retried. Neither peer keeps such a count (the mutex has no compare-and-set to lose).</p><table><tr><th>threads</th><th>attempts</th><th>retries</th><th>retries per attempt</th></tr>",
         counts.backoff_spins
     );
     for p in &counts.points {

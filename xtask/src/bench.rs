@@ -2,7 +2,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::cargo::{Failure, cargo, run as run_step};
 use crate::report::target_dir;
@@ -33,11 +33,11 @@ const QUICK: [&str; 9] = [
 ];
 
 /// Runs the benchmarks in release mode; results go to `target/criterion`. Then counts lost
-/// compare-and-set races (see [`count_retries`]) into `target/cas-retries.json`, if `perf` can.
+/// compare-and-set races (see [`count_retries`]) into `target/cas-retries.json`.
 ///
 /// # Errors
 ///
-/// If a benchmark fails to build or run.
+/// If a benchmark or the count fails to build or run.
 pub fn run(args: &Args) -> Result<(), Failure> {
     let mut command = cargo([
         "bench",
@@ -52,82 +52,42 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     }
     command.args(&args.rest);
     run_step("bench", command)?;
-    let out = target_dir().join("cas-retries.json");
-    // A stale count would be reported as this run's: remove it first.
-    let _ = fs::remove_file(&out);
-    if let Err(reason) = count_retries(args.quick, &out) {
-        eprintln!("xtask: bench: CAS retries not counted: {reason}");
-    }
-    Ok(())
+    count_retries(args.quick, &target_dir().join("cas-retries.json"))
 }
 
-/// Thread counts at which lost races are counted.
-const RETRY_THREADS: [u64; 4] = [1, 2, 4, 8];
-
-/// The tracepoint counted: one `sched_yield` per retry under `Backoff::new(0)`.
-const YIELD_EVENT: &str = "syscalls:sys_enter_sched_yield";
-
-/// Counts the limiter's lost compare-and-set races from outside: the `yield_count` example
-/// hammers a limiter whose every retry yields, under `perf stat` counting `sched_yield` calls,
-/// at each of [`RETRY_THREADS`]. Writes `{"backoff_spins":0,"points":[{"threads":…,
-/// "attempts":…,"retries":…},…]}` to `out`.
+/// Counts the limiter's lost compare-and-set races with its own counter (feature `stats`,
+/// built only for this count so the benchmarks above measure the limiter users get): the
+/// `cas_retries` example hammers a limiter from 1, 2, 4 and 8 threads and prints
+/// `{"backoff_spins":…,"points":[{"threads":…,"attempts":…,"retries":…},…]}`, written to
+/// `out`.
 ///
 /// # Errors
 ///
-/// If the example does not build, `perf` is missing or cannot count the tracepoint, or its
-/// output cannot be read.
+/// If the example fails to build or run, or its output cannot be written.
 fn count_retries(quick: bool, out: &Path) -> Result<(), Failure> {
-    run_step(
-        "bench: build yield_count",
-        cargo([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "fixed-window-benches",
-            "--example",
-            "yield_count",
-        ]),
-    )?;
-    let example = target_dir().join("release/examples/yield_count");
-    let stat = target_dir().join("cas-retries.perf");
-    let calls: u64 = if quick { 100_000 } else { 1_000_000 };
-    let mut points = Vec::new();
-    for threads in RETRY_THREADS {
-        let status = Command::new("perf")
-            .args(["stat", "-x,", "-e", YIELD_EVENT, "-o"])
-            .arg(&stat)
-            .arg(&example)
-            .arg(threads.to_string())
-            .arg(calls.to_string())
-            .stdout(Stdio::null())
-            .status()
-            .map_err(|err| format!("cannot run perf: {err}"))?;
-        if !status.success() {
-            return Err(format!("perf stat failed ({status})"));
-        }
-        let text = fs::read_to_string(&stat)
-            .map_err(|err| format!("cannot read {}: {err}", stat.display()))?;
-        // perf's CSV: "count,unit,event,…", with "<not supported>" in the count's place when
-        // the kernel lacks the tracepoint.
-        let retries = text
-            .lines()
-            .find(|line| line.contains(YIELD_EVENT))
-            .and_then(|line| line.split(',').next())
-            .and_then(|count| count.trim().parse::<u64>().ok())
-            .ok_or_else(|| format!("perf could not count {YIELD_EVENT}: {}", text.trim()))?;
-        let attempts = threads * calls;
-        eprintln!("xtask: bench: {threads} threads: {retries} retries in {attempts} attempts");
-        points.push(format!(
-            "{{\"threads\":{threads},\"attempts\":{attempts},\"retries\":{retries}}}"
-        ));
+    let calls = if quick { "100000" } else { "1000000" };
+    let mut command = cargo([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "fixed-window-benches",
+        "--features",
+        "stats",
+        "--example",
+        "cas_retries",
+        "--",
+        calls,
+    ]);
+    eprintln!("xtask: bench: count CAS retries: {command:?}");
+    let output = command
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|err| format!("count CAS retries: could not start: {err}"))?;
+    if !output.status.success() {
+        return Err(format!("count CAS retries failed ({})", output.status));
     }
-    let _ = fs::remove_file(&stat);
-    let json = format!(
-        "{{\"backoff_spins\":0,\"points\":[{}]}}\n",
-        points.join(",")
-    );
-    fs::write(out, json).map_err(|err| format!("cannot write {}: {err}", out.display()))
+    fs::write(out, &output.stdout).map_err(|err| format!("cannot write {}: {err}", out.display()))
 }
 
 /// The benchmarks' CI gate: every benchmark built and run briefly.
