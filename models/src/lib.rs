@@ -1,1 +1,52 @@
-//! Loom and shuttle models of the `fixed-window` limiter.
+//! Interleavings: loom and shuttle models of the `fixed-window` limiter, a linearizability
+//! checker for recorded histories, and deliberately broken limiters that prove the checkers
+//! can fail.
+//!
+//! The models run core itself: under `--cfg fixed_window_loom` or `--cfg fixed_window_shuttle`
+//! core's sync shim hands its state word, its backoff and the [`ManualClock`]'s atomic to the
+//! checker, which then explores (loom) or samples (shuttle) how racing callers interleave. See
+//! the crate's README for the suites, their bounds and how to replay a failure.
+//!
+//! [`ManualClock`]: fixed_window::ManualClock
+//!
+//! # Types
+//!
+//! The limiters under test
+//! - [`Subject`]: what every checker drives; implemented by core's `RateLimiter` and by
+//!   [`Planted`], a limiter with one deliberate [`Flaw`]. [`Target`] picks one.
+//! - [`Config`]: limit, period, origin and max wait, with window arithmetic written afresh
+//!   from SPEC.md.
+//! - [`WallClock`]: real time whose first reading is zero; [`record_on_wall_clock`] records
+//!   real threads on it.
+//!
+//! Histories
+//! - [`Recorder`] turns operations from many threads into a [`History`] of [`Record`]s
+//!   ([`Kind`], [`Outcome`]) and [`Event`]s (through [`Events`]).
+//!
+//! Checkers
+//! - [`invariants::check`]: the rules of SPEC.md on a history.
+//! - [`linearizability::check`]: a Wing–Gong search with Lowe's memoisation against the
+//!   sequential specification in [`spec`].
+//! - [`Violation`]: a checker's verdict.
+//! - [`scenario`]: scripts of racing threads on a manual clock, the assertion every run
+//!   makes, and [`scenario::violation_found`] for proving a checker fails.
+
+mod config;
+pub use crate::config::Config;
+mod history;
+pub use crate::history::{History, Record, Recorder};
+pub mod invariants;
+pub mod linearizability;
+mod outcome;
+pub use crate::outcome::{Event, Kind, Outcome};
+mod planted;
+pub use crate::planted::{Flaw, Planted};
+pub mod scenario;
+pub mod spec;
+mod subject;
+pub use crate::subject::{Events, Subject, Target};
+mod sync;
+mod violation;
+pub use crate::violation::Violation;
+mod wall;
+pub use crate::wall::{WallClock, record_on_wall_clock};

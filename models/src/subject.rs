@@ -1,0 +1,186 @@
+//! The limiter under test, behind one small trait that the real [`RateLimiter`] and the planted
+//! limiters both implement, so every checker runs unchanged against either.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use fixed_window::{Backoff, Clock, RateLimiter, RateLimiterError, RateLimiterEvent};
+
+use crate::config::Config;
+use crate::outcome::{Event, Outcome};
+use crate::planted::{Flaw, Planted};
+
+/// A limiter the checkers can drive: the three ways a caller asks for a permit.
+pub trait Subject: Send + Sync {
+    /// Takes a permit if the current window has one, never waiting.
+    fn try_acquire(&self) -> Outcome;
+
+    /// Takes a permit, waiting up to the configured max wait.
+    fn acquire(&self) -> Outcome;
+
+    /// Runs `op` if a permit is granted (waiting as [`acquire`](Subject::acquire) does).
+    fn call(&self, op: &mut dyn FnMut()) -> Outcome;
+}
+
+/// Where a limiter's events are collected; clones share one log.
+///
+/// A plain std mutex on purpose: recording is instrumentation, not part of the model, and it
+/// is never held across a point where loom or shuttle could switch threads.
+#[derive(Debug, Clone, Default)]
+pub struct Events {
+    log: Arc<Mutex<Vec<Event>>>,
+}
+
+impl Events {
+    /// An empty log.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(fixed_window_models::Events::new().take().is_empty());
+    /// ```
+    pub fn new() -> Events {
+        Events::default()
+    }
+
+    /// Appends `event`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_models::{Event, Events};
+    ///
+    /// let events = Events::new();
+    /// events.push(Event::Rejected { at: Instant::ZERO, retry_after: Duration::from_nanos(1) });
+    /// assert_eq!(events.take().len(), 1);
+    /// ```
+    pub fn push(&self, event: Event) {
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event);
+    }
+
+    /// Everything logged so far, leaving the log empty.
+    ///
+    /// # Examples
+    ///
+    /// See [`Events::push`].
+    pub fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.log.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Which limiter a model runs: the real core, or one with a planted flaw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// `fixed_window::RateLimiter`, the code users run, with its default backoff.
+    Core,
+    /// The same, with this backoff: `Backoff::new(1)` spins after the first lost race and
+    /// yields after the next, so a small model reaches both branches of the retry loop.
+    CoreWithBackoff(Backoff),
+    /// A deliberately broken limiter that the checkers must catch.
+    Planted(Flaw),
+}
+
+impl Target {
+    /// A limiter of this kind with `config`'s limit, period and max wait, on `clock`, sending
+    /// its events to `events`. Its origin is `clock.now()` when this is called, which the
+    /// caller must have put in `config.origin`.
+    ///
+    /// # Panics
+    ///
+    /// If `config` has a zero limit, or (for a planted limiter) instants or limits too large
+    /// for its packed state (see [`Planted::new`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock};
+    /// use fixed_window_models::{Config, Events, Outcome, Target};
+    ///
+    /// let config = Config::new(Instant::ZERO, 1, Duration::from_nanos(10), Duration::ZERO);
+    /// let limiter = Target::Core.build(&config, ManualClock::new(), &Events::new());
+    /// assert!(limiter.try_acquire().is_permitted());
+    /// assert!(matches!(limiter.try_acquire(), Outcome::Rejected { .. }));
+    /// ```
+    pub fn build<C: Clock + 'static>(
+        self,
+        config: &Config,
+        clock: C,
+        events: &Events,
+    ) -> Box<dyn Subject> {
+        match self {
+            Target::Core => {
+                Target::CoreWithBackoff(Backoff::default()).build(config, clock, events)
+            }
+            Target::CoreWithBackoff(backoff) => {
+                let sink = events.clone();
+                let limiter = RateLimiter::of("model", config.limit, config.period_duration())
+                    .expect("a model's configuration has a positive limit and period")
+                    .with_max_wait(config.max_wait_duration())
+                    .with_backoff(backoff)
+                    .with_listener(move |event| {
+                        if let Some(event) = record(event) {
+                            sink.push(event);
+                        }
+                    })
+                    .with_clock(clock);
+                Box::new(limiter)
+            }
+            Target::Planted(flaw) => Box::new(Planted::new(flaw, config, clock, events.clone())),
+        }
+    }
+}
+
+/// The model's copy of a core event; `None` for a kind of event added to core after this crate
+/// was written, which the checks do not judge.
+fn record(event: &RateLimiterEvent) -> Option<Event> {
+    match *event {
+        RateLimiterEvent::Permitted { at, remaining, .. } => {
+            Some(Event::Permitted { at, remaining })
+        }
+        RateLimiterEvent::Rejected {
+            at, retry_after, ..
+        } => Some(Event::Rejected { at, retry_after }),
+        _ => None,
+    }
+}
+
+fn outcome<T>(result: &Result<T, RateLimiterError>, permitted: impl Fn(&T) -> Outcome) -> Outcome {
+    match result {
+        Ok(value) => permitted(value),
+        Err(err) => err
+            .retry_after()
+            .map_or(Outcome::Interrupted, |retry_after| Outcome::Rejected {
+                retry_after,
+            }),
+    }
+}
+
+impl<C: Clock> Subject for RateLimiter<C> {
+    fn try_acquire(&self) -> Outcome {
+        outcome(&RateLimiter::try_acquire(self), |permit| {
+            Outcome::Permitted {
+                at: Some(permit.at()),
+                remaining: Some(permit.remaining()),
+            }
+        })
+    }
+
+    fn acquire(&self) -> Outcome {
+        outcome(&RateLimiter::acquire(self), |permit| Outcome::Permitted {
+            at: Some(permit.at()),
+            remaining: Some(permit.remaining()),
+        })
+    }
+
+    fn call(&self, op: &mut dyn FnMut()) -> Outcome {
+        outcome(&RateLimiter::call(self, op), |()| Outcome::Permitted {
+            at: None,
+            remaining: None,
+        })
+    }
+}
