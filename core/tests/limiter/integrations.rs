@@ -49,6 +49,26 @@ mod tokio_clock {
     }
 }
 
+#[cfg(feature = "tokio")]
+mod tokio_blocking {
+    use core::time::Duration;
+
+    use fixed_window::{Clock, Interrupt, TokioClock};
+
+    #[test]
+    fn a_blocking_sleep_on_the_tokio_clock_waits_on_the_interrupt_handle() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let clock = runtime.block_on(async { TokioClock::new() });
+        let interrupt = Interrupt::new();
+        assert_eq!(clock.sleep(Duration::from_millis(1), &interrupt), Ok(()));
+        interrupt.interrupt();
+        assert!(clock.sleep(Duration::from_secs(3_600), &interrupt).is_err());
+    }
+}
+
 #[cfg(feature = "tower")]
 mod tower_layer {
     use core::time::Duration;
@@ -93,5 +113,61 @@ mod tower_layer {
             assert_eq!(service.ready().await.unwrap().call(6).await, Ok(12));
         });
         assert_eq!(reached.load(Ordering::SeqCst), 3);
+    }
+
+    /// A service that is never ready.
+    #[derive(Clone)]
+    struct Busy;
+
+    impl tower::Service<()> for Busy {
+        type Response = ();
+        type Error = std::io::Error;
+        type Future = core::future::Ready<Result<(), std::io::Error>>;
+
+        fn poll_ready(
+            &mut self,
+            _: &mut core::task::Context<'_>,
+        ) -> core::task::Poll<Result<(), Self::Error>> {
+            core::task::Poll::Pending
+        }
+
+        fn call(&mut self, (): ()) -> Self::Future {
+            core::future::ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn readiness_is_the_inner_services() {
+        let limiter = Arc::new(RateLimiter::of("svc", 1, Duration::from_secs(1)).unwrap());
+        let mut service = RateLimitLayer::new(limiter).layer(Busy);
+        let mut cx = core::task::Context::from_waker(futures::task::noop_waker_ref());
+        assert!(service.poll_ready(&mut cx).is_pending());
+    }
+
+    #[test]
+    fn a_service_error_exposes_its_source() {
+        use std::error::Error as _;
+
+        let inner = std::io::Error::other("disk full");
+        let err: ServiceError<std::io::Error> = ServiceError::Service(inner);
+        assert_eq!(err.source().unwrap().to_string(), "disk full");
+        assert_eq!(err.to_string(), "disk full");
+        let limited: ServiceError<std::io::Error> =
+            ServiceError::RateLimited(fixed_window::RateLimiterError::Interrupted { name: "svc" });
+        assert!(
+            limited
+                .source()
+                .unwrap()
+                .to_string()
+                .contains("interrupted")
+        );
+    }
+
+    #[test]
+    fn layers_and_services_print_their_limiter() {
+        let limiter = Arc::new(RateLimiter::of("printed", 1, Duration::from_secs(1)).unwrap());
+        let layer = RateLimitLayer::new(limiter);
+        assert!(format!("{layer:?}").contains("printed"));
+        assert!(format!("{:?}", layer.clone().layer(Busy)).contains("printed"));
     }
 }
