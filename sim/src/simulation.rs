@@ -1,6 +1,6 @@
 //! The discrete-event loop: one scenario, one subject, one trace.
 //!
-//! Events wait in a queue ordered by (virtual time, sequence number); nothing is read from
+//! Events wait in a queue ordered by virtual time, then order of scheduling; nothing is read from
 //! the real clock, the environment or a hash map's order, so the same scenario always gives
 //! the same trace.
 //!
@@ -16,8 +16,6 @@
 
 use core::task::{Context, Poll, Waker};
 use std::any::Any;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -25,13 +23,14 @@ use std::sync::Arc;
 use fixed_window::{ConfigError, Interrupt, Interrupted, RateLimiter, RateLimiterError};
 
 use crate::broken::{Broken, Flaw};
+use crate::event_queue::EventQueue;
 use crate::handoff::Handoff;
 use crate::record::{CallKind, OpOutput, Outcome, Record};
 use crate::scenario::{Config, Scenario};
 use crate::subject::{
     CallFuture, Granted, Operation, SimulatedPanic, Simulating, Subject, silence_simulated_panics,
 };
-use crate::virtual_clock::{NO_CALLER, Report, Shared, Timer, Turn, VirtualClock};
+use crate::virtual_clock::{self, NO_CALLER, Report, Shared, Timer, Turn, VirtualClock};
 
 /// The name of every simulated limiter.
 pub const LIMITER_NAME: &str = "simulated";
@@ -89,46 +88,15 @@ impl Run {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
     Arrive(u32),
-    Timer(usize),
+    /// A sleep's timer: the sleeping caller and the timer's id.
+    Timer(u32, usize),
     Interrupt(u32),
     Cancel(u32),
     /// Poll a caller that yielded without sleeping.
     Poll(u32),
-}
-
-/// Where the sequence number starts in a packed event: below it, 3 bits of kind and 32 of id.
-const SEQ_SHIFT: u32 = 35;
-/// Sequence numbers must stay below this to fit; [`EVENT_BUDGET`] keeps them far below.
-const LAST_SEQ: u64 = 1 << (64 - SEQ_SHIFT);
-
-/// `event` and its sequence number in one word, ordered by sequence number first. Callers
-/// and timers are numbered below 2³² (a run processes at most [`EVENT_BUDGET`] events, and
-/// registers at most one timer per event).
-fn pack(seq: u64, event: Event) -> u64 {
-    let (kind, id) = match event {
-        Event::Arrive(caller) => (0, u64::from(caller)),
-        Event::Timer(id) => (1, id as u64),
-        Event::Interrupt(caller) => (2, u64::from(caller)),
-        Event::Cancel(caller) => (3, u64::from(caller)),
-        Event::Poll(caller) => (4, u64::from(caller)),
-    };
-    debug_assert!(seq < LAST_SEQ && u32::try_from(id).is_ok());
-    seq << SEQ_SHIFT | kind << 32 | id
-}
-
-fn unpack(key: u64) -> Event {
-    let id = key & u64::from(u32::MAX);
-    let caller = u32::try_from(id).unwrap_or(u32::MAX);
-    match (key >> 32) & 0b111 {
-        0 => Event::Arrive(caller),
-        1 => Event::Timer(usize::try_from(id).unwrap_or(usize::MAX)),
-        2 => Event::Interrupt(caller),
-        3 => Event::Cancel(caller),
-        _ => Event::Poll(caller),
-    }
 }
 
 /// An asynchronous call in flight.
@@ -185,12 +153,10 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
     silence_simulated_panics();
     let clock = VirtualClock::new(scenario.clock.clone());
     let shared = Arc::clone(clock.shared());
-    {
-        let mut state = shared.state();
-        state.turns = vec![None; scenario.callers.len()];
-        // A call leaves about four records (start, event, operation, finish) plus its sleeps.
-        state.records.reserve(scenario.callers.len() * 5);
-    }
+    shared.state().turns = vec![None; scenario.callers.len()];
+    // A call leaves about four records (start, event, operation, finish) plus its sleeps,
+    // which herds of waiters make several.
+    virtual_clock::begin_trace(Vec::with_capacity(scenario.callers.len() * 6));
     let subject: Box<dyn Subject> = match target {
         Target::Real => Box::new(real_limiter(scenario, clock)?),
         Target::Broken(flaw) => Box::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
@@ -264,23 +230,18 @@ struct World<'a> {
     subject: &'a dyn Subject,
     /// The clock's side of the run: time, timers, trace.
     shared: &'a Arc<Shared>,
-    /// Pending events by (virtual time, sequence number): ties break by order of scheduling.
-    /// Each event is packed with its sequence number into one word (see [`pack`]), which
-    /// halves the heap's entries.
-    queue: BinaryHeap<Reverse<(u64, u64)>>,
-    /// Arrivals, by (virtual time, caller), taken in order; each caller's sequence number is
-    /// its place here, scheduled before any other event, so they need no place in `queue`.
+    /// Pending events by virtual time; ties break by order of scheduling.
+    queue: EventQueue<Event>,
+    /// Arrivals, by (virtual time, caller), taken in order. They count as scheduled before
+    /// any other event, so at equal times they come first, and need no place in `queue`.
     arrivals: Vec<(u64, u32)>,
     /// The next arrival to take.
     next_arrival: usize,
-    /// Timers registered during one step, on their way to the queue (kept to reuse its memory).
+    /// Timers registered during one step past the first, on their way to the queue (kept to
+    /// reuse its memory).
     registered: Vec<Timer>,
-    /// Every timer of the run, by id.
-    timers: Vec<Timer>,
     /// Each caller's pending timer, by caller id.
     sleeping: Vec<Option<usize>>,
-    /// The next sequence number.
-    seq: u64,
     /// Each caller's progress, by caller id.
     slots: Vec<Slot<'a>>,
     stats: Stats,
@@ -295,12 +256,10 @@ impl<'a> World<'a> {
             scenario,
             subject,
             shared,
-            queue: BinaryHeap::new(),
-            seq: scenario.callers.len() as u64,
+            queue: EventQueue::new(),
             arrivals: Vec::with_capacity(scenario.callers.len()),
             next_arrival: 0,
             registered: Vec::new(),
-            timers: Vec::new(),
             sleeping: vec![None; scenario.callers.len()],
             slots: (0..scenario.callers.len()).map(|_| Slot::Waiting).collect(),
             stats: Stats::default(),
@@ -323,8 +282,7 @@ impl<'a> World<'a> {
     }
 
     fn schedule(&mut self, t: u64, event: Event) {
-        self.queue.push(Reverse((t, pack(self.seq, event))));
-        self.seq += 1;
+        self.queue.push(t, event);
     }
 
     /// The step loop: take the earliest event, move virtual time to it, act on it, and move
@@ -334,7 +292,7 @@ impl<'a> World<'a> {
         'a: 'scope,
     {
         while let Some((t, event)) = self.next_event() {
-            if self.stats.events >= EVENT_BUDGET || self.seq >= LAST_SEQ {
+            if self.stats.events >= EVENT_BUDGET {
                 self.out_of_budget = true;
                 break;
             }
@@ -342,7 +300,7 @@ impl<'a> World<'a> {
             self.shared.set_time(t);
             match event {
                 Event::Arrive(caller) => self.arrive(scope, caller),
-                Event::Timer(id) => self.fire(id),
+                Event::Timer(caller, id) => self.fire(caller, id),
                 Event::Interrupt(caller) => self.interrupt(caller),
                 Event::Cancel(caller) => self.cancel(caller),
                 Event::Poll(caller) => self.poll(caller),
@@ -353,21 +311,13 @@ impl<'a> World<'a> {
 
     /// The earliest event, from the arrivals or the queue.
     fn next_event(&mut self) -> Option<(u64, Event)> {
-        let arrival = self.arrivals.get(self.next_arrival).map(|&(t, caller)| {
-            let seq = self.next_arrival as u64;
-            (t, seq, caller)
-        });
-        let queued = self
-            .queue
-            .peek()
-            .map(|&Reverse((t, key))| (t, key >> SEQ_SHIFT));
-        match (arrival, queued) {
-            (Some((t, seq, caller)), queued) if queued.is_none_or(|q| (t, seq) < q) => {
+        if let Some(&(t, caller)) = self.arrivals.get(self.next_arrival) {
+            if self.queue.peek_time().is_none_or(|queued| t <= queued) {
                 self.next_arrival += 1;
-                Some((t, Event::Arrive(caller)))
+                return Some((t, Event::Arrive(caller)));
             }
-            _ => self.queue.pop().map(|Reverse((t, key))| (t, unpack(key))),
         }
+        self.queue.pop()
     }
 
     fn arrive<'scope>(&mut self, scope: &'scope std::thread::Scope<'scope, '_>, caller: u32)
@@ -378,9 +328,8 @@ impl<'a> World<'a> {
         let config = self.scenario.config;
         self.stats.calls += 1;
         {
-            let mut state = self.shared.state();
             let at = self.shared.reading();
-            state.records.push(Record::Start {
+            self.shared.record(Record::Start {
                 caller,
                 at,
                 kind: spec.kind,
@@ -455,7 +404,9 @@ impl<'a> World<'a> {
 
     /// Waits for the blocking caller that has the turn to hand it back.
     fn await_turn(&mut self, caller: u32) {
-        match self.shared.to_simulator.recv() {
+        let report = self.shared.to_simulator.recv();
+        self.shared.collect_records();
+        match report {
             Report::Sleeping => self.stats.waits += 1,
             Report::Done(outcome, message) => {
                 self.shared.set_current(NO_CALLER);
@@ -477,8 +428,8 @@ impl<'a> World<'a> {
         let mut context = Context::from_waker(Waker::noop());
         let result = quietly(|| task.poll(&mut context, config));
         self.shared.set_current(NO_CALLER);
-        self.shared.take_registered(&mut self.registered);
-        let slept = !self.registered.is_empty();
+        // Ending a call schedules nothing, so the new timers may go first.
+        let slept = self.enqueue_timers();
         match result {
             Ok(Poll::Ready(outcome)) => self.end(caller, outcome),
             Ok(Poll::Pending) if slept => self.stats.waits += 1,
@@ -491,43 +442,45 @@ impl<'a> World<'a> {
                 self.end(caller, outcome);
             }
         }
-        self.schedule_registered();
     }
 
-    /// Moves the timers registered since the last step into the queue.
-    fn enqueue_timers(&mut self) {
-        self.shared.take_registered(&mut self.registered);
-        self.schedule_registered();
-    }
-
-    fn schedule_registered(&mut self) {
-        let mut registered = std::mem::take(&mut self.registered);
-        for timer in registered.drain(..) {
-            let id = timer.id;
-            debug_assert_eq!(id, self.timers.len(), "timers are numbered in order");
-            self.sleeping[timer.owner as usize] = Some(id);
-            self.schedule(timer.wake, Event::Timer(id));
-            self.timers.push(timer);
+    /// Moves the timers registered since the last step into the queue; whether there were
+    /// any.
+    fn enqueue_timers(&mut self) -> bool {
+        let Some(timer) = self.shared.take_registered() else {
+            return false;
+        };
+        self.enqueue(timer);
+        if self.shared.take_more_registered(&mut self.registered) {
+            let mut registered = std::mem::take(&mut self.registered);
+            for timer in registered.drain(..) {
+                self.enqueue(timer);
+            }
+            self.registered = registered;
         }
-        self.registered = registered;
+        true
     }
 
-    fn fire(&mut self, id: usize) {
-        let owner = self.timers[id].owner;
+    fn enqueue(&mut self, timer: Timer) {
+        self.sleeping[timer.owner as usize] = Some(timer.id);
+        self.schedule(timer.wake, Event::Timer(timer.owner, timer.id));
+    }
+
+    fn fire(&mut self, owner: u32, id: usize) {
         // A timer whose caller was woken otherwise, or dropped its sleep, is stale.
         if self.sleeping[owner as usize] != Some(id) {
             return;
         }
         self.sleeping[owner as usize] = None;
-        self.resume(owner, id, Ok(()));
+        self.resume(owner, Ok(()));
     }
 
-    fn resume(&mut self, caller: u32, timer: usize, result: Result<(), Interrupted>) {
+    fn resume(&mut self, caller: u32, result: Result<(), Interrupted>) {
         match &self.slots[caller as usize] {
             Slot::Async(_) => {
-                self.shared.wake(timer, result.is_err());
+                virtual_clock::wake(result);
                 self.poll(caller);
-                self.shared.woken();
+                virtual_clock::woken();
             }
             Slot::Blocking { turn, .. } => {
                 let turn = Arc::clone(turn);
@@ -551,8 +504,8 @@ impl<'a> World<'a> {
         if let Slot::Blocking { interrupt, .. } = &self.slots[caller as usize] {
             interrupt.interrupt();
         }
-        if let Some(timer) = pending {
-            self.resume(caller, timer, Err(Interrupted));
+        if pending.is_some() {
+            self.resume(caller, Err(Interrupted));
         }
     }
 
@@ -603,7 +556,9 @@ impl<'a> World<'a> {
                     interrupt.interrupt();
                     loop {
                         turn.send(Err(Interrupted));
-                        if let Report::Done(..) = self.shared.to_simulator.recv() {
+                        let report = self.shared.to_simulator.recv();
+                        self.shared.collect_records();
+                        if let Report::Done(..) = report {
                             break;
                         }
                     }
@@ -616,7 +571,8 @@ impl<'a> World<'a> {
                 Slot::Waiting | Slot::Done => {}
             }
         }
-        let records = std::mem::take(&mut self.shared.state().records);
+        self.shared.collect_records();
+        let records = virtual_clock::end_trace();
         Run {
             records,
             stats: self.stats,
