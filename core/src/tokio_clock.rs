@@ -50,11 +50,20 @@ impl TokioClock {
     ///
     /// # Examples
     ///
-    /// ```
-    /// use fixed_window::{Clock, TokioClock};
+    /// Under paused time the clock reads exactly what tokio has advanced.
     ///
-    /// let clock = TokioClock::new();
-    /// assert!(clock.now().as_nanos() < 1_000_000_000);
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, Instant, TokioClock};
+    ///
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build()?;
+    /// runtime.block_on(async {
+    ///     let clock = TokioClock::new();
+    ///     assert_eq!(clock.now(), Instant::ZERO);
+    ///     tokio::time::advance(Duration::from_secs(1)).await;
+    ///     assert_eq!(clock.now(), Instant::from_nanos(1_000_000_000));
+    /// });
+    /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn new() -> TokioClock {
         TokioClock {
