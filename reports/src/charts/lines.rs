@@ -2,7 +2,7 @@
 
 use plotters::prelude::*;
 
-use super::{ChartError, SIZE, Svg, colour};
+use super::{ChartError, SIZE, Svg, colour, draw_legend};
 
 /// One named line: its points (x, y).
 #[derive(Debug, Clone, PartialEq)]
@@ -70,12 +70,7 @@ pub fn lines(
                     .map(|&p| Circle::new(p, 3, colour(&s.name).filled())),
             )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present()?;
     }
     Ok(svg)

@@ -19,7 +19,10 @@ pub use self::windows::{
 
 use std::fmt;
 
-use plotters::style::RGBColor;
+use plotters::chart::{ChartContext, SeriesLabelPosition};
+use plotters::coord::CoordTranslate;
+use plotters::prelude::DrawingBackend;
+use plotters::style::{BLACK, Color, RGBColor, WHITE};
 
 /// An SVG document.
 pub type Svg = String;
@@ -57,4 +60,22 @@ pub fn colour(function: &str) -> RGBColor {
         f if f.starts_with("mutex") => RGBColor(110, 110, 110),
         _ => RGBColor(60, 160, 90),
     }
+}
+
+/// Draws a chart's legend at `position`, in the same box on every chart.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), ChartError>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
 }

@@ -2,7 +2,7 @@
 
 use plotters::prelude::*;
 
-use super::{ChartError, SIZE, Svg};
+use super::{ChartError, SIZE, Svg, draw_legend};
 use crate::sim_trace::Call;
 
 /// Width of one bar, as a fraction of `max_wait`.
@@ -90,11 +90,7 @@ pub fn wait_histogram<'a>(calls: impl IntoIterator<Item = &'a Call>) -> Result<S
             ))?
             .label("max_wait")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present()?;
     }
     Ok(svg)

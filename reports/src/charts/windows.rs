@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::{ChartError, SIZE, Svg};
+use super::{ChartError, SIZE, Svg, draw_legend};
 use crate::sim_trace::Scenario;
 
 /// How many consecutive windows the per-window chart shows, from the first with a permit.
@@ -74,11 +74,7 @@ pub fn permits_per_window(scenario: &Scenario) -> Result<Svg, ChartError> {
             ))?
             .label("limit")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present()?;
     }
     Ok(svg)
@@ -160,11 +156,7 @@ pub fn permits_near_boundaries(scenario: &Scenario) -> Result<Svg, ChartError> {
             )?
             .label("permit")
             .legend(|(x, y)| Circle::new((x + 9, y), 3, RGBColor(33, 102, 172).filled()));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present()?;
     }
     Ok(svg)
