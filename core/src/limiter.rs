@@ -643,21 +643,16 @@ impl<C: Clock> RateLimiter<C> {
         let deadline = self.deadline(now);
         let mut slept_from = None;
         loop {
-            match self.attempt(now, deadline) {
-                Attempt::Permitted { remaining } => return Ok(Permit { at: now, remaining }),
-                Attempt::Rejected { retry_after } => return Err(self.rejected(retry_after)),
-                Attempt::Wait { until } => {
-                    if stalled(slept_from, now) {
-                        return Err(self.reject(now, until));
-                    }
-                    self.clock
-                        .sleep_async(until.saturating_duration_since(now))
-                        .await
-                        .map_err(|_| self.interrupted())?;
-                    slept_from = Some(now);
-                    now = self.clock.now();
-                }
-            }
+            let pause = match self.step(now, deadline, slept_from) {
+                Step::Done(result) => return result,
+                Step::Sleep(pause) => pause,
+            };
+            self.clock
+                .sleep_async(pause)
+                .await
+                .map_err(|_| self.interrupted())?;
+            slept_from = Some(now);
+            now = self.clock.now();
         }
     }
 
@@ -694,22 +689,33 @@ impl<C: Clock> RateLimiter<C> {
         // wait is made only when a wait begins.
         let mut own_interrupt = None;
         loop {
-            match self.attempt(now, deadline) {
-                Attempt::Permitted { remaining } => return Ok(Permit { at: now, remaining }),
-                Attempt::Rejected { retry_after } => return Err(self.rejected(retry_after)),
-                Attempt::Wait { until } => {
-                    if stalled(slept_from, now) {
-                        return Err(self.reject(now, until));
-                    }
-                    let interrupt = interrupt
-                        .unwrap_or_else(|| own_interrupt.get_or_insert_with(Interrupt::new));
-                    self.clock
-                        .sleep(until.saturating_duration_since(now), interrupt)
-                        .map_err(|_| self.interrupted())?;
-                    slept_from = Some(now);
-                    now = self.clock.now();
-                }
+            let pause = match self.step(now, deadline, slept_from) {
+                Step::Done(result) => return result,
+                Step::Sleep(pause) => pause,
+            };
+            let interrupt =
+                interrupt.unwrap_or_else(|| own_interrupt.get_or_insert_with(Interrupt::new));
+            self.clock
+                .sleep(pause, interrupt)
+                .map_err(|_| self.interrupted())?;
+            slept_from = Some(now);
+            now = self.clock.now();
+        }
+    }
+
+    /// One round of a waiting call, shared by the blocking and async loops, which differ only
+    /// in how they sleep: the call's result, or how long to sleep before the next round.
+    /// `slept_from` is the reading before the previous sleep, if there was one.
+    fn step(&self, now: Instant, deadline: Instant, slept_from: Option<Instant>) -> Step {
+        match self.attempt(now, deadline) {
+            Attempt::Permitted { remaining } => Step::Done(Ok(Permit { at: now, remaining })),
+            Attempt::Rejected { retry_after } => Step::Done(Err(self.rejected(retry_after))),
+            // A stopped clock (or one that stepped back across the sleep) would otherwise keep
+            // the caller sleeping forever.
+            Attempt::Wait { until } if slept_from.is_some_and(|before| now <= before) => {
+                Step::Done(Err(self.reject(now, until)))
             }
+            Attempt::Wait { until } => Step::Sleep(until.saturating_duration_since(now)),
         }
     }
 
@@ -749,11 +755,12 @@ impl<C: Clock> RateLimiter<C> {
     }
 }
 
-/// Whether a call that slept from `slept_from` and now reads `now` still needs to wait although
-/// its clock did not move forward at all: a stopped clock (or one that stepped back across the
-/// sleep) would otherwise keep the caller sleeping forever.
-fn stalled(slept_from: Option<Instant>, now: Instant) -> bool {
-    slept_from.is_some_and(|before| now <= before)
+/// What a waiting call does next.
+enum Step {
+    /// Return this.
+    Done(Result<Permit, RateLimiterError>),
+    /// Sleep this long, then attempt again.
+    Sleep(Duration),
 }
 
 impl<C> fmt::Debug for RateLimiter<C> {
