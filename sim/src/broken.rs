@@ -221,25 +221,16 @@ impl Broken {
             } else {
                 None
             };
-            match self.step(now, deadline, seen) {
-                Attempt::Permitted { remaining } => {
-                    let at = u64::try_from(now).unwrap_or(u64::MAX);
-                    return Ok(Granted { at, remaining });
-                }
-                Attempt::Rejected { retry_after } => return Err(self.reject(now, retry_after)),
-                Attempt::Wait { until } => {
-                    let until = u128::from(until.as_nanos());
-                    if slept_from.is_some_and(|before| now <= before) {
-                        return Err(self.reject(now, nanos(until.saturating_sub(now))));
-                    }
-                    self.clock
-                        .sleep_async(nanos(until.saturating_sub(now)))
-                        .await
-                        .map_err(|_| self.interrupted())?;
-                    slept_from = Some(now);
-                    now = self.now();
-                }
-            }
+            let pause = match self.next(self.step(now, deadline, seen), now, slept_from) {
+                Next::Done(result) => return result,
+                Next::Sleep(pause) => pause,
+            };
+            self.clock
+                .sleep_async(pause)
+                .await
+                .map_err(|_| self.interrupted())?;
+            slept_from = Some(now);
+            now = self.now();
         }
     }
 
@@ -248,26 +239,45 @@ impl Broken {
         let deadline = self.deadline(now);
         let mut slept_from = None;
         loop {
-            match self.step(now, deadline, None) {
-                Attempt::Permitted { remaining } => {
-                    let at = u64::try_from(now).unwrap_or(u64::MAX);
-                    return Ok(Granted { at, remaining });
-                }
-                Attempt::Rejected { retry_after } => return Err(self.reject(now, retry_after)),
-                Attempt::Wait { until } => {
-                    let until = u128::from(until.as_nanos());
-                    if slept_from.is_some_and(|before| now <= before) {
-                        return Err(self.reject(now, nanos(until.saturating_sub(now))));
-                    }
-                    self.clock
-                        .sleep(nanos(until.saturating_sub(now)), interrupt)
-                        .map_err(|_| self.interrupted())?;
-                    slept_from = Some(now);
-                    now = self.now();
+            let pause = match self.next(self.step(now, deadline, None), now, slept_from) {
+                Next::Done(result) => return result,
+                Next::Sleep(pause) => pause,
+            };
+            self.clock
+                .sleep(pause, interrupt)
+                .map_err(|_| self.interrupted())?;
+            slept_from = Some(now);
+            now = self.now();
+        }
+    }
+
+    /// What a waiting call does after `attempt` at `now`, shared by the blocking and async
+    /// loops as core shares it: its result, or how long to sleep before the next round.
+    fn next(&self, attempt: Attempt, now: u128, slept_from: Option<u128>) -> Next {
+        match attempt {
+            Attempt::Permitted { remaining } => {
+                let at = u64::try_from(now).unwrap_or(u64::MAX);
+                Next::Done(Ok(Granted { at, remaining }))
+            }
+            Attempt::Rejected { retry_after } => Next::Done(Err(self.reject(now, retry_after))),
+            Attempt::Wait { until } => {
+                let pause = nanos(u128::from(until.as_nanos()).saturating_sub(now));
+                if slept_from.is_some_and(|before| now <= before) {
+                    Next::Done(Err(self.reject(now, pause)))
+                } else {
+                    Next::Sleep(pause)
                 }
             }
         }
     }
+}
+
+/// What a waiting call does next.
+enum Next {
+    /// Return this.
+    Done(Result<Granted, RateLimiterError>),
+    /// Sleep this long, then attempt again.
+    Sleep(Duration),
 }
 
 fn nanos(n: u128) -> Duration {
