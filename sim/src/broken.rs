@@ -15,7 +15,7 @@ use fixed_window::{Attempt, Clock, ConfigError, Interrupt, RateLimiterError};
 use crate::record::{OpOutput, Record};
 use crate::scenario::Config;
 use crate::subject::{CallFuture, Granted, Operation, Subject};
-use crate::virtual_clock::VirtualClock;
+use crate::virtual_clock::{self, VirtualClock};
 
 /// The fault a broken limiter has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -117,7 +117,7 @@ impl Broken {
 
     fn emit(&self, record: impl FnOnce(u32) -> Record) {
         let shared = self.clock.shared();
-        shared.record(record(shared.current()));
+        virtual_clock::record(record(shared.current()));
     }
 
     /// One step, from `seen` (the state as read, possibly earlier) to a decision, writing the

@@ -42,7 +42,6 @@ pub use crate::broken::{Broken, Flaw};
 mod clock_model;
 pub use crate::clock_model::{ClockKind, ClockModel, Segment};
 mod event_queue;
-mod handoff;
 mod oracle;
 pub use crate::oracle::{Invariant, Violation, check};
 mod record;

@@ -188,7 +188,8 @@ pub struct Scenario {
 
 /// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
 const MOST_CALLERS: usize = 600;
-/// Blocking callers each run on a thread of their own, so a scenario has few of them.
+/// Blocking callers each run on a coroutine stack of their own, mapped for the call, so a
+/// scenario has few of them.
 const MOST_BLOCKING: usize = 6;
 const NANOS_PER_YEAR: u64 = 365 * 24 * 3600 * 1_000_000_000;
 

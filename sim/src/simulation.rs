@@ -8,10 +8,11 @@
 //! that can make them pending are the virtual clock's sleeps (whose timers are events) and a
 //! plain yield (re-polled at the same instant, after the events already due).
 //!
-//! Blocking callers (`call_interruptible`) each run on a thread of their own, but never at
-//! the same time as anything else: the loop hands a blocking caller its turn and waits until
-//! the caller's sleep registers a timer and hands the turn back, or its call ends. Their sleeps
-//! are therefore events like any other, and the run stays deterministic while driving the
+//! Blocking callers (`call_interruptible`) each run on a stack of their own, a coroutine the
+//! loop resumes on its own thread: the limiter's real blocking path runs unchanged, and when
+//! it sleeps, the virtual clock registers a timer and suspends the coroutine until the loop
+//! fires or interrupts that timer. Their sleeps are therefore events like any other, and the
+//! run stays deterministic (and as cheap as a context switch in user space) while driving the
 //! limiter's real blocking path.
 
 use core::task::{Context, Poll, Waker};
@@ -21,22 +22,27 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use fixed_window::{ConfigError, Interrupt, Interrupted, RateLimiter, RateLimiterError};
+use generator::{Generator, Gn};
 
 use crate::broken::{Broken, Flaw};
 use crate::event_queue::EventQueue;
-use crate::handoff::Handoff;
 use crate::record::{CallKind, OpOutput, Outcome, Record};
 use crate::scenario::{Config, Scenario};
 use crate::subject::{
     CallFuture, Granted, Operation, SimulatedPanic, Simulating, Subject, silence_simulated_panics,
 };
-use crate::virtual_clock::{self, NO_CALLER, Report, Shared, Timer, Turn, VirtualClock};
+use crate::virtual_clock::{self, Handback, NO_CALLER, Resumption, Shared, Timer, VirtualClock};
 
 /// The name of every simulated limiter.
 pub const LIMITER_NAME: &str = "simulated";
 
 /// A run that takes more events than this is stopped and its unfinished calls reported.
 pub const EVENT_BUDGET: u64 = 5_000_000;
+
+/// The stack of a blocking caller's coroutine, in words: room for the limiter's call, a
+/// panic's unwinding and the panic hook's message, with a guard page below it. Pages are
+/// only touched as used.
+const BLOCKING_STACK_WORDS: usize = 32 * 1024;
 
 /// Which limiter a run drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -126,10 +132,16 @@ impl Task<'_> {
     }
 }
 
+/// A blocking call in flight: its coroutine, and the interrupt handle its call watches.
+struct Blocking<'a> {
+    coroutine: Generator<'a, Resumption, Handback>,
+    interrupt: Interrupt,
+}
+
 enum Slot<'a> {
     Waiting,
     Async(Task<'a>),
-    Blocking { turn: Turn, interrupt: Interrupt },
+    Blocking(Box<Blocking<'a>>),
     Done,
 }
 
@@ -153,7 +165,6 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
     silence_simulated_panics();
     let clock = VirtualClock::new(scenario.clock.clone());
     let shared = Arc::clone(clock.shared());
-    shared.state().turns = vec![None; scenario.callers.len()];
     // A call leaves about four records (start, event, operation, finish) plus its sleeps,
     // which herds of waiters make several.
     virtual_clock::begin_trace(Vec::with_capacity(scenario.callers.len() * 6));
@@ -161,12 +172,9 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
         Target::Real => Box::new(real_limiter(scenario, clock)?),
         Target::Broken(flaw) => Box::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
     };
-    let result = std::thread::scope(|scope| {
-        let mut world = World::new(scenario, &*subject, &shared);
-        world.run(scope);
-        world.finish()
-    });
-    Ok(result)
+    let mut world = World::new(scenario, &*subject, &shared);
+    world.run();
+    Ok(world.finish())
 }
 
 fn real_limiter(
@@ -200,7 +208,7 @@ fn real_limiter(
             },
             _ => return,
         };
-        recorder.record(record);
+        virtual_clock::record(record);
     });
     for listener in scenario
         .panicking_listeners
@@ -287,10 +295,7 @@ impl<'a> World<'a> {
 
     /// The step loop: take the earliest event, move virtual time to it, act on it, and move
     /// any timers registered meanwhile into the queue.
-    fn run<'scope>(&mut self, scope: &'scope std::thread::Scope<'scope, '_>)
-    where
-        'a: 'scope,
-    {
+    fn run(&mut self) {
         while let Some((t, event)) = self.next_event() {
             if self.stats.events >= EVENT_BUDGET {
                 self.out_of_budget = true;
@@ -299,7 +304,7 @@ impl<'a> World<'a> {
             self.stats.events += 1;
             self.shared.set_time(t);
             match event {
-                Event::Arrive(caller) => self.arrive(scope, caller),
+                Event::Arrive(caller) => self.arrive(caller),
                 Event::Timer(caller, id) => self.fire(caller, id),
                 Event::Interrupt(caller) => self.interrupt(caller),
                 Event::Cancel(caller) => self.cancel(caller),
@@ -320,16 +325,13 @@ impl<'a> World<'a> {
         self.queue.pop()
     }
 
-    fn arrive<'scope>(&mut self, scope: &'scope std::thread::Scope<'scope, '_>, caller: u32)
-    where
-        'a: 'scope,
-    {
+    fn arrive(&mut self, caller: u32) {
         let spec = self.scenario.callers[caller as usize];
         let config = self.scenario.config;
         self.stats.calls += 1;
         {
             let at = self.shared.reading();
-            self.shared.record(Record::Start {
+            virtual_clock::record(Record::Start {
                 caller,
                 at,
                 kind: spec.kind,
@@ -371,18 +373,14 @@ impl<'a> World<'a> {
                 self.poll(caller);
             }
             CallKind::CallBlocking => {
-                let turn = Arc::new(Handoff::new());
                 let interrupt = Interrupt::new();
-                self.shared.state().turns[caller as usize] = Some(Arc::clone(&turn));
-                self.slots[caller as usize] = Slot::Blocking {
-                    turn,
-                    interrupt: interrupt.clone(),
-                };
+                let watched = interrupt.clone();
                 let op = spec.op;
-                scope.spawn(move || {
+                let coroutine = Gn::<Resumption>::new_opt(BLOCKING_STACK_WORDS, move || {
                     let operation = Operation::new(shared, op);
-                    let result =
-                        quietly(|| subject.call_blocking(&interrupt, &mut || operation.run()));
+                    let result = catch_unwind(AssertUnwindSafe(|| {
+                        subject.call_blocking(&watched, &mut || operation.run())
+                    }));
                     let (outcome, message) = match result {
                         Ok(Ok(output)) => (
                             Outcome::Permitted {
@@ -394,29 +392,36 @@ impl<'a> World<'a> {
                         Ok(Err(error)) => (failure(&error, &config), None),
                         Err(payload) => describe(&*payload),
                     };
-                    shared.to_simulator.send(Report::Done(outcome, message));
+                    Handback::Done(outcome, message)
                 });
-                self.await_turn(caller);
-                self.enqueue_timers();
+                self.slots[caller as usize] = Slot::Blocking(Box::new(Blocking {
+                    coroutine,
+                    interrupt,
+                }));
+                self.step_blocking(caller, None);
             }
         }
     }
 
-    /// Waits for the blocking caller that has the turn to hand it back.
-    fn await_turn(&mut self, caller: u32) {
-        let report = self.shared.to_simulator.recv();
-        self.shared.collect_records();
-        match report {
-            Report::Sleeping => self.stats.waits += 1,
-            Report::Done(outcome, message) => {
-                self.shared.set_current(NO_CALLER);
+    /// Resumes a blocking caller's coroutine (with how its sleep ended, unless it is just
+    /// starting) until it sleeps again or its call ends.
+    fn step_blocking(&mut self, caller: u32, resumption: Option<Resumption>) {
+        let Slot::Blocking(blocking) = &mut self.slots[caller as usize] else {
+            return;
+        };
+        let handback = resume(self.shared, caller, &mut blocking.coroutine, resumption);
+        match handback {
+            Some(Handback::Sleeping) => self.stats.waits += 1,
+            Some(Handback::Done(outcome, message)) => {
                 if let Some(message) = message {
                     self.panics.push((caller, message));
                 }
                 self.end(caller, outcome);
             }
+            // A coroutine that already ended is never resumed: its slot is `Done`.
+            None => {}
         }
-        self.shared.set_current(NO_CALLER);
+        self.enqueue_timers();
     }
 
     fn poll(&mut self, caller: u32) {
@@ -482,13 +487,7 @@ impl<'a> World<'a> {
                 self.poll(caller);
                 virtual_clock::woken();
             }
-            Slot::Blocking { turn, .. } => {
-                let turn = Arc::clone(turn);
-                self.shared.set_current(caller);
-                turn.send(result);
-                self.await_turn(caller);
-                self.enqueue_timers();
-            }
+            Slot::Blocking(_) => self.step_blocking(caller, Some(result)),
             Slot::Waiting | Slot::Done => {}
         }
     }
@@ -496,13 +495,13 @@ impl<'a> World<'a> {
     fn interrupt(&mut self, caller: u32) {
         let pending = self.sleeping[caller as usize].take();
         if !matches!(self.slots[caller as usize], Slot::Waiting | Slot::Done) {
-            self.shared.record(Record::Interrupt {
+            virtual_clock::record(Record::Interrupt {
                 caller,
                 sleeping: pending.is_some(),
             });
         }
-        if let Slot::Blocking { interrupt, .. } = &self.slots[caller as usize] {
-            interrupt.interrupt();
+        if let Slot::Blocking(blocking) = &self.slots[caller as usize] {
+            blocking.interrupt.interrupt();
         }
         if pending.is_some() {
             self.resume(caller, Err(Interrupted));
@@ -538,7 +537,7 @@ impl<'a> World<'a> {
         self.slots[caller as usize] = Slot::Done;
         let t = self.shared.time();
         let at = self.shared.reading();
-        self.shared.record(Record::Finish {
+        virtual_clock::record(Record::Finish {
             caller,
             at,
             t,
@@ -546,22 +545,23 @@ impl<'a> World<'a> {
         });
     }
 
-    /// Ends every call still in flight (only when the event budget ran out), releasing the
-    /// threads of blocking callers, and hands back the trace.
+    /// Ends every call still in flight (only when the event budget ran out), running the
+    /// coroutines of blocking callers to their end, and hands back the trace.
     fn finish(mut self) -> Run {
         for caller in 0..self.slots.len() {
             let caller = u32::try_from(caller).unwrap_or(u32::MAX);
             match std::mem::replace(&mut self.slots[caller as usize], Slot::Done) {
-                Slot::Blocking { turn, interrupt } => {
-                    interrupt.interrupt();
-                    loop {
-                        turn.send(Err(Interrupted));
-                        let report = self.shared.to_simulator.recv();
-                        self.shared.collect_records();
-                        if let Report::Done(..) = report {
-                            break;
-                        }
-                    }
+                Slot::Blocking(mut blocking) => {
+                    // Interrupted and resumed until its call ends: a coroutine dropped
+                    // mid-call would be unwound by a panic of the coroutine library's own.
+                    blocking.interrupt.interrupt();
+                    let shared = self.shared;
+                    while let Some(Handback::Sleeping) = resume(
+                        shared,
+                        caller,
+                        &mut blocking.coroutine,
+                        Some(Err(Interrupted)),
+                    ) {}
                     self.end(caller, Outcome::Unfinished);
                 }
                 Slot::Async(task) => {
@@ -571,7 +571,6 @@ impl<'a> World<'a> {
                 Slot::Waiting | Slot::Done => {}
             }
         }
-        self.shared.collect_records();
         let records = virtual_clock::end_trace();
         Run {
             records,
@@ -580,6 +579,25 @@ impl<'a> World<'a> {
             panics: self.panics,
         }
     }
+}
+
+/// Resumes `caller`'s coroutine, as the caller being run, until it hands control back;
+/// `None` if it had already ended.
+fn resume(
+    shared: &Shared,
+    caller: u32,
+    coroutine: &mut Generator<'_, Resumption, Handback>,
+    resumption: Option<Resumption>,
+) -> Option<Handback> {
+    shared.set_current(caller);
+    let handback = {
+        // Entered here rather than inside the coroutine, so that the flag's saves and restores
+        // stay nested however coroutines suspend.
+        let _quiet = Simulating::enter();
+        coroutine.raw_send(resumption)
+    };
+    shared.set_current(NO_CALLER);
+    handback
 }
 
 /// Runs `f`, a call into the subject, catching its panic; panics caught here are the

@@ -11,7 +11,7 @@ use std::sync::Once;
 use fixed_window::{Interrupt, RateLimiter, RateLimiterError};
 
 use crate::record::{OpKind, OpOutput, Record};
-use crate::virtual_clock::{Shared, VirtualClock};
+use crate::virtual_clock::{self, Shared, VirtualClock};
 
 /// The payload of every panic the simulator causes on purpose (operations and listeners that
 /// panic). Any other payload caught from a call is a panic that escaped the limiter.
@@ -45,7 +45,7 @@ impl<'a> Operation<'a> {
     /// Runs the operation for the caller being run, recording that it ran.
     pub(crate) fn run(&self) -> OpOutput {
         let shared = self.shared;
-        shared.record(Record::OpRan {
+        virtual_clock::record(Record::OpRan {
             caller: shared.current(),
             at: shared.reading(),
         });

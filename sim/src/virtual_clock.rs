@@ -6,9 +6,10 @@
 //! simulator tells the woken sleep how it ended through a thread-local: the future then needs
 //! no state at all, and boxing it (as core's `Sleep` type requires) allocates nothing.
 //!
-//! A blocking sleep runs on a blocking caller's own thread: it registers its timer, hands
-//! control back to the simulator and waits for its turn, so only one side ever runs (see
-//! [`Handoff`]).
+//! A blocking sleep runs on a blocking caller's own stack, a coroutine the simulator resumes
+//! on its own thread: the sleep registers its timer and suspends the coroutine, and the
+//! simulator resumes it, with how the sleep ended, when it fires or interrupts that timer.
+//! Everything therefore runs on the simulator's thread, one thing at a time.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -16,12 +17,11 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use fixed_window::{Clock, Instant, Interrupt, Interrupted, Sleep};
 
 use crate::clock_model::ClockModel;
-use crate::handoff::Handoff;
 use crate::record::{Outcome, Record};
 
 /// Caller id used in records made while no caller is being run.
@@ -33,10 +33,9 @@ thread_local! {
 }
 
 thread_local! {
-    /// The trace of the run this thread is simulating, if it is simulating one. Records made
-    /// on the simulator's thread (all but those of blocking callers) go here without a lock;
-    /// blocking callers' records go through [`Shared`]'s lock and are moved here each time a
-    /// blocking caller hands the turn back, which keeps the trace in the order things happened.
+    /// The trace of the run this thread is simulating, if it is simulating one: every record
+    /// is made on the simulator's thread (blocking callers' coroutines included), so the trace
+    /// needs no lock.
     static TRACE: RefCell<Option<Vec<Record>>> = const { RefCell::new(None) };
 }
 
@@ -50,6 +49,18 @@ pub(crate) fn end_trace() -> Vec<Record> {
     TRACE
         .with(|cell| cell.borrow_mut().take())
         .unwrap_or_default()
+}
+
+/// Appends `record` to the trace of the run this thread is simulating; a record made while
+/// no run is being simulated here (a clock used on its own) has no trace to go to and nobody
+/// to read it.
+#[inline]
+pub(crate) fn record(record: Record) {
+    TRACE.with(|cell| {
+        if let Some(trace) = cell.borrow_mut().as_mut() {
+            trace.push(record);
+        }
+    });
 }
 
 /// Tells the asynchronous sleep polled next on this thread that it ended with `result`.
@@ -73,24 +84,24 @@ pub(crate) struct Timer {
     pub(crate) id: usize,
 }
 
-/// Where a blocking caller waits for its turn, and learns how its sleep ended.
-pub(crate) type Turn = Arc<Handoff<Result<(), Interrupted>>>;
-
-/// What a blocking caller's thread reports when it hands control back.
+/// What a blocking caller's coroutine hands back to the simulator when it suspends or ends.
 #[derive(Debug)]
-pub(crate) enum Report {
+pub(crate) enum Handback {
     /// It registered a timer and is waiting for it.
     Sleeping,
     /// Its call ended; the message of a panic that escaped it, if one did.
     Done(Outcome, Option<String>),
 }
 
+/// How the simulator resumes a sleeping blocking caller: with how its sleep ended.
+pub(crate) type Resumption = Result<(), Interrupted>;
+
 /// The part of the simulation that the clock, the listeners and the operations share.
 ///
-/// Only one side (the simulator, or the one blocking caller it handed the turn to) ever runs
-/// at a time, so the lock is never contended; the fields read on every step are atomics, read
-/// and written with plain loads and stores, and records made on the simulator's thread go to
-/// a thread-local trace, so that the common path takes no lock and no atomic read-modify-write.
+/// Everything runs on the simulator's thread, so the lock is never contended; the fields read
+/// on every step are atomics (the limiter's clock must be `Sync`), read and written with plain
+/// loads and stores, and records go to a thread-local trace, so that the common path takes no
+/// lock and no atomic read-modify-write.
 #[derive(Debug)]
 pub(crate) struct Shared {
     /// The clock's readings over virtual time.
@@ -102,36 +113,26 @@ pub(crate) struct Shared {
     current: AtomicU32,
     /// Whether the `pending_*` fields hold a timer the simulator has not taken yet. A step registers at
     /// most one timer in practice (a caller sleeps once, then waits), so it goes here rather
-    /// than through the lock; any further ones go to `state.registered`.
+    /// than through the lock; any further ones go to `more_registered`.
     registered: AtomicBool,
     /// The registered timer's owner, wake-up time and id.
     pending_owner: AtomicU32,
     pending_wake: AtomicU64,
     pending_id: AtomicUsize,
-    /// Whether `state.registered` holds timers too.
+    /// Whether `more_registered` holds timers too.
     overflowed: AtomicBool,
     /// The next timer's id.
     next_timer: AtomicUsize,
-    /// Records made off the simulator's thread, timers past `pending`, and hand-over points.
-    state: Mutex<State>,
-    /// Where blocking callers hand control back to the simulator.
-    pub(crate) to_simulator: Handoff<Report>,
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct State {
-    /// Timers registered since the simulator last moved them into its queue, after the one
-    /// in [`Shared`]'s `pending_*` fields.
-    pub(crate) registered: Vec<Timer>,
-    /// Records made on blocking callers' threads, not yet moved into the trace.
-    pub(crate) records: Vec<Record>,
-    /// Each blocking caller's turn, by caller id.
-    pub(crate) turns: Vec<Option<Turn>>,
+    /// Timers registered since the simulator last moved them into its queue, after the one in
+    /// the `pending_*` fields.
+    more_registered: Mutex<Vec<Timer>>,
 }
 
 impl Shared {
-    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn more_registered(&self) -> std::sync::MutexGuard<'_, Vec<Timer>> {
+        self.more_registered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn time(&self) -> u64 {
@@ -153,34 +154,6 @@ impl Shared {
 
     pub(crate) fn set_current(&self, caller: u32) {
         self.current.store(caller, Ordering::Relaxed);
-    }
-
-    /// Appends `record` to the trace.
-    #[inline]
-    pub(crate) fn record(&self, record: Record) {
-        let off_simulator = TRACE.with(|cell| match cell.borrow_mut().as_mut() {
-            Some(trace) => {
-                trace.push(record);
-                None
-            }
-            None => Some(record),
-        });
-        if let Some(record) = off_simulator {
-            self.state().records.push(record);
-        }
-    }
-
-    /// Moves the records a blocking caller made during its turn into the trace; called on the
-    /// simulator's thread when the turn comes back.
-    pub(crate) fn collect_records(&self) {
-        let mut state = self.state();
-        if !state.records.is_empty() {
-            TRACE.with(|cell| {
-                if let Some(trace) = cell.borrow_mut().as_mut() {
-                    trace.append(&mut state.records);
-                }
-            });
-        }
     }
 
     /// Takes the first timer registered since the last call, if there is one; the others
@@ -207,7 +180,7 @@ impl Shared {
             return false;
         }
         self.overflowed.store(false, Ordering::Relaxed);
-        into.append(&mut self.state().registered);
+        into.append(&mut self.more_registered());
         true
     }
 
@@ -219,7 +192,7 @@ impl Shared {
             return None;
         }
         let at = self.reading();
-        self.record(Record::Sleep {
+        record(Record::Sleep {
             caller: owner,
             at,
             until: u128::from(at) + duration.as_nanos(),
@@ -231,7 +204,7 @@ impl Shared {
         self.next_timer.store(id + 1, Ordering::Relaxed);
         let wake = self.time().saturating_add(step);
         if self.registered.load(Ordering::Relaxed) {
-            self.state().registered.push(Timer { owner, wake, id });
+            self.more_registered().push(Timer { owner, wake, id });
             self.overflowed.store(true, Ordering::Relaxed);
         } else {
             self.pending_owner.store(owner, Ordering::Relaxed);
@@ -280,8 +253,7 @@ impl VirtualClock {
                 pending_id: AtomicUsize::new(0),
                 overflowed: AtomicBool::new(false),
                 next_timer: AtomicUsize::new(0),
-                state: Mutex::new(State::default()),
-                to_simulator: Handoff::new(),
+                more_registered: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -305,26 +277,20 @@ impl Clock for VirtualClock {
         if interrupt.is_interrupted() {
             // Recorded as a sleep that ended at once, so the oracle still sees the wait.
             let at = self.shared.reading();
-            self.shared.record(Record::Sleep {
+            record(Record::Sleep {
                 caller: owner,
                 at,
                 until: u128::from(at) + duration.as_nanos(),
             });
             return Err(Interrupted);
         }
-        let turn = self
-            .shared
-            .state()
-            .turns
-            .get(owner as usize)
-            .cloned()
-            .flatten();
-        let Some(turn) = turn else {
+        // Only a blocking caller's coroutine can wait for its timer; anywhere else nothing would
+        // ever wake the sleep.
+        if !generator::is_generator() {
             return Err(Interrupted);
-        };
+        }
         self.shared.register(duration);
-        self.shared.to_simulator.send(Report::Sleeping);
-        turn.recv()
+        suspend()
     }
 
     fn sleep_async(&self, duration: Duration) -> Sleep<'_> {
@@ -336,6 +302,20 @@ impl Clock for VirtualClock {
             Box::pin(core::future::ready(Err(Interrupted)))
         }
     }
+}
+
+/// Suspends the running blocking caller's coroutine until the simulator resumes it with how
+/// its sleep ended.
+#[expect(
+    deprecated,
+    reason = "generator's scoped API needs its handle passed down to the sleep, which the \
+              limiter's `Clock::sleep` cannot carry; the free function finds the running \
+              coroutine itself, as loom's scheduler does"
+)]
+fn suspend() -> Resumption {
+    // A coroutine resumed without a value (never done by the simulator) ends its sleep as
+    // interrupted rather than guessing.
+    generator::yield_::<Resumption, Handback>(Handback::Sleeping).unwrap_or(Err(Interrupted))
 }
 
 /// An asynchronous sleep, its timer already registered: it resolves when the simulator wakes
