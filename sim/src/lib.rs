@@ -41,6 +41,7 @@ mod broken;
 pub use crate::broken::{Broken, Flaw};
 mod clock_model;
 pub use crate::clock_model::{ClockKind, ClockModel, Segment};
+mod coroutine;
 mod event_queue;
 mod oracle;
 pub use crate::oracle::{Invariant, Violation, check};

@@ -20,29 +20,25 @@ use std::any::Any;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use fixed_window::{ConfigError, Interrupt, Interrupted, RateLimiter, RateLimiterError};
-use generator::{Generator, Gn};
 
 use crate::broken::{Broken, Flaw};
+use crate::coroutine::{Call, Coroutine, Handback};
 use crate::event_queue::EventQueue;
-use crate::record::{CallKind, OpOutput, Outcome, Record};
+use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 use crate::scenario::{Config, Scenario};
 use crate::subject::{
     CallFuture, Granted, Operation, SimulatedPanic, Simulating, Subject, silence_simulated_panics,
 };
-use crate::virtual_clock::{self, Handback, NO_CALLER, Resumption, Shared, Timer, VirtualClock};
+use crate::virtual_clock::{self, NO_CALLER, Shared, Timer, VirtualClock};
 
 /// The name of every simulated limiter.
 pub const LIMITER_NAME: &str = "simulated";
 
 /// A run that takes more events than this is stopped and its unfinished calls reported.
 pub const EVENT_BUDGET: u64 = 5_000_000;
-
-/// The stack of a blocking caller's coroutine, in words: room for the limiter's call, a
-/// panic's unwinding and the panic hook's message, with a guard page below it. Pages are
-/// only touched as used.
-const BLOCKING_STACK_WORDS: usize = 32 * 1024;
 
 /// Which limiter a run drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,6 +79,12 @@ pub struct Run {
     pub out_of_budget: bool,
     /// The messages of panics that escaped a call (other than [`SimulatedPanic`]), by caller.
     pub panics: Vec<(u32, String)>,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        virtual_clock::recycle(std::mem::take(&mut self.records));
+    }
 }
 
 impl Run {
@@ -132,16 +134,11 @@ impl Task<'_> {
     }
 }
 
-/// A blocking call in flight: its coroutine, and the interrupt handle its call watches.
-struct Blocking<'a> {
-    coroutine: Generator<'a, Resumption, Handback>,
-    interrupt: Interrupt,
-}
-
 enum Slot<'a> {
     Waiting,
     Async(Task<'a>),
-    Blocking(Box<Blocking<'a>>),
+    /// A blocking call in flight: its coroutine, and the interrupt handle its call watches.
+    Blocking(Coroutine, Interrupt),
     Done,
 }
 
@@ -167,12 +164,12 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
     let shared = Arc::clone(clock.shared());
     // A call leaves about four records (start, event, operation, finish) plus its sleeps,
     // which herds of waiters make several.
-    virtual_clock::begin_trace(Vec::with_capacity(scenario.callers.len() * 6));
-    let subject: Box<dyn Subject> = match target {
-        Target::Real => Box::new(real_limiter(scenario, clock)?),
-        Target::Broken(flaw) => Box::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
+    virtual_clock::begin_trace(scenario.callers.len() * 6);
+    let subject: Arc<dyn Subject> = match target {
+        Target::Real => Arc::new(real_limiter(scenario, clock)?),
+        Target::Broken(flaw) => Arc::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
     };
-    let mut world = World::new(scenario, &*subject, &shared);
+    let mut world = World::new(scenario, &subject, &shared);
     world.run();
     Ok(world.finish())
 }
@@ -223,8 +220,13 @@ fn real_limiter(
 }
 
 fn panicking(every: u64) -> impl Fn(&fixed_window::RateLimiterEvent) + Send + Sync + 'static {
-    move |event| {
-        if event.at().as_nanos() % every.max(1) == 0 {
+    // Events are emitted one at a time on the simulator's thread, so the count, and with it
+    // which events panic, is the same on every run.
+    let told = AtomicU64::new(0);
+    move |_| {
+        let count = told.load(Ordering::Relaxed) + 1;
+        told.store(count, Ordering::Relaxed);
+        if count % every.max(1) == 0 {
             std::panic::panic_any(SimulatedPanic);
         }
     }
@@ -234,17 +236,20 @@ fn panicking(every: u64) -> impl Fn(&fixed_window::RateLimiterEvent) + Send + Sy
 struct World<'a> {
     /// The scenario being run.
     scenario: &'a Scenario,
-    /// The limiter under test.
-    subject: &'a dyn Subject,
+    /// The limiter under test (shared with blocking calls, which outlive no run but are
+    /// handed to coroutines that do).
+    subject: &'a Arc<dyn Subject>,
     /// The clock's side of the run: time, timers, trace.
     shared: &'a Arc<Shared>,
     /// Pending events by virtual time; ties break by order of scheduling.
     queue: EventQueue<Event>,
-    /// Arrivals, by (virtual time, caller), taken in order. They count as scheduled before
-    /// any other event, so at equal times they come first, and need no place in `queue`.
-    arrivals: Vec<(u64, u32)>,
-    /// The next arrival to take.
-    next_arrival: usize,
+    /// The events the scenario plans (arrivals, then interrupts and cancellations), by
+    /// virtual time and then in that order, taken in order. They count as scheduled before
+    /// any event of the run itself, so at equal times they come first, and need no place in
+    /// `queue`.
+    planned: Vec<(u64, Event)>,
+    /// The next planned event to take.
+    next_planned: usize,
     /// Timers registered during one step past the first, on their way to the queue (kept to
     /// reuse its memory).
     registered: Vec<Timer>,
@@ -259,34 +264,25 @@ struct World<'a> {
 }
 
 impl<'a> World<'a> {
-    fn new(scenario: &'a Scenario, subject: &'a dyn Subject, shared: &'a Arc<Shared>) -> World<'a> {
-        let mut world = World {
+    fn new(
+        scenario: &'a Scenario,
+        subject: &'a Arc<dyn Subject>,
+        shared: &'a Arc<Shared>,
+    ) -> World<'a> {
+        World {
             scenario,
             subject,
             shared,
             queue: EventQueue::new(),
-            arrivals: Vec::with_capacity(scenario.callers.len()),
-            next_arrival: 0,
+            planned: planned(scenario),
+            next_planned: 0,
             registered: Vec::new(),
             sleeping: vec![None; scenario.callers.len()],
             slots: (0..scenario.callers.len()).map(|_| Slot::Waiting).collect(),
             stats: Stats::default(),
             out_of_budget: false,
             panics: Vec::new(),
-        };
-        for (caller, spec) in (0_u32..).zip(&scenario.callers) {
-            world.arrivals.push((spec.arrival, caller));
         }
-        world.arrivals.sort_unstable();
-        for (caller, spec) in (0_u32..).zip(&scenario.callers) {
-            if let Some(t) = spec.interrupt_at {
-                world.schedule(t, Event::Interrupt(caller));
-            }
-            if let Some(t) = spec.cancel_at {
-                world.schedule(t, Event::Cancel(caller));
-            }
-        }
-        world
     }
 
     fn schedule(&mut self, t: u64, event: Event) {
@@ -314,12 +310,12 @@ impl<'a> World<'a> {
         self.stats.simulated_ns = self.shared.time();
     }
 
-    /// The earliest event, from the arrivals or the queue.
+    /// The earliest event, from the planned ones or the queue.
     fn next_event(&mut self) -> Option<(u64, Event)> {
-        if let Some(&(t, caller)) = self.arrivals.get(self.next_arrival) {
+        if let Some(&(t, event)) = self.planned.get(self.next_planned) {
             if self.queue.peek_time().is_none_or(|queued| t <= queued) {
-                self.next_arrival += 1;
-                return Some((t, Event::Arrive(caller)));
+                self.next_planned += 1;
+                return Some((t, event));
             }
         }
         self.queue.pop()
@@ -344,7 +340,7 @@ impl<'a> World<'a> {
             });
         }
         self.shared.set_current(caller);
-        let subject = self.subject;
+        let subject: &'a dyn Subject = &**self.subject;
         let shared: &'a Shared = self.shared;
         match spec.kind {
             CallKind::TryAcquire => {
@@ -374,52 +370,47 @@ impl<'a> World<'a> {
             }
             CallKind::CallBlocking => {
                 let interrupt = Interrupt::new();
-                let watched = interrupt.clone();
-                let op = spec.op;
-                let coroutine = Gn::<Resumption>::new_opt(BLOCKING_STACK_WORDS, move || {
-                    let operation = Operation::new(shared, op);
-                    let result = catch_unwind(AssertUnwindSafe(|| {
-                        subject.call_blocking(&watched, &mut || operation.run())
-                    }));
-                    let (outcome, message) = match result {
-                        Ok(Ok(output)) => (
-                            Outcome::Permitted {
-                                remaining: None,
-                                op: Some(output),
-                            },
-                            None,
-                        ),
-                        Ok(Err(error)) => (failure(&error, &config), None),
-                        Err(payload) => describe(&*payload),
-                    };
-                    Handback::Done(outcome, message)
-                });
-                self.slots[caller as usize] = Slot::Blocking(Box::new(Blocking {
-                    coroutine,
-                    interrupt,
-                }));
-                self.step_blocking(caller, None);
+                let call = blocking_call(
+                    Arc::clone(self.subject),
+                    Arc::clone(self.shared),
+                    interrupt.clone(),
+                    spec.op,
+                    config,
+                );
+                let (coroutine, handback) = on_turn(self.shared, caller, || Coroutine::start(call));
+                self.slots[caller as usize] = Slot::Blocking(coroutine, interrupt);
+                self.handed_back(caller, handback);
             }
         }
     }
 
-    /// Resumes a blocking caller's coroutine (with how its sleep ended, unless it is just
-    /// starting) until it sleeps again or its call ends.
-    fn step_blocking(&mut self, caller: u32, resumption: Option<Resumption>) {
-        let Slot::Blocking(blocking) = &mut self.slots[caller as usize] else {
+    /// Resumes a sleeping blocking caller with how its sleep ended, until it sleeps again or
+    /// its call ends.
+    fn wake_blocking(&mut self, caller: u32, woken: Result<(), Interrupted>) {
+        let Slot::Blocking(coroutine, _) = &mut self.slots[caller as usize] else {
             return;
         };
-        let handback = resume(self.shared, caller, &mut blocking.coroutine, resumption);
+        let handback = on_turn(self.shared, caller, || coroutine.wake(woken));
+        self.handed_back(caller, handback);
+    }
+
+    /// Acts on what a blocking caller's coroutine handed back.
+    fn handed_back(&mut self, caller: u32, handback: Handback) {
         match handback {
-            Some(Handback::Sleeping) => self.stats.waits += 1,
-            Some(Handback::Done(outcome, message)) => {
+            Handback::Sleeping => self.stats.waits += 1,
+            Handback::Done(outcome, message) => {
+                if let Slot::Blocking(coroutine, _) =
+                    std::mem::replace(&mut self.slots[caller as usize], Slot::Done)
+                {
+                    coroutine.release();
+                }
                 if let Some(message) = message {
                     self.panics.push((caller, message));
                 }
                 self.end(caller, outcome);
             }
-            // A coroutine that already ended is never resumed: its slot is `Done`.
-            None => {}
+            // Only a coroutine with no call is idle; a blocking caller's has one.
+            Handback::Idle => {}
         }
         self.enqueue_timers();
     }
@@ -487,7 +478,7 @@ impl<'a> World<'a> {
                 self.poll(caller);
                 virtual_clock::woken();
             }
-            Slot::Blocking(_) => self.step_blocking(caller, Some(result)),
+            Slot::Blocking(..) => self.wake_blocking(caller, result),
             Slot::Waiting | Slot::Done => {}
         }
     }
@@ -500,8 +491,8 @@ impl<'a> World<'a> {
                 sleeping: pending.is_some(),
             });
         }
-        if let Slot::Blocking(blocking) = &self.slots[caller as usize] {
-            blocking.interrupt.interrupt();
+        if let Slot::Blocking(_, interrupt) = &self.slots[caller as usize] {
+            interrupt.interrupt();
         }
         if pending.is_some() {
             self.resume(caller, Err(Interrupted));
@@ -551,17 +542,16 @@ impl<'a> World<'a> {
         for caller in 0..self.slots.len() {
             let caller = u32::try_from(caller).unwrap_or(u32::MAX);
             match std::mem::replace(&mut self.slots[caller as usize], Slot::Done) {
-                Slot::Blocking(mut blocking) => {
+                Slot::Blocking(mut coroutine, interrupt) => {
                     // Interrupted and resumed until its call ends: a coroutine dropped
                     // mid-call would be unwound by a panic of the coroutine library's own.
-                    blocking.interrupt.interrupt();
+                    interrupt.interrupt();
                     let shared = self.shared;
-                    while let Some(Handback::Sleeping) = resume(
-                        shared,
-                        caller,
-                        &mut blocking.coroutine,
-                        Some(Err(Interrupted)),
-                    ) {}
+                    while let Handback::Sleeping =
+                        on_turn(shared, caller, || coroutine.wake(Err(Interrupted)))
+                    {
+                    }
+                    coroutine.release();
                     self.end(caller, Outcome::Unfinished);
                 }
                 Slot::Async(task) => {
@@ -581,23 +571,71 @@ impl<'a> World<'a> {
     }
 }
 
-/// Resumes `caller`'s coroutine, as the caller being run, until it hands control back;
-/// `None` if it had already ended.
-fn resume(
-    shared: &Shared,
-    caller: u32,
-    coroutine: &mut Generator<'_, Resumption, Handback>,
-    resumption: Option<Resumption>,
-) -> Option<Handback> {
+/// The events `scenario` plans, in the order they are taken: by virtual time; at equal
+/// times arrivals first, by caller, then interrupts and cancellations, by caller.
+fn planned(scenario: &Scenario) -> Vec<(u64, Event)> {
+    let mut arrivals: Vec<(u64, u32)> = (0_u32..)
+        .zip(&scenario.callers)
+        .map(|(caller, spec)| (spec.arrival, caller))
+        .collect();
+    arrivals.sort_unstable();
+    let mut planned: Vec<(u64, Event)> = arrivals
+        .into_iter()
+        .map(|(t, caller)| (t, Event::Arrive(caller)))
+        .collect();
+    for (caller, spec) in (0_u32..).zip(&scenario.callers) {
+        if let Some(t) = spec.interrupt_at {
+            planned.push((t, Event::Interrupt(caller)));
+        }
+        if let Some(t) = spec.cancel_at {
+            planned.push((t, Event::Cancel(caller)));
+        }
+    }
+    // Stable, so equal times keep the order above.
+    planned.sort_by_key(|&(t, _)| t);
+    planned
+}
+
+/// A blocking caller's call, to run on a coroutine: the limiter's `call_interruptible`,
+/// watching `interrupt`, with an operation that does as `op` says.
+fn blocking_call(
+    subject: Arc<dyn Subject>,
+    shared: Arc<Shared>,
+    interrupt: Interrupt,
+    op: OpKind,
+    config: Config,
+) -> Call {
+    Box::new(move || {
+        let operation = Operation::new(&shared, op);
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            subject.call_blocking(&interrupt, &mut || operation.run())
+        }));
+        let (outcome, message) = match result {
+            Ok(Ok(output)) => (
+                Outcome::Permitted {
+                    remaining: None,
+                    op: Some(output),
+                },
+                None,
+            ),
+            Ok(Err(error)) => (failure(&error, &config), None),
+            Err(payload) => describe(&*payload),
+        };
+        Handback::Done(outcome, message)
+    })
+}
+
+/// Runs `f`, which resumes `caller`'s coroutine, as `caller`'s turn.
+fn on_turn<T>(shared: &Shared, caller: u32, f: impl FnOnce() -> T) -> T {
     shared.set_current(caller);
-    let handback = {
+    let result = {
         // Entered here rather than inside the coroutine, so that the flag's saves and restores
         // stay nested however coroutines suspend.
         let _quiet = Simulating::enter();
-        coroutine.raw_send(resumption)
+        f()
     };
     shared.set_current(NO_CALLER);
-    handback
+    result
 }
 
 /// Runs `f`, a call into the subject, catching its panic; panics caught here are the

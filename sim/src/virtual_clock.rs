@@ -22,7 +22,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use fixed_window::{Clock, Instant, Interrupt, Interrupted, Sleep};
 
 use crate::clock_model::ClockModel;
-use crate::record::{Outcome, Record};
+use crate::coroutine;
+use crate::record::Record;
 
 /// Caller id used in records made while no caller is being run.
 pub(crate) const NO_CALLER: u32 = u32::MAX;
@@ -33,14 +34,24 @@ thread_local! {
 }
 
 thread_local! {
+    /// The memory of a finished trace, for the next run on this thread.
+    static SPARE: RefCell<Option<Vec<Record>>> = const { RefCell::new(None) };
+}
+
+thread_local! {
     /// The trace of the run this thread is simulating, if it is simulating one: every record
     /// is made on the simulator's thread (blocking callers' coroutines included), so the trace
     /// needs no lock.
     static TRACE: RefCell<Option<Vec<Record>>> = const { RefCell::new(None) };
 }
 
-/// Makes this thread the simulator's, recording into `trace` until [`end_trace`].
-pub(crate) fn begin_trace(trace: Vec<Record>) {
+/// Makes this thread the simulator's, recording a trace until [`end_trace`]; `expected` is
+/// how many records the run is likely to make.
+pub(crate) fn begin_trace(expected: usize) {
+    let mut trace = SPARE
+        .with(|spare| spare.borrow_mut().take())
+        .unwrap_or_default();
+    trace.reserve(expected);
     TRACE.with(|cell| *cell.borrow_mut() = Some(trace));
 }
 
@@ -49,6 +60,19 @@ pub(crate) fn end_trace() -> Vec<Record> {
     TRACE
         .with(|cell| cell.borrow_mut().take())
         .unwrap_or_default()
+}
+
+/// The most records a trace's memory may hold to be kept for a later run: enough for every
+/// run of a sweep but those that use up most of their event budget.
+const MOST_RECYCLED: usize = 1 << 16;
+
+/// Keeps a finished trace's memory for the next run on this thread, sparing it the
+/// reallocations of a growing trace (herds of waiters make traces of many thousand records).
+pub(crate) fn recycle(mut trace: Vec<Record>) {
+    if trace.capacity() <= MOST_RECYCLED {
+        trace.clear();
+        SPARE.with(|spare| *spare.borrow_mut() = Some(trace));
+    }
 }
 
 /// Appends `record` to the trace of the run this thread is simulating; a record made while
@@ -83,18 +107,6 @@ pub(crate) struct Timer {
     /// Its id: timers are numbered in order of registration.
     pub(crate) id: usize,
 }
-
-/// What a blocking caller's coroutine hands back to the simulator when it suspends or ends.
-#[derive(Debug)]
-pub(crate) enum Handback {
-    /// It registered a timer and is waiting for it.
-    Sleeping,
-    /// Its call ended; the message of a panic that escaped it, if one did.
-    Done(Outcome, Option<String>),
-}
-
-/// How the simulator resumes a sleeping blocking caller: with how its sleep ended.
-pub(crate) type Resumption = Result<(), Interrupted>;
 
 /// The part of the simulation that the clock, the listeners and the operations share.
 ///
@@ -286,11 +298,11 @@ impl Clock for VirtualClock {
         }
         // Only a blocking caller's coroutine can wait for its timer; anywhere else nothing would
         // ever wake the sleep.
-        if !generator::is_generator() {
+        if !coroutine::on_coroutine() {
             return Err(Interrupted);
         }
         self.shared.register(duration);
-        suspend()
+        coroutine::suspend()
     }
 
     fn sleep_async(&self, duration: Duration) -> Sleep<'_> {
@@ -302,20 +314,6 @@ impl Clock for VirtualClock {
             Box::pin(core::future::ready(Err(Interrupted)))
         }
     }
-}
-
-/// Suspends the running blocking caller's coroutine until the simulator resumes it with how
-/// its sleep ended.
-#[expect(
-    deprecated,
-    reason = "generator's scoped API needs its handle passed down to the sleep, which the \
-              limiter's `Clock::sleep` cannot carry; the free function finds the running \
-              coroutine itself, as loom's scheduler does"
-)]
-fn suspend() -> Resumption {
-    // A coroutine resumed without a value (never done by the simulator) ends its sleep as
-    // interrupted rather than guessing.
-    generator::yield_::<Resumption, Handback>(Handback::Sleeping).unwrap_or(Err(Interrupted))
 }
 
 /// An asynchronous sleep, its timer already registered: it resolves when the simulator wakes
