@@ -14,7 +14,7 @@ use fixed_window::{Attempt, Clock, ConfigError, Interrupt, RateLimiterError};
 
 use crate::record::{OpOutput, Record};
 use crate::scenario::Config;
-use crate::subject::{CallFuture, Granted, Operation, Subject};
+use crate::subject::{Granted, Operation, Subject};
 use crate::virtual_clock::{self, VirtualClock};
 
 /// The fault a broken limiter has.
@@ -304,15 +304,13 @@ impl Future for YieldNow {
 }
 
 impl Subject for Broken {
-    fn call_async<'a>(&'a self, op: Operation<'a>) -> CallFuture<'a, OpOutput> {
-        Box::pin(async move {
-            self.acquire().await?;
-            Ok(op.await)
-        })
+    async fn call_async<'a>(&'a self, op: Operation<'a>) -> Result<OpOutput, RateLimiterError> {
+        self.acquire().await?;
+        Ok(op.await)
     }
 
-    fn acquire_async(&self) -> CallFuture<'_, Granted> {
-        Box::pin(self.acquire())
+    fn acquire_async(&self) -> impl Future<Output = Result<Granted, RateLimiterError>> + '_ {
+        self.acquire()
     }
 
     fn try_acquire(&self) -> Result<Granted, RateLimiterError> {

@@ -25,9 +25,8 @@
 //!
 //! Running
 //! - [`run`], [`Target`], [`Run`], [`Stats`]; [`VirtualClock`], the clock the limiter sees.
-//! - [`Subject`]: the entry points the simulator drives, with [`Operation`], [`Granted`],
-//!   [`CallFuture`] and [`SimulatedPanic`]; [`Broken`] and [`Flaw`]: limiters with one fault
-//!   each.
+//! - [`Subject`]: the entry points the simulator drives, with [`Operation`], [`Granted`] and
+//!   [`SimulatedPanic`]; [`Broken`] and [`Flaw`]: limiters with one fault each.
 //! - [`Record`], [`Outcome`], [`CallKind`], [`OpKind`], [`OpOutput`]: the trace.
 //!
 //! Checking
@@ -56,9 +55,7 @@ pub use crate::shrink::shrink;
 mod simulation;
 pub use crate::simulation::{EVENT_BUDGET, LIMITER_NAME, Run, Stats, Target, run};
 mod subject;
-pub use crate::subject::{
-    CallFuture, Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics,
-};
+pub use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics};
 mod sweep;
 pub use crate::sweep::{Failure, Summary, Sweep, sweep};
 mod trace;

@@ -15,6 +15,8 @@
 //! run stays deterministic (and as cheap as a context switch in user space) while driving the
 //! limiter's real blocking path.
 
+use core::future::Future;
+use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::any::Any;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -30,7 +32,7 @@ use crate::event_queue::EventQueue;
 use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 use crate::scenario::{Config, Scenario};
 use crate::subject::{
-    CallFuture, Granted, Operation, SimulatedPanic, Simulating, Subject, silence_simulated_panics,
+    Granted, Operation, SimulatedPanic, Simulating, Subject, silence_simulated_panics,
 };
 use crate::virtual_clock::{self, NO_CALLER, Shared, Timer, VirtualClock};
 
@@ -107,36 +109,68 @@ enum Event {
     Poll(u32),
 }
 
-/// An asynchronous call in flight.
-enum Task<'a> {
-    Call(CallFuture<'a, OpOutput>),
-    Acquire(CallFuture<'a, Granted>),
+/// An asynchronous call's future, pinned in memory that the run reuses from call to call (an
+/// emptied one waits in [`World`]'s spares).
+type Pinned<F> = Pin<Box<Option<F>>>;
+
+/// An asynchronous call in flight: the future of `call_async` (`C`) or `acquire_async` (`A`).
+enum Task<C, A> {
+    Call(Pinned<C>),
+    Acquire(Pinned<A>),
 }
 
-impl Task<'_> {
+impl<C, A> Task<C, A>
+where
+    C: Future<Output = Result<OpOutput, RateLimiterError>>,
+    A: Future<Output = Result<Granted, RateLimiterError>>,
+{
     fn poll(&mut self, context: &mut Context<'_>, config: &Config) -> Poll<Outcome> {
         match self {
-            Task::Call(call) => call.as_mut().poll(context).map(|result| match result {
-                Ok(output) => Outcome::Permitted {
-                    remaining: None,
-                    op: Some(output),
-                },
-                Err(error) => failure(&error, config),
-            }),
-            Task::Acquire(call) => call.as_mut().poll(context).map(|result| match result {
-                Ok(granted) => Outcome::Permitted {
-                    remaining: Some(granted.remaining),
-                    op: None,
-                },
-                Err(error) => failure(&error, config),
-            }),
+            Task::Call(call) => match call.as_mut().as_pin_mut() {
+                Some(call) => call.poll(context).map(|result| match result {
+                    Ok(output) => Outcome::Permitted {
+                        remaining: None,
+                        op: Some(output),
+                    },
+                    Err(error) => failure(&error, config),
+                }),
+                // A task's memory holds its future until the task leaves its slot.
+                None => Poll::Pending,
+            },
+            Task::Acquire(acquire) => match acquire.as_mut().as_pin_mut() {
+                Some(acquire) => acquire.poll(context).map(|result| match result {
+                    Ok(granted) => Outcome::Permitted {
+                        remaining: Some(granted.remaining),
+                        op: None,
+                    },
+                    Err(error) => failure(&error, config),
+                }),
+                None => Poll::Pending,
+            },
         }
     }
 }
 
-enum Slot<'a> {
+/// Pins `future` in spare memory if there is some.
+fn pinned<F>(spares: &mut Vec<Pinned<F>>, future: F) -> Pinned<F> {
+    match spares.pop() {
+        Some(mut spare) => {
+            spare.as_mut().set(Some(future));
+            spare
+        }
+        None => Box::pin(Some(future)),
+    }
+}
+
+/// Drops the future in `pinned` and keeps its memory in `spares`.
+fn spare<F>(spares: &mut Vec<Pinned<F>>, mut pinned: Pinned<F>) {
+    pinned.as_mut().set(None);
+    spares.push(pinned);
+}
+
+enum Slot<C, A> {
     Waiting,
-    Async(Task<'a>),
+    Async(Task<C, A>),
     /// A blocking call in flight: its coroutine, and the interrupt handle its call watches.
     Blocking(Coroutine, Interrupt),
     Done,
@@ -162,16 +196,30 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
     silence_simulated_panics();
     let clock = VirtualClock::new(scenario.clock.clone());
     let shared = Arc::clone(clock.shared());
+    Ok(match target {
+        Target::Real => drive(scenario, &Arc::new(real_limiter(scenario, clock)?), &shared),
+        Target::Broken(flaw) => drive(
+            scenario,
+            &Arc::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
+            &shared,
+        ),
+    })
+}
+
+/// Runs `scenario` against `subject`, whose clock's side is `shared`.
+fn drive<S: Subject>(scenario: &Scenario, subject: &Arc<S>, shared: &Arc<Shared>) -> Run {
     // A call leaves about four records (start, event, operation, finish) plus its sleeps,
     // which herds of waiters make several.
     virtual_clock::begin_trace(scenario.callers.len() * 6);
-    let subject: Arc<dyn Subject> = match target {
-        Target::Real => Arc::new(real_limiter(scenario, clock)?),
-        Target::Broken(flaw) => Arc::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
-    };
-    let mut world = World::new(scenario, &subject, &shared);
+    let mut world = World::new(
+        scenario,
+        subject,
+        shared,
+        |subject, op| subject.call_async(op),
+        |subject| subject.acquire_async(),
+    );
     world.run();
-    Ok(world.finish())
+    world.finish()
 }
 
 fn real_limiter(
@@ -232,13 +280,21 @@ fn panicking(every: u64) -> impl Fn(&fixed_window::RateLimiterEvent) + Send + Sy
     }
 }
 
-/// All mutable state of one run.
-struct World<'a> {
+/// All mutable state of one run of subject `S`, whose asynchronous calls are futures of
+/// types `C` (`call_async`) and `A` (`acquire_async`).
+struct World<'a, S, C, A> {
     /// The scenario being run.
     scenario: &'a Scenario,
     /// The limiter under test (shared with blocking calls, which outlive no run but are
     /// handed to coroutines that do).
-    subject: &'a Arc<dyn Subject>,
+    subject: &'a Arc<S>,
+    /// Begins a `call_async` on the subject.
+    call: fn(&'a S, Operation<'a>) -> C,
+    /// Begins an `acquire_async` on the subject.
+    acquire: fn(&'a S) -> A,
+    /// Memory of finished calls' futures, for later calls.
+    spare_calls: Vec<Pinned<C>>,
+    spare_acquires: Vec<Pinned<A>>,
     /// The clock's side of the run: time, timers, trace.
     shared: &'a Arc<Shared>,
     /// Pending events by virtual time; ties break by order of scheduling.
@@ -256,22 +312,33 @@ struct World<'a> {
     /// Each caller's pending timer, by caller id.
     sleeping: Vec<Option<usize>>,
     /// Each caller's progress, by caller id.
-    slots: Vec<Slot<'a>>,
+    slots: Vec<Slot<C, A>>,
     stats: Stats,
     out_of_budget: bool,
     /// Messages of escaped panics, by caller.
     panics: Vec<(u32, String)>,
 }
 
-impl<'a> World<'a> {
+impl<'a, S, C, A> World<'a, S, C, A>
+where
+    S: Subject,
+    C: Future<Output = Result<OpOutput, RateLimiterError>>,
+    A: Future<Output = Result<Granted, RateLimiterError>>,
+{
     fn new(
         scenario: &'a Scenario,
-        subject: &'a Arc<dyn Subject>,
+        subject: &'a Arc<S>,
         shared: &'a Arc<Shared>,
-    ) -> World<'a> {
+        call: fn(&'a S, Operation<'a>) -> C,
+        acquire: fn(&'a S) -> A,
+    ) -> World<'a, S, C, A> {
         World {
             scenario,
             subject,
+            call,
+            acquire,
+            spare_calls: Vec::new(),
+            spare_acquires: Vec::new(),
             shared,
             queue: EventQueue::new(),
             planned: planned(scenario),
@@ -340,7 +407,7 @@ impl<'a> World<'a> {
             });
         }
         self.shared.set_current(caller);
-        let subject: &'a dyn Subject = &**self.subject;
+        let subject: &'a S = self.subject;
         let shared: &'a Shared = self.shared;
         match spec.kind {
             CallKind::TryAcquire => {
@@ -359,13 +426,13 @@ impl<'a> World<'a> {
             CallKind::CallAsync => {
                 let op = spec.op;
                 let operation = Operation::new(shared, op);
-                let task = Task::Call(subject.call_async(operation));
-                self.slots[caller as usize] = Slot::Async(task);
+                let call = pinned(&mut self.spare_calls, (self.call)(subject, operation));
+                self.slots[caller as usize] = Slot::Async(Task::Call(call));
                 self.poll(caller);
             }
             CallKind::AcquireAsync => {
-                let task = Task::Acquire(subject.acquire_async());
-                self.slots[caller as usize] = Slot::Async(task);
+                let acquire = pinned(&mut self.spare_acquires, (self.acquire)(subject));
+                self.slots[caller as usize] = Slot::Async(Task::Acquire(acquire));
                 self.poll(caller);
             }
             CallKind::CallBlocking => {
@@ -502,9 +569,19 @@ impl<'a> World<'a> {
     fn cancel(&mut self, caller: u32) {
         if let Slot::Async(_) = self.slots[caller as usize] {
             // Dropping the future cancels its sleep; that is the cancellation under test.
-            self.slots[caller as usize] = Slot::Waiting;
+            self.vacate(caller, Slot::Waiting);
             self.sleeping[caller as usize] = None;
             self.end(caller, Outcome::Cancelled);
+        }
+    }
+
+    /// Puts `next` in `caller`'s slot, keeping the memory of an asynchronous call's future
+    /// that was there.
+    fn vacate(&mut self, caller: u32, next: Slot<C, A>) {
+        match std::mem::replace(&mut self.slots[caller as usize], next) {
+            Slot::Async(Task::Call(call)) => spare(&mut self.spare_calls, call),
+            Slot::Async(Task::Acquire(acquire)) => spare(&mut self.spare_acquires, acquire),
+            Slot::Waiting | Slot::Blocking(..) | Slot::Done => {}
         }
     }
 
@@ -525,7 +602,7 @@ impl<'a> World<'a> {
             Outcome::Interrupted => self.stats.interrupts += 1,
             Outcome::Cancelled | Outcome::Panicked { .. } | Outcome::Unfinished => {}
         }
-        self.slots[caller as usize] = Slot::Done;
+        self.vacate(caller, Slot::Done);
         let t = self.shared.time();
         let at = self.shared.reading();
         virtual_clock::record(Record::Finish {
@@ -598,8 +675,8 @@ fn planned(scenario: &Scenario) -> Vec<(u64, Event)> {
 
 /// A blocking caller's call, to run on a coroutine: the limiter's `call_interruptible`,
 /// watching `interrupt`, with an operation that does as `op` says.
-fn blocking_call(
-    subject: Arc<dyn Subject>,
+fn blocking_call<S: Subject>(
+    subject: Arc<S>,
     shared: Arc<Shared>,
     interrupt: Interrupt,
     op: OpKind,

@@ -65,19 +65,20 @@ impl Future for Operation<'_> {
     }
 }
 
-/// The future of an asynchronous call.
-pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, RateLimiterError>> + 'a>>;
-
 /// A rate limiter as the simulator drives it: the entry points a user calls.
 ///
 /// [`RateLimiter`] implements it by calling its own methods; the broken limiters of
-/// [`Flaw`](crate::Flaw) implement it to show that the oracle catches their faults.
-pub trait Subject: Send + Sync {
+/// [`Flaw`](crate::Flaw) implement it to show that the oracle catches their faults. The
+/// simulator is generic over it, so the futures are polled where they are, unboxed.
+pub trait Subject: Send + Sync + 'static {
     /// Runs `op` if a permit is granted, awaiting the clock's sleep for a later window.
-    fn call_async<'a>(&'a self, op: Operation<'a>) -> CallFuture<'a, OpOutput>;
+    fn call_async<'a>(
+        &'a self,
+        op: Operation<'a>,
+    ) -> impl Future<Output = Result<OpOutput, RateLimiterError>> + 'a;
 
     /// Awaits a permit.
-    fn acquire_async(&self) -> CallFuture<'_, Granted>;
+    fn acquire_async(&self) -> impl Future<Output = Result<Granted, RateLimiterError>> + '_;
 
     /// Takes a permit if one is free now.
     ///
@@ -99,17 +100,18 @@ pub trait Subject: Send + Sync {
 }
 
 impl Subject for RateLimiter<VirtualClock> {
-    fn call_async<'a>(&'a self, op: Operation<'a>) -> CallFuture<'a, OpOutput> {
-        Box::pin(RateLimiter::call_async(self, op))
+    fn call_async<'a>(
+        &'a self,
+        op: Operation<'a>,
+    ) -> impl Future<Output = Result<OpOutput, RateLimiterError>> + 'a {
+        RateLimiter::call_async(self, op)
     }
 
-    fn acquire_async(&self) -> CallFuture<'_, Granted> {
-        Box::pin(async move {
-            let permit = RateLimiter::acquire_async(self).await?;
-            Ok(Granted {
-                at: permit.at().as_nanos(),
-                remaining: permit.remaining(),
-            })
+    async fn acquire_async(&self) -> Result<Granted, RateLimiterError> {
+        let permit = RateLimiter::acquire_async(self).await?;
+        Ok(Granted {
+            at: permit.at().as_nanos(),
+            remaining: permit.remaining(),
         })
     }
 
