@@ -216,7 +216,7 @@ fn drive<S: Subject>(scenario: &Scenario, subject: &Arc<S>, shared: &Arc<Shared>
         subject,
         shared,
         |subject, op| subject.call_async(op),
-        |subject| subject.acquire_async(),
+        S::acquire_async,
     );
     world.run();
     world.finish()
