@@ -13,8 +13,6 @@ use fixed_window_sim::{
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// The sweep's seed when neither `--seed` nor `FIXED_WINDOW_SEED` gives one.
-const DEFAULT_SEED: u64 = 0x5EED;
 /// The environment variable that may set the seed.
 const SEED_VARIABLE: &str = "FIXED_WINDOW_SEED";
 
@@ -105,7 +103,7 @@ fn execute(cli: &Cli) -> Result<bool, String> {
                 .trim()
                 .parse()
                 .map_err(|_| format!("{SEED_VARIABLE}=`{value}` is not a u64"))?,
-            Err(_) => DEFAULT_SEED,
+            Err(_) => Sweep::DEFAULT_SEED,
         },
     };
     let target = cli.broken.map_or(Target::Real, Target::Broken);

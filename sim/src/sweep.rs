@@ -33,6 +33,9 @@ pub struct Sweep {
 }
 
 impl Sweep {
+    /// The seed of `cargo xtask simulate` when none is given.
+    pub const DEFAULT_SEED: u64 = 0x5EED;
+
     /// The id of the sweep's scenario number `index`.
     ///
     /// # Examples

@@ -120,6 +120,9 @@ pub(crate) struct Shared {
     model: ClockModel,
     /// The current virtual time; only the simulator moves it.
     time: AtomicU64,
+    /// The clock's reading at `time`, read several times an event, so worked out once when
+    /// time moves.
+    reading: AtomicU64,
     /// The caller being run, to whom sleeps, events and operations belong ([`NO_CALLER`] if
     /// none).
     current: AtomicU32,
@@ -153,10 +156,11 @@ impl Shared {
 
     pub(crate) fn set_time(&self, t: u64) {
         self.time.store(t, Ordering::Relaxed);
+        self.reading.store(self.model.reading(t), Ordering::Relaxed);
     }
 
     pub(crate) fn reading(&self) -> u64 {
-        self.model.reading(self.time())
+        self.reading.load(Ordering::Relaxed)
     }
 
     /// The caller being run, or [`NO_CALLER`].
@@ -256,6 +260,7 @@ impl VirtualClock {
     pub fn new(model: ClockModel) -> VirtualClock {
         VirtualClock {
             shared: Arc::new(Shared {
+                reading: AtomicU64::new(model.reading(0)),
                 model,
                 time: AtomicU64::new(0),
                 current: AtomicU32::new(NO_CALLER),
