@@ -10,8 +10,8 @@ pub enum CallKind {
     AcquireAsync,
     /// `try_acquire()`: never waits.
     TryAcquire,
-    /// `call_interruptible(&interrupt, op)` on its own thread, sleeping through the virtual
-    /// clock's blocking sleep in lock-step with the simulator.
+    /// `call_interruptible(&interrupt, op)` on a coroutine of its own, sleeping through the
+    /// virtual clock's blocking sleep, which suspends the coroutine until its timer fires.
     CallBlocking,
 }
 

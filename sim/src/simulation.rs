@@ -299,12 +299,16 @@ struct World<'a, S, C, A> {
     shared: &'a Arc<Shared>,
     /// Pending events by virtual time; ties break by order of scheduling.
     queue: EventQueue<Event>,
-    /// The events the scenario plans (arrivals, then interrupts and cancellations), by
-    /// virtual time and then in that order, taken in order. They count as scheduled before
-    /// any event of the run itself, so at equal times they come first, and need no place in
-    /// `queue`.
+    /// The callers in order of arrival (then of caller id), taken in order. The events the
+    /// scenario plans count as scheduled before any event of the run itself, arrivals first,
+    /// so at equal times they come first, and need no place in `queue`.
+    arrivals: Vec<u32>,
+    /// The next arrival to take.
+    next_arrival: usize,
+    /// The interrupts and cancellations the scenario plans, by virtual time and then caller,
+    /// taken in order after arrivals at equal times.
     planned: Vec<(u64, Event)>,
-    /// The next planned event to take.
+    /// The next of them to take.
     next_planned: usize,
     /// Timers registered during one step past the first, on their way to the queue (kept to
     /// reuse its memory).
@@ -341,6 +345,8 @@ where
             spare_acquires: Vec::new(),
             shared,
             queue: EventQueue::new(),
+            arrivals: arrivals(scenario),
+            next_arrival: 0,
             planned: planned(scenario),
             next_planned: 0,
             registered: Vec::new(),
@@ -377,10 +383,20 @@ where
         self.stats.simulated_ns = self.shared.time();
     }
 
-    /// The earliest event, from the planned ones or the queue.
+    /// The earliest event: of the arrivals, the other planned events and the queue, in that
+    /// order at equal times.
     fn next_event(&mut self) -> Option<(u64, Event)> {
-        if let Some(&(t, event)) = self.planned.get(self.next_planned) {
-            if self.queue.peek_time().is_none_or(|queued| t <= queued) {
+        let queued = self.queue.peek_time();
+        let planned = self.planned.get(self.next_planned).copied();
+        if let Some(&caller) = self.arrivals.get(self.next_arrival) {
+            let t = self.scenario.callers[caller as usize].arrival;
+            if planned.is_none_or(|(other, _)| t <= other) && queued.is_none_or(|q| t <= q) {
+                self.next_arrival += 1;
+                return Some((t, Event::Arrive(caller)));
+            }
+        }
+        if let Some((t, event)) = planned {
+            if queued.is_none_or(|q| t <= q) {
                 self.next_planned += 1;
                 return Some((t, event));
             }
@@ -648,18 +664,22 @@ where
     }
 }
 
-/// The events `scenario` plans, in the order they are taken: by virtual time; at equal
-/// times arrivals first, by caller, then interrupts and cancellations, by caller.
+/// `scenario`'s callers by time of arrival, then id.
+fn arrivals(scenario: &Scenario) -> Vec<u32> {
+    let callers = &scenario.callers;
+    let mut order: Vec<u32> = (0..u32::try_from(callers.len()).unwrap_or(u32::MAX)).collect();
+    // Drawn scenarios list their callers in order of arrival already.
+    if !callers.is_sorted_by_key(|spec| spec.arrival) {
+        // Stable, so equal times keep the order of ids.
+        order.sort_by_key(|&caller| callers[caller as usize].arrival);
+    }
+    order
+}
+
+/// The interrupts and cancellations `scenario` plans, by virtual time; at equal times by
+/// caller, an interrupt before a cancellation.
 fn planned(scenario: &Scenario) -> Vec<(u64, Event)> {
-    let mut arrivals: Vec<(u64, u32)> = (0_u32..)
-        .zip(&scenario.callers)
-        .map(|(caller, spec)| (spec.arrival, caller))
-        .collect();
-    arrivals.sort_unstable();
-    let mut planned: Vec<(u64, Event)> = arrivals
-        .into_iter()
-        .map(|(t, caller)| (t, Event::Arrive(caller)))
-        .collect();
+    let mut planned = Vec::new();
     for (caller, spec) in (0_u32..).zip(&scenario.callers) {
         if let Some(t) = spec.interrupt_at {
             planned.push((t, Event::Interrupt(caller)));
