@@ -17,9 +17,9 @@ use crate::record::Outcome;
 /// panic hook's message, with a guard page below it. Pages are only touched as used.
 const STACK_WORDS: usize = 32 * 1024;
 
-/// The most finished coroutines a thread keeps for later calls (a scenario has a handful of
-/// blocking callers).
-const POOL_SIZE: usize = 16;
+/// The most finished coroutines a thread keeps for later calls: as many as a scenario may
+/// have blocking callers.
+const POOL_SIZE: usize = 64;
 
 /// A blocking call to run, on a coroutine, to its end.
 pub(crate) type Call = Box<dyn FnOnce() -> Handback>;

@@ -9,6 +9,7 @@
 
 use core::fmt;
 
+use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 use crate::scenario::Scenario;
 use crate::simulation::Run;
@@ -28,7 +29,8 @@ pub enum Invariant {
     /// free.
     FalseRejection,
     /// No wait is planned past the deadline; a call whose next window opens after its
-    /// deadline is rejected without sleeping.
+    /// deadline is rejected without sleeping; on a clock that never jumps forward, every
+    /// call ends by its deadline.
     Deadline,
     /// The operation runs exactly once, right after its permit, and never without one; its
     /// own result and panic come back unchanged.
@@ -192,6 +194,10 @@ struct Checker {
     counted: u64,
     violations: Vec<Violation>,
     record: usize,
+    /// Whether the clock never jumps forward, so that a wait ends when planned (or, on a
+    /// clock that stands still or steps back, at an earlier reading) and every call by its
+    /// deadline.
+    no_jumps: bool,
 }
 
 /// Checks the trace of `run` against the specification, for the limiter `scenario`
@@ -223,6 +229,7 @@ pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
         counted: 0,
         violations: Vec::new(),
         record: 0,
+        no_jumps: scenario.clock.kind() != ClockKind::JumpsForward,
     };
     let mut previous = None;
     for (i, record) in run.records.iter().enumerate() {
@@ -301,8 +308,11 @@ impl Checker {
                 }
             }
             Record::Finish {
-                caller, outcome, ..
-            } => self.finish(caller, outcome),
+                caller,
+                at,
+                outcome,
+                ..
+            } => self.finish(caller, at, outcome),
         }
     }
 
@@ -466,12 +476,20 @@ impl Checker {
         }
     }
 
-    fn finish(&mut self, caller: u32, outcome: Outcome) {
+    fn finish(&mut self, caller: u32, at: u64, outcome: Outcome) {
+        let no_jumps = self.no_jumps;
         let Some(state) = self.caller(caller) else {
             return;
         };
         state.finished = true;
+        let deadline = state.deadline;
         let problems = problems(state, outcome);
+        // A run cut short by its event budget ends its calls wherever they were.
+        if no_jumps && outcome != Outcome::Unfinished && u128::from(at) > deadline {
+            self.report(Invariant::Deadline, caller, || {
+                format!("ended at {at}, past its deadline {deadline}")
+            });
+        }
         for (invariant, detail) in problems {
             self.report(invariant, caller, || detail);
         }

@@ -189,9 +189,10 @@ pub struct Scenario {
 
 /// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
 const MOST_CALLERS: usize = 600;
-/// Blocking callers each run on a coroutine stack of their own, mapped for the call, so a
-/// scenario has few of them.
-const MOST_BLOCKING: usize = 6;
+/// Blocking callers each run on a coroutine with a stack of its own (kept for later calls,
+/// but mapped anew when a run needs more at once than were kept), so a scenario has at most
+/// this many.
+const MOST_BLOCKING: usize = 64;
 const NANOS_PER_YEAR: u64 = 365 * 24 * 3600 * 1_000_000_000;
 
 impl Scenario {
@@ -499,7 +500,11 @@ fn pick_callers(rng: &mut ChaCha8Rng, arrivals: &[u64], period: u64) -> Vec<Call
     if rng.random_bool(0.5) {
         kinds.push(CallKind::TryAcquire);
     }
-    let blocking_share = if rng.random_bool(0.25) { 0.05 } else { 0.0 };
+    let blocking_share = if rng.random_bool(0.25) {
+        rng.random_range(0.02..0.5)
+    } else {
+        0.0
+    };
     let fail = if rng.random_bool(0.5) {
         rng.random_range(0.0..0.3)
     } else {

@@ -3,8 +3,8 @@
 use core::time::Duration;
 
 use fixed_window_sim::{
-    CallKind, ClockModel, Config, Invariant, OpKind, Outcome, Record, Run, Scenario, ScenarioId,
-    Stats, check,
+    CallKind, ClockKind, ClockModel, Config, Invariant, OpKind, Outcome, Record, Run, Scenario,
+    ScenarioId, Segment, Stats, check,
 };
 
 use crate::broken;
@@ -181,4 +181,40 @@ fn an_operation_without_a_permit_breaks_the_operation_rule() {
     ];
     let found = broken(&check(&s, &trace(records)));
     assert!(found.contains(&Invariant::Operation) && found.contains(&Invariant::Liveness));
+}
+
+#[test]
+fn a_call_that_ends_past_its_deadline_breaks_it_unless_its_clock_jumped() {
+    let s = scenario(1, 10, 10, 2);
+    let mut records = vec![start(0, 100, 10)];
+    records.extend(permitted(0, 100, 0));
+    records.push(start(1, 105, 10));
+    // Its only sleep was planned within the deadline, 115, yet the call ends at 120.
+    records.push(Record::Sleep {
+        caller: 1,
+        at: 105,
+        until: 110,
+    });
+    records.push(Record::Interrupt {
+        caller: 1,
+        sleeping: true,
+    });
+    records.push(Record::Finish {
+        caller: 1,
+        at: 120,
+        t: 20,
+        outcome: Outcome::Interrupted,
+    });
+    let ordinary = check(&s, &trace(records.clone()));
+    assert_eq!(broken(&ordinary), [Invariant::Deadline]);
+    let mut jumping = s;
+    jumping.clock = ClockModel::new(
+        ClockKind::JumpsForward,
+        vec![Segment {
+            from: 0,
+            base: 100,
+            frozen: false,
+        }],
+    );
+    assert_eq!(check(&jumping, &trace(records)), vec![]);
 }
