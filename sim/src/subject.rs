@@ -52,7 +52,8 @@ impl<'a> Operation<'a> {
         match self.kind {
             OpKind::Succeeds => OpOutput::Succeeded,
             OpKind::Fails => OpOutput::Failed,
-            OpKind::Panics => std::panic::panic_any(SimulatedPanic),
+            // Without the panic hook, as listeners panic (see `simulation::panicking`).
+            OpKind::Panics => std::panic::resume_unwind(Box::new(SimulatedPanic)),
         }
     }
 }
