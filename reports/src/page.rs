@@ -124,6 +124,7 @@ pub fn render(inputs: &Inputs) -> Report {
         None => b.body.push_str("<h2>Benchmarks</h2><p class=\"missing\">No benchmark results: run <code>cargo xtask bench</code>.</p>"),
     }
     b.body.push_str("<h2>Simulator</h2>");
+    simulator_throughput_section(&mut b, inputs.bench.as_ref());
     match &inputs.summary {
         Some(summary) => summary_section(&mut b, summary),
         None => b.body.push_str(
@@ -393,6 +394,69 @@ fn sweep_section(b: &mut Builder, sweep: &Sweep) {
         threads_list(&recommendation.slower_at),
         esc(&verdict)
     );
+}
+
+/// The simulator's benchmarks (`sim/benches/throughput.rs`): function, parameter, what one
+/// element is, and what the row measures.
+const SIMULATOR_BENCHES: [(&str, &str, &str, &str); 4] = [
+    (
+        "run",
+        "drawn",
+        "calls",
+        "the scenarios as the sweep draws them",
+    ),
+    (
+        "run",
+        "asynchronous",
+        "calls",
+        "every caller asynchronous, nothing panicking",
+    ),
+    (
+        "run_events",
+        "asynchronous",
+        "events",
+        "the same, in events",
+    ),
+    (
+        "sweep",
+        "drawn",
+        "calls",
+        "draw, run and check: a sweep's whole work",
+    ),
+];
+
+/// Simulated calls per second per core the simulator should reach.
+const SIMULATOR_TARGET: f64 = 5e6;
+
+fn simulator_throughput_section(b: &mut Builder, results: Option<&BenchResults>) {
+    b.body.push_str("<h3>Throughput</h3><p>The default sweep's first 1,000 scenarios, each drawn just before its run, in the benchmark thread's CPU time (<code>cargo bench -p fixed-window-sim --bench throughput</code>, part of <code>cargo xtask bench</code>). Target for runs: 5 M simulated calls per second per core.</p><table><tr><th>bench</th><th>what</th><th>median ms</th><th>per second, one core</th></tr>");
+    for (function, parameter, unit, about) in SIMULATOR_BENCHES {
+        let _ = write!(
+            b.body,
+            "<tr><td>{function}/{parameter}</td><td>{}</td>",
+            esc(about)
+        );
+        match results.and_then(|results| results.get_with("simulator", function, parameter)) {
+            Some(m) => {
+                let rate = m.per_second();
+                let verdict = match (function, unit) {
+                    ("run", "calls") if rate >= SIMULATOR_TARGET => " class=\"met\"",
+                    ("run", "calls") => " class=\"miss\"",
+                    _ => "",
+                };
+                let _ = write!(
+                    b.body,
+                    "<td>{:.1}</td><td{verdict}>{:.2} M {unit}</td></tr>",
+                    m.median_ns / 1e6,
+                    rate / 1e6
+                );
+            }
+            None => b
+                .body
+                .push_str("<td colspan=\"2\" class=\"missing\">not measured</td></tr>"),
+        }
+    }
+    b.body.push_str("</table>");
 }
 
 fn summary_section(b: &mut Builder, summary: &SimSummary) {

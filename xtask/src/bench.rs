@@ -32,8 +32,9 @@ const QUICK: [&str; 9] = [
     "--noplot",
 ];
 
-/// Runs the benchmarks in release mode; results go to `target/criterion`. Then counts lost
-/// compare-and-set races (see [`count_retries`]) into `target/cas-retries.json`.
+/// Runs the benchmarks in release mode, the limiters' then the simulator's throughput;
+/// results go to `target/criterion`. Then counts lost compare-and-set races (see
+/// [`count_retries`]) into `target/cas-retries.json`.
 ///
 /// # Errors
 ///
@@ -52,6 +53,19 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     }
     command.args(&args.rest);
     run_step("bench", command)?;
+    let mut command = cargo([
+        "bench",
+        "-p",
+        "fixed-window-sim",
+        "--bench",
+        "throughput",
+        "--",
+    ]);
+    if args.quick {
+        command.args(QUICK);
+    }
+    command.args(&args.rest);
+    run_step("bench simulator", command)?;
     count_retries(args.quick, &target_dir().join("cas-retries.json"))
 }
 
@@ -94,7 +108,9 @@ fn count_retries(quick: bool, out: &Path) -> Result<(), Failure> {
 ///
 /// Built in the dev profile, whose dependencies the workspace's tests have already compiled,
 /// so the gate costs one crate's build instead of a release build of criterion and governor;
-/// the figures are meaningless, but the run writes the same files the report reads.
+/// the figures are meaningless, but the run writes the same files the report reads. The
+/// simulator's benches (a thousand scenarios an iteration, slow unoptimised) run once each,
+/// in criterion's test mode, which writes no figures.
 ///
 /// # Errors
 ///
@@ -111,5 +127,17 @@ pub fn ci() -> Result<(), Failure> {
         "--",
     ]);
     command.args(QUICK);
-    run_step("bench smoke", command)
+    run_step("bench smoke", command)?;
+    let command = cargo([
+        "bench",
+        "--profile",
+        "dev",
+        "-p",
+        "fixed-window-sim",
+        "--bench",
+        "throughput",
+        "--",
+        "--test",
+    ]);
+    run_step("bench smoke simulator", command)
 }

@@ -70,3 +70,35 @@ fn the_page_and_charts_are_written_to_the_output_directory() {
         );
     }
 }
+
+#[test]
+fn the_page_shows_the_simulators_throughput_against_its_target() {
+    let report = render(&Inputs::gather(&fixtures::complete()));
+    let row = |bench: &str| {
+        let start = report
+            .html
+            .find(&format!("<td>{bench}</td>"))
+            .unwrap_or_else(|| panic!("no row for {bench}"));
+        let end = start + report.html[start..].find("</tr>").unwrap();
+        report.html[start..end].to_owned()
+    };
+    // The fixtures: 247,948 calls in 43.5 ms, and in 37.7 ms with every caller asynchronous.
+    assert!(row("run/drawn").contains("class=\"met\">5.70 M calls"));
+    assert!(row("run/asynchronous").contains("class=\"met\">6.58 M calls"));
+    assert!(row("run_events/asynchronous").contains("M events"));
+    assert!(row("sweep/drawn").contains("M calls"));
+
+    // Twice as slow, the drawn run misses the target of 5 M calls per second.
+    let mut results = Inputs::gather(&fixtures::complete()).bench.unwrap();
+    let mut slow = results
+        .get_with("simulator", "run", "drawn")
+        .unwrap()
+        .clone();
+    slow.median_ns *= 2.0;
+    results.insert(slow);
+    let report = render(&Inputs {
+        bench: Some(results),
+        ..Inputs::default()
+    });
+    assert!(report.html.contains("class=\"miss\">2.85 M calls"));
+}
