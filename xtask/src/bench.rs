@@ -40,32 +40,17 @@ const QUICK: [&str; 9] = [
 ///
 /// If a benchmark or the count fails to build or run.
 pub fn run(args: &Args) -> Result<(), Failure> {
-    let mut command = cargo([
-        "bench",
-        "-p",
-        "fixed-window-benches",
-        "--bench",
-        "limiters",
-        "--",
-    ]);
-    if args.quick {
-        command.args(QUICK);
+    for (step, package, bench) in [
+        ("bench", "fixed-window-benches", "limiters"),
+        ("bench simulator", "fixed-window-sim", "throughput"),
+    ] {
+        let mut command = cargo(["bench", "-p", package, "--bench", bench, "--"]);
+        if args.quick {
+            command.args(QUICK);
+        }
+        command.args(&args.rest);
+        run_step(step, command)?;
     }
-    command.args(&args.rest);
-    run_step("bench", command)?;
-    let mut command = cargo([
-        "bench",
-        "-p",
-        "fixed-window-sim",
-        "--bench",
-        "throughput",
-        "--",
-    ]);
-    if args.quick {
-        command.args(QUICK);
-    }
-    command.args(&args.rest);
-    run_step("bench simulator", command)?;
     count_retries(args.quick, &target_dir().join("cas-retries.json"))
 }
 

@@ -147,10 +147,10 @@ fn a_wrong_retry_after_breaks_events_and_alignment() {
     assert!(found.contains(&Invariant::Events) && found.contains(&Invariant::Alignment));
 }
 
-#[test]
-fn an_interrupted_sleeper_that_carries_on_breaks_the_interrupt_rule() {
-    let s = scenario(1, 10, 10, 2);
-    let mut records = vec![start(0, 100, 0)];
+/// Caller 0 takes the window's one permit at 100; caller 1 (deadline 115) sleeps at 105 until
+/// the next window, 110, and is interrupted while it sleeps.
+fn interrupted_sleeper(first_max_wait: u128) -> Vec<Record> {
+    let mut records = vec![start(0, 100, first_max_wait)];
     records.extend(permitted(0, 100, 0));
     records.push(start(1, 105, 10));
     records.push(Record::Sleep {
@@ -162,6 +162,13 @@ fn an_interrupted_sleeper_that_carries_on_breaks_the_interrupt_rule() {
         caller: 1,
         sleeping: true,
     });
+    records
+}
+
+#[test]
+fn an_interrupted_sleeper_that_carries_on_breaks_the_interrupt_rule() {
+    let s = scenario(1, 10, 10, 2);
+    let mut records = interrupted_sleeper(0);
     records.extend(permitted(1, 110, 0));
     assert!(broken(&check(&s, &trace(records))).contains(&Invariant::Interrupt));
 }
@@ -186,19 +193,8 @@ fn an_operation_without_a_permit_breaks_the_operation_rule() {
 #[test]
 fn a_call_that_ends_past_its_deadline_breaks_it_unless_its_clock_jumped() {
     let s = scenario(1, 10, 10, 2);
-    let mut records = vec![start(0, 100, 10)];
-    records.extend(permitted(0, 100, 0));
-    records.push(start(1, 105, 10));
-    // Its only sleep was planned within the deadline, 115, yet the call ends at 120.
-    records.push(Record::Sleep {
-        caller: 1,
-        at: 105,
-        until: 110,
-    });
-    records.push(Record::Interrupt {
-        caller: 1,
-        sleeping: true,
-    });
+    // Caller 1's only sleep was planned within its deadline, 115, yet the call ends at 120.
+    let mut records = interrupted_sleeper(10);
     records.push(Record::Finish {
         caller: 1,
         at: 120,
