@@ -287,8 +287,8 @@ fn panicking(every: u64) -> impl Fn(&fixed_window::RateLimiterEvent) + Send + Sy
 struct World<'a, S, C, A> {
     /// The scenario being run.
     scenario: &'a Scenario,
-    /// The limiter under test (shared with blocking calls, which outlive no run but are
-    /// handed to coroutines that do).
+    /// The limiter under test, by `Arc` because blocking calls hold it too: their
+    /// coroutines, pooled, outlive the run.
     subject: &'a Arc<S>,
     /// Begins a `call_async` on the subject.
     call: fn(&'a S, Operation<'a>) -> C,
