@@ -59,7 +59,7 @@ impl Coroutine {
     /// sleeps or ends.
     pub(crate) fn start(call: Call) -> (Coroutine, Handback) {
         let mut coroutine = POOL
-            .with(|pool| pool.borrow_mut().0.pop())
+            .with(|pool| pool.borrow_mut().pop())
             .unwrap_or_else(Coroutine::new);
         let handback = coroutine.send(Input::Run(call));
         (coroutine, handback)
@@ -74,8 +74,8 @@ impl Coroutine {
     pub(crate) fn release(self) {
         POOL.with(|pool| {
             let mut pool = pool.borrow_mut();
-            if pool.0.len() < POOL_SIZE {
-                pool.0.push(self);
+            if pool.len() < POOL_SIZE {
+                pool.push(self);
             }
         });
     }
@@ -113,11 +113,9 @@ impl Drop for Coroutine {
 /// is left to the coroutine library.
 const STOP_ATTEMPTS: usize = 8;
 
-/// The coroutines of this thread that wait for a call.
-struct Pool(Vec<Coroutine>);
-
 thread_local! {
-    static POOL: RefCell<Pool> = const { RefCell::new(Pool(Vec::new())) };
+    /// The coroutines of this thread that wait for a call.
+    static POOL: RefCell<Vec<Coroutine>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A coroutine's body: runs the calls it is given, one after another, until told to stop.
@@ -157,7 +155,8 @@ pub(crate) fn on_coroutine() -> bool {
 pub(crate) fn suspend() -> Result<(), Interrupted> {
     match wait(Handback::Sleeping) {
         Some(Input::Woken(woken)) => woken,
-        // Never sent to a sleeping call; ending the sleep as interrupted ends the call.
+        // `Stop` comes from a coroutine dropped mid-call, which wants the call over: ending
+        // the sleep as interrupted ends it. (A call is never given to a sleeping one.)
         Some(Input::Run(_) | Input::Stop) | None => Err(Interrupted),
     }
 }
@@ -171,7 +170,7 @@ mod tests {
     use crate::record::Outcome;
 
     fn pooled() -> usize {
-        POOL.with(|pool| pool.borrow().0.len())
+        POOL.with(|pool| pool.borrow().len())
     }
 
     /// A call that sleeps once and ends as its sleep did.
