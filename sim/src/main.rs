@@ -23,8 +23,8 @@ struct Cli {
     /// The sweep's seed (default: `FIXED_WINDOW_SEED` from the environment, else 24301).
     #[arg(long)]
     seed: Option<u64>,
-    /// Scenarios in the whole sweep.
-    #[arg(long, default_value_t = 10_000)]
+    /// Scenarios in the whole sweep (at least 1).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     scenarios: u64,
     /// Run only shard I of N (scenario k belongs to shard k mod N), e.g. `--shard 0/4`.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]

@@ -26,6 +26,17 @@ fn a_shard_beyond_the_count_is_refused() {
 }
 
 #[test]
+fn a_sweep_of_no_scenarios_is_refused() {
+    let output = simulator(&["--scenarios", "0"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--scenarios"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn a_malformed_replay_id_is_refused() {
     let output = simulator(&["--replay", "12:9-1"]);
     assert_eq!(output.status.code(), Some(2));
