@@ -424,12 +424,13 @@ where
                 op: spec.op,
             });
         }
-        self.shared.set_current(caller);
         let subject: &'a S = self.subject;
         let shared: &'a Shared = self.shared;
         match spec.kind {
             CallKind::TryAcquire => {
-                let result = quietly(|| subject.try_acquire());
+                let result = on_turn(shared, caller, || {
+                    catch_unwind(AssertUnwindSafe(|| subject.try_acquire()))
+                });
                 let outcome = match result {
                     Ok(Ok(granted)) => Outcome::Permitted {
                         remaining: Some(granted.remaining),
@@ -438,7 +439,6 @@ where
                     Ok(Err(error)) => failure(&error, &config),
                     Err(payload) => self.panicked(caller, &*payload),
                 };
-                self.shared.set_current(NO_CALLER);
                 self.end(caller, outcome);
             }
             CallKind::CallAsync => {
@@ -504,11 +504,11 @@ where
         let Slot::Async(task) = &mut self.slots[caller as usize] else {
             return;
         };
-        self.shared.set_current(caller);
         let config = &self.scenario.config;
         let mut context = Context::from_waker(Waker::noop());
-        let result = quietly(|| task.poll(&mut context, config));
-        self.shared.set_current(NO_CALLER);
+        let result = on_turn(self.shared, caller, || {
+            catch_unwind(AssertUnwindSafe(|| task.poll(&mut context, config)))
+        });
         // Ending a call schedules nothing, so the new timers may go first.
         let slept = self.enqueue_timers();
         match result {
@@ -724,24 +724,19 @@ fn blocking_call<S: Subject>(
     })
 }
 
-/// Runs `f`, which resumes `caller`'s coroutine, as `caller`'s turn.
+/// Runs `f`, a call into the subject (or the resumption of a blocking caller's coroutine),
+/// as `caller`'s turn: the sleeps, events and operations it makes are `caller`'s, and the
+/// panic hook stays quiet about its panics, which the simulator catches and reports.
 fn on_turn<T>(shared: &Shared, caller: u32, f: impl FnOnce() -> T) -> T {
     shared.set_current(caller);
     let result = {
-        // Entered here rather than inside the coroutine, so that the flag's saves and restores
+        // Entered here rather than inside a coroutine, so that the flag's saves and restores
         // stay nested however coroutines suspend.
         let _quiet = Simulating::enter();
         f()
     };
     shared.set_current(NO_CALLER);
     result
-}
-
-/// Runs `f`, a call into the subject, catching its panic; panics caught here are the
-/// simulator's to report, so the panic hook stays quiet about them.
-fn quietly<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
-    let _quiet = Simulating::enter();
-    catch_unwind(AssertUnwindSafe(f))
 }
 
 fn failure(error: &RateLimiterError, config: &Config) -> Outcome {

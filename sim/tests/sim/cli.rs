@@ -14,48 +14,34 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The command ended with exit code 2 and an error naming `says`.
+fn assert_refused(output: &Output, says: &str) {
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(output).contains(says), "{}", stderr(output));
+}
+
 #[test]
 fn a_shard_beyond_the_count_is_refused() {
     let output = simulator(&["--shard", "3/2"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("expected I/N"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "expected I/N");
 }
 
 #[test]
 fn a_sweep_of_no_scenarios_is_refused() {
     let output = simulator(&["--scenarios", "0"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("--scenarios"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "--scenarios");
 }
 
 #[test]
 fn a_malformed_replay_id_is_refused() {
     let output = simulator(&["--replay", "12:9-1"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("invalid scenario id"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "invalid scenario id");
 }
 
 #[test]
 fn an_unknown_flaw_is_refused() {
     let output = simulator(&["--broken", "typo"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("lost-update"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "lost-update");
 }
 
 #[test]
@@ -65,12 +51,7 @@ fn a_bad_seed_variable_is_refused() {
         .env("FIXED_WINDOW_SEED", "soon")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("FIXED_WINDOW_SEED"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "FIXED_WINDOW_SEED");
 }
 
 #[test]

@@ -41,6 +41,15 @@ fn start(caller: u32, at: u64, max_wait: u128) -> Record {
     }
 }
 
+/// Caller 0 (waiting up to `first_max_wait`) takes a permit at 100, then caller 1 starts at
+/// `at`, waiting up to `max_wait`.
+fn second_after_first_permit(first_max_wait: u128, at: u64, max_wait: u128) -> Vec<Record> {
+    let mut records = vec![start(0, 100, first_max_wait)];
+    records.extend(permitted(0, 100, 0));
+    records.push(start(1, at, max_wait));
+    records
+}
+
 fn permitted(caller: u32, at: u64, remaining: u32) -> [Record; 2] {
     [
         Record::Permitted {
@@ -63,9 +72,7 @@ fn permitted(caller: u32, at: u64, remaining: u32) -> [Record; 2] {
 #[test]
 fn a_correct_trace_passes() {
     let s = scenario(1, 10, 10, 2);
-    let mut records = vec![start(0, 100, 10)];
-    records.extend(permitted(0, 100, 0));
-    records.push(start(1, 105, 10));
+    let mut records = second_after_first_permit(10, 105, 10);
     records.push(Record::Sleep {
         caller: 1,
         at: 105,
@@ -78,9 +85,7 @@ fn a_correct_trace_passes() {
 #[test]
 fn two_permits_in_a_window_of_one_break_the_limit() {
     let s = scenario(1, 10, 0, 2);
-    let mut records = vec![start(0, 100, 0)];
-    records.extend(permitted(0, 100, 0));
-    records.push(start(1, 109, 0));
+    let mut records = second_after_first_permit(0, 109, 0);
     records.extend(permitted(1, 109, 0));
     assert!(broken(&check(&s, &trace(records))).contains(&Invariant::WindowLimit));
 }
@@ -88,9 +93,7 @@ fn two_permits_in_a_window_of_one_break_the_limit() {
 #[test]
 fn a_sleep_past_the_deadline_breaks_it() {
     let s = scenario(1, 10, 4, 2);
-    let mut records = vec![start(0, 100, 0)];
-    records.extend(permitted(0, 100, 0));
-    records.push(start(1, 105, 4));
+    let mut records = second_after_first_permit(0, 105, 4);
     records.push(Record::Sleep {
         caller: 1,
         at: 105,
@@ -126,9 +129,7 @@ fn a_rejection_with_a_free_permit_is_false() {
 #[test]
 fn a_wrong_retry_after_breaks_events_and_alignment() {
     let s = scenario(1, 10, 0, 2);
-    let mut records = vec![start(0, 100, 0)];
-    records.extend(permitted(0, 100, 0));
-    records.push(start(1, 103, 0));
+    let mut records = second_after_first_permit(0, 103, 0);
     records.push(Record::Rejected {
         caller: 1,
         at: 103,
@@ -150,9 +151,7 @@ fn a_wrong_retry_after_breaks_events_and_alignment() {
 /// Caller 0 takes the window's one permit at 100; caller 1 (deadline 115) sleeps at 105 until
 /// the next window, 110, and is interrupted while it sleeps.
 fn interrupted_sleeper(first_max_wait: u128) -> Vec<Record> {
-    let mut records = vec![start(0, 100, first_max_wait)];
-    records.extend(permitted(0, 100, 0));
-    records.push(start(1, 105, 10));
+    let mut records = second_after_first_permit(first_max_wait, 105, 10);
     records.push(Record::Sleep {
         caller: 1,
         at: 105,
