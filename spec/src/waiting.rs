@@ -51,7 +51,8 @@ pub enum Next {
 /// assert_eq!(call.next(Decision::Wait { until: 10 }, 4), Next::Sleep { until: 10 });
 /// assert_eq!(call.next(Decision::Wait { until: 10 }, 4), Next::Reject { retry_after: 6 });
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The default is a call that may not wait past instant 0, before its first attempt.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Waiting {
     deadline: u128,
     slept_from: Option<u128>,
