@@ -10,7 +10,7 @@ use crate::time::NEVER;
 /// ```
 /// use fixed_window_spec::{Count, Decision, Grid};
 ///
-/// let grid = Grid::new(0, 10).expect("a positive period");
+/// let grid = Grid::checked(0, 10).expect("a positive period");
 /// assert_eq!(Count::new().decide(&grid, 1, 3, 3), Decision::Permit { index: 0, remaining: 0 });
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,7 +51,7 @@ pub enum Decision {
 /// ```
 /// use fixed_window_spec::{Count, Decision, Grid};
 ///
-/// let grid = Grid::new(0, 10).expect("a positive period");
+/// let grid = Grid::checked(0, 10).expect("a positive period");
 /// let mut count = Count::new();
 /// count.apply(count.decide(&grid, 3, 1, 1));
 /// assert_eq!(count.decide(&grid, 3, 25, 25), Decision::Permit { index: 2, remaining: 2 });
@@ -114,7 +114,7 @@ impl Count {
     /// ```
     /// use fixed_window_spec::{Count, Grid};
     ///
-    /// let grid = Grid::new(0, 10).expect("a positive period");
+    /// let grid = Grid::checked(0, 10).expect("a positive period");
     /// assert_eq!(Count::new().at(&grid, 1_234), (123, 0));
     /// ```
     pub fn at(&self, grid: &Grid, now: u128) -> (u128, u32) {
@@ -135,12 +135,12 @@ impl Count {
     /// ```
     /// use fixed_window_spec::{Count, Decision, Grid, NEVER};
     ///
-    /// let grid = Grid::new(0, u128::from(u64::MAX)).expect("a positive period");
+    /// let grid = Grid::checked(0, u128::from(u64::MAX)).expect("a positive period");
     /// let mut count = Count::new();
     /// count.apply(count.decide(&grid, 1, 0, 0));
     /// // The next window would start past the end of the timeline.
     /// assert_eq!(count.decide(&grid, 1, 5, 5), Decision::Reject { retry_after: u128::from(u64::MAX) - 5 });
-    /// let grid = Grid::new(1, u128::from(u64::MAX)).expect("a positive period");
+    /// let grid = Grid::checked(1, u128::from(u64::MAX)).expect("a positive period");
     /// assert_eq!(count.decide(&grid, 1, 5, 5), Decision::Reject { retry_after: NEVER });
     /// ```
     pub fn decide(&self, grid: &Grid, limit: u32, now: u128, deadline: u128) -> Decision {
@@ -193,7 +193,7 @@ impl Count {
     /// ```
     /// use fixed_window_spec::{Count, Decision, Grid};
     ///
-    /// let grid = Grid::new(0, 10).expect("a positive period");
+    /// let grid = Grid::checked(0, 10).expect("a positive period");
     /// let mut count = Count::new();
     /// count.apply(Decision::Permit { index: 0, remaining: 0 });
     /// assert!(!count.ended(&grid, 9));

@@ -1,6 +1,8 @@
 //! The grid of windows: "The window is aligned to the instant the limiter was created (not to
 //! wall-clock boundaries like the top of the minute) and advances in whole periods."
 
+use core::num::NonZeroU128;
+
 use crate::time::END_OF_TIME;
 
 /// Windows of one period each from an origin: window `k` is
@@ -15,7 +17,7 @@ use crate::time::END_OF_TIME;
 /// ```
 /// use fixed_window_spec::Grid;
 ///
-/// let grid = Grid::new(100, 10).expect("a positive period");
+/// let grid = Grid::checked(100, 10).expect("a positive period");
 /// assert_eq!(grid.index_of(109), 0);
 /// assert_eq!(grid.index_of(110), 1);
 /// assert_eq!(grid.start(1), 110);
@@ -28,19 +30,36 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// The grid from `origin` with windows `period` nanoseconds long; `None` for a zero period
-    /// ("Must be positive").
+    /// The grid from `origin` with windows `period` nanoseconds long ("Must be positive").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::num::NonZeroU128;
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let grid = Grid::new(5, NonZeroU128::MIN);
+    /// assert_eq!(grid.index_of(7), 2);
+    /// ```
+    pub fn new(origin: u128, period: NonZeroU128) -> Grid {
+        Grid {
+            origin,
+            period: period.get(),
+        }
+    }
+
+    /// [`Grid::new`], or `None` for a zero period.
     ///
     /// # Examples
     ///
     /// ```
     /// use fixed_window_spec::Grid;
     ///
-    /// assert!(Grid::new(0, 0).is_none());
-    /// assert_eq!(Grid::new(5, 7).map(|grid| grid.period()), Some(7));
+    /// assert!(Grid::checked(0, 0).is_none());
+    /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.period()), Some(7));
     /// ```
-    pub fn new(origin: u128, period: u128) -> Option<Grid> {
-        (period > 0).then_some(Grid { origin, period })
+    pub fn checked(origin: u128, period: u128) -> Option<Grid> {
+        NonZeroU128::new(period).map(|period| Grid::new(origin, period))
     }
 
     /// Where window 0 starts.
@@ -50,7 +69,7 @@ impl Grid {
     /// ```
     /// use fixed_window_spec::Grid;
     ///
-    /// assert_eq!(Grid::new(5, 7).map(|grid| grid.origin()), Some(5));
+    /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.origin()), Some(5));
     /// ```
     pub fn origin(&self) -> u128 {
         self.origin
@@ -63,7 +82,7 @@ impl Grid {
     /// ```
     /// use fixed_window_spec::Grid;
     ///
-    /// assert_eq!(Grid::new(5, 7).map(|grid| grid.period()), Some(7));
+    /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.period()), Some(7));
     /// ```
     pub fn period(&self) -> u128 {
         self.period
@@ -76,7 +95,7 @@ impl Grid {
     /// ```
     /// use fixed_window_spec::Grid;
     ///
-    /// let grid = Grid::new(5, 10).expect("a positive period");
+    /// let grid = Grid::checked(5, 10).expect("a positive period");
     /// assert_eq!(grid.index_of(25), 2);
     /// assert_eq!(grid.index_of(0), 0);
     /// ```
@@ -91,7 +110,7 @@ impl Grid {
     /// ```
     /// use fixed_window_spec::Grid;
     ///
-    /// let grid = Grid::new(5, 10).expect("a positive period");
+    /// let grid = Grid::checked(5, 10).expect("a positive period");
     /// assert_eq!(grid.start(2), 25);
     /// ```
     pub fn start(&self, index: u128) -> u128 {
@@ -109,7 +128,7 @@ impl Grid {
     /// ```
     /// use fixed_window_spec::{END_OF_TIME, Grid};
     ///
-    /// let grid = Grid::new(END_OF_TIME - 25, 10).expect("a positive period");
+    /// let grid = Grid::checked(END_OF_TIME - 25, 10).expect("a positive period");
     /// assert_eq!(grid.end(1), Some(END_OF_TIME - 5));
     /// assert_eq!(grid.end(2), None);
     /// ```
@@ -125,7 +144,7 @@ impl Grid {
     /// ```
     /// use fixed_window_spec::Grid;
     ///
-    /// let grid = Grid::new(5, 10).expect("a positive period");
+    /// let grid = Grid::checked(5, 10).expect("a positive period");
     /// assert!(grid.on_boundary(25));
     /// assert!(!grid.on_boundary(26));
     /// assert!(!grid.on_boundary(0));

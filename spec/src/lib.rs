@@ -34,7 +34,7 @@
 //! ```
 //! use fixed_window_spec::{Count, Decision, Grid};
 //!
-//! let grid = Grid::new(100, 10).expect("a positive period");
+//! let grid = Grid::checked(100, 10).expect("a positive period");
 //! let mut count = Count::new();
 //! for remaining in [1, 0] {
 //!     let decision = count.decide(&grid, 2, 103, 103);

@@ -41,7 +41,7 @@ impl Rules {
     /// assert!(Rules::new(0, 1, 10, 0).is_some());
     /// ```
     pub fn new(origin: u128, limit: u32, period: u128, max_wait: u128) -> Option<Rules> {
-        let grid = Grid::new(origin, period)?;
+        let grid = Grid::checked(origin, period)?;
         (limit >= 1).then_some(Rules {
             grid,
             limit,

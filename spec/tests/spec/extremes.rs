@@ -6,7 +6,7 @@ use fixed_window_spec::{Count, Decision, END_OF_TIME, Grid, NEVER, Rules, deadli
 
 #[test]
 fn one_nanosecond_periods_number_every_instant() {
-    let grid = Grid::new(0, 1).expect("a positive period");
+    let grid = Grid::checked(0, 1).expect("a positive period");
     assert_eq!(grid.index_of(END_OF_TIME), END_OF_TIME);
     assert_eq!(grid.end(END_OF_TIME - 1), Some(END_OF_TIME));
     assert_eq!(grid.end(END_OF_TIME), None);
@@ -14,11 +14,11 @@ fn one_nanosecond_periods_number_every_instant() {
 
 #[test]
 fn a_period_beyond_the_timeline_has_a_single_window() {
-    let grid = Grid::new(0, Duration::MAX.as_nanos()).expect("a positive period");
+    let grid = Grid::checked(0, Duration::MAX.as_nanos()).expect("a positive period");
     assert_eq!(grid.index_of(END_OF_TIME), 0);
     assert_eq!(grid.end(0), None);
     // A period of exactly the timeline from the epoch does have a second window, at its end.
-    let grid = Grid::new(0, END_OF_TIME).expect("a positive period");
+    let grid = Grid::checked(0, END_OF_TIME).expect("a positive period");
     assert_eq!(grid.end(0), Some(END_OF_TIME));
     assert_eq!(grid.index_of(END_OF_TIME), 1);
 }
