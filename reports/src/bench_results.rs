@@ -74,6 +74,13 @@ pub enum LoadError {
         /// The error.
         source: serde_json::Error,
     },
+    /// A run's manifest is not the JSON `cargo xtask bench` writes.
+    Manifest {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: serde_json::Error,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -83,6 +90,9 @@ impl fmt::Display for LoadError {
             LoadError::Json { path, source } => {
                 write!(f, "{} is not criterion's JSON: {source}", path.display())
             }
+            LoadError::Manifest { path, source } => {
+                write!(f, "{} is not a run's manifest: {source}", path.display())
+            }
         }
     }
 }
@@ -91,7 +101,7 @@ impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LoadError::Io { source, .. } => Some(source),
-            LoadError::Json { source, .. } => Some(source),
+            LoadError::Json { source, .. } | LoadError::Manifest { source, .. } => Some(source),
         }
     }
 }
