@@ -26,6 +26,14 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// criterion's id of the benchmark: `group/function`, then `/parameter` if it has one.
+    pub fn id(&self) -> String {
+        match &self.parameter {
+            Some(parameter) => format!("{}/{}/{parameter}", self.group, self.function),
+            None => format!("{}/{}", self.group, self.function),
+        }
+    }
+
     /// Elements (or iterations) per second at the median time.
     ///
     /// # Examples
@@ -203,6 +211,11 @@ impl BenchResults {
     /// Every result of `group`, ordered by function then parameter.
     pub fn group<'a>(&'a self, group: &'a str) -> impl Iterator<Item = &'a Measurement> + 'a {
         self.measurements.values().filter(move |m| m.group == group)
+    }
+
+    /// Every result, ordered by group, function, then parameter.
+    pub fn iter(&self) -> impl Iterator<Item = &Measurement> {
+        self.measurements.values()
     }
 
     /// Whether no result was found.

@@ -7,7 +7,7 @@ use crate::spread::Spread;
 
 /// Full runs a ratio needs before the page gives it a verdict: one run of a contention bench
 /// on a shared machine decides nothing. `cargo xtask bench` makes this many by default.
-pub const RUNS_FOR_VERDICT: usize = 3;
+pub const RUNS_FOR_VERDICT: u32 = 3;
 
 /// A benchmark, as criterion names it: (group, function, parameter).
 pub type BenchId = (&'static str, &'static str, Option<&'static str>);
@@ -297,7 +297,7 @@ pub fn check(runs: &BenchRuns) -> Vec<Checked> {
                 Some(_) if !target.is_target => Verdict::Reference,
                 Some(_) if quick => Verdict::Smoke,
                 Some(_) if !runs.is_recorded() => Verdict::Unrecorded,
-                Some(spread) if spread.runs < RUNS_FOR_VERDICT => {
+                Some(spread) if spread.runs < RUNS_FOR_VERDICT as usize => {
                     Verdict::TooFewRuns { runs: spread.runs }
                 }
                 Some(spread) if spread.median <= target.limit => Verdict::Met {
