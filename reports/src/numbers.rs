@@ -23,6 +23,22 @@ pub fn grouped(n: impl Into<u128>) -> String {
     group_digits(&n.into().to_string())
 }
 
+/// `n` things, grouped, the noun in the plural unless there is one: `1 scenario`,
+/// `10,000 scenarios`.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_reports::numbers::counted;
+///
+/// assert_eq!(counted(1_u32, "scenario"), "1 scenario");
+/// assert_eq!(counted(10_000_u32, "scenario"), "10,000 scenarios");
+/// ```
+pub fn counted(n: impl Into<u128>, noun: &str) -> String {
+    let n = n.into();
+    format!("{} {noun}{}", grouped(n), if n == 1 { "" } else { "s" })
+}
+
 /// Commas between groups of three in a string of ASCII digits.
 fn group_digits(digits: &str) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);

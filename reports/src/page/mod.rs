@@ -78,10 +78,14 @@ impl Page {
         let _ = write!(self.body, "<p class=\"provenance\">{html}</p>");
     }
 
-    /// The smoke-data notice, if `run` was quick.
+    /// The smoke-data reminder, if `run` was quick.
     fn smoke(&mut self, run: &BenchRun) {
         if run.is_quick() {
-            let _ = write!(self.body, "<p class=\"smoke\">{}</p>", provenance::SMOKE);
+            let _ = write!(
+                self.body,
+                "<p class=\"smoke\">{}</p>",
+                provenance::SMOKE_SECTION
+            );
         }
     }
 

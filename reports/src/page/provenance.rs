@@ -3,14 +3,18 @@
 use html_escape::encode_text as esc;
 
 use crate::bench_runs::{BenchRun, BenchRuns, Mode, Scope, Source};
-use crate::numbers::{grouped, utc};
+use crate::numbers::{counted, grouped, utc};
 use crate::page::table::{Table, TableCell};
 use crate::sweep_provenance::SweepProvenance;
 
-/// The sentence every section drawn from a quick run carries.
+/// What quick runs are, said once above the benchmark sections.
 pub const SMOKE: &str = "Quick mode (<code>cargo xtask bench --quick</code> or CI's smoke run): \
     smoke data. A fraction of a second per benchmark shows that the benchmarks run; the figures \
     are noise, not measurements to judge by, and get no verdict.";
+
+/// The reminder every section drawn from a quick run carries.
+pub const SMOKE_SECTION: &str =
+    "Quick mode: smoke data, not figures to judge by (see the benchmark runs above).";
 
 /// One run's origin: `run 2 of 3 of <command>, full, started … ended …`.
 pub fn run(run: &BenchRun, runs: &BenchRuns) -> String {
@@ -106,7 +110,7 @@ pub fn sweep(what: &str, provenance: Option<&SweepProvenance>) -> String {
         facts.push(format!("seed {seed}"));
     }
     if let Some(scenarios) = p.scenarios {
-        facts.push(format!("{} scenarios", grouped(scenarios)));
+        facts.push(counted(scenarios, "scenario"));
     }
     if let Some(shard) = &p.shard {
         facts.push(format!("shard {}", esc(shard)));

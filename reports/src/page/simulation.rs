@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::charts;
 use crate::inputs::Inputs;
-use crate::numbers::{DIGITS, grouped, nanoseconds, si, significant};
+use crate::numbers::{DIGITS, counted, grouped, nanoseconds, si, significant};
 use crate::page::table::{Table, TableCell};
 use crate::page::{Page, provenance};
 use crate::sim_summary::SimSummary;
@@ -152,8 +152,8 @@ fn show_unknown(value: &Value) -> String {
 
 fn trace_charts(page: &mut Page, trace: &Trace) {
     page.paragraph(&format!(
-        "{} scenarios; {} lines of other types skipped; {} lines unreadable.",
-        grouped(trace.scenarios.len() as u64),
+        "{}; {} lines of other types skipped; {} lines unreadable.",
+        counted(trace.scenarios.len() as u64, "scenario"),
         grouped(trace.skipped_lines as u64),
         grouped(trace.malformed_lines as u64)
     ));
