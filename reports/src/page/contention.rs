@@ -91,7 +91,7 @@ fn retries(page: &mut Page, runs: &BenchRuns) {
         return;
     };
     page.provenance(&format!(
-        "Counted after the benchmarks of this run: {}",
+        "{} The count was made at the end of that run.",
         provenance::run(run, runs)
     ));
     page.smoke(run);

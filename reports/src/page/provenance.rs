@@ -36,6 +36,30 @@ pub fn run(run: &BenchRun, runs: &BenchRuns) -> String {
     )
 }
 
+/// The origin of all the runs: `runs 1–3 of <command>, from … to …`.
+pub fn runs(runs: &BenchRuns) -> String {
+    let manifests: Vec<_> = runs
+        .runs
+        .iter()
+        .filter_map(|r| r.manifest.as_ref())
+        .collect();
+    let (Some(first), Some(last)) = (manifests.first(), manifests.last()) else {
+        return unrecorded(runs);
+    };
+    let which = if first.run == last.run {
+        format!("Run {}", first.run)
+    } else {
+        format!("Runs {}–{}", first.run, last.run)
+    };
+    format!(
+        "{which} of {} of <code>{}</code>, {} to {}.",
+        first.runs,
+        esc(&first.command),
+        utc(first.started),
+        utc(last.finished)
+    )
+}
+
 /// The origin of results nobody recorded.
 pub fn unrecorded(runs: &BenchRuns) -> String {
     let written = match runs.source {

@@ -30,6 +30,9 @@ pub fn section(page: &mut Page, runs: &BenchRuns) {
     }
 
     page.heading(2, "Targets");
+    if runs.is_recorded() {
+        page.provenance(&provenance::runs(runs));
+    }
     page.paragraph(
         "Each ratio is ours over the peer within one run (both measured by the same command \
          minutes apart); the table gives the median of those ratios over the runs and their \

@@ -65,7 +65,12 @@ fn every_section_says_when_and_by_which_command_its_figures_were_produced() {
     // The runs, each with its command, mode and times.
     assert!(html.contains("<td>1 of 3</td><td><code>cargo xtask bench</code></td><td class=\"met\">full</td><td>every benchmark</td><td>2025-06-15 15:06:40 UTC</td>"), "{html}");
     assert!(html.contains("<td>3 of 3</td>"));
-    // Each benchmark section names the run it was drawn from.
+    // The targets name the runs their ratios come from.
+    assert!(html.contains(
+        "<h2>Targets</h2><p class=\"provenance\">Runs 1–3 of 3 of <code>cargo xtask bench</code>, \
+         2025-06-15 15:06:40 UTC to 2025-06-15 15:15:45 UTC.</p>"
+    ));
+    // Each other benchmark section names the run it was drawn from.
     let run_one = "Run 1 of 3 of <code>cargo xtask bench</code> (full, every benchmark), \
                    2025-06-15 15:06:40 UTC to 2025-06-15 15:13:30 UTC, on a machine with 2 cores.";
     for section in [
