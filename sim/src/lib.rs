@@ -57,7 +57,7 @@ pub use crate::simulation::{EVENT_BUDGET, LIMITER_NAME, Run, Stats, Target, run}
 mod subject;
 pub use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics};
 mod sweep;
-pub use crate::sweep::{Failure, Summary, Sweep, sweep};
+pub use crate::sweep::{Failure, Provenance, Summary, Sweep, sweep};
 mod trace;
 pub use crate::trace::write_trace;
 mod virtual_clock;
