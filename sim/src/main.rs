@@ -43,7 +43,7 @@ struct Cli {
     #[arg(long)]
     threads: Option<usize>,
     /// Drive a deliberately broken limiter instead, to watch the oracle catch it.
-    #[arg(long, value_name = "FLAW", value_parser = parse_flaw)]
+    #[arg(long, value_name = "FLAW")]
     broken: Option<Flaw>,
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
@@ -59,27 +59,6 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
         return Err(error());
     }
     Ok((i, n))
-}
-
-fn flaw_name(flaw: Flaw) -> &'static str {
-    match flaw {
-        Flaw::CarryOver => "carry-over",
-        Flaw::BoundaryOffByOne => "boundary-off-by-one",
-        Flaw::LostUpdate => "lost-update",
-        Flaw::DeadlineOvershoot => "deadline-overshoot",
-        Flaw::OverflowPanic => "overflow-panic",
-        Flaw::FalseRejection => "false-rejection",
-    }
-}
-
-fn parse_flaw(s: &str) -> Result<Flaw, String> {
-    Flaw::ALL
-        .into_iter()
-        .find(|&flaw| flaw_name(flaw) == s)
-        .ok_or_else(|| {
-            let names: Vec<&str> = Flaw::ALL.into_iter().map(flaw_name).collect();
-            format!("unknown flaw `{s}`; one of: {}", names.join(", "))
-        })
 }
 
 fn main() -> ExitCode {
@@ -169,7 +148,7 @@ fn command_line(target: Target) -> String {
     let mut command = "cargo xtask simulate".to_owned();
     if let Target::Broken(flaw) = target {
         command.push_str(" --broken ");
-        command.push_str(flaw_name(flaw));
+        command.push_str(flaw.name());
     }
     command
 }

@@ -76,6 +76,24 @@ impl Count {
         Count::default()
     }
 
+    /// The count a limiter stores: window `index` with `used` permits taken in it.
+    ///
+    /// A limiter built on its own state (a broken one, say) reads its state into this to let
+    /// the model decide for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Decision, Grid};
+    ///
+    /// let grid = Grid::checked(0, 10).expect("a positive period");
+    /// let count = Count::stored(3, 1);
+    /// assert_eq!(count.decide(&grid, 2, 35, 35), Decision::Permit { index: 3, remaining: 0 });
+    /// ```
+    pub fn stored(index: u128, used: u32) -> Count {
+        Count { index, used }
+    }
+
     /// The stored window's index.
     ///
     /// # Examples
