@@ -111,7 +111,7 @@ fn execute(cli: &Cli) -> Result<bool, String> {
     let bar = progress_bar(mine);
     let provenance = config.provenance(
         &command,
-        cli.broken.map_or("real", flaw_name),
+        cli.broken.map_or("real", Flaw::name),
         unix_seconds(),
     );
     let started = std::time::Instant::now();
