@@ -6,8 +6,9 @@
 //! - [`BenchResults`]: criterion's results (`target/criterion/**/new/*.json`), each a
 //!   [`Measurement`]; [`CasRetries`]: lost compare-and-set races per attempt
 //!   (`target/cas-retries.json`).
-//! - [`SimSummary`] and [`Trace`]: the simulator's `summary.json` and `trace.jsonl`, read
-//!   leniently (unknown fields and line types are skipped).
+//! - [`SimSummary`] and [`Trace`]: the simulator's `summary.json` and `trace.jsonl` (the
+//!   latter with the simulator's own line types), read leniently (unknown line types are
+//!   skipped, unreadable lines counted).
 //! - [`targets`]: the performance targets, as ratios within one run.
 //! - [`Sweep`]: the `Backoff` sweep and the setting it recommends.
 //! - [`charts`]: the SVG charts.

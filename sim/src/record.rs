@@ -1,7 +1,9 @@
 //! What the simulator writes down while a scenario runs: the trace the oracle reads.
 
+use crate::trace::CallOutcome;
+
 /// Which of the limiter's entry points a simulated caller uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallKind {
     /// `call_async(op)`: awaits the virtual clock's sleep, then runs the operation.
@@ -83,14 +85,7 @@ impl Outcome {
     /// The name used in traces: `permitted`, `rejected`, `interrupted`, `cancelled`,
     /// `panicked` or `unfinished`.
     pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Permitted { .. } => "permitted",
-            Outcome::Rejected { .. } => "rejected",
-            Outcome::Interrupted => "interrupted",
-            Outcome::Cancelled => "cancelled",
-            Outcome::Panicked { .. } => "panicked",
-            Outcome::Unfinished => "unfinished",
-        }
+        CallOutcome::from(self).name()
     }
 }
 
