@@ -83,12 +83,6 @@ pub struct Run {
     pub panics: Vec<(u32, String)>,
 }
 
-impl Drop for Run {
-    fn drop(&mut self) {
-        virtual_clock::recycle(std::mem::take(&mut self.records));
-    }
-}
-
 impl Run {
     /// A hash of the whole trace: equal runs have equal hashes.
     pub fn trace_hash(&self) -> u64 {

@@ -34,11 +34,6 @@ thread_local! {
 }
 
 thread_local! {
-    /// The memory of a finished trace, for the next run on this thread.
-    static SPARE: RefCell<Option<Vec<Record>>> = const { RefCell::new(None) };
-}
-
-thread_local! {
     /// The trace of the run this thread is simulating, if it is simulating one: every record
     /// is made on the simulator's thread (blocking callers' coroutines included), so the trace
     /// needs no lock.
@@ -48,11 +43,7 @@ thread_local! {
 /// Makes this thread the simulator's, recording a trace until [`end_trace`]; `expected` is
 /// how many records the run is likely to make.
 pub(crate) fn begin_trace(expected: usize) {
-    let mut trace = SPARE
-        .with(|spare| spare.borrow_mut().take())
-        .unwrap_or_default();
-    trace.reserve(expected);
-    TRACE.with(|cell| *cell.borrow_mut() = Some(trace));
+    TRACE.with(|cell| *cell.borrow_mut() = Some(Vec::with_capacity(expected)));
 }
 
 /// The trace recorded on this thread since [`begin_trace`].
@@ -60,19 +51,6 @@ pub(crate) fn end_trace() -> Vec<Record> {
     TRACE
         .with(|cell| cell.borrow_mut().take())
         .unwrap_or_default()
-}
-
-/// The most records a trace's memory may hold to be kept for a later run: enough for every
-/// run of a sweep but those that use up most of their event budget.
-const MOST_RECYCLED: usize = 1 << 16;
-
-/// Keeps a finished trace's memory for the next run on this thread, sparing it the
-/// reallocations of a growing trace (herds of waiters make traces of many thousand records).
-pub(crate) fn recycle(mut trace: Vec<Record>) {
-    if trace.capacity() <= MOST_RECYCLED {
-        trace.clear();
-        SPARE.with(|spare| *spare.borrow_mut() = Some(trace));
-    }
 }
 
 /// Appends `record` to the trace of the run this thread is simulating; a record made while
