@@ -15,7 +15,8 @@ use fixed_window::{Attempt, Clock, ConfigError, Interrupt, RateLimiterError};
 use crate::record::{OpOutput, Record};
 use crate::scenario::Config;
 use crate::subject::{Granted, Operation, Subject};
-use crate::virtual_clock::{self, VirtualClock};
+use crate::virtual_clock::VirtualClock;
+use crate::world::World;
 
 /// The fault a broken limiter has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -115,9 +116,8 @@ impl Broken {
         (now + self.config.max_wait.as_nanos()).min(u128::from(u64::MAX))
     }
 
-    fn emit(&self, record: impl FnOnce(u32) -> Record) {
-        let shared = self.clock.shared();
-        virtual_clock::record(record(shared.current()));
+    fn emit(record: impl FnOnce(Option<u32>) -> Record) {
+        World::with(|world| world.record(record(world.current())));
     }
 
     /// One step, from `seen` (the state as read, possibly earlier) to a decision, writing the
@@ -155,7 +155,7 @@ impl Broken {
             let remaining = capacity - window.used;
             drop(guard);
             let at = u64::try_from(now).unwrap_or(u64::MAX);
-            self.emit(|caller| Record::Permitted {
+            Self::emit(|caller| Record::Permitted {
                 caller,
                 at,
                 remaining,
@@ -191,7 +191,7 @@ impl Broken {
 
     fn reject(&self, now: u128, retry_after: Duration) -> RateLimiterError {
         let at = u64::try_from(now).unwrap_or(u64::MAX);
-        self.emit(|caller| Record::Rejected {
+        Self::emit(|caller| Record::Rejected {
             caller,
             at,
             retry_after: retry_after.as_nanos(),
@@ -304,7 +304,7 @@ impl Future for YieldNow {
 }
 
 impl Subject for Broken {
-    async fn call_async<'a>(&'a self, op: Operation<'a>) -> Result<OpOutput, RateLimiterError> {
+    async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
         self.acquire().await?;
         Ok(op.await)
     }

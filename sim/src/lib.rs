@@ -63,3 +63,4 @@ mod trace;
 pub use crate::trace::{CallOutcome, TraceLine, write_trace};
 mod virtual_clock;
 pub use crate::virtual_clock::VirtualClock;
+mod world;

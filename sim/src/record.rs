@@ -109,8 +109,8 @@ pub enum Record {
     },
     /// The limiter emitted `Permitted` to its listeners.
     Permitted {
-        /// The caller being run when the event was emitted.
-        caller: u32,
+        /// The caller whose turn it was when the event was emitted, if it was anyone's.
+        caller: Option<u32>,
         /// The event's instant.
         at: u64,
         /// The event's `remaining`.
@@ -118,8 +118,8 @@ pub enum Record {
     },
     /// The limiter emitted `Rejected` to its listeners.
     Rejected {
-        /// The caller being run when the event was emitted.
-        caller: u32,
+        /// The caller whose turn it was when the event was emitted, if it was anyone's.
+        caller: Option<u32>,
         /// The event's instant.
         at: u64,
         /// The event's `retry_after` in nanoseconds.
@@ -136,8 +136,8 @@ pub enum Record {
     },
     /// A caller's operation ran.
     OpRan {
-        /// The caller whose operation ran.
-        caller: u32,
+        /// The caller whose turn it was when the operation ran, if it was anyone's.
+        caller: Option<u32>,
         /// The reading when it ran.
         at: u64,
     },

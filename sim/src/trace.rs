@@ -227,7 +227,7 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 remaining,
             } => TraceLine::Permitted {
                 at,
-                caller: Some(caller),
+                caller,
                 remaining,
             },
             Record::Rejected {
@@ -236,7 +236,7 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 retry_after,
             } => TraceLine::Rejected {
                 at,
-                caller: Some(caller),
+                caller,
                 retry_after_ns: saturate(retry_after),
             },
             Record::Sleep { caller, at, until } => TraceLine::Sleep {
@@ -244,10 +244,7 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 caller,
                 until_ns: saturate(until),
             },
-            Record::OpRan { caller, at } => TraceLine::Op {
-                at,
-                caller: Some(caller),
-            },
+            Record::OpRan { caller, at } => TraceLine::Op { at, caller },
             Record::Interrupt { caller, sleeping } => TraceLine::Interrupt { caller, sleeping },
             Record::Finish {
                 caller,
