@@ -11,8 +11,9 @@
 //!   latest results (`target/criterion`) are shown as of unknown origin.
 //! - [`targets`]: the performance targets, each ratio computed within one run, with the
 //!   median and [`Spread`] over the runs.
-//! - [`SimSummary`] and [`Trace`]: the simulator's `summary.json` and `trace.jsonl`, read
-//!   leniently (unknown fields and line types are skipped); [`SweepProvenance`] and
+//! - [`SimSummary`] and [`Trace`]: the simulator's `summary.json` and `trace.jsonl` (the
+//!   latter with the simulator's own line types), read leniently (unknown fields and line types
+//!   are skipped, unreadable lines counted); [`SweepProvenance`] and
 //!   [`same_sweep`]: whether the two come from the same sweep.
 //! - [`Sweep`]: the `Backoff` sweep and the setting it recommends.
 //! - [`charts`]: the SVG charts; [`Table`]: the page's tables; [`numbers`]: numbers formatted

@@ -14,7 +14,8 @@ use fixed_window_broken::{Grant, Refusal, Wide};
 use crate::record::{OpOutput, Record};
 use crate::scenario::Config;
 use crate::subject::{Granted, Operation, Subject};
-use crate::virtual_clock::{self, VirtualClock};
+use crate::virtual_clock::VirtualClock;
+use crate::world::World;
 
 pub use fixed_window_broken::Flaw;
 
@@ -56,22 +57,26 @@ impl Broken {
     /// Records how a call ended, as the real limiter's listener does, and answers as the real
     /// limiter would.
     fn answer(&self, ended: Result<Grant, Refusal>) -> Result<Granted, RateLimiterError> {
-        let caller = self.limiter.clock().shared().current();
+        let caller = World::with(|world| world.current());
         match ended {
             Ok(Grant { at, remaining }) => {
                 let at = at.as_nanos();
-                virtual_clock::record(Record::Permitted {
-                    caller,
-                    at,
-                    remaining,
+                World::with(|world| {
+                    world.record(Record::Permitted {
+                        caller,
+                        at,
+                        remaining,
+                    })
                 });
                 Ok(Granted { at, remaining })
             }
             Err(Refusal::Rejected { at, retry_after }) => {
-                virtual_clock::record(Record::Rejected {
-                    caller,
-                    at: at.as_nanos(),
-                    retry_after: retry_after.as_nanos(),
+                World::with(|world| {
+                    world.record(Record::Rejected {
+                        caller,
+                        at: at.as_nanos(),
+                        retry_after: retry_after.as_nanos(),
+                    })
                 });
                 Err(RateLimiterError::Rejected {
                     name: self.name,
@@ -87,7 +92,7 @@ impl Broken {
 }
 
 impl Subject for Broken {
-    async fn call_async<'a>(&'a self, op: Operation<'a>) -> Result<OpOutput, RateLimiterError> {
+    async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
         self.answer(self.limiter.acquire_async().await)?;
         Ok(op.await)
     }

@@ -16,7 +16,6 @@ use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 use crate::scenario::Scenario;
 use crate::simulation::Run;
-use crate::virtual_clock::NO_CALLER;
 
 /// A rule of the specification the oracle checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,8 +91,8 @@ impl fmt::Display for Invariant {
 pub struct Violation {
     /// The rule.
     pub invariant: Invariant,
-    /// The caller concerned ([`u32::MAX`] if none).
-    pub caller: u32,
+    /// The caller concerned, if the rule concerns one.
+    pub caller: Option<u32>,
     /// The index of the trace record where it was found.
     pub record: usize,
     /// What was seen against what the model expected.
@@ -102,11 +101,18 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} (caller {}, record {}): {}",
-            self.invariant, self.caller, self.record, self.detail
-        )
+        match self.caller {
+            Some(caller) => write!(
+                f,
+                "{} (caller {caller}, record {}): {}",
+                self.invariant, self.record, self.detail
+            ),
+            None => write!(
+                f,
+                "{} (record {}): {}",
+                self.invariant, self.record, self.detail
+            ),
+        }
     }
 }
 
@@ -170,7 +176,7 @@ pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
     ) else {
         return vec![Violation {
             invariant: Invariant::Events,
-            caller: NO_CALLER,
+            caller: None,
             record: 0,
             detail: format!("the scenario's configuration is not a limiter's: {config:?}"),
         }];
@@ -197,6 +203,15 @@ pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
 
 impl Checker {
     fn report(&mut self, invariant: Invariant, caller: u32, detail: impl FnOnce() -> String) {
+        self.report_for(invariant, Some(caller), detail);
+    }
+
+    fn report_for(
+        &mut self,
+        invariant: Invariant,
+        caller: Option<u32>,
+        detail: impl FnOnce() -> String,
+    ) {
         if self.violations.len() < MOST_VIOLATIONS {
             self.violations.push(Violation {
                 invariant,
@@ -214,12 +229,9 @@ impl Checker {
             .get(caller as usize)
             .is_some_and(|state| state.kind.is_some() && !state.finished);
         if !known {
-            let what = if caller == NO_CALLER {
-                "outside any call".to_owned()
-            } else {
-                format!("for caller {caller}, which is not in a call")
-            };
-            self.report(Invariant::Events, caller, || format!("a record {what}"));
+            self.report(Invariant::Events, caller, || {
+                format!("a record for caller {caller}, which is not in a call")
+            });
             return None;
         }
         self.callers.get_mut(caller as usize)
@@ -247,17 +259,27 @@ impl Checker {
                 }
             }
             Record::Permitted {
-                caller,
+                caller: Some(caller),
                 at,
                 remaining,
             } => self.permitted(caller, at, remaining),
             Record::Rejected {
-                caller,
+                caller: Some(caller),
                 at,
                 retry_after,
             } => self.rejected(caller, at, retry_after),
             Record::Sleep { caller, at, until } => self.sleep(caller, at, until),
-            Record::OpRan { caller, at } => self.op_ran(caller, at, previous),
+            Record::OpRan {
+                caller: Some(caller),
+                at,
+            } => self.op_ran(caller, at, previous),
+            Record::Permitted { caller: None, .. }
+            | Record::Rejected { caller: None, .. }
+            | Record::OpRan { caller: None, .. } => {
+                self.report_for(Invariant::Events, None, || {
+                    "a record outside any call".to_owned()
+                });
+            }
             Record::Interrupt { caller, sleeping } => {
                 if let Some(state) = self.callers.get_mut(caller as usize) {
                     state.interrupt_sent = true;
@@ -419,7 +441,7 @@ impl Checker {
         let (runs, kind) = (state.op_runs, state.kind);
         let right_after_permit = matches!(
             previous,
-            Some(&Record::Permitted { caller: c, at: when, .. }) if c == caller && when == at
+            Some(&Record::Permitted { caller: c, at: when, .. }) if c == Some(caller) && when == at
         );
         if !right_after_permit {
             self.report(Invariant::Operation, caller, || {
@@ -454,7 +476,7 @@ impl Checker {
 
     fn end(&mut self, run: &Run) {
         if run.out_of_budget {
-            self.report(Invariant::Liveness, NO_CALLER, || {
+            self.report_for(Invariant::Liveness, None, || {
                 "the run used up its event budget".into()
             });
         }
@@ -464,7 +486,7 @@ impl Checker {
             .filter(|state| state.kind.is_some() && !state.finished)
             .count();
         if unfinished > 0 {
-            self.report(Invariant::Liveness, NO_CALLER, || {
+            self.report_for(Invariant::Liveness, None, || {
                 format!("{unfinished} calls never ended")
             });
         }

@@ -15,7 +15,7 @@ fn with_trace(text: &str) -> String {
 #[test]
 fn a_limiter_that_grants_past_the_limit_is_flagged_on_the_window_chart() {
     let html = with_trace(concat!(
-        r#"{"type":"scenario","id":"over","limit":2,"period_ns":100,"origin_ns":0,"max_wait_ns":0}"#,
+        r#"{"type":"scenario","id":"over","limit":2,"period_ns":100,"origin_ns":0,"max_wait_ns":0,"clock":"ordinary","callers":5}"#,
         "\n",
         r#"{"type":"permitted","at":1,"caller":1,"remaining":1}"#,
         "\n",
@@ -35,11 +35,11 @@ fn a_limiter_that_grants_past_the_limit_is_flagged_on_the_window_chart() {
 #[test]
 fn a_limiter_that_keeps_callers_past_max_wait_is_flagged_on_the_wait_chart() {
     let html = with_trace(concat!(
-        r#"{"type":"scenario","id":"late","limit":1,"period_ns":100,"origin_ns":0,"max_wait_ns":50}"#,
+        r#"{"type":"scenario","id":"late","limit":1,"period_ns":100,"origin_ns":0,"max_wait_ns":50,"clock":"ordinary","callers":3}"#,
         "\n",
-        r#"{"type":"call","caller":1,"start":0,"end":10,"outcome":"permitted","max_wait_ns":50}"#,
+        r#"{"type":"call","caller":1,"start":0,"end":10,"outcome":"permitted","max_wait_ns":50,"kind":"call_async","op_panicked":false}"#,
         "\n",
-        r#"{"type":"call","caller":2,"start":10,"end":100,"outcome":"permitted","max_wait_ns":50}"#,
+        r#"{"type":"call","caller":2,"start":10,"end":100,"outcome":"permitted","max_wait_ns":50,"kind":"call_async","op_panicked":false}"#,
         "\n",
     ));
     assert!(

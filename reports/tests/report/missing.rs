@@ -81,7 +81,7 @@ fn an_unreadable_summary_and_trace_lines_are_reported_not_fatal() {
     std::fs::write(dir.join("summary.json"), "[1, 2]").expect("a file");
     std::fs::write(
         dir.join("trace.jsonl"),
-        "garbage\n{\"type\":\"permitted\",\"at\":1}\n",
+        "garbage\n{\"type\":\"permitted\",\"at\":1,\"caller\":0,\"remaining\":0}\n",
     )
     .expect("a file");
     let inputs = Inputs::gather(&Paths {
