@@ -57,7 +57,7 @@ impl Broken {
     /// Records how a call ended, as the real limiter's listener does, and answers as the real
     /// limiter would.
     fn answer(&self, ended: Result<Grant, Refusal>) -> Result<Granted, RateLimiterError> {
-        let caller = World::with(|world| world.current());
+        let caller = World::with(World::current);
         match ended {
             Ok(Grant { at, remaining }) => {
                 let at = at.as_nanos();
@@ -66,7 +66,7 @@ impl Broken {
                         caller,
                         at,
                         remaining,
-                    })
+                    });
                 });
                 Ok(Granted { at, remaining })
             }
@@ -76,7 +76,7 @@ impl Broken {
                         caller,
                         at: at.as_nanos(),
                         retry_after: retry_after.as_nanos(),
-                    })
+                    });
                 });
                 Err(RateLimiterError::Rejected {
                     name: self.name,
