@@ -49,7 +49,10 @@ impl Connection {
 
     /// Connects on a runtime of its own: one worker thread that runs the connection's tasks
     /// while callers block.
-    pub(crate) fn open_blocking(client: Client, timeout: Duration) -> Result<Connection, Unavailable> {
+    pub(crate) fn open_blocking(
+        client: Client,
+        timeout: Duration,
+    ) -> Result<Connection, Unavailable> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("fixed-window-redis")
@@ -112,7 +115,6 @@ impl Connection {
         );
         block_on(&self.handle, invocation)
     }
-
 }
 
 impl fmt::Debug for Connection {

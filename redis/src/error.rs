@@ -161,7 +161,10 @@ impl fmt::Display for SharedError {
         match self {
             SharedError::Limited(err) => err.fmt(f),
             SharedError::Unavailable { name, cause } => {
-                write!(f, "shared rate limiter '{name}': the server could not decide ({cause})")
+                write!(
+                    f,
+                    "shared rate limiter '{name}': the server could not decide ({cause})"
+                )
             }
             SharedError::Conflict(conflict) => conflict.fmt(f),
             SharedError::InvalidKey { name, error } => {

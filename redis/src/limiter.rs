@@ -607,8 +607,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     ) -> (Instant, Decision) {
         let received = self.clock.now();
         let decision = match reply {
-            Ok(reply) => self.protocol.finish(key, sent, received, deadline, Ok(&reply)),
-            Err(cause) => self.protocol.finish(key, sent, received, deadline, Err(cause)),
+            Ok(reply) => self
+                .protocol
+                .finish(key, sent, received, deadline, Ok(&reply)),
+            Err(cause) => self
+                .protocol
+                .finish(key, sent, received, deadline, Err(cause)),
         };
         (received, decision)
     }

@@ -35,7 +35,11 @@ pub(crate) struct FullWindow {
 impl FullWindow {
     /// The window a reply said is full for `retry_after`, or `None` if the local clock cannot
     /// represent its end.
-    pub(crate) fn new(sent: Instant, received: Instant, retry_after: Duration) -> Option<FullWindow> {
+    pub(crate) fn new(
+        sent: Instant,
+        received: Instant,
+        retry_after: Duration,
+    ) -> Option<FullWindow> {
         let allowance = retry_after / DRIFT_ALLOWANCE;
         Some(FullWindow {
             reject_until: sent.checked_add(retry_after.saturating_sub(allowance))?,

@@ -68,9 +68,13 @@ impl ScriptCall {
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         let counter = self.counter_key.as_deref().unwrap_or(&self.config_key);
-        [Some(&*self.config_key), Some(counter), self.time_key.as_deref()]
-            .into_iter()
-            .flatten()
+        [
+            Some(&*self.config_key),
+            Some(counter),
+            self.time_key.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
     }
 
     /// The script's `ARGV`: the period in microseconds, the limit, the expiry margin in
@@ -574,7 +578,10 @@ mod tests {
             p.begin("k", us(7_092), us(7_092)),
             Ok(Begin::Decided(Decision::Rejected { local: true, .. }))
         ));
-        assert!(matches!(p.begin("k", us(7_093), us(7_093)), Ok(Begin::Call(_))));
+        assert!(matches!(
+            p.begin("k", us(7_093), us(7_093)),
+            Ok(Begin::Call(_))
+        ));
     }
 
     #[test]
@@ -603,7 +610,8 @@ mod tests {
     #[test]
     fn a_waiter_that_wakes_goes_to_the_server() {
         let p = protocol(config(1));
-        let Decision::Wait { until } = p.finish("a", us(0), us(300), us(9_000), Ok(&[0, 5_000, 0, 0]))
+        let Decision::Wait { until } =
+            p.finish("a", us(0), us(300), us(9_000), Ok(&[0, 5_000, 0, 0]))
         else {
             panic!("the window opens before the deadline");
         };

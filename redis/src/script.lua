@@ -59,19 +59,13 @@ if ARGV[4] == 'register' then
   return { 2, origin, now, 0 }
 end
 
--- The window holding now: origin + k * period <= now < origin + (k + 1) * period. The quotient
--- of two doubles may round up to the next integer, so k is corrected with exact products. A
--- reading before the origin belongs to the first window.
+-- The window holding now: origin + k * period <= now < origin + (k + 1) * period. For
+-- integers below 2^53 the floor of the rounded quotient is the exact one: a quotient that is
+-- not whole lies at least 1/period below the next integer, more than half a unit in the last
+-- place away. A reading before the origin belongs to the first window.
 local start = origin
 if now > origin then
-  local elapsed = now - origin
-  local k = math.floor(elapsed / period)
-  if k * period > elapsed then
-    k = k - 1
-  elseif (k + 1) * period <= elapsed then
-    k = k + 1
-  end
-  start = origin + k * period
+  start = origin + math.floor((now - origin) / period) * period
 end
 
 local used = 0

@@ -146,7 +146,11 @@ mod tests {
             .map(|rest| rest.split('\'').next().unwrap_or_default())
             .collect();
         assert!(!called.is_empty());
-        assert!(called.iter().all(|command| ["TIME", "GET", "SET"].contains(command)));
+        assert!(
+            called
+                .iter()
+                .all(|command| ["TIME", "GET", "SET"].contains(command))
+        );
         assert!(!SCRIPT.contains("redis.pcall"));
     }
 }

@@ -211,8 +211,7 @@ impl<S, F, C> fmt::Debug for SharedRateLimitService<S, F, C> {
     }
 }
 
-type ResponseFuture<R, E> =
-    Pin<Box<dyn Future<Output = Result<R, SharedServiceError<E>>> + Send>>;
+type ResponseFuture<R, E> = Pin<Box<dyn Future<Output = Result<R, SharedServiceError<E>>> + Send>>;
 
 impl<S, F, C, Request> Service<Request> for SharedRateLimitService<S, F, C>
 where

@@ -248,7 +248,10 @@ impl RedisServer {
                 let _ = child.wait();
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("redis-server on port {} did not answer within {STARTUP:?}", self.port),
+                    format!(
+                        "redis-server on port {} did not answer within {STARTUP:?}",
+                        self.port
+                    ),
                 ));
             }
             std::thread::sleep(POLL);

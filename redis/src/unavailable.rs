@@ -41,9 +41,7 @@ impl UnavailableKind {
     /// ```
     pub fn may_have_counted(self) -> bool {
         match self {
-            UnavailableKind::Timeout | UnavailableKind::Connection | UnavailableKind::Reply => {
-                true
-            }
+            UnavailableKind::Timeout | UnavailableKind::Connection | UnavailableKind::Reply => true,
             UnavailableKind::Server => false,
         }
     }
