@@ -154,9 +154,10 @@ async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager,
     // One connection attempt per reconnection, no back-off between them: a call that finds
     // the connection broken starts a new attempt, so the limiter recovers on the first call
     // after the server is back, instead of after a back-off that may have grown to a minute.
+    // The response timeout is not set here: `invoke` bounds the whole call, so a second
+    // timer per request would only cost.
     let config = ConnectionManagerConfig::new()
         .set_connection_timeout(timeout)
-        .set_response_timeout(timeout)
         .set_number_of_retries(0);
     match tokio::time::timeout(timeout, ConnectionManager::new_with_config(client, config)).await {
         Ok(manager) => manager.map_err(|err| unavailable(&err)),
