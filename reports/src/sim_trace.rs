@@ -2,7 +2,10 @@
 //! simulator's own line types ([`TraceLine`]) and leniently: a line that cannot be read is
 //! counted, not fatal.
 
+use core::num::NonZeroU128;
+
 use fixed_window_sim::{CallOutcome, TraceLine};
+use fixed_window_spec::Grid;
 
 /// One scenario of a trace: its configuration, the instants of its permits and its calls.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,13 +146,25 @@ impl Scenario {
     /// Permits in each window from the first permit's window to the last one's, as
     /// (window index since the origin, permits). Permits before the origin count in window 0.
     pub fn permits_per_window(&self) -> Vec<(u64, u32)> {
+        let grid = self.grid();
         let mut counts: std::collections::BTreeMap<u64, u32> = std::collections::BTreeMap::new();
         for &at in &self.permits {
-            let index = at.saturating_sub(self.origin_ns) / self.period_ns.max(1);
-            *counts.entry(index).or_default() += 1;
+            *counts.entry(window_index(&grid, at)).or_default() += 1;
         }
         counts.into_iter().collect()
     }
+
+    /// The scenario's windows, as the spec defines them (a zero period read as one
+    /// nanosecond, so a malformed trace still draws).
+    pub fn grid(&self) -> Grid {
+        let period = NonZeroU128::new(u128::from(self.period_ns)).unwrap_or(NonZeroU128::MIN);
+        Grid::new(u128::from(self.origin_ns), period)
+    }
+}
+
+/// The index of the window holding `at`; it never exceeds `at`, so it fits a `u64`.
+pub fn window_index(grid: &Grid, at: u64) -> u64 {
+    u64::try_from(grid.index_of(u128::from(at))).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
