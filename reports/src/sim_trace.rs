@@ -4,7 +4,7 @@
 
 use core::num::NonZeroU128;
 
-use fixed_window_sim::{CallOutcome, TraceLine};
+use fixed_window_sim::{CallOutcome, Provenance, TraceLine};
 use fixed_window_spec::Grid;
 
 /// One scenario of a trace: its configuration, the instants of its permits and its calls.
@@ -49,6 +49,8 @@ impl Call {
 /// What a trace held, and how much of it could not be read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Trace {
+    /// Which sweep wrote the trace, from its first line, if it says.
+    pub sweep: Option<Provenance>,
     /// The scenarios, in trace order.
     pub scenarios: Vec<Scenario>,
     /// Lines that were not JSON, or not a line of a type the simulator writes.
@@ -119,6 +121,7 @@ impl Trace {
                     outcome,
                     max_wait_ns,
                 }),
+                (TraceLine::Sweep(sweep), _) if trace.sweep.is_none() => trace.sweep = Some(sweep),
                 _ => trace.skipped_lines += 1,
             }
         }
@@ -170,7 +173,8 @@ pub fn window_index(grid: &Grid, at: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use fixed_window_sim::{
-        CallOutcome, Outcome, Record, Scenario as Drawn, ScenarioId, Target, run, write_trace,
+        CallOutcome, Outcome, Record, Scenario as Drawn, ScenarioId, Sweep, Target, run,
+        write_trace,
     };
 
     use super::Trace;
@@ -179,7 +183,21 @@ mod tests {
     /// each scenario's configuration, permits and calls are the ones the run recorded.
     #[test]
     fn a_trace_the_simulator_writes_reads_back_as_it_ran() {
-        let mut text = Vec::new();
+        let sweep = Sweep {
+            seed: 3,
+            scenarios: 40,
+            shard: (0, 1),
+            threads: 1,
+            target: Target::Real,
+            check_determinism: false,
+        };
+        let provenance =
+            sweep.provenance("cargo xtask simulate --seed 3 --scenarios 40", "real", 9);
+        let mut text = provenance
+            .trace_line()
+            .expect("a provenance serialises")
+            .into_bytes();
+        text.push(b'\n');
         let mut runs = Vec::new();
         for seed in 0..40 {
             let scenario = Drawn::generate(&ScenarioId::seed(seed));
@@ -189,6 +207,7 @@ mod tests {
         }
         let read = Trace::parse(&String::from_utf8(text).expect("JSON is UTF-8"));
         assert_eq!(read.malformed_lines, 0);
+        assert_eq!(read.sweep, Some(provenance));
         assert_eq!(read.scenarios.len(), runs.len());
         let mut other_lines = 0;
         for ((scenario, trace), got) in runs.iter().zip(&read.scenarios) {

@@ -5,6 +5,9 @@
 //! one-scenario run's summary beside a 10,000-scenario sweep's trace) would otherwise be shown
 //! side by side as one sweep.
 
+use fixed_window_sim::Provenance;
+
+use crate::sim_trace::Trace;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -56,7 +59,7 @@ impl SweepProvenance {
     /// use fixed_window_reports::SweepProvenance;
     ///
     /// let trace = concat!(
-    ///     r#"{"type":"sweep","seed":7,"scenarios":1,"command":"cargo xtask simulate --seed 7 --scenarios 1"}"#, "\n",
+    ///     r#"{"type":"sweep","seed":7,"scenarios":1,"shard":"0/1","limiter":"real","command":"cargo xtask simulate --seed 7 --scenarios 1","started":0}"#, "\n",
     ///     r#"{"type":"scenario","id":"s","limit":2,"period_ns":10}"#, "\n",
     /// );
     /// let provenance = SweepProvenance::of_trace(trace).unwrap();
@@ -64,12 +67,20 @@ impl SweepProvenance {
     /// assert_eq!(SweepProvenance::of_trace(r#"{"type":"scenario"}"#), None);
     /// ```
     pub fn of_trace(trace: &str) -> Option<SweepProvenance> {
-        let first = trace.lines().find(|line| !line.trim().is_empty())?;
-        let value: Value = serde_json::from_str(first).ok()?;
-        if value.get("type").and_then(Value::as_str) != Some("sweep") {
-            return None;
+        Trace::parse(trace).sweep.map(SweepProvenance::from)
+    }
+}
+
+impl From<Provenance> for SweepProvenance {
+    fn from(sweep: Provenance) -> SweepProvenance {
+        SweepProvenance {
+            seed: Some(sweep.seed),
+            scenarios: Some(sweep.scenarios),
+            shard: Some(sweep.shard),
+            limiter: Some(sweep.limiter),
+            command: Some(sweep.command),
+            started: Some(sweep.started),
         }
-        serde_json::from_value(value).ok()
     }
 }
 

@@ -99,7 +99,7 @@ impl Sweep {
 
 /// Which sweep wrote a summary or a trace: its `sweep` object, and the trace's first line
 /// (`{"type":"sweep",…}`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Provenance {
     /// The sweep's seed.
     pub seed: u64,
@@ -133,17 +133,7 @@ impl Provenance {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub fn trace_line(&self) -> serde_json::Result<String> {
-        #[derive(serde::Serialize)]
-        struct Line<'a> {
-            #[serde(rename = "type")]
-            kind: &'static str,
-            #[serde(flatten)]
-            sweep: &'a Provenance,
-        }
-        serde_json::to_string(&Line {
-            kind: "sweep",
-            sweep: self,
-        })
+        serde_json::to_string(&crate::trace::TraceLine::Sweep(self.clone()))
     }
 }
 

@@ -10,6 +10,7 @@ use crate::clock_model::ClockKind;
 use crate::record::{CallKind, Outcome, Record};
 use crate::scenario::{Scenario, period_nanos};
 use crate::simulation::Run;
+use crate::sweep::Provenance;
 
 /// One line of a trace: `{"type":"…",…}`, `type` first, then the fields in the order below.
 ///
@@ -32,6 +33,8 @@ use crate::simulation::Run;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TraceLine {
+    /// The first line of a sweep's trace file: which sweep wrote it.
+    Sweep(Provenance),
     /// The first line of a scenario: its configuration.
     Scenario {
         /// The scenario's id, as `--replay` takes it.
