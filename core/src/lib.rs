@@ -91,6 +91,10 @@ mod instant;
 pub use crate::instant::Instant;
 mod interrupt;
 pub use crate::interrupt::{Interrupt, Interrupted};
+mod keyed;
+#[cfg(feature = "tower")]
+pub use crate::keyed::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedServiceError};
+pub use crate::keyed::{KeyedRateLimiter, KeyedRateLimiterError};
 mod limiter;
 pub use crate::limiter::RateLimiter;
 mod permit;
@@ -105,4 +109,5 @@ mod sync;
 mod tokio_clock;
 #[cfg(feature = "tokio")]
 pub use crate::tokio_clock::TokioClock;
+mod waiting;
 mod window;
