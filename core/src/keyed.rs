@@ -89,7 +89,7 @@ type Listener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sync>;
 ///
 /// # Hashing
 ///
-/// Keys are hashed with `S`, by default std's `RandomState` (SipHash with random keys), which
+/// Keys are hashed with `S`, by default std's `RandomState` (`SipHash` with random keys), which
 /// resists keys chosen to collide; callers whose keys are not chosen by others can pass a faster
 /// hasher to [`with_hasher`](KeyedRateLimiter::with_hasher).
 ///

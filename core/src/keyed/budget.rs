@@ -1,6 +1,7 @@
 //! The keyed budget: one state word per key, claimed by the plain limiter's loop, in a table
 //! that reclaims the words of ended windows as it is used.
 
+use core::borrow::Borrow;
 use core::fmt;
 use core::num::NonZeroU32;
 use core::time::Duration;
@@ -88,8 +89,10 @@ where
         let limit = self.rules.limit();
         let guard = table.pin();
         loop {
-            if let Some(word) = table.get(hash, key, &guard) {
-                let slot = Slot::new(codec, &*word, grid.last_index(), limit);
+            if let Some(found) = table.get(hash, key, &guard) {
+                // A reference under papaya, an `Arc` under the model checkers' stand-in.
+                let word: &W = found.borrow();
+                let slot = Slot::new(codec, word, grid.last_index(), limit);
                 match self.rules.attempt_on(&slot, now, deadline) {
                     // The word was reclaimed: help take it out of the table, then look again.
                     Attempt::Rejected {
