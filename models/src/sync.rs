@@ -2,7 +2,7 @@
 //! normal build, loom's mocks under `--cfg fixed_window_loom`, shuttle's under
 //! `--cfg fixed_window_shuttle`.
 //!
-//! Only the planted limiters and the scenarios use it: their atomics and threads must be the
+//! Only the planted limiters (the keyed one's table included) and the scenarios use it: their atomics and threads must be the
 //! checker's, or the checker could neither interleave nor see them. The history recorder
 //! deliberately uses std types (see `history.rs`).
 
@@ -17,6 +17,7 @@ mod imp {
     pub(crate) mod thread {
         pub(crate) use std::thread::spawn;
     }
+    pub(crate) use std::sync::{Arc, Mutex};
 }
 
 #[cfg(fixed_window_loom)]
@@ -32,6 +33,7 @@ mod imp {
     pub(crate) mod thread {
         pub(crate) use loom::thread::spawn;
     }
+    pub(crate) use loom::sync::{Arc, Mutex};
 }
 
 #[cfg(all(fixed_window_shuttle, not(fixed_window_loom)))]
@@ -45,6 +47,7 @@ mod imp {
     pub(crate) mod thread {
         pub(crate) use shuttle::thread::spawn;
     }
+    pub(crate) use shuttle::sync::{Arc, Mutex};
 }
 
 pub(crate) use imp::*;

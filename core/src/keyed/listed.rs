@@ -49,10 +49,6 @@ where
         core::marker::PhantomData
     }
 
-    pub(crate) fn shard_of(_hash: u64) -> usize {
-        0
-    }
-
     fn entries(&self) -> MutexGuard<'_, Vec<(K, Arc<W>)>> {
         // The list is never left half-updated by a panic, so a poisoned lock is still sound.
         self.entries

@@ -62,7 +62,7 @@ where
     /// The shard holding keys of this hash. `papaya` takes a slot from the low bits of the
     /// hash and a tag from its top seven, so the shard comes from the bits in between.
     #[inline]
-    pub(crate) fn shard_of(hash: u64) -> usize {
+    fn shard_of(hash: u64) -> usize {
         // The mask keeps six bits, so the narrowing is exact.
         #[allow(clippy::cast_possible_truncation)]
         let shard = (hash >> 32) as usize & (SHARDS - 1);
