@@ -87,6 +87,36 @@ impl KeyedScript {
         script
     }
 
+    /// A key re-created after a reclaim, by a caller whose reading predates it: limit 1 per
+    /// 10 ns, key 0 unused. One thread calls key 0 at 0; another calls it too, moves the clock
+    /// to 10 and sweeps; then key 0 is called once more, at 10. The first caller may find the
+    /// key absent at 0 and add it only after the other added it, took window 0's permit and had
+    /// it reclaimed at 10; its permit must then count in window 1 (so the last call is
+    /// rejected), not in window 0 again (which would leave window 1 a permit too many).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let script = fixed_window_models::KeyedScript::reinsert_race();
+    /// assert_eq!(script.threads.len(), 2);
+    /// ```
+    pub fn reinsert_race() -> KeyedScript {
+        KeyedScript {
+            config: config(1, 10, 0),
+            keys: 1,
+            before: Vec::new(),
+            threads: vec![
+                vec![KeyedStep::Do(0, Kind::TryAcquire)],
+                vec![
+                    KeyedStep::Do(0, Kind::TryAcquire),
+                    KeyedStep::Advance(Duration::from_nanos(10)),
+                    KeyedStep::Sweep,
+                ],
+            ],
+            after: vec![KeyedStep::Do(0, Kind::TryAcquire)],
+        }
+    }
+
     /// Many callers on two keys: `callers` threads mixing `try_acquire`, `call` and waiting
     /// `acquire` (two operations each, on keys by turn), limit 2 per 10 ns, max wait 10 ns,
     /// while one thread moves the clock 5 ns at a time across six windows' boundaries and
@@ -202,10 +232,9 @@ pub fn play_and_check_keyed(target: KeyedTarget, script: &KeyedScript, checkers:
             }
         }
     }
-    if held > usize::from(script.keys) {
-        panic!(
-            "violation: the limiter holds {held} keys, more than the {} used",
-            script.keys
-        );
-    }
+    assert!(
+        held <= usize::from(script.keys),
+        "violation: the limiter holds {held} keys, more than the {} used",
+        script.keys
+    );
 }

@@ -13,7 +13,7 @@ use crate::instant::Instant;
 use crate::state::{Cell, Packed, State, Wide};
 use crate::sync::atomic::{AtomicU64, AtomicU128};
 
-use super::slot::{Slot, Word};
+use super::slot::{Marks, Slot, Word};
 use super::sweep::Sweep;
 use super::table::{SHARDS, Table};
 
@@ -87,31 +87,33 @@ where
     {
         let grid = self.rules.grid();
         let limit = self.rules.limit();
+        let marks = Marks::of(codec);
         let guard = table.pin();
         loop {
             if let Some(found) = table.get(hash, key, &guard) {
                 // A reference under papaya, an `Arc` under the model checkers' stand-in.
                 let word: &W = found.borrow();
-                let slot = Slot::new(codec, word, grid.last_index(), limit);
+                let slot = Slot::new(
+                    codec,
+                    marks,
+                    word,
+                    self.sweep.horizon(),
+                    grid.last_index(),
+                    limit,
+                );
                 match self.rules.attempt_on(&slot, now, deadline) {
                     // The word was reclaimed: help take it out of the table, then look again.
                     Attempt::Rejected {
                         retry_after: Duration::MAX,
                     } if slot.is_reclaimed() => {
-                        table.remove_if(hash, key, &guard, |word| word.load() == W::RECLAIMED);
+                        table.remove_if(hash, key, &guard, |word| word.load() == marks.reclaimed);
                     }
                     attempt => return attempt,
                 }
             } else {
-                // The key's first permit, or its first since its word was reclaimed: a word
-                // holding this call's permit, in a window no earlier than any reclaimed one.
-                let index = grid.index_of(now).max(self.sweep.horizon());
-                if table.insert(hash, key, W::new(codec.encode(index, 1)), &guard) {
-                    return Attempt::Permitted {
-                        remaining: limit - 1,
-                    };
-                }
-                // Another call added the key first: claim from its word.
+                // The key's first call, or its first since its word was reclaimed: add an empty
+                // word (unless another call just added one), then claim from it as from any.
+                table.insert(hash, key, W::new(marks.empty), &guard);
             }
         }
     }
@@ -139,9 +141,11 @@ where
     {
         let last_index = self.rules.grid().last_index();
         let limit = self.rules.limit();
+        let marks = Marks::of(codec);
+        let horizon = self.sweep.horizon();
         let guard = table.pin();
         table.retain(shard, &guard, |word| {
-            !Slot::new(codec, word, last_index, limit).reclaim_before(window)
+            !Slot::new(codec, marks, word, horizon, last_index, limit).reclaim_before(window)
         })
     }
 

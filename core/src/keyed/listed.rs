@@ -63,13 +63,11 @@ where
             .map(|(_, word)| Arc::clone(word))
     }
 
-    pub(crate) fn insert(&self, _hash: u64, key: &K, word: W, _guard: &Guard<'_>) -> bool {
+    pub(crate) fn insert(&self, _hash: u64, key: &K, word: W, _guard: &Guard<'_>) {
         let mut entries = self.entries();
-        if entries.iter().any(|(stored, _)| stored == key) {
-            return false;
+        if !entries.iter().any(|(stored, _)| stored == key) {
+            entries.push((key.clone(), Arc::new(word)));
         }
-        entries.push((key.clone(), Arc::new(word)));
-        true
     }
 
     pub(crate) fn remove_if(

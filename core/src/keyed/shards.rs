@@ -75,15 +75,14 @@ where
         self.shards[Self::shard_of(hash)].get(&Probe { hash, key }, guard)
     }
 
-    /// Adds `word` for `key` (a clone) unless the table already holds one; whether it did.
-    pub(crate) fn insert(&self, hash: u64, key: &K, word: W, guard: &Guard<'_>) -> bool {
+    /// Adds `word` for `key` (a clone) unless the table already holds one.
+    pub(crate) fn insert(&self, hash: u64, key: &K, word: W, guard: &Guard<'_>) {
         let stored = Hashed {
             hash,
             key: key.clone(),
         };
-        self.shards[Self::shard_of(hash)]
-            .try_insert(stored, word, guard)
-            .is_ok()
+        // Occupied means another call added the key first; the caller claims from its word.
+        let _ = self.shards[Self::shard_of(hash)].try_insert(stored, word, guard);
     }
 
     /// Removes `key` if its word satisfies `remove`.

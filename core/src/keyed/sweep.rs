@@ -9,11 +9,11 @@
 //! only keys that took a permit in it. Between rounds a call pays one relaxed load and a
 //! comparison (is the reading past the end of the last round's window?).
 //!
-//! The horizon makes removal invisible to the rules even on a clock that steps backwards: a
-//! turn raises it to the round's window before it reclaims anything, and a key's new word
-//! starts no earlier than the horizon. A reading that stepped back behind a reclaimed word's
-//! window therefore counts against a window that word never counted in, never against the
-//! reclaimed one again.
+//! The horizon keeps removal from reopening a window: a turn raises it to the round's window
+//! before it reclaims anything, and a key's new word starts no earlier than the horizon. A
+//! reading older than a reclaimed word's window (taken before the key was last added, or on a
+//! clock that stepped back) therefore counts against a window that word never counted in,
+//! never against the reclaimed one again.
 
 use crate::instant::Instant;
 use crate::sync::atomic::{AtomicU64, AtomicU128, Ordering};
@@ -104,16 +104,17 @@ impl Sweep {
 
     /// Raises the horizon to `window`; called before reclaiming anything before `window`.
     ///
-    /// The reclaiming compare-and-set that follows publishes it (release) to whoever then sees
-    /// the word reclaimed or the key gone (acquire), before that caller reads the horizon for
-    /// the key's new word.
+    /// The reclaiming compare-and-set and the removal that follow publish it to every caller
+    /// that finds the key's next word: that word was inserted after the removal, and the
+    /// caller reads the horizon after finding it.
     pub(crate) fn raise_horizon(&self, window: u64) {
         self.horizon.fetch_max(window, Ordering::AcqRel);
     }
 
-    /// The earliest window a new word may start in.
-    pub(crate) fn horizon(&self) -> u64 {
-        self.horizon.load(Ordering::Acquire)
+    /// The earliest window a new word may start in, read by the claim loop when it finds an
+    /// empty word (see [`Slot`](super::slot::Slot)).
+    pub(crate) fn horizon(&self) -> &AtomicU64 {
+        &self.horizon
     }
 }
 
@@ -191,6 +192,6 @@ mod tests {
         let sweep = Sweep::new(&grid());
         sweep.raise_horizon(5);
         sweep.raise_horizon(3);
-        assert_eq!(sweep.horizon(), 5);
+        assert_eq!(sweep.horizon().load(Ordering::Relaxed), 5);
     }
 }

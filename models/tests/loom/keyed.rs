@@ -30,8 +30,8 @@ fn a_claim_races_the_sweep_that_reclaims_its_key() {
 }
 
 #[test]
-fn a_claim_races_a_sweep_and_an_explicit_shrink() {
-    check(KeyedScript::reclaim_race_with_sweeper());
+fn a_key_is_re_created_by_a_caller_whose_reading_predates_its_reclaim() {
+    check(KeyedScript::reinsert_race());
 }
 
 #[test]

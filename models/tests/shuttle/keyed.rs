@@ -39,6 +39,11 @@ fn a_claim_races_the_sweeps_that_reclaim_its_key() {
 }
 
 #[test]
+fn a_key_is_re_created_by_a_caller_whose_reading_predates_its_reclaim() {
+    check(KeyedScript::reinsert_race());
+}
+
+#[test]
 fn invariants_catch_a_key_recreated_empty() {
     assert!(caught(
         KeyedScript::reclaim_race_with_sweeper(),
