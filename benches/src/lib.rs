@@ -12,16 +12,28 @@
 //!   rejected ("full").
 //! - [`hammer`]: several threads calling one limiter at once, timed.
 //! - [`on_cpu`]: the CPU time a single-threaded benchmark's thread used.
+//! - [`hammer_keys`], [`key_at`]: several threads calling over a population of keys.
+//! - [`map_candidates`]: the concurrent maps considered for the keyed limiter's table.
+//! - [`KeyedContender`], [`MutexKeyedWindow`], [`keyed_configs`]: the keyed benchmarks'
+//!   counterparts of the above, over populations of keys.
 
 pub mod configs;
 mod contender;
 mod hammer;
+mod key_hammer;
+pub mod keyed_configs;
+mod keyed_contender;
+pub mod map_candidates;
+mod mutex_keyed_window;
 mod mutex_window;
 mod std_clock;
 mod thread_time;
 
 pub use crate::contender::Contender;
 pub use crate::hammer::hammer;
+pub use crate::key_hammer::{hammer_keys, key_at};
+pub use crate::keyed_contender::KeyedContender;
+pub use crate::mutex_keyed_window::MutexKeyedWindow;
 pub use crate::mutex_window::MutexWindow;
 pub use crate::std_clock::StdClock;
 pub use crate::thread_time::on_cpu;

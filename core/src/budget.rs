@@ -14,9 +14,17 @@ use crate::window::Grid;
 
 /// `limit` permits per window of the grid, claimed by compare-and-set on one state word.
 pub(crate) struct Budget {
+    rules: Rules,
+    state: State,
+}
+
+/// What the claim loop needs besides a state word: the grid, the limit and the retry policy.
+///
+/// Kept apart from the word so that one set of rules can claim from many words: a
+/// [`Budget`]'s own, or one per key of a keyed limiter.
+pub(crate) struct Rules {
     grid: Grid,
     limit: u32,
-    state: State,
     backoff: Backoff,
     #[cfg(feature = "stats")]
     cas_retries: AtomicU64,
@@ -29,19 +37,15 @@ impl Budget {
         limit: NonZeroU32,
         backoff: Backoff,
     ) -> Budget {
-        let grid = Grid::new(origin, period);
+        let rules = Rules::new(origin, period, limit, backoff);
         Budget {
-            grid,
-            limit: limit.get(),
-            state: State::new(limit.get(), grid.last_index()),
-            backoff,
-            #[cfg(feature = "stats")]
-            cas_retries: AtomicU64::new(0),
+            state: State::new(limit.get(), rules.grid.last_index()),
+            rules,
         }
     }
 
     pub(crate) fn backoff(&self) -> Backoff {
-        self.backoff
+        self.rules.backoff
     }
 
     /// One acquire step at `now` for a call whose wait must end by `deadline`.
@@ -51,16 +55,60 @@ impl Budget {
     #[inline(always)]
     pub(crate) fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
         match &self.state {
-            State::Packed(cell) => self.attempt_on(cell, now, deadline),
-            State::Wide(cell) => self.attempt_on(cell, now, deadline),
+            State::Packed(cell) => self.rules.attempt_on(cell, now, deadline),
+            State::Wide(cell) => self.rules.attempt_on(cell, now, deadline),
         }
     }
 
+    /// Compare-and-set attempts lost to another caller since the budget was made.
+    #[cfg(feature = "stats")]
+    pub(crate) fn cas_retries(&self) -> u64 {
+        self.rules.cas_retries()
+    }
+
+    /// The current window's start and the permits used in it, as stored (the window may be
+    /// stale until the next attempt advances it).
+    pub(crate) fn snapshot(&self) -> (Instant, u32) {
+        let (index, used) = self.state.snapshot();
+        (self.rules.grid.start(index), used)
+    }
+}
+
+impl Rules {
+    pub(crate) fn new(
+        origin: Instant,
+        period: Duration,
+        limit: NonZeroU32,
+        backoff: Backoff,
+    ) -> Rules {
+        Rules {
+            grid: Grid::new(origin, period),
+            limit: limit.get(),
+            backoff,
+            #[cfg(feature = "stats")]
+            cas_retries: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    pub(crate) fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    pub(crate) fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// One acquire step on the state word `cell`: the loop every limiter runs, whichever word
+    /// it claims from.
     // Inlined into the caller's loop, the permit and rejection paths lose a call's prologue
     // and epilogue (a quarter of their instructions under callgrind).
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn attempt_on<S: Cell>(&self, cell: &S, now: Instant, deadline: Instant) -> Attempt {
+    pub(crate) fn attempt_on<S: Cell>(&self, cell: &S, now: Instant, deadline: Instant) -> Attempt {
         let mut current = cell.load();
         let mut retry = 0;
         loop {
@@ -110,27 +158,28 @@ impl Budget {
         }
     }
 
-    /// Compare-and-set attempts lost to another caller since the budget was made.
+    /// Compare-and-set attempts lost to another caller since the rules were made.
     #[cfg(feature = "stats")]
     pub(crate) fn cas_retries(&self) -> u64 {
         self.cas_retries.load(Ordering::Relaxed)
-    }
-
-    /// The current window's start and the permits used in it, as stored (the window may be
-    /// stale until the next attempt advances it).
-    pub(crate) fn snapshot(&self) -> (Instant, u32) {
-        let (index, used) = self.state.snapshot();
-        (self.grid.start(index), used)
     }
 }
 
 impl fmt::Debug for Budget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut debug = f.debug_struct("Budget");
+        f.debug_struct("Budget")
+            .field("rules", &self.rules)
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut debug = f.debug_struct("Rules");
         debug
             .field("grid", &self.grid)
             .field("limit", &self.limit)
-            .field("state", &self.state)
             .field("backoff", &self.backoff);
         #[cfg(feature = "stats")]
         debug.field("cas_retries", &self.cas_retries);

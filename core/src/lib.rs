@@ -31,6 +31,12 @@
 //! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit.
 //! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
 //!
+//! Per key
+//! - [`KeyedRateLimiter`]: one window count per key (client, user, token, tenant), every key
+//!   on the limiter's one grid, claimed by the same loop; keys whose window has ended are
+//!   reclaimed as the limiter is used, so memory is bounded by the keys in use.
+//! - [`KeyedRateLimiterError`]: a [`RateLimiterError`] with the key it happened to.
+//!
 //! Time
 //! - [`Instant`]: nanoseconds on a clock's timeline, with [`Instant::MAX`].
 //! - [`Clock`]: reading and sleeping; [`SystemClock`] (the default, monotonic) and
@@ -41,7 +47,9 @@
 //! Integrations (cargo features)
 //! - `tokio`: [`TokioClock`], a clock on tokio's timer (paused test time included).
 //! - `tower`: [`RateLimitLayer`] and [`RateLimitService`], a middleware that takes a permit
-//!   before each request; [`ServiceError`], its error.
+//!   before each request; [`ServiceError`], its error. [`KeyedRateLimitLayer`] and
+//!   [`KeyedRateLimitService`] do the same per key read from the request;
+//!   [`KeyedServiceError`], their error.
 //!
 //! Events and errors
 //! - [`RateLimiterEvent`]: `Permitted` and `Rejected`, to listeners.
@@ -91,6 +99,10 @@ mod instant;
 pub use crate::instant::Instant;
 mod interrupt;
 pub use crate::interrupt::{Interrupt, Interrupted};
+mod keyed;
+#[cfg(feature = "tower")]
+pub use crate::keyed::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedServiceError};
+pub use crate::keyed::{KeyedRateLimiter, KeyedRateLimiterError};
 mod limiter;
 pub use crate::limiter::RateLimiter;
 mod permit;
@@ -105,4 +117,5 @@ mod sync;
 mod tokio_clock;
 #[cfg(feature = "tokio")]
 pub use crate::tokio_clock::TokioClock;
+mod waiting;
 mod window;

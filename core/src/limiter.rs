@@ -15,6 +15,7 @@ use crate::event::RateLimiterEvent;
 use crate::instant::Instant;
 use crate::interrupt::Interrupt;
 use crate::permit::Permit;
+use crate::waiting::{self, Waiting};
 
 type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
 
@@ -639,21 +640,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn acquire_async(&self) -> Result<Permit, RateLimiterError> {
-        let mut now = self.clock.now();
-        let deadline = self.deadline(now);
-        let mut slept_from = None;
-        loop {
-            let pause = match self.step(now, deadline, slept_from) {
-                Step::Done(result) => return result,
-                Step::Sleep(pause) => pause,
-            };
-            self.clock
-                .sleep_async(pause)
-                .await
-                .map_err(|_| self.interrupted())?;
-            slept_from = Some(now);
-            now = self.clock.now();
-        }
+        waiting::acquire_async(self).await
     }
 
     /// Runs the future `op` if a permit is granted (awaiting up to `max_wait`), returning its
@@ -682,41 +669,7 @@ impl<C: Clock> RateLimiter<C> {
     }
 
     fn acquire_blocking(&self, interrupt: Option<&Interrupt>) -> Result<Permit, RateLimiterError> {
-        let mut now = self.clock.now();
-        let deadline = self.deadline(now);
-        let mut slept_from = None;
-        // A call that never waits must not allocate, so the handle for an uninterruptible
-        // wait is made only when a wait begins.
-        let mut own_interrupt = None;
-        loop {
-            let pause = match self.step(now, deadline, slept_from) {
-                Step::Done(result) => return result,
-                Step::Sleep(pause) => pause,
-            };
-            let interrupt =
-                interrupt.unwrap_or_else(|| own_interrupt.get_or_insert_with(Interrupt::new));
-            self.clock
-                .sleep(pause, interrupt)
-                .map_err(|_| self.interrupted())?;
-            slept_from = Some(now);
-            now = self.clock.now();
-        }
-    }
-
-    /// One round of a waiting call, shared by the blocking and async loops, which differ only
-    /// in how they sleep: the call's result, or how long to sleep before the next round.
-    /// `slept_from` is the reading before the previous sleep, if there was one.
-    fn step(&self, now: Instant, deadline: Instant, slept_from: Option<Instant>) -> Step {
-        match self.attempt(now, deadline) {
-            Attempt::Permitted { remaining } => Step::Done(Ok(Permit { at: now, remaining })),
-            Attempt::Rejected { retry_after } => Step::Done(Err(self.rejected(retry_after))),
-            // A stopped clock (or one that stepped back across the sleep) would otherwise keep
-            // the caller sleeping forever.
-            Attempt::Wait { until } if slept_from.is_some_and(|before| now <= before) => {
-                Step::Done(Err(self.reject(now, until)))
-            }
-            Attempt::Wait { until } => Step::Sleep(until.saturating_duration_since(now)),
-        }
+        waiting::acquire_blocking(self, interrupt)
     }
 
     #[cold]
@@ -755,12 +708,32 @@ impl<C: Clock> RateLimiter<C> {
     }
 }
 
-/// What a waiting call does next.
-enum Step {
-    /// Return this.
-    Done(Result<Permit, RateLimiterError>),
-    /// Sleep this long, then attempt again.
-    Sleep(Duration),
+impl<C: Clock> Waiting for RateLimiter<C> {
+    type Clock = C;
+
+    fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    fn deadline(&self, start: Instant) -> Instant {
+        RateLimiter::deadline(self, start)
+    }
+
+    fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
+        RateLimiter::attempt(self, now, deadline)
+    }
+
+    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
+        RateLimiter::rejected(self, retry_after)
+    }
+
+    fn reject(&self, now: Instant, next_window: Instant) -> RateLimiterError {
+        RateLimiter::reject(self, now, next_window)
+    }
+
+    fn interrupted(&self) -> RateLimiterError {
+        RateLimiter::interrupted(self)
+    }
 }
 
 impl<C> fmt::Debug for RateLimiter<C> {

@@ -43,8 +43,8 @@ pub(crate) trait Cell {
 // of this one location, whose modification order alone guarantees that no two callers claim
 // the same permit. Acquire/release is kept anyway (free on x86-64) so that a listener or a
 // later extension that reads other memory after a claim sees the claim's predecessors.
-const SUCCESS: Ordering = Ordering::AcqRel;
-const FAILURE: Ordering = Ordering::Acquire;
+pub(crate) const SUCCESS: Ordering = Ordering::AcqRel;
+pub(crate) const FAILURE: Ordering = Ordering::Acquire;
 
 /// The 64-bit encoding.
 pub(crate) struct Packed {

@@ -30,13 +30,27 @@
 //! - [`Violation`]: a checker's verdict.
 //! - [`scenario`]: scripts of racing threads on a manual clock, the assertion every run
 //!   makes, and [`scenario::violation_found`] for proving a checker fails.
+//!
+//! The keyed limiter
+//! - [`KeyedSubject`]: what the keyed models drive; implemented by core's `KeyedRateLimiter`
+//!   and by [`PlantedKeyed`], a keyed limiter with one [`KeyedFlaw`]. [`KeyedTarget`] picks
+//!   one; [`OneKey`] is one key seen as a plain [`Subject`].
+//! - [`KeyedScript`] and [`KeyedStep`]: scripts of racing threads on keys, with sweeps;
+//!   [`play_keyed`] records one history per key, [`play_and_check_keyed`] judges each with the
+//!   plain limiter's checkers.
 
 mod config;
 pub use crate::config::Config;
 mod history;
 pub use crate::history::{History, Record, Recorder};
 pub mod invariants;
+mod keyed;
 pub mod linearizability;
+pub use crate::keyed::{KeyedSubject, KeyedTarget, OneKey};
+mod keyed_planted;
+pub use crate::keyed_planted::{KeyedFlaw, PlantedKeyed};
+mod keyed_scenario;
+pub use crate::keyed_scenario::{KeyedScript, KeyedStep, play_and_check_keyed, play_keyed};
 mod outcome;
 pub use crate::outcome::{Event, Kind, Outcome};
 mod planted;

@@ -137,7 +137,7 @@ impl Target {
 
 /// The model's copy of a core event; `None` for a kind of event added to core after this crate
 /// was written, which the checks do not judge.
-fn record(event: &RateLimiterEvent) -> Option<Event> {
+pub(crate) fn record(event: &RateLimiterEvent) -> Option<Event> {
     match *event {
         RateLimiterEvent::Permitted { at, remaining, .. } => {
             Some(Event::Permitted { at, remaining })

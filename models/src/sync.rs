@@ -2,19 +2,23 @@
 //! normal build, loom's mocks under `--cfg fixed_window_loom`, shuttle's under
 //! `--cfg fixed_window_shuttle`.
 //!
-//! The scenarios' threads and the history's global order use it: they must be the checker's,
-//! or the checker could neither interleave nor see them. The planted limiters' state lives in
-//! `fixed-window-broken`, behind its own shim switched by the same cfgs. The history's records
-//! deliberately sit behind std types (see `history.rs`).
+//! The scenarios' threads, the history's global order and the planted keyed limiter's table
+//! use it: they must be the checker's, or the checker could neither interleave nor see them.
+//! The planted limiters' state lives in `fixed-window-broken`, behind its own shim switched by
+//! the same cfgs. The history's records deliberately sit behind std types (see `history.rs`).
 
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 mod imp {
     pub(crate) mod atomic {
         pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
     }
+    pub(crate) mod hint {
+        pub(crate) use std::hint::spin_loop;
+    }
     pub(crate) mod thread {
         pub(crate) use std::thread::spawn;
     }
+    pub(crate) use std::sync::{Arc, Mutex};
 }
 
 #[cfg(fixed_window_loom)]
@@ -22,9 +26,15 @@ mod imp {
     pub(crate) mod atomic {
         pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
     }
+    pub(crate) mod hint {
+        // loom's spin hint is a yield to its scheduler, which a retry loop needs so that the
+        // exploration can run the thread it is waiting for.
+        pub(crate) use loom::hint::spin_loop;
+    }
     pub(crate) mod thread {
         pub(crate) use loom::thread::spawn;
     }
+    pub(crate) use loom::sync::{Arc, Mutex};
 }
 
 #[cfg(all(fixed_window_shuttle, not(fixed_window_loom)))]
@@ -32,9 +42,13 @@ mod imp {
     pub(crate) mod atomic {
         pub(crate) use shuttle::sync::atomic::{AtomicU64, Ordering};
     }
+    pub(crate) mod hint {
+        pub(crate) use shuttle::hint::spin_loop;
+    }
     pub(crate) mod thread {
         pub(crate) use shuttle::thread::spawn;
     }
+    pub(crate) use shuttle::sync::{Arc, Mutex};
 }
 
 pub(crate) use imp::*;

@@ -4,4 +4,5 @@
 
 mod broken;
 mod checker;
+mod keyed;
 mod paths;

@@ -171,3 +171,75 @@ mod tower_layer {
         assert!(format!("{:?}", layer.clone().layer(Busy)).contains("printed"));
     }
 }
+
+#[cfg(feature = "tower")]
+mod keyed_tower_layer {
+    use core::time::Duration;
+    use std::net::{IpAddr, Ipv4Addr};
+    use std::sync::Arc;
+
+    use fixed_window::{KeyedRateLimitLayer, KeyedRateLimiter, KeyedServiceError, ManualClock};
+    use tower::{Service, ServiceBuilder, ServiceExt};
+
+    struct Request {
+        client: IpAddr,
+        path: &'static str,
+    }
+
+    #[test]
+    fn each_client_gets_its_own_limit_in_a_tower_stack() {
+        let clock = ManualClock::new();
+        let per_client = Arc::new(
+            KeyedRateLimiter::of("per-client", 2, Duration::from_secs(1))
+                .unwrap()
+                .with_clock(clock.clone()),
+        );
+        let mut service = ServiceBuilder::new()
+            .layer(KeyedRateLimitLayer::new(per_client, |request: &Request| {
+                request.client
+            }))
+            .service_fn(|request: Request| async move { Ok::<_, std::io::Error>(request.path) });
+        let alice = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
+        let bob = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
+        futures::executor::block_on(async {
+            for _ in 0..2 {
+                let request = Request {
+                    client: alice,
+                    path: "/a",
+                };
+                assert_eq!(
+                    service.ready().await.unwrap().call(request).await.unwrap(),
+                    "/a"
+                );
+            }
+            let request = Request {
+                client: alice,
+                path: "/a",
+            };
+            match service.ready().await.unwrap().call(request).await {
+                Err(KeyedServiceError::RateLimited(err)) => {
+                    assert_eq!(*err.key(), alice);
+                    assert_eq!(err.retry_after(), Some(Duration::from_secs(1)));
+                }
+                other => panic!("expected alice to be limited, got {other:?}"),
+            }
+            let request = Request {
+                client: bob,
+                path: "/b",
+            };
+            assert_eq!(
+                service.ready().await.unwrap().call(request).await.unwrap(),
+                "/b"
+            );
+            clock.advance(Duration::from_secs(1));
+            let request = Request {
+                client: alice,
+                path: "/a",
+            };
+            assert_eq!(
+                service.ready().await.unwrap().call(request).await.unwrap(),
+                "/a"
+            );
+        });
+    }
+}

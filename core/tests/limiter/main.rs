@@ -10,6 +10,8 @@ mod extremes;
 mod formatting;
 mod integrations;
 mod interrupts;
+mod keyed;
+mod keyed_properties;
 mod listeners;
 mod operations;
 mod properties;

@@ -40,3 +40,30 @@ pub fn grant_count<C: Clock>(limiter: &RateLimiter<C>, n: u32) -> u32 {
         .map(|_| u32::from(limiter.try_acquire().is_ok()))
         .sum()
 }
+
+/// Whether permits, each of which may belong to any window in its `(earliest, latest)` range,
+/// can be placed with at most `limit` in any window (earliest deadline first, window by window,
+/// which finds a placement whenever one exists).
+pub fn placeable(mut permits: Vec<(u64, u64)>, limit: usize) -> bool {
+    permits.sort_unstable();
+    let mut open = std::collections::BinaryHeap::new();
+    let (mut next, mut window) = (0, 0);
+    while next < permits.len() || !open.is_empty() {
+        if open.is_empty() {
+            window = window.max(permits[next].0);
+        }
+        while next < permits.len() && permits[next].0 <= window {
+            open.push(core::cmp::Reverse(permits[next].1));
+            next += 1;
+        }
+        for _ in 0..limit {
+            match open.pop() {
+                Some(core::cmp::Reverse(latest)) if latest < window => return false,
+                Some(_) => {}
+                None => break,
+            }
+        }
+        window += 1;
+    }
+    true
+}

@@ -4,5 +4,6 @@
 #![cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 
 mod hand_made;
+mod keyed;
 mod planted;
 mod real_threads;

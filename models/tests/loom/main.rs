@@ -8,4 +8,5 @@
 
 mod core_models;
 mod explore;
+mod keyed;
 mod planted;

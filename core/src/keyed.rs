@@ -1,0 +1,955 @@
+//! The keyed rate limiter: one window count per key, every key on the limiter's one grid, in a
+//! table whose memory is bounded by the keys in use.
+
+use core::fmt;
+use core::future::IntoFuture;
+use core::hash::{BuildHasher, Hash};
+use core::num::NonZeroU32;
+use core::time::Duration;
+use std::hash::RandomState;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::attempt::Attempt;
+use crate::backoff::Backoff;
+use crate::clock::{Clock, SystemClock};
+use crate::error::{ConfigError, RateLimiterError};
+use crate::event::RateLimiterEvent;
+use crate::instant::Instant;
+use crate::interrupt::Interrupt;
+use crate::permit::Permit;
+use crate::waiting::{self, Waiting};
+
+mod budget;
+use self::budget::KeyedBudget;
+mod error;
+pub use self::error::KeyedRateLimiterError;
+#[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
+mod hashed;
+#[cfg(any(fixed_window_loom, fixed_window_shuttle))]
+mod listed;
+#[cfg(any(fixed_window_loom, fixed_window_shuttle))]
+use self::listed as table;
+#[cfg(feature = "tower")]
+mod service;
+#[cfg(feature = "tower")]
+pub use self::service::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedServiceError};
+#[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
+mod shards;
+#[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
+use self::shards as table;
+mod slot;
+mod sweep;
+
+type Listener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sync>;
+
+/// A fixed-window rate limiter per key: at most `limit` calls per `period` for each key (a
+/// client address, a user, an API token, a tenant), in windows aligned to the limiter's
+/// creation on its clock.
+///
+/// One configuration serves every key, and every key lives on the limiter's one grid of
+/// windows, so a key's state is the plain [`RateLimiter`](crate::RateLimiter)'s one state word,
+/// claimed by the same compare-and-set loop. Keys never seen before start with their full
+/// `limit`; a key behaves exactly as its own `RateLimiter` created with this one would (the
+/// property tests check it). The same operations take the key: [`try_acquire`], [`acquire`],
+/// [`acquire_interruptible`], [`call`], [`call_interruptible`], [`acquire_async`],
+/// [`call_async`], and the sans-IO step [`attempt`].
+///
+/// # Memory
+///
+/// A key whose window has ended holds nothing worth keeping (its next call starts a fresh
+/// window anyway), so the limiter reclaims such keys by itself, as it is used: no background
+/// thread and no call to remember. Keys live in 64 shards; when a window opens, each of its
+/// first 64 calls also sweeps one shard, in turn, removing the keys whose window has ended.
+/// So:
+///
+/// - once 64 calls have been made in a window, the table holds only keys that took a permit
+///   in that window;
+/// - before that, it also holds keys of earlier windows in the shards not yet swept, which
+///   the last window's calls put there (or earlier windows', if a window saw fewer than 64
+///   calls);
+/// - between sweeps a call pays one relaxed atomic load; a sweeping call pays for its shard
+///   (about 1/64 of the keys).
+///
+/// [`len`](KeyedRateLimiter::len) counts the keys held and [`shrink`](KeyedRateLimiter::shrink)
+/// sweeps every shard at once. Each key costs one heap entry (the key, its hash, and an 8-byte
+/// state word, 16 bytes where the configuration needs the wide word) and a slot of its shard's
+/// table; the `keyed` benchmarks measure the bytes.
+///
+/// A removal never loses a claim: a key is reclaimed only by a compare-and-set from the exact
+/// ended state word its sweep found, so a permit claimed on that word in the meantime keeps the
+/// key, and once reclaimed a word takes no more claims: callers then add the key anew, in a
+/// window no earlier than the reclaimed one's.
+///
+/// # Events and errors
+///
+/// Listeners receive the key with each event, by reference: `Fn(&K, &RateLimiterEvent)`.
+/// Errors carry the key too, borrowed ([`KeyedRateLimiterError<&K>`]). The key is cloned only
+/// when it is first added to the table, never on the permit or rejection path of a key already
+/// there.
+///
+/// # Hashing
+///
+/// Keys are hashed with `S`, by default std's `RandomState` (`SipHash` with random keys), which
+/// resists keys chosen to collide; callers whose keys are not chosen by others can pass a faster
+/// hasher to [`with_hasher`](KeyedRateLimiter::with_hasher).
+///
+/// # Examples
+///
+/// Two permits per client per second: one client's calls do not use up another's.
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{KeyedRateLimiter, ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let limiter = KeyedRateLimiter::of("per-client", 2, Duration::from_secs(1))?.with_clock(clock.clone());
+/// assert!(limiter.call(&"alice", || ()).is_ok());
+/// assert!(limiter.call(&"alice", || ()).is_ok());
+/// assert!(limiter.call(&"alice", || ()).is_err());
+/// assert!(limiter.call(&"bob", || ()).is_ok());
+/// clock.advance(Duration::from_secs(1));
+/// assert!(limiter.call(&"alice", || ()).is_ok());
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+///
+/// [`try_acquire`]: KeyedRateLimiter::try_acquire
+/// [`acquire`]: KeyedRateLimiter::acquire
+/// [`acquire_interruptible`]: KeyedRateLimiter::acquire_interruptible
+/// [`call`]: KeyedRateLimiter::call
+/// [`call_interruptible`]: KeyedRateLimiter::call_interruptible
+/// [`acquire_async`]: KeyedRateLimiter::acquire_async
+/// [`call_async`]: KeyedRateLimiter::call_async
+/// [`attempt`]: KeyedRateLimiter::attempt
+pub struct KeyedRateLimiter<K, C = SystemClock, S = RandomState> {
+    name: &'static str,
+    limit: NonZeroU32,
+    period: Duration,
+    max_wait: Duration,
+    listeners: Vec<Listener<K>>,
+    clock: C,
+    hasher: S,
+    budget: KeyedBudget<K>,
+}
+
+impl<K> KeyedRateLimiter<K>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+{
+    /// A keyed limiter named `name` allowing each key `limit` calls per `period`, on the
+    /// system clock, rejecting excess calls at once.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] if `limit` is 0, [`ConfigError::ZeroPeriod`] if `period` is
+    /// zero.
+    ///
+    /// # Examples
+    ///
+    /// The configuration reads back as given, and the table starts empty.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, KeyedRateLimiter};
+    ///
+    /// let limiter = KeyedRateLimiter::<u64>::of("api", 100, Duration::from_secs(1))?;
+    /// assert_eq!((limiter.name(), limiter.limit(), limiter.period()), ("api", 100, Duration::from_secs(1)));
+    /// assert!(limiter.is_empty());
+    /// assert_eq!(KeyedRateLimiter::<u64>::of("api", 0, Duration::from_secs(1)).unwrap_err(), ConfigError::ZeroLimit);
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn of(
+        name: &'static str,
+        limit: u32,
+        period: Duration,
+    ) -> Result<KeyedRateLimiter<K>, ConfigError> {
+        let limit = NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)?;
+        if period.is_zero() {
+            return Err(ConfigError::ZeroPeriod);
+        }
+        let clock = SystemClock;
+        let budget = KeyedBudget::new(clock.now(), period, limit, Backoff::default());
+        Ok(KeyedRateLimiter {
+            name,
+            limit,
+            period,
+            max_wait: Duration::ZERO,
+            listeners: Vec::new(),
+            clock,
+            hasher: RandomState::new(),
+            budget,
+        })
+    }
+}
+
+impl<K, C, S> KeyedRateLimiter<K, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    C: Clock,
+    S: BuildHasher,
+{
+    /// The same limiter with a new grid starting now on its clock and no keys: every `with_*`
+    /// behaves as creating a new limiter.
+    fn restarted(self, backoff: Backoff) -> Self {
+        let budget = KeyedBudget::new(self.clock.now(), self.period, self.limit, backoff);
+        KeyedRateLimiter { budget, ..self }
+    }
+
+    /// This limiter with `limit` calls per period for each key.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] if `limit` is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, KeyedRateLimiter};
+    ///
+    /// let limiter = KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?.with_limit(50)?;
+    /// assert_eq!(limiter.limit(), 50);
+    /// assert_eq!(limiter.with_limit(0).unwrap_err(), ConfigError::ZeroLimit);
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn with_limit(self, limit: u32) -> Result<Self, ConfigError> {
+        let limit = NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)?;
+        let backoff = self.budget.backoff();
+        Ok(KeyedRateLimiter { limit, ..self }.restarted(backoff))
+    }
+
+    /// This limiter with windows `period` long (a period past the timeline's end behaves as
+    /// that long, as for [`RateLimiter::with_period`](crate::RateLimiter::with_period)).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroPeriod`] if `period` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, KeyedRateLimiter};
+    ///
+    /// let limiter = KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?
+    ///     .with_period(Duration::from_millis(250))?;
+    /// assert_eq!(limiter.period(), Duration::from_millis(250));
+    /// assert_eq!(limiter.with_period(Duration::ZERO).unwrap_err(), ConfigError::ZeroPeriod);
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn with_period(self, period: Duration) -> Result<Self, ConfigError> {
+        if period.is_zero() {
+            return Err(ConfigError::ZeroPeriod);
+        }
+        let backoff = self.budget.backoff();
+        Ok(KeyedRateLimiter { period, ..self }.restarted(backoff))
+    }
+
+    /// This limiter letting an excess call wait up to `max_wait` for its key's next window
+    /// before it is rejected. Zero (the default) rejects at once.
+    ///
+    /// # Examples
+    ///
+    /// A waiting call sleeps (on the manual clock, instantly) until the next window.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_secs(5));
+    /// assert_eq!(limiter.max_wait(), Duration::from_secs(5));
+    /// limiter.acquire(&1)?;
+    /// assert_eq!(limiter.acquire(&1)?.at(), Instant::from_nanos(1_000_000_000));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_max_wait(self, max_wait: Duration) -> Self {
+        let backoff = self.budget.backoff();
+        KeyedRateLimiter { max_wait, ..self }.restarted(backoff)
+    }
+
+    /// This limiter with `listener` also receiving every event, with the key it concerns;
+    /// listeners run in the order they were added, on the calling thread, and a listener that
+    /// panics is contained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use std::sync::{Arc, Mutex};
+    /// use fixed_window::{KeyedRateLimiter, ManualClock, RateLimiterEvent};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_listener(move |key: &&str, event| log.lock().unwrap().push((*key, *event)));
+    /// limiter.try_acquire(&"alice")?;
+    /// let _ = limiter.try_acquire(&"alice");
+    /// let seen = seen.lock().unwrap();
+    /// assert!(matches!(seen[0], ("alice", RateLimiterEvent::Permitted { remaining: 0, .. })));
+    /// assert!(matches!(seen[1], ("alice", RateLimiterEvent::Rejected { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_listener(
+        mut self,
+        listener: impl Fn(&K, &RateLimiterEvent) + Send + Sync + 'static,
+    ) -> Self {
+        self.listeners.push(Box::new(listener));
+        let backoff = self.budget.backoff();
+        self.restarted(backoff)
+    }
+
+    /// This limiter reading time from, and sleeping through, `clock`; its grid starts at
+    /// `clock.now()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, KeyedRateLimiter, ManualClock};
+    ///
+    /// let clock = ManualClock::starting_at(Instant::from_nanos(500));
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(clock);
+    /// assert_eq!(limiter.try_acquire(&'k')?.at(), Instant::from_nanos(500));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_clock<D: Clock>(self, clock: D) -> KeyedRateLimiter<K, D, S> {
+        let budget = KeyedBudget::new(clock.now(), self.period, self.limit, self.budget.backoff());
+        KeyedRateLimiter {
+            name: self.name,
+            limit: self.limit,
+            period: self.period,
+            max_wait: self.max_wait,
+            listeners: self.listeners,
+            clock,
+            hasher: self.hasher,
+            budget,
+        }
+    }
+
+    /// This limiter hashing keys with `hasher` instead of std's `RandomState`.
+    ///
+    /// Only for keys no one can choose to collide (a faster hasher such as `foldhash` or
+    /// `ahash` is then worth a few nanoseconds a call): a table whose keys all collide turns
+    /// every lookup into a scan.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use std::hash::BuildHasherDefault;
+    /// use std::collections::hash_map::DefaultHasher;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("internal", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_hasher(BuildHasherDefault::<DefaultHasher>::default());
+    /// assert!(limiter.try_acquire(&42_u64).is_ok());
+    /// assert!(limiter.try_acquire(&42_u64).is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn with_hasher<T: BuildHasher>(self, hasher: T) -> KeyedRateLimiter<K, C, T> {
+        let budget = KeyedBudget::new(
+            self.clock.now(),
+            self.period,
+            self.limit,
+            self.budget.backoff(),
+        );
+        KeyedRateLimiter {
+            name: self.name,
+            limit: self.limit,
+            period: self.period,
+            max_wait: self.max_wait,
+            listeners: self.listeners,
+            clock: self.clock,
+            hasher,
+            budget,
+        }
+    }
+
+    /// This limiter with `backoff` governing retries after a lost compare-and-set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Backoff, KeyedRateLimiter};
+    ///
+    /// let limiter = KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?.with_backoff(Backoff::new(0));
+    /// assert_eq!(limiter.backoff(), Backoff::new(0));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_backoff(self, backoff: Backoff) -> Self {
+        self.restarted(backoff)
+    }
+
+    /// The limiter's name, used in events and errors.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.name(), "api");
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Permits per window, for each key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::KeyedRateLimiter::<u64>::of("api", 7, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.limit(), 7);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u32 {
+        self.limit.get()
+    }
+
+    /// The window's length, as configured.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::KeyedRateLimiter::<u64>::of("api", 1, Duration::from_millis(10))?;
+    /// assert_eq!(limiter.period(), Duration::from_millis(10));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// How long an excess call may wait for its key's next window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.max_wait(), Duration::ZERO);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
+    /// The retry policy after a lost compare-and-set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Backoff, KeyedRateLimiter};
+    ///
+    /// let limiter = KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(limiter.backoff(), Backoff::default());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn backoff(&self) -> Backoff {
+        self.budget.backoff()
+    }
+
+    /// How many compare-and-set attempts on the keys' state words lost to another caller and
+    /// were retried, since this limiter was made (feature `stats`).
+    ///
+    /// # Examples
+    ///
+    /// A single thread never loses a race.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::KeyedRateLimiter;
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 10, Duration::from_secs(1))?;
+    /// for key in 0..20_u64 {
+    ///     let _ = limiter.try_acquire(&(key % 3));
+    /// }
+    /// assert_eq!(limiter.cas_retries(), 0);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    #[cfg(feature = "stats")]
+    pub fn cas_retries(&self) -> u64 {
+        self.budget.cas_retries()
+    }
+
+    /// The clock the limiter reads and sleeps through.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, Instant, KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// limiter.clock().advance(Duration::from_nanos(3));
+    /// assert_eq!(limiter.clock().now(), Instant::from_nanos(3));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// How many keys the limiter holds a state word for (exact when no call is in flight).
+    ///
+    /// Keys whose window has ended are reclaimed as the limiter is used (see
+    /// [Memory](KeyedRateLimiter#memory)), so this counts the keys in use, plus those not yet
+    /// swept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 5, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// for key in [1, 2, 2, 3] {
+    ///     assert!(limiter.try_acquire(&key).is_ok());
+    /// }
+    /// assert_eq!(limiter.len(), 3);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.budget.len()
+    }
+
+    /// Whether the limiter holds no key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let limiter = fixed_window::KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?;
+    /// assert!(limiter.is_empty());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Removes every key whose window ended before the clock's current reading, at once,
+    /// instead of waiting for calls to sweep them; returns how many it removed.
+    ///
+    /// Never needed for the memory bound (calls sweep as they go), but useful after a burst
+    /// of keys, before a quiet spell. Safe to call concurrently with anything.
+    ///
+    /// # Examples
+    ///
+    /// Three keys used in the first second are all gone once a second has passed.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock};
+    ///
+    /// let clock = ManualClock::new();
+    /// let limiter = KeyedRateLimiter::of("api", 5, Duration::from_secs(1))?.with_clock(clock.clone());
+    /// for key in ["a", "b", "c"] {
+    ///     limiter.try_acquire(&key).map_err(|err| err.cloned())?;
+    /// }
+    /// assert_eq!(limiter.shrink(), 0);
+    /// clock.advance(Duration::from_secs(1));
+    /// assert_eq!(limiter.shrink(), 3);
+    /// assert!(limiter.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shrink(&self) -> usize {
+        self.budget.shrink(self.clock.now())
+    }
+
+    /// The deadline of a call that starts at `start`: `start + max_wait`, clamped to
+    /// [`Instant::MAX`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, KeyedRateLimiter};
+    ///
+    /// let limiter = KeyedRateLimiter::<u64>::of("api", 1, Duration::from_secs(1))?.with_max_wait(Duration::MAX);
+    /// assert_eq!(limiter.deadline(Instant::from_nanos(9)), Instant::MAX);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn deadline(&self, start: Instant) -> Instant {
+        start.saturating_add(self.max_wait)
+    }
+
+    /// One acquire step for `key`, without reading the clock or sleeping: at `now`, for a call
+    /// whose wait must end by `deadline`, claim a permit from the key's window, or say when to
+    /// try again, or reject.
+    ///
+    /// The step every keyed acquire method drives, as [`RateLimiter::attempt`] is for the
+    /// plain limiter; a custom runtime or a simulator can drive it too. `Permitted` and
+    /// `Rejected` outcomes emit their event (with the key) to the listeners; `Wait` emits
+    /// nothing and writes nothing. If a new window's sweeping has a turn left, the step takes
+    /// it first (see [Memory](KeyedRateLimiter#memory)).
+    ///
+    /// [`RateLimiter::attempt`]: crate::RateLimiter::attempt
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Attempt, Instant, KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_nanos(10))?.with_clock(ManualClock::new());
+    /// let (now, deadline) = (Instant::ZERO, Instant::from_nanos(15));
+    /// assert_eq!(limiter.attempt(&"a", now, deadline), Attempt::Permitted { remaining: 0 });
+    /// assert_eq!(limiter.attempt(&"a", now, deadline), Attempt::Wait { until: Instant::from_nanos(10) });
+    /// assert_eq!(limiter.attempt(&"b", now, now), Attempt::Permitted { remaining: 0 });
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    #[inline]
+    pub fn attempt(&self, key: &K, now: Instant, deadline: Instant) -> Attempt {
+        let hash = self.hasher.hash_one(key);
+        let attempt = self.budget.attempt(hash, key, now, deadline);
+        if !self.listeners.is_empty() {
+            match attempt {
+                Attempt::Permitted { remaining } => self.emit(
+                    key,
+                    &RateLimiterEvent::Permitted {
+                        at: now,
+                        name: self.name,
+                        remaining,
+                    },
+                ),
+                Attempt::Rejected { retry_after } => self.emit(
+                    key,
+                    &RateLimiterEvent::Rejected {
+                        at: now,
+                        name: self.name,
+                        retry_after,
+                    },
+                ),
+                Attempt::Wait { .. } => {}
+            }
+        }
+        attempt
+    }
+
+    /// Takes a permit for `key` if its current window has one, never waiting.
+    ///
+    /// # Errors
+    ///
+    /// A [`RateLimiterError::Rejected`] for `key` if its window's permits are used up.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// assert!(limiter.try_acquire(&"10.0.0.1").is_ok());
+    /// assert!(limiter.try_acquire(&"10.0.0.1").is_err());
+    /// assert!(limiter.try_acquire(&"10.0.0.2").is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire<'k>(&self, key: &'k K) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
+        let now = self.clock.now();
+        match self.attempt(key, now, now) {
+            Attempt::Permitted { remaining } => Ok(Permit { at: now, remaining }),
+            Attempt::Rejected { retry_after } => {
+                Err(KeyedRateLimiterError::new(key, self.rejected(retry_after)))
+            }
+            // The next window always opens after `now`, so a deadline of `now` never waits.
+            Attempt::Wait { until } => Err(KeyedRateLimiterError::new(
+                key,
+                self.reject(key, now, until),
+            )),
+        }
+    }
+
+    /// Takes a permit for `key`, waiting (blocking the thread, through the clock) up to
+    /// `max_wait` for the key's next window if the current one is used up.
+    ///
+    /// # Errors
+    ///
+    /// As [`RateLimiter::acquire`](crate::RateLimiter::acquire), for `key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_millis(999));
+    /// limiter.acquire(&1)?;
+    /// // The key's next window opens 1 s from now, after the 999 ms deadline.
+    /// assert!(limiter.acquire(&1).is_err());
+    /// assert!(limiter.acquire(&2).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn acquire<'k>(&self, key: &'k K) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
+        waiting::acquire_blocking(&self.for_key(key), None)
+            .map_err(|error| KeyedRateLimiterError::new(key, error))
+    }
+
+    /// Like [`acquire`](KeyedRateLimiter::acquire), but a wait ends at once when `interrupt` is
+    /// interrupted (from any thread), and the call fails.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](KeyedRateLimiter::acquire); [`RateLimiterError::Interrupted`] when
+    /// `interrupt` is interrupted before or during a wait.
+    ///
+    /// # Examples
+    ///
+    /// An already interrupted handle fails a call that would have to wait.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Interrupt, KeyedRateLimiter, ManualClock, RateLimiterError};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_secs(1));
+    /// let interrupt = Interrupt::new();
+    /// interrupt.interrupt();
+    /// assert!(limiter.acquire_interruptible(&"k", &interrupt).is_ok());
+    /// let err = limiter.acquire_interruptible(&"k", &interrupt).unwrap_err();
+    /// assert_eq!(err.error(), RateLimiterError::Interrupted { name: "api" });
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn acquire_interruptible<'k>(
+        &self,
+        key: &'k K,
+        interrupt: &Interrupt,
+    ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
+        waiting::acquire_blocking(&self.for_key(key), Some(interrupt))
+            .map_err(|error| KeyedRateLimiterError::new(key, error))
+    }
+
+    /// Runs `op` if a permit for `key` is granted (waiting up to `max_wait`), returning its
+    /// result as it is; the `Permitted` event is emitted before `op` runs.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](KeyedRateLimiter::acquire); `op` does not run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// assert_eq!(limiter.call(&"tenant-a", || "42".parse::<u8>()), Ok(Ok(42)));
+    /// assert!(limiter.call(&"tenant-a", || unreachable!("no permit, so this never runs")).is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn call<'k, T>(
+        &self,
+        key: &'k K,
+        op: impl FnOnce() -> T,
+    ) -> Result<T, KeyedRateLimiterError<&'k K>> {
+        self.acquire(key)?;
+        Ok(op())
+    }
+
+    /// Like [`call`](KeyedRateLimiter::call), with waits interruptible through `interrupt`.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_interruptible`](KeyedRateLimiter::acquire_interruptible); `op` does not
+    /// run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Interrupt, KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// let interrupt = Interrupt::new();
+    /// assert_eq!(limiter.call_interruptible(&7, &interrupt, || 1), Ok(1));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn call_interruptible<'k, T>(
+        &self,
+        key: &'k K,
+        interrupt: &Interrupt,
+        op: impl FnOnce() -> T,
+    ) -> Result<T, KeyedRateLimiterError<&'k K>> {
+        self.acquire_interruptible(key, interrupt)?;
+        Ok(op())
+    }
+
+    /// Takes a permit for `key`, awaiting the clock's asynchronous sleep up to `max_wait` for
+    /// the key's next window; cancel-safe, as
+    /// [`RateLimiter::acquire_async`](crate::RateLimiter::acquire_async).
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](KeyedRateLimiter::acquire); `Interrupted` if the clock's asynchronous
+    /// sleep reports an interruption.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_secs(1));
+    /// futures::executor::block_on(async {
+    ///     limiter.acquire_async(&"k").await.unwrap();
+    ///     let second = limiter.acquire_async(&"k").await.unwrap();
+    ///     assert_eq!(second.at(), Instant::from_nanos(1_000_000_000));
+    /// });
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn acquire_async<'k>(
+        &self,
+        key: &'k K,
+    ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
+        waiting::acquire_async(&self.for_key(key))
+            .await
+            .map_err(|error| KeyedRateLimiterError::new(key, error))
+    }
+
+    /// Runs the future `op` if a permit for `key` is granted (awaiting up to `max_wait`),
+    /// returning its output as it is; `op` is not polled at all without a permit.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_async`](KeyedRateLimiter::acquire_async); `op` is dropped unpolled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// let first = futures::executor::block_on(limiter.call_async(&1, async { 7 }));
+    /// let second = futures::executor::block_on(limiter.call_async(&1, async { 8 }));
+    /// assert_eq!(first, Ok(7));
+    /// assert!(second.is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn call_async<'k, F: IntoFuture>(
+        &self,
+        key: &'k K,
+        op: F,
+    ) -> Result<F::Output, KeyedRateLimiterError<&'k K>> {
+        self.acquire_async(key).await?;
+        Ok(op.await)
+    }
+
+    fn for_key<'a>(&'a self, key: &'a K) -> ForKey<'a, K, C, S> {
+        ForKey { limiter: self, key }
+    }
+
+    #[cold]
+    fn emit(&self, key: &K, event: &RateLimiterEvent) {
+        for listener in &self.listeners {
+            // As for the plain limiter: a listener's panic is its own failure, not the
+            // caller's or the limiter's.
+            let _ = catch_unwind(AssertUnwindSafe(|| listener(key, event)));
+        }
+    }
+
+    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
+        RateLimiterError::Rejected {
+            name: self.name,
+            limit: self.limit.get(),
+            period: self.period,
+            max_wait: self.max_wait,
+            retry_after,
+        }
+    }
+
+    /// A rejection decided outside the step, so its event is emitted here.
+    fn reject(&self, key: &K, now: Instant, next_window: Instant) -> RateLimiterError {
+        let retry_after = next_window.saturating_duration_since(now);
+        if !self.listeners.is_empty() {
+            self.emit(
+                key,
+                &RateLimiterEvent::Rejected {
+                    at: now,
+                    name: self.name,
+                    retry_after,
+                },
+            );
+        }
+        self.rejected(retry_after)
+    }
+}
+
+/// One key of a keyed limiter, as the waiting loops drive it.
+struct ForKey<'a, K, C, S> {
+    limiter: &'a KeyedRateLimiter<K, C, S>,
+    key: &'a K,
+}
+
+impl<K, C, S> Waiting for ForKey<'_, K, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    C: Clock,
+    S: BuildHasher,
+{
+    type Clock = C;
+
+    fn clock(&self) -> &C {
+        &self.limiter.clock
+    }
+
+    fn deadline(&self, start: Instant) -> Instant {
+        self.limiter.deadline(start)
+    }
+
+    fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
+        self.limiter.attempt(self.key, now, deadline)
+    }
+
+    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
+        self.limiter.rejected(retry_after)
+    }
+
+    fn reject(&self, now: Instant, next_window: Instant) -> RateLimiterError {
+        self.limiter.reject(self.key, now, next_window)
+    }
+
+    fn interrupted(&self) -> RateLimiterError {
+        RateLimiterError::Interrupted {
+            name: self.limiter.name,
+        }
+    }
+}
+
+impl<K, C, S> fmt::Debug for KeyedRateLimiter<K, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedRateLimiter")
+            .field("name", &self.name)
+            .field("limit", &self.limit)
+            .field("period", &self.period)
+            .field("max_wait", &self.max_wait)
+            .field("listeners", &self.listeners.len())
+            .field("clock", &core::any::type_name::<C>())
+            .field("hasher", &core::any::type_name::<S>())
+            .field("keys", &self.budget.len())
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
