@@ -7,11 +7,13 @@
 
 mod heatmap;
 mod lines;
+mod redis;
 mod waits;
 mod windows;
 
 pub use self::heatmap::sweep_heatmap;
 pub use self::lines::{Series, lines};
+pub use self::redis::{REDIS_PERMIT_GROUP, shared_limiter_throughput};
 pub use self::waits::wait_histogram;
 pub use self::windows::{
     BOUNDARY_WINDOWS, WINDOWS_SHOWN, permits_near_boundaries, permits_per_window,
