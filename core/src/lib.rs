@@ -10,7 +10,9 @@
 //! use fixed_window::{ManualClock, RateLimiter, RateLimiterError};
 //!
 //! let clock = ManualClock::new();
-//! let limiter = RateLimiter::of("checkout", 2, Duration::from_secs(1))?.with_clock(clock.clone());
+//! let limiter = RateLimiter::builder("checkout", 2, Duration::from_secs(1))?
+//!     .clock(clock.clone())
+//!     .build();
 //!
 //! assert_eq!(limiter.call(|| "charged"), Ok("charged"));
 //! assert_eq!(limiter.try_acquire()?.remaining(), 0);
@@ -25,7 +27,8 @@
 //! # Types
 //!
 //! The limiter
-//! - [`RateLimiter`]: configuration, [`call`](RateLimiter::call),
+//! - [`RateLimiter`]: made with [`RateLimiter::builder`] (a [`Builder`]) or
+//!   [`RateLimiter::of`]; [`call`](RateLimiter::call),
 //!   [`try_acquire`](RateLimiter::try_acquire), [`acquire`](RateLimiter::acquire), their
 //!   interruptible and async forms, and the sans-IO step [`attempt`](RateLimiter::attempt).
 //! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit.
@@ -81,6 +84,8 @@ pub use crate::attempt::Attempt;
 mod backoff;
 pub use crate::backoff::Backoff;
 mod budget;
+mod builder;
+pub use crate::builder::Builder;
 mod clock;
 pub use crate::clock::{Clock, ManualClock, Sleep, SystemClock};
 mod error;

@@ -9,14 +9,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::attempt::Attempt;
 use crate::backoff::Backoff;
 use crate::budget::Budget;
+use crate::builder::Builder;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ConfigError, RateLimiterError};
-use crate::event::RateLimiterEvent;
+use crate::event::{Listener, RateLimiterEvent};
 use crate::instant::Instant;
 use crate::interrupt::Interrupt;
 use crate::permit::Permit;
-
-type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
 
 /// A fixed-window rate limiter: at most `limit` calls start per `period`, in windows aligned
 /// to the limiter's creation on its clock.
@@ -34,7 +33,9 @@ type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
 /// use fixed_window::{ManualClock, RateLimiter};
 ///
 /// let clock = ManualClock::new();
-/// let limiter = RateLimiter::of("search", 2, Duration::from_secs(1))?.with_clock(clock.clone());
+/// let limiter = RateLimiter::builder("search", 2, Duration::from_secs(1))?
+///     .clock(clock.clone())
+///     .build();
 /// assert_eq!(limiter.call(|| 1 + 1), Ok(2));
 /// assert!(limiter.call(|| ()).is_ok());
 /// assert!(limiter.call(|| ()).is_err());
@@ -43,18 +44,61 @@ type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
 pub struct RateLimiter<C = SystemClock> {
-    name: &'static str,
-    limit: NonZeroU32,
-    period: Duration,
-    max_wait: Duration,
-    listeners: Vec<Listener>,
-    clock: C,
-    budget: Budget,
+    pub(crate) name: &'static str,
+    pub(crate) limit: NonZeroU32,
+    pub(crate) period: Duration,
+    pub(crate) max_wait: Duration,
+    pub(crate) listeners: Vec<Listener>,
+    pub(crate) clock: C,
+    pub(crate) budget: Budget,
 }
 
 impl RateLimiter<SystemClock> {
+    /// The settings of a limiter named `name` allowing `limit` calls per `period`: name the
+    /// optional ones ([`max_wait`](Builder::max_wait), [`listener`](Builder::listener),
+    /// [`clock`](Builder::clock), [`backoff`](Builder::backoff)), then
+    /// [`build`](Builder::build) it. The clock is read once, by `build`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] if `limit` is 0, [`ConfigError::ZeroPeriod`] if `period` is
+    /// zero.
+    ///
+    /// # Examples
+    ///
+    /// One permit per second on a manual clock; a second call in the same second waits for
+    /// the next window, since it may wait up to two seconds.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, Instant, ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(1))?
+    ///     .max_wait(Duration::from_secs(2))
+    ///     .clock(ManualClock::new())
+    ///     .build();
+    /// limiter.acquire()?;
+    /// assert_eq!(limiter.acquire()?.at(), Instant::from_nanos(1_000_000_000));
+    /// assert_eq!(
+    ///     RateLimiter::builder("api", 0, Duration::from_secs(1)).unwrap_err(),
+    ///     ConfigError::ZeroLimit
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn builder(
+        name: &'static str,
+        limit: u32,
+        period: Duration,
+    ) -> Result<Builder<SystemClock>, ConfigError> {
+        Builder::new(name, limit, period)
+    }
+
     /// A limiter named `name` allowing `limit` calls per `period`, on the system clock,
-    /// rejecting excess calls at once.
+    /// rejecting excess calls at once: shorthand for `builder(name, limit, period)?.build()`.
+    ///
+    /// It reads the system clock (the first read in a process calibrates it) to start its
+    /// window; a limiter meant for another clock is better made with
+    /// [`builder`](RateLimiter::builder), which reads only the clock it is given.
     ///
     /// # Errors
     ///
@@ -81,43 +125,32 @@ impl RateLimiter<SystemClock> {
         limit: u32,
         period: Duration,
     ) -> Result<RateLimiter<SystemClock>, ConfigError> {
-        let limit = validate_limit(limit)?;
-        validate_period(period)?;
-        let clock = SystemClock;
-        let budget = Budget::new(clock.now(), period, limit, Backoff::default());
-        Ok(RateLimiter {
-            name,
-            limit,
-            period,
-            max_wait: Duration::ZERO,
-            listeners: Vec::new(),
-            clock,
-            budget,
-        })
+        RateLimiter::builder(name, limit, period).map(Builder::build)
     }
 }
 
-fn validate_limit(limit: u32) -> Result<NonZeroU32, ConfigError> {
-    NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)
-}
-
-fn validate_period(period: Duration) -> Result<(), ConfigError> {
-    if period.is_zero() {
-        Err(ConfigError::ZeroPeriod)
-    } else {
-        Ok(())
+impl<C> RateLimiter<C> {
+    /// This limiter's settings, to build a new limiter from: every `with_*` goes through
+    /// here, so it behaves as creating a new limiter, its window starting afresh.
+    fn into_builder(self) -> Builder<C> {
+        Builder {
+            name: self.name,
+            limit: self.limit,
+            period: self.period,
+            max_wait: self.max_wait,
+            listeners: self.listeners,
+            clock: self.clock,
+            backoff: self.budget.backoff(),
+        }
     }
 }
 
 impl<C: Clock> RateLimiter<C> {
-    /// The same limiter with a new window that starts now, on its clock: every `with_*`
-    /// behaves as creating a new limiter.
-    fn restarted(self, backoff: Backoff) -> Self {
-        let budget = Budget::new(self.clock.now(), self.period, self.limit, backoff);
-        RateLimiter { budget, ..self }
-    }
-
     /// This limiter with `limit` calls per period.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// # Errors
     ///
@@ -135,12 +168,14 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_limit(self, limit: u32) -> Result<Self, ConfigError> {
-        let limit = validate_limit(limit)?;
-        let backoff = self.budget.backoff();
-        Ok(RateLimiter { limit, ..self }.restarted(backoff))
+        self.into_builder().limit(limit).map(Builder::build)
     }
 
     /// This limiter with windows `period` long.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// Periods longer than [`Instant::MAX`]'s distance from the epoch (about 584 years) are
     /// allowed and behave as that long: the limiter then has a single window.
@@ -162,14 +197,16 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_period(self, period: Duration) -> Result<Self, ConfigError> {
-        validate_period(period)?;
-        let backoff = self.budget.backoff();
-        Ok(RateLimiter { period, ..self }.restarted(backoff))
+        self.into_builder().period(period).map(Builder::build)
     }
 
     /// This limiter letting an excess call wait up to `max_wait` for a later window before it
     /// is rejected. Zero (the default) rejects at once; `Duration::MAX` waits as long as the
     /// clock's timeline lasts.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// # Examples
     ///
@@ -189,12 +226,15 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     #[must_use]
     pub fn with_max_wait(self, max_wait: Duration) -> Self {
-        let backoff = self.budget.backoff();
-        RateLimiter { max_wait, ..self }.restarted(backoff)
+        self.into_builder().max_wait(max_wait).build()
     }
 
     /// This limiter with `listener` also receiving every [`RateLimiterEvent`]; listeners run
     /// in the order they were added, on the calling thread.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// A listener that panics is contained: the call and the limiter carry on, and the other
     /// listeners still run. Keep listeners short, since they run on the caller's path.
@@ -220,16 +260,18 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     #[must_use]
     pub fn with_listener(
-        mut self,
+        self,
         listener: impl Fn(&RateLimiterEvent) + Send + Sync + 'static,
     ) -> Self {
-        self.listeners.push(Box::new(listener));
-        let backoff = self.budget.backoff();
-        self.restarted(backoff)
+        self.into_builder().listener(listener).build()
     }
 
     /// This limiter reading time from, and sleeping through, `clock`; its first window starts
     /// at `clock.now()`.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// # Examples
     ///
@@ -243,19 +285,14 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> RateLimiter<D> {
-        let budget = Budget::new(clock.now(), self.period, self.limit, self.budget.backoff());
-        RateLimiter {
-            name: self.name,
-            limit: self.limit,
-            period: self.period,
-            max_wait: self.max_wait,
-            listeners: self.listeners,
-            clock,
-            budget,
-        }
+        self.into_builder().clock(clock).build()
     }
 
     /// This limiter with `backoff` governing retries after a lost compare-and-set.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// # Examples
     ///
@@ -269,7 +306,7 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     #[must_use]
     pub fn with_backoff(self, backoff: Backoff) -> Self {
-        self.restarted(backoff)
+        self.into_builder().backoff(backoff).build()
     }
 
     /// The limiter's name, used in events and errors.
