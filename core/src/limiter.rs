@@ -561,21 +561,19 @@ impl<C: Clock> RateLimiter<C> {
     ///
     /// # Examples
     ///
-    /// Another thread interrupts a call waiting for the next hour's window.
+    /// Another thread interrupts a call waiting for the next window, five seconds away.
     ///
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Interrupt, RateLimiter, RateLimiterError};
     ///
-    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(3600))?
-    ///     .with_max_wait(Duration::from_secs(7200));
+    /// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(5))?
+    ///     .max_wait(Duration::from_secs(10))
+    ///     .build();
     /// limiter.try_acquire()?;
     /// let interrupt = Interrupt::new();
     /// let remote = interrupt.clone();
-    /// let interrupter = std::thread::spawn(move || {
-    ///     std::thread::sleep(Duration::from_millis(10));
-    ///     remote.interrupt();
-    /// });
+    /// let interrupter = std::thread::spawn(move || remote.interrupt());
     /// let result = limiter.acquire_interruptible(&interrupt);
     /// interrupter.join().unwrap();
     /// assert_eq!(result, Err(RateLimiterError::Interrupted { name: "api" }));
