@@ -4,22 +4,33 @@ use core::fmt;
 use core::num::NonZeroU32;
 use core::time::Duration;
 
-use crate::attempt::Attempt;
 use crate::backoff::Backoff;
 use crate::instant::Instant;
-use crate::state::{Cell, State};
+use crate::state::{Cell, State, Wide};
 #[cfg(feature = "stats")]
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::window::Grid;
 
-/// `limit` permits per window of the grid, claimed by compare-and-set on one state word.
+/// `limit` permits per window of the grid, claimed by compare-and-set on a state word.
+///
+/// The budget holds the rules of the claim, not the state word itself: a limiter passes in
+/// its one word, and a limiter with a word per key can pass in each key's.
 pub(crate) struct Budget {
     grid: Grid,
     limit: u32,
-    state: State,
     backoff: Backoff,
     #[cfg(feature = "stats")]
     cas_retries: AtomicU64,
+}
+
+/// What a claim found: a permit, or a full window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// A permit was claimed; `remaining` are left in its window.
+    Permitted { remaining: u32 },
+    /// The window holding the reading is full; the next opens at `next`, always after the
+    /// reading, or never (`None`: it would start past `Instant::MAX`). Nothing was written.
+    Full { next: Option<Instant> },
 }
 
 impl Budget {
@@ -29,85 +40,104 @@ impl Budget {
         limit: NonZeroU32,
         backoff: Backoff,
     ) -> Budget {
-        let grid = Grid::new(origin, period);
         Budget {
-            grid,
+            grid: Grid::new(origin, period),
             limit: limit.get(),
-            state: State::new(limit.get(), grid.last_index()),
             backoff,
             #[cfg(feature = "stats")]
             cas_retries: AtomicU64::new(0),
         }
     }
 
+    /// A state word for this budget: window 0, none used, in the encoding that fits.
+    pub(crate) fn state(&self) -> State {
+        State::new(self.limit, self.grid.last_index())
+    }
+
     pub(crate) fn backoff(&self) -> Backoff {
         self.backoff
     }
 
-    /// One acquire step at `now` for a call whose wait must end by `deadline`.
+    /// Claims a permit from the window holding `now` in `state`, a word made by
+    /// [`Budget::state`].
     // Inlined into the caller's loop, the permit and rejection paths lose a call's prologue
     // and epilogue (a quarter of their instructions under callgrind).
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub(crate) fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
-        match &self.state {
-            State::Packed(cell) => self.attempt_on(cell, now, deadline),
-            State::Wide(cell) => self.attempt_on(cell, now, deadline),
+    pub(crate) fn claim(&self, state: &State, now: Instant) -> Claim {
+        match state {
+            State::Packed(cell) => self.claim_on(cell, now),
+            State::Wide(cell) => self.claim_wide(cell, now),
         }
     }
 
-    // Inlined into the caller's loop, the permit and rejection paths lose a call's prologue
-    // and epilogue (a quarter of their instructions under callgrind).
+    /// The claim on the 128-bit word, out of line: only configurations beyond every practical
+    /// one use it, and inlined beside the packed claim its code pushed the packed one off the
+    /// straight path (a taken branch and spilled registers on every call).
+    #[cold]
+    #[inline(never)]
+    fn claim_wide(&self, cell: &Wide, now: Instant) -> Claim {
+        self.claim_on(cell, now)
+    }
+
+    /// The claim on one encoding of the word: one round inline, and the retries after a lost
+    /// compare-and-set out of line, so the uncontended paths carry no retry loop.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn attempt_on<S: Cell>(&self, cell: &S, now: Instant, deadline: Instant) -> Attempt {
-        let mut current = cell.load();
+    fn claim_on<S: Cell>(&self, cell: &S, now: Instant) -> Claim {
+        match self.round(cell, cell.load(), now) {
+            Ok(claim) => claim,
+            Err(found) => self.claim_contended(cell, now, found),
+        }
+    }
+
+    /// Retries after a lost race, under the backoff, until a round decides.
+    #[cold]
+    #[inline(never)]
+    fn claim_contended<S: Cell>(&self, cell: &S, now: Instant, mut current: S::Raw) -> Claim {
         let mut retry = 0;
         loop {
-            let (stored_index, stored_used) = cell.decode(current);
-            // A window whose end lies past Instant::MAX never ends, so `None` means "still
-            // current". Arithmetic here is exact on u64 nanoseconds: the elapsed time since
-            // the origin and the number of whole periods in it always fit, so the spec's
-            // fallback for an overflowing advance (reset the window to now) has no case left
-            // to handle.
-            let end = self.grid.end(stored_index);
-            let (index, used) = match end {
-                // Advance by however many whole periods have passed; the count restarts at
-                // zero, whatever was left unclaimed.
-                Some(end) if now >= end => (self.grid.index_of(now), 0),
-                // Also taken when the clock reads before the stored window's start (it stepped
-                // backwards): the call counts against the stored window, so a backwards step
-                // can never reopen permits, and the window ends at its usual instant.
-                _ => (stored_index, stored_used),
-            };
-            if used >= self.limit {
-                // Full, decided from the loaded word alone, without writing. Only the stored
-                // window can be full (an advanced one starts empty), so `end` is its end.
-                return match end {
-                    Some(next) if next <= deadline => Attempt::Wait { until: next },
-                    Some(next) => Attempt::Rejected {
-                        retry_after: next.saturating_duration_since(now),
-                    },
-                    None => Attempt::Rejected {
-                        retry_after: Duration::MAX,
-                    },
-                };
-            }
-            match cell.compare_exchange(current, cell.encode(index, used + 1)) {
-                Ok(()) => {
-                    return Attempt::Permitted {
-                        remaining: self.limit - used - 1,
-                    };
-                }
-                Err(found) => {
-                    #[cfg(feature = "stats")]
-                    self.cas_retries.fetch_add(1, Ordering::Relaxed);
-                    self.backoff.snooze(retry);
-                    retry = retry.saturating_add(1);
-                    current = found;
-                }
+            #[cfg(feature = "stats")]
+            self.cas_retries.fetch_add(1, Ordering::Relaxed);
+            self.backoff.snooze(retry);
+            retry = retry.saturating_add(1);
+            match self.round(cell, current, now) {
+                Ok(claim) => return claim,
+                Err(found) => current = found,
             }
         }
+    }
+
+    /// One round of the claim from the word as loaded (`current`): the outcome, or the word
+    /// another caller wrote first if the compare-and-set lost.
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    fn round<S: Cell>(&self, cell: &S, current: S::Raw, now: Instant) -> Result<Claim, S::Raw> {
+        let (stored_index, stored_used) = cell.decode(current);
+        // A window whose end lies past Instant::MAX never ends, so `None` means "still
+        // current". Arithmetic here is exact on u64 nanoseconds: the elapsed time since the
+        // origin and the number of whole periods in it always fit, so the spec's fallback for
+        // an overflowing advance (reset the window to now) has no case left to handle.
+        let end = self.grid.end(stored_index);
+        let (index, used) = match end {
+            // Advance by however many whole periods have passed; the count restarts at zero,
+            // whatever was left unclaimed.
+            Some(end) if now >= end => (self.grid.index_of(now), 0),
+            // Also taken when the clock reads before the stored window's start (it stepped
+            // backwards): the call counts against the stored window, so a backwards step can
+            // never reopen permits, and the window ends at its usual instant.
+            _ => (stored_index, stored_used),
+        };
+        if used >= self.limit {
+            // Full, decided from the loaded word alone, without writing. Only the stored window
+            // can be full (an advanced one starts empty), so `end` is its end, and it lies
+            // after `now`.
+            return Ok(Claim::Full { next: end });
+        }
+        cell.compare_exchange(current, cell.encode(index, used + 1))
+            .map(|()| Claim::Permitted {
+                remaining: self.limit - used - 1,
+            })
     }
 
     /// Compare-and-set attempts lost to another caller since the budget was made.
@@ -116,10 +146,10 @@ impl Budget {
         self.cas_retries.load(Ordering::Relaxed)
     }
 
-    /// The current window's start and the permits used in it, as stored (the window may be
-    /// stale until the next attempt advances it).
-    pub(crate) fn snapshot(&self) -> (Instant, u32) {
-        let (index, used) = self.state.snapshot();
+    /// The start of the window stored in `state` and the permits used in it (the window may
+    /// be stale until the next claim advances it).
+    pub(crate) fn snapshot(&self, state: &State) -> (Instant, u32) {
+        let (index, used) = state.snapshot();
         (self.grid.start(index), used)
     }
 }
@@ -130,7 +160,6 @@ impl fmt::Debug for Budget {
         debug
             .field("grid", &self.grid)
             .field("limit", &self.limit)
-            .field("state", &self.state)
             .field("backoff", &self.backoff);
         #[cfg(feature = "stats")]
         debug.field("cas_retries", &self.cas_retries);

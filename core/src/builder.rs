@@ -11,6 +11,8 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::ConfigError;
 use crate::event::{Listener, RateLimiterEvent};
 use crate::limiter::RateLimiter;
+use crate::policy::Policy;
+use crate::settings::Settings;
 
 /// The settings of a [`RateLimiter`] not yet built, from
 /// [`RateLimiter::builder`]: name, limit and period already checked, the rest optional.
@@ -34,16 +36,12 @@ use crate::limiter::RateLimiter;
 ///     .clock(clock)
 ///     .build();
 /// assert_eq!(limiter.max_wait(), Duration::from_millis(250));
-/// assert_eq!(limiter.try_acquire()?.at(), Instant::from_nanos(40));
+/// assert_eq!(limiter.acquire()?.at(), Instant::from_nanos(40));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "a builder does nothing until `build` makes the limiter"]
 pub struct Builder<C = SystemClock> {
-    pub(crate) name: &'static str,
-    pub(crate) limit: NonZeroU32,
-    /// Never zero: checked where the builder is made.
-    pub(crate) period: Duration,
-    pub(crate) max_wait: Duration,
+    pub(crate) settings: Settings,
     pub(crate) listeners: Vec<Listener>,
     pub(crate) clock: C,
     pub(crate) backoff: Backoff,
@@ -58,10 +56,12 @@ impl Builder<SystemClock> {
         period: Duration,
     ) -> Result<Builder<SystemClock>, ConfigError> {
         Ok(Builder {
-            name,
-            limit: checked_limit(limit)?,
-            period: checked_period(period)?,
-            max_wait: Duration::ZERO,
+            settings: Settings {
+                name,
+                limit: checked_limit(limit)?,
+                period: checked_period(period)?,
+                max_wait: Duration::ZERO,
+            },
             listeners: Vec::new(),
             clock: SystemClock,
             backoff: Backoff::default(),
@@ -71,19 +71,15 @@ impl Builder<SystemClock> {
 
 impl<C> Builder<C> {
     /// `limit` calls per period instead.
-    pub(crate) fn limit(self, limit: u32) -> Result<Self, ConfigError> {
-        Ok(Builder {
-            limit: checked_limit(limit)?,
-            ..self
-        })
+    pub(crate) fn limit(mut self, limit: u32) -> Result<Self, ConfigError> {
+        self.settings.limit = checked_limit(limit)?;
+        Ok(self)
     }
 
     /// Windows `period` long instead.
-    pub(crate) fn period(self, period: Duration) -> Result<Self, ConfigError> {
-        Ok(Builder {
-            period: checked_period(period)?,
-            ..self
-        })
+    pub(crate) fn period(mut self, period: Duration) -> Result<Self, ConfigError> {
+        self.settings.period = checked_period(period)?;
+        Ok(self)
     }
 
     /// Lets an excess call wait up to `max_wait` for a later window before it is rejected.
@@ -106,8 +102,9 @@ impl<C> Builder<C> {
     /// assert_eq!(limiter.acquire()?.at(), Instant::from_nanos(1_000_000_000));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn max_wait(self, max_wait: Duration) -> Self {
-        Builder { max_wait, ..self }
+    pub fn max_wait(mut self, max_wait: Duration) -> Self {
+        self.settings.max_wait = max_wait;
+        self
     }
 
     /// Adds `listener` to receive every [`RateLimiterEvent`]; listeners run in the order they
@@ -135,8 +132,8 @@ impl<C> Builder<C> {
     ///         }
     ///     })
     ///     .build();
-    /// limiter.try_acquire()?;
-    /// limiter.try_acquire()?;
+    /// assert!(limiter.try_acquire().is_ok());
+    /// assert!(limiter.try_acquire().is_ok());
     /// assert_eq!(*remaining.lock().unwrap(), [2, 1]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -162,17 +159,14 @@ impl<C> Builder<C> {
     /// let builder = RateLimiter::builder("api", 1, Duration::from_secs(1))?.clock(clock.clone());
     /// clock.advance(Duration::from_millis(300));
     /// let limiter = builder.build();
-    /// limiter.try_acquire()?;
+    /// assert!(limiter.try_acquire().is_ok());
     /// let rejected = limiter.try_acquire().unwrap_err();
-    /// assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
+    /// assert_eq!(rejected.retry_after(), Duration::from_secs(1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn clock<D: Clock>(self, clock: D) -> Builder<D> {
         Builder {
-            name: self.name,
-            limit: self.limit,
-            period: self.period,
-            max_wait: self.max_wait,
+            settings: self.settings,
             listeners: self.listeners,
             clock,
             backoff: self.backoff,
@@ -214,21 +208,27 @@ impl<C: Clock> Builder<C> {
     /// let limiter = RateLimiter::builder("api", 2, Duration::from_secs(1))?
     ///     .clock(ManualClock::new())
     ///     .build();
-    /// assert_eq!(limiter.try_acquire()?.remaining(), 1);
-    /// assert_eq!(limiter.try_acquire()?.remaining(), 0);
+    /// assert_eq!(limiter.try_acquire().map(|permit| permit.remaining()), Ok(1));
+    /// assert_eq!(limiter.try_acquire().map(|permit| permit.remaining()), Ok(0));
     /// assert!(limiter.try_acquire().is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(self) -> RateLimiter<C> {
-        let budget = Budget::new(self.clock.now(), self.period, self.limit, self.backoff);
+        let settings = self.settings;
+        let budget = Budget::new(
+            self.clock.now(),
+            settings.period,
+            settings.limit,
+            self.backoff,
+        );
         RateLimiter {
-            name: self.name,
-            limit: self.limit,
-            period: self.period,
-            max_wait: self.max_wait,
-            listeners: self.listeners,
+            state: budget.state(),
+            policy: Policy {
+                settings,
+                listeners: self.listeners,
+                budget,
+            },
             clock: self.clock,
-            budget,
         }
     }
 }
@@ -236,10 +236,10 @@ impl<C: Clock> Builder<C> {
 impl<C> fmt::Debug for Builder<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
-            .field("name", &self.name)
-            .field("limit", &self.limit)
-            .field("period", &self.period)
-            .field("max_wait", &self.max_wait)
+            .field("name", &self.settings.name)
+            .field("limit", &self.settings.limit)
+            .field("period", &self.settings.period)
+            .field("max_wait", &self.settings.max_wait)
             .field("listeners", &self.listeners.len())
             .field("clock", &core::any::type_name::<C>())
             .field("backoff", &self.backoff)

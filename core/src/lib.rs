@@ -15,7 +15,7 @@
 //!     .build();
 //!
 //! assert_eq!(limiter.call(|| "charged"), Ok("charged"));
-//! assert_eq!(limiter.try_acquire()?.remaining(), 0);
+//! assert_eq!(limiter.try_acquire().map(|permit| permit.remaining()), Ok(0));
 //! let rejected = limiter.call(|| "charged").unwrap_err();
 //! assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
 //!
@@ -31,7 +31,8 @@
 //!   [`RateLimiter::of`]; [`call`](RateLimiter::call),
 //!   [`try_acquire`](RateLimiter::try_acquire), [`acquire`](RateLimiter::acquire), their
 //!   interruptible and async forms, and the sans-IO step [`attempt`](RateLimiter::attempt).
-//! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit.
+//! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit. [`Rejection`]:
+//!   `try_acquire`'s rejection, borrowing the limiter.
 //! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
 //!
 //! Time
@@ -100,10 +101,14 @@ mod limiter;
 pub use crate::limiter::RateLimiter;
 mod permit;
 pub use crate::permit::Permit;
+mod policy;
+mod rejection;
+pub use crate::rejection::Rejection;
 #[cfg(feature = "tower")]
 mod service;
 #[cfg(feature = "tower")]
 pub use crate::service::{RateLimitLayer, RateLimitService, ServiceError};
+mod settings;
 mod state;
 mod sync;
 #[cfg(feature = "tokio")]

@@ -2,20 +2,20 @@
 
 use core::fmt;
 use core::future::IntoFuture;
-use core::num::NonZeroU32;
 use core::time::Duration;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::attempt::Attempt;
 use crate::backoff::Backoff;
-use crate::budget::Budget;
 use crate::builder::Builder;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ConfigError, RateLimiterError};
-use crate::event::{Listener, RateLimiterEvent};
+use crate::event::RateLimiterEvent;
 use crate::instant::Instant;
 use crate::interrupt::Interrupt;
 use crate::permit::Permit;
+use crate::policy::Policy;
+use crate::rejection::Rejection;
+use crate::state::State;
 
 /// A fixed-window rate limiter: at most `limit` calls start per `period`, in windows aligned
 /// to the limiter's creation on its clock.
@@ -44,13 +44,10 @@ use crate::permit::Permit;
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
 pub struct RateLimiter<C = SystemClock> {
-    pub(crate) name: &'static str,
-    pub(crate) limit: NonZeroU32,
-    pub(crate) period: Duration,
-    pub(crate) max_wait: Duration,
-    pub(crate) listeners: Vec<Listener>,
+    pub(crate) policy: Policy,
+    /// The one state word every caller competes for.
+    pub(crate) state: State,
     pub(crate) clock: C,
-    pub(crate) budget: Budget,
 }
 
 impl RateLimiter<SystemClock> {
@@ -134,13 +131,10 @@ impl<C> RateLimiter<C> {
     /// here, so it behaves as creating a new limiter, its window starting afresh.
     fn into_builder(self) -> Builder<C> {
         Builder {
-            name: self.name,
-            limit: self.limit,
-            period: self.period,
-            max_wait: self.max_wait,
-            listeners: self.listeners,
+            backoff: self.policy.budget.backoff(),
+            settings: self.policy.settings,
+            listeners: self.policy.listeners,
             clock: self.clock,
-            backoff: self.budget.backoff(),
         }
     }
 }
@@ -251,7 +245,7 @@ impl<C: Clock> RateLimiter<C> {
     /// let limiter = RateLimiter::of("api", 3, Duration::from_secs(1))?
     ///     .with_clock(ManualClock::new())
     ///     .with_listener(move |event| log.lock().unwrap().push(*event));
-    /// limiter.try_acquire()?;
+    /// assert!(limiter.try_acquire().is_ok());
     /// assert!(matches!(
     ///     seen.lock().unwrap()[..],
     ///     [RateLimiterEvent::Permitted { remaining: 2, .. }]
@@ -281,7 +275,7 @@ impl<C: Clock> RateLimiter<C> {
     ///
     /// let clock = ManualClock::starting_at(Instant::from_nanos(500));
     /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(clock);
-    /// assert_eq!(limiter.try_acquire()?.at(), Instant::from_nanos(500));
+    /// assert_eq!(limiter.acquire()?.at(), Instant::from_nanos(500));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> RateLimiter<D> {
@@ -321,7 +315,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn name(&self) -> &'static str {
-        self.name
+        self.policy.settings.name
     }
 
     /// Permits per window.
@@ -336,7 +330,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u32 {
-        self.limit.get()
+        self.policy.settings.limit.get()
     }
 
     /// The window's length, as configured.
@@ -351,7 +345,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn period(&self) -> Duration {
-        self.period
+        self.policy.settings.period
     }
 
     /// How long an excess call may wait for a later window.
@@ -366,7 +360,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn max_wait(&self) -> Duration {
-        self.max_wait
+        self.policy.settings.max_wait
     }
 
     /// The retry policy after a lost compare-and-set.
@@ -382,7 +376,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn backoff(&self) -> Backoff {
-        self.budget.backoff()
+        self.policy.budget.backoff()
     }
 
     /// How many compare-and-set attempts on the state word lost to another caller and were
@@ -408,7 +402,7 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     #[cfg(feature = "stats")]
     pub fn cas_retries(&self) -> u64 {
-        self.budget.cas_retries()
+        self.policy.budget.cas_retries()
     }
 
     /// The clock the limiter reads and sleeps through.
@@ -442,7 +436,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn deadline(&self, start: Instant) -> Instant {
-        start.saturating_add(self.max_wait)
+        self.policy.settings.deadline(start)
     }
 
     /// One acquire step, without reading the clock or sleeping: at `now`, for a call whose
@@ -472,30 +466,18 @@ impl<C: Clock> RateLimiter<C> {
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
     pub fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
-        let attempt = self.budget.attempt(now, deadline);
-        if !self.listeners.is_empty() {
-            match attempt {
-                Attempt::Permitted { remaining } => self.emit(&RateLimiterEvent::Permitted {
-                    at: now,
-                    name: self.name,
-                    remaining,
-                }),
-                Attempt::Rejected { retry_after } => self.emit(&RateLimiterEvent::Rejected {
-                    at: now,
-                    name: self.name,
-                    retry_after,
-                }),
-                Attempt::Wait { .. } => {}
-            }
-        }
-        attempt
+        self.policy.attempt(&self.state, now, deadline)
     }
 
     /// Takes a permit if the current window has one, never waiting, whatever `max_wait` is.
     ///
+    /// The rejection borrows the limiter (see [`Rejection`]): it costs no more to make than
+    /// a permit, and [`Rejection::to_error`] or `?` turns it into the full
+    /// [`RateLimiterError::Rejected`] when it must outlive the borrow.
+    ///
     /// # Errors
     ///
-    /// [`RateLimiterError::Rejected`] if the window's permits are used up.
+    /// A [`Rejection`] if the window's permits are used up.
     ///
     /// # Examples
     ///
@@ -514,14 +496,8 @@ impl<C: Clock> RateLimiter<C> {
     // and epilogue (a quarter of their instructions under callgrind).
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub fn try_acquire(&self) -> Result<Permit, RateLimiterError> {
-        let now = self.clock.now();
-        match self.attempt(now, now) {
-            Attempt::Permitted { remaining } => Ok(Permit { at: now, remaining }),
-            Attempt::Rejected { retry_after } => Err(self.rejected(retry_after)),
-            // The next window always opens after `now`, so a deadline of `now` never waits.
-            Attempt::Wait { until } => Err(self.reject(now, until)),
-        }
+    pub fn try_acquire(&self) -> Result<Permit, Rejection<'_>> {
+        self.policy.try_acquire(&self.state, self.clock.now())
     }
 
     /// Takes a permit, waiting (blocking the thread, through the clock) up to `max_wait` for a
@@ -570,7 +546,7 @@ impl<C: Clock> RateLimiter<C> {
     /// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(5))?
     ///     .max_wait(Duration::from_secs(10))
     ///     .build();
-    /// limiter.try_acquire()?;
+    /// assert!(limiter.try_acquire().is_ok());
     /// let interrupt = Interrupt::new();
     /// let remote = interrupt.clone();
     /// let interrupter = std::thread::spawn(move || remote.interrupt());
@@ -674,21 +650,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn acquire_async(&self) -> Result<Permit, RateLimiterError> {
-        let mut now = self.clock.now();
-        let deadline = self.deadline(now);
-        let mut slept_from = None;
-        loop {
-            let pause = match self.step(now, deadline, slept_from) {
-                Step::Done(result) => return result,
-                Step::Sleep(pause) => pause,
-            };
-            self.clock
-                .sleep_async(pause)
-                .await
-                .map_err(|_| self.interrupted())?;
-            slept_from = Some(now);
-            now = self.clock.now();
-        }
+        wait_async(&self.policy, &self.state, &self.clock).await
     }
 
     /// Runs the future `op` if a permit is granted (awaiting up to `max_wait`), returning its
@@ -717,81 +679,89 @@ impl<C: Clock> RateLimiter<C> {
     }
 
     fn acquire_blocking(&self, interrupt: Option<&Interrupt>) -> Result<Permit, RateLimiterError> {
-        let mut now = self.clock.now();
-        let deadline = self.deadline(now);
-        let mut slept_from = None;
-        // A call that never waits must not allocate, so the handle for an uninterruptible
-        // wait is made only when a wait begins.
-        let mut own_interrupt = None;
-        loop {
-            let pause = match self.step(now, deadline, slept_from) {
-                Step::Done(result) => return result,
-                Step::Sleep(pause) => pause,
-            };
-            let interrupt =
-                interrupt.unwrap_or_else(|| own_interrupt.get_or_insert_with(Interrupt::new));
-            self.clock
-                .sleep(pause, interrupt)
-                .map_err(|_| self.interrupted())?;
-            slept_from = Some(now);
-            now = self.clock.now();
+        wait_blocking(&self.policy, &self.state, &self.clock, interrupt)
+    }
+}
+
+/// A waiting call on `state`, blocking the thread through `clock`'s sleep; `interrupt` (or
+/// none) ends a sleep early.
+pub(crate) fn wait_blocking<C: Clock>(
+    policy: &Policy,
+    state: &State,
+    clock: &C,
+    interrupt: Option<&Interrupt>,
+) -> Result<Permit, RateLimiterError> {
+    let mut now = clock.now();
+    let deadline = policy.settings.deadline(now);
+    let mut slept_from = None;
+    // A call that never waits must not allocate, so the handle for an uninterruptible wait is
+    // made only when a wait begins.
+    let mut own_interrupt = None;
+    loop {
+        let pause = match step(policy, state, now, deadline, slept_from) {
+            Step::Done(result) => return result,
+            Step::Sleep(pause) => pause,
+        };
+        let interrupt =
+            interrupt.unwrap_or_else(|| own_interrupt.get_or_insert_with(Interrupt::new));
+        clock
+            .sleep(pause, interrupt)
+            .map_err(|_| policy.settings.interrupted())?;
+        slept_from = Some(now);
+        now = clock.now();
+    }
+}
+
+/// A waiting call on `state`, awaiting `clock`'s asynchronous sleep.
+pub(crate) async fn wait_async<C: Clock>(
+    policy: &Policy,
+    state: &State,
+    clock: &C,
+) -> Result<Permit, RateLimiterError> {
+    let mut now = clock.now();
+    let deadline = policy.settings.deadline(now);
+    let mut slept_from = None;
+    loop {
+        let pause = match step(policy, state, now, deadline, slept_from) {
+            Step::Done(result) => return result,
+            Step::Sleep(pause) => pause,
+        };
+        clock
+            .sleep_async(pause)
+            .await
+            .map_err(|_| policy.settings.interrupted())?;
+        slept_from = Some(now);
+        now = clock.now();
+    }
+}
+
+/// One round of a waiting call on `state`, shared by the blocking and async loops, which
+/// differ only in how they sleep: the call's result, or how long to sleep before the next
+/// round. `slept_from` is the reading before the previous sleep, if there was one.
+pub(crate) fn step(
+    policy: &Policy,
+    state: &State,
+    now: Instant,
+    deadline: Instant,
+    slept_from: Option<Instant>,
+) -> Step {
+    match policy.attempt(state, now, deadline) {
+        Attempt::Permitted { remaining } => Step::Done(Ok(Permit { at: now, remaining })),
+        Attempt::Rejected { retry_after } => Step::Done(Err(policy.settings.rejected(retry_after))),
+        // A stopped clock (or one that stepped back across the sleep) would otherwise keep the
+        // caller sleeping forever. The rejection is decided here, not in the step, so its event
+        // is emitted here.
+        Attempt::Wait { until } if slept_from.is_some_and(|before| now <= before) => {
+            let retry_after = until.saturating_duration_since(now);
+            policy.rejected(now, retry_after);
+            Step::Done(Err(policy.settings.rejected(retry_after)))
         }
-    }
-
-    /// One round of a waiting call, shared by the blocking and async loops, which differ only
-    /// in how they sleep: the call's result, or how long to sleep before the next round.
-    /// `slept_from` is the reading before the previous sleep, if there was one.
-    fn step(&self, now: Instant, deadline: Instant, slept_from: Option<Instant>) -> Step {
-        match self.attempt(now, deadline) {
-            Attempt::Permitted { remaining } => Step::Done(Ok(Permit { at: now, remaining })),
-            Attempt::Rejected { retry_after } => Step::Done(Err(self.rejected(retry_after))),
-            // A stopped clock (or one that stepped back across the sleep) would otherwise keep
-            // the caller sleeping forever.
-            Attempt::Wait { until } if slept_from.is_some_and(|before| now <= before) => {
-                Step::Done(Err(self.reject(now, until)))
-            }
-            Attempt::Wait { until } => Step::Sleep(until.saturating_duration_since(now)),
-        }
-    }
-
-    #[cold]
-    fn emit(&self, event: &RateLimiterEvent) {
-        for listener in &self.listeners {
-            // A listener's panic is its own failure, not the caller's or the limiter's: the
-            // state word is already updated, so unwinding through here would only lose the
-            // call's result.
-            let _ = catch_unwind(AssertUnwindSafe(|| listener(event)));
-        }
-    }
-
-    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
-        RateLimiterError::Rejected {
-            name: self.name,
-            limit: self.limit.get(),
-            period: self.period,
-            max_wait: self.max_wait,
-            retry_after,
-        }
-    }
-
-    /// A rejection decided outside [`Budget::attempt`], so its event is emitted here.
-    fn reject(&self, now: Instant, next_window: Instant) -> RateLimiterError {
-        let retry_after = next_window.saturating_duration_since(now);
-        self.emit(&RateLimiterEvent::Rejected {
-            at: now,
-            name: self.name,
-            retry_after,
-        });
-        self.rejected(retry_after)
-    }
-
-    fn interrupted(&self) -> RateLimiterError {
-        RateLimiterError::Interrupted { name: self.name }
+        Attempt::Wait { until } => Step::Sleep(until.saturating_duration_since(now)),
     }
 }
 
 /// What a waiting call does next.
-enum Step {
+pub(crate) enum Step {
     /// Return this.
     Done(Result<Permit, RateLimiterError>),
     /// Sleep this long, then attempt again.
@@ -800,17 +770,19 @@ enum Step {
 
 impl<C> fmt::Debug for RateLimiter<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (window_start, used) = self.budget.snapshot();
+        let settings = &self.policy.settings;
+        let (window_start, used) = self.policy.budget.snapshot(&self.state);
         f.debug_struct("RateLimiter")
-            .field("name", &self.name)
-            .field("limit", &self.limit)
-            .field("period", &self.period)
-            .field("max_wait", &self.max_wait)
-            .field("listeners", &self.listeners.len())
+            .field("name", &settings.name)
+            .field("limit", &settings.limit)
+            .field("period", &settings.period)
+            .field("max_wait", &settings.max_wait)
+            .field("listeners", &self.policy.listeners.len())
             .field("clock", &core::any::type_name::<C>())
             .field("window_start", &window_start)
             .field("used", &used)
-            .field("budget", &self.budget)
+            .field("budget", &self.policy.budget)
+            .field("state", &self.state)
             .finish()
     }
 }

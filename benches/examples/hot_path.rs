@@ -1,0 +1,93 @@
+//! One permit or rejection path, ours or governor's, in a loop for a profiler to count.
+//!
+//! ```text
+//! cargo build --profile bench -p fixed-window-benches --example hot_path
+//! valgrind --tool=callgrind --toggle-collect='hot_path::measure*' \
+//!     target/release/examples/hot_path rejection/ours-manual 100000
+//! ```
+//!
+//! makes 100000 calls on the path named (the benchmarks' names: `permit/ours-system`,
+//! `rejection/governor-fake`, …; no name lists them) on a limiter set up as the benchmarks set
+//! theirs up. With `--toggle-collect`, callgrind counts only the loop, so its "Collected"
+//! figure divided by the calls is the instructions one call costs, loop included. Instruction
+//! counts are exact and repeatable even on a busy machine, where times are not: they decide
+//! what to change, and criterion's times say what it bought. Under valgrind, the time-stamp
+//! counter behind `SystemClock` and governor's default clock may be unavailable (both then
+//! fall back to the operating system's clock), so the manual and fake clocks' counts are the
+//! ones to compare.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+
+use fixed_window::{ManualClock, SystemClock};
+use fixed_window_benches::{Contender, configs};
+use governor::clock::FakeRelativeClock;
+
+/// The paths, by the names the benchmarks give them.
+const PATHS: [&str; 8] = [
+    "permit/ours-system",
+    "permit/ours-manual",
+    "permit/governor-default",
+    "permit/governor-fake",
+    "rejection/ours-system",
+    "rejection/ours-manual",
+    "rejection/governor-default",
+    "rejection/governor-fake",
+];
+
+/// `calls` attempts on `limiter`, each outcome kept as the benchmarks keep it.
+#[inline(never)]
+fn measure<L: Contender>(limiter: &L, calls: u64) {
+    for _ in 0..calls {
+        black_box(black_box(limiter).try_acquire());
+    }
+}
+
+fn run(path: &str, calls: u64) -> Result<(), String> {
+    match path {
+        "permit/ours-system" => measure(&configs::ours_open(SystemClock), calls),
+        "permit/ours-manual" => measure(&configs::ours_open(ManualClock::new()), calls),
+        "permit/governor-default" => measure(&configs::governor_open(), calls),
+        "permit/governor-fake" => measure(
+            &configs::governor_open_fake(FakeRelativeClock::default()),
+            calls,
+        ),
+        "rejection/ours-system" => measure(&configs::ours_full(SystemClock), calls),
+        "rejection/ours-manual" => measure(&configs::ours_full(ManualClock::new()), calls),
+        "rejection/governor-default" => measure(&configs::governor_full(), calls),
+        "rejection/governor-fake" => measure(
+            &configs::governor_full_fake(FakeRelativeClock::default()),
+            calls,
+        ),
+        _ => {
+            return Err(format!(
+                "unknown path `{path}`; one of: {}",
+                PATHS.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        println!("{}", PATHS.join("\n"));
+        return ExitCode::SUCCESS;
+    };
+    let calls = match args.next().map(|text| text.parse::<u64>()) {
+        None => 100_000,
+        Some(Ok(calls)) => calls,
+        Some(Err(_)) => {
+            eprintln!("hot_path: the number of calls must be a non-negative integer");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&path, calls) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("hot_path: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
