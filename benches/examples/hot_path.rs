@@ -7,7 +7,8 @@
 //! ```
 //!
 //! makes 100000 calls on the path named (the benchmarks' names: `permit/ours-system`,
-//! `rejection/governor-fake`, …; no name lists them) on a limiter set up as the benchmarks set
+//! `rejection/governor-fake`, …, and `call/ours-manual` for a permit through `call`; no name
+//! lists them) on a limiter set up as the benchmarks set
 //! theirs up. With `--toggle-collect`, callgrind counts only the loop, so its "Collected"
 //! figure divided by the calls is the instructions one call costs, loop included. Instruction
 //! counts are exact and repeatable even on a busy machine, where times are not: they decide
@@ -19,12 +20,12 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use fixed_window::{ManualClock, SystemClock};
+use fixed_window::{Clock, ManualClock, RateLimiter, SystemClock};
 use fixed_window_benches::{Contender, configs};
 use governor::clock::FakeRelativeClock;
 
 /// The paths, by the names the benchmarks give them.
-const PATHS: [&str; 8] = [
+const PATHS: [&str; 10] = [
     "permit/ours-system",
     "permit/ours-manual",
     "permit/governor-default",
@@ -33,6 +34,8 @@ const PATHS: [&str; 8] = [
     "rejection/ours-manual",
     "rejection/governor-default",
     "rejection/governor-fake",
+    "call/ours-system",
+    "call/ours-manual",
 ];
 
 /// `calls` attempts on `limiter`, each outcome kept as the benchmarks keep it.
@@ -40,6 +43,14 @@ const PATHS: [&str; 8] = [
 fn measure<L: Contender>(limiter: &L, calls: u64) {
     for _ in 0..calls {
         black_box(black_box(limiter).try_acquire());
+    }
+}
+
+/// `calls` calls of a trivial operation through `call`, which waits if it must.
+#[inline(never)]
+fn measure_call<C: Clock>(limiter: &RateLimiter<C>, calls: u64) {
+    for _ in 0..calls {
+        black_box(black_box(limiter).call(|| black_box(42))).ok();
     }
 }
 
@@ -59,6 +70,8 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
             &configs::governor_full_fake(FakeRelativeClock::default()),
             calls,
         ),
+        "call/ours-system" => measure_call(&configs::ours_open(SystemClock), calls),
+        "call/ours-manual" => measure_call(&configs::ours_open(ManualClock::new()), calls),
         _ => {
             return Err(format!(
                 "unknown path `{path}`; one of: {}",

@@ -56,12 +56,7 @@ impl Builder<SystemClock> {
         period: Duration,
     ) -> Result<Builder<SystemClock>, ConfigError> {
         Ok(Builder {
-            settings: Settings {
-                name,
-                limit: checked_limit(limit)?,
-                period: checked_period(period)?,
-                max_wait: Duration::ZERO,
-            },
+            settings: Settings::new(name, checked_limit(limit)?, checked_period(period)?),
             listeners: Vec::new(),
             clock: SystemClock,
             backoff: Backoff::default(),
@@ -103,7 +98,7 @@ impl<C> Builder<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn max_wait(mut self, max_wait: Duration) -> Self {
-        self.settings.max_wait = max_wait;
+        self.settings = self.settings.with_max_wait(max_wait);
         self
     }
 
@@ -239,7 +234,7 @@ impl<C> fmt::Debug for Builder<C> {
             .field("name", &self.settings.name)
             .field("limit", &self.settings.limit)
             .field("period", &self.settings.period)
-            .field("max_wait", &self.settings.max_wait)
+            .field("max_wait", &self.settings.max_wait())
             .field("listeners", &self.listeners.len())
             .field("clock", &core::any::type_name::<C>())
             .field("backoff", &self.backoff)

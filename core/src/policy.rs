@@ -43,13 +43,18 @@ impl Policy {
         }
     }
 
-    /// A permit from `state` at `now` if its window has one, never waiting, with its event
-    /// emitted.
+    /// A permit from `state` at the reading `read` takes (after loading the word) if its
+    /// window has one, never waiting, with its event emitted.
     // Inlined into the caller's loop, the paths lose a call's prologue and epilogue.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub(crate) fn try_acquire(&self, state: &State, now: Instant) -> Result<Permit, Rejection<'_>> {
-        match self.budget.claim(state, now) {
+    pub(crate) fn try_acquire(
+        &self,
+        state: &State,
+        read: impl FnOnce() -> Instant,
+    ) -> Result<Permit, Rejection<'_>> {
+        let (now, claim) = self.budget.claim_reading(state, read);
+        match claim {
             Claim::Permitted { remaining } => {
                 self.permitted(now, remaining);
                 Ok(Permit { at: now, remaining })

@@ -161,7 +161,7 @@ impl<'a> Rejection<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn max_wait(&self) -> Duration {
-        self.settings.max_wait
+        self.settings.max_wait()
     }
 
     /// The full [`RateLimiterError::Rejected`], which owns its fields and so outlives the

@@ -4,7 +4,7 @@ use core::num::NonZeroU32;
 use core::time::Duration;
 
 use crate::error::RateLimiterError;
-use crate::instant::Instant;
+use crate::instant::{Instant, saturating_nanos};
 
 /// The configured values a limiter reports in its errors and reads back through its getters.
 ///
@@ -17,14 +17,43 @@ pub(crate) struct Settings {
     pub(crate) limit: NonZeroU32,
     /// Never zero: checked where the settings are made.
     pub(crate) period: Duration,
-    pub(crate) max_wait: Duration,
+    /// Private, so that [`Settings::with_max_wait`] keeps `max_wait_nanos` in step.
+    max_wait: Duration,
+    /// `max_wait` in nanoseconds, saturated at `u64::MAX`, so a call's deadline is one
+    /// saturating addition.
+    max_wait_nanos: u64,
 }
 
 impl Settings {
+    /// The settings of a limiter that rejects excess calls at once.
+    pub(crate) fn new(name: &'static str, limit: NonZeroU32, period: Duration) -> Settings {
+        Settings {
+            name,
+            limit,
+            period,
+            max_wait: Duration::ZERO,
+            max_wait_nanos: 0,
+        }
+    }
+
+    /// These settings with excess calls waiting up to `max_wait`.
+    pub(crate) fn with_max_wait(self, max_wait: Duration) -> Settings {
+        Settings {
+            max_wait,
+            max_wait_nanos: saturating_nanos(max_wait),
+            ..self
+        }
+    }
+
+    /// How long an excess call may wait.
+    pub(crate) fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
     /// The deadline of a call that starts at `start`.
     #[inline]
     pub(crate) fn deadline(&self, start: Instant) -> Instant {
-        start.saturating_add(self.max_wait)
+        Instant::from_nanos(start.as_nanos().saturating_add(self.max_wait_nanos))
     }
 
     /// The full error for a call rejected `retry_after` before the next window.
