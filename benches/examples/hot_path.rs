@@ -12,10 +12,9 @@
 //! theirs up. With `--toggle-collect`, callgrind counts only the loop, so its "Collected"
 //! figure divided by the calls is the instructions one call costs, loop included. Instruction
 //! counts are exact and repeatable even on a busy machine, where times are not: they decide
-//! what to change, and criterion's times say what it bought. Under valgrind, the time-stamp
-//! counter behind `SystemClock` and governor's default clock may be unavailable (both then
-//! fall back to the operating system's clock), so the manual and fake clocks' counts are the
-//! ones to compare.
+//! what to change, and criterion's times say what it bought. Counts say nothing of latency:
+//! the time-stamp counter read behind `SystemClock` and governor's default clock is a few
+//! instructions that take tens of cycles.
 
 use std::hint::black_box;
 use std::process::ExitCode;

@@ -442,8 +442,9 @@ impl<C: Clock> RateLimiter<C> {
     /// One acquire step, without reading the clock or sleeping: at `now`, for a call whose
     /// wait must end by `deadline`, claim a permit, or say when to try again, or reject.
     ///
-    /// This is the step every acquire method drives; a custom runtime or a simulator can
-    /// drive it too. `Permitted` and `Rejected` outcomes emit their event to the listeners
+    /// This is the step the waiting methods (`acquire`, `call`, their interruptible and async
+    /// forms) drive, and `try_acquire` decides the same way with a deadline of now; a custom
+    /// runtime or a simulator can drive it too. `Permitted` and `Rejected` outcomes emit their event to the listeners
     /// (at `now`); `Wait` emits nothing and writes nothing. Lock-free: it loads the state
     /// word, and claims with one compare-and-set, retrying under the [`Backoff`] if another
     /// caller won the race.
