@@ -1,12 +1,14 @@
 //! The configuration a model runs a limiter with, and the window arithmetic the checkers judge
 //! it by.
 //!
-//! The arithmetic here is written afresh from SPEC.md on purpose: it must not call core's window
-//! code, or a bug shared by both would hide itself.
+//! The arithmetic comes from `fixed-window-spec`, the one model of SPEC.md every checker uses,
+//! never from core's window code, or a bug shared by both would hide itself.
 
+use core::num::NonZeroU128;
 use core::time::Duration;
 
 use fixed_window::Instant;
+use fixed_window_spec::Grid;
 
 /// A limiter's configuration as the checkers see it: where its windows start, how long they
 /// are, how many permits each holds, and how long an excess call may wait.
@@ -106,7 +108,8 @@ impl Config {
     /// assert_eq!(config.window_of(Instant::ZERO), 0);
     /// ```
     pub fn window_of(&self, t: Instant) -> u64 {
-        t.as_nanos().saturating_sub(self.origin.as_nanos()) / self.period
+        // A window index never exceeds the instant it holds, so it fits.
+        u64::try_from(self.grid().index_of(u128::from(t.as_nanos()))).unwrap_or(u64::MAX)
     }
 
     /// Where window `w` starts, or `None` past [`Instant::MAX`].
@@ -123,9 +126,7 @@ impl Config {
     /// assert_eq!(config.window_start(u64::MAX), None);
     /// ```
     pub fn window_start(&self, w: u64) -> Option<Instant> {
-        w.checked_mul(self.period)
-            .and_then(|offset| offset.checked_add(self.origin.as_nanos()))
-            .map(Instant::from_nanos)
+        instant(self.grid().start(u128::from(w)))
     }
 
     /// Where window `w` ends (the next one starts), or `None` past [`Instant::MAX`].
@@ -141,8 +142,31 @@ impl Config {
     /// assert_eq!(config.window_end(0), Some(Instant::from_nanos(10)));
     /// ```
     pub fn window_end(&self, w: u64) -> Option<Instant> {
-        w.checked_add(1).and_then(|next| self.window_start(next))
+        self.grid().end(u128::from(w)).and_then(instant)
     }
+
+    /// The grid of windows, as the spec models it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_models::Config;
+    ///
+    /// let config = Config::new(Instant::from_nanos(5), 1, Duration::from_nanos(10), Duration::ZERO);
+    /// assert_eq!(config.grid().start(1), 15);
+    /// ```
+    pub fn grid(&self) -> Grid {
+        // `new` keeps the period at one nanosecond or more.
+        let period = NonZeroU128::new(u128::from(self.period)).unwrap_or(NonZeroU128::MIN);
+        Grid::new(u128::from(self.origin.as_nanos()), period)
+    }
+}
+
+/// The instant `nanos` after the epoch, or `None` past [`Instant::MAX`].
+fn instant(nanos: u128) -> Option<Instant> {
+    u64::try_from(nanos).ok().map(Instant::from_nanos)
 }
 
 fn nanos(d: Duration) -> u64 {

@@ -2,17 +2,15 @@
 //! normal build, loom's mocks under `--cfg fixed_window_loom`, shuttle's under
 //! `--cfg fixed_window_shuttle`.
 //!
-//! Only the planted limiters and the scenarios use it: their atomics and threads must be the
-//! checker's, or the checker could neither interleave nor see them. The history recorder
-//! deliberately uses std types (see `history.rs`).
+//! The scenarios' threads and the history's global order use it: they must be the checker's,
+//! or the checker could neither interleave nor see them. The planted limiters' state lives in
+//! `fixed-window-broken`, behind its own shim switched by the same cfgs. The history's records
+//! deliberately sit behind std types (see `history.rs`).
 
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 mod imp {
     pub(crate) mod atomic {
         pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
-    }
-    pub(crate) mod hint {
-        pub(crate) use std::hint::spin_loop;
     }
     pub(crate) mod thread {
         pub(crate) use std::thread::spawn;
@@ -24,11 +22,6 @@ mod imp {
     pub(crate) mod atomic {
         pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
     }
-    pub(crate) mod hint {
-        // loom's spin hint is a yield to its scheduler, which a retry loop needs so that the
-        // exploration can run the thread it is waiting for.
-        pub(crate) use loom::hint::spin_loop;
-    }
     pub(crate) mod thread {
         pub(crate) use loom::thread::spawn;
     }
@@ -38,9 +31,6 @@ mod imp {
 mod imp {
     pub(crate) mod atomic {
         pub(crate) use shuttle::sync::atomic::{AtomicU64, Ordering};
-    }
-    pub(crate) mod hint {
-        pub(crate) use shuttle::hint::spin_loop;
     }
     pub(crate) mod thread {
         pub(crate) use shuttle::thread::spawn;

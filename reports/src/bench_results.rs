@@ -26,6 +26,14 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// criterion's id of the benchmark: `group/function`, then `/parameter` if it has one.
+    pub fn id(&self) -> String {
+        match &self.parameter {
+            Some(parameter) => format!("{}/{}/{parameter}", self.group, self.function),
+            None => format!("{}/{}", self.group, self.function),
+        }
+    }
+
     /// Elements (or iterations) per second at the median time.
     ///
     /// # Examples
@@ -74,6 +82,13 @@ pub enum LoadError {
         /// The error.
         source: serde_json::Error,
     },
+    /// A run's manifest is not the JSON `cargo xtask bench` writes.
+    Manifest {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: serde_json::Error,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -83,6 +98,9 @@ impl fmt::Display for LoadError {
             LoadError::Json { path, source } => {
                 write!(f, "{} is not criterion's JSON: {source}", path.display())
             }
+            LoadError::Manifest { path, source } => {
+                write!(f, "{} is not a run's manifest: {source}", path.display())
+            }
         }
     }
 }
@@ -91,7 +109,7 @@ impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LoadError::Io { source, .. } => Some(source),
-            LoadError::Json { source, .. } => Some(source),
+            LoadError::Json { source, .. } | LoadError::Manifest { source, .. } => Some(source),
         }
     }
 }
@@ -193,6 +211,11 @@ impl BenchResults {
     /// Every result of `group`, ordered by function then parameter.
     pub fn group<'a>(&'a self, group: &'a str) -> impl Iterator<Item = &'a Measurement> + 'a {
         self.measurements.values().filter(move |m| m.group == group)
+    }
+
+    /// Every result, ordered by group, function, then parameter.
+    pub fn iter(&self) -> impl Iterator<Item = &Measurement> {
+        self.measurements.values()
     }
 
     /// Whether no result was found.

@@ -3,17 +3,21 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::bench_results::BenchResults;
+use crate::bench_runs::BenchRuns;
 use crate::cas_retries::CasRetries;
 use crate::sim_summary::SimSummary;
 use crate::sim_trace::Trace;
+use crate::sweep_provenance::SweepProvenance;
 
 /// Where the inputs are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
-    /// criterion's output directory (`target/criterion`).
+    /// The runs `cargo xtask bench` recorded (`target/bench-runs`): read first.
+    pub bench_runs: PathBuf,
+    /// criterion's output directory (`target/criterion`): read only when no run was recorded,
+    /// and then shown as of unknown origin.
     pub criterion: PathBuf,
-    /// The retry counts of `cargo xtask bench` (`target/cas-retries.json`).
+    /// Retry counts of unknown origin, read with `criterion` (`target/cas-retries.json`).
     pub cas_retries: PathBuf,
     /// The simulator's output directory (`target/sim`), holding `summary.json` and
     /// `trace.jsonl`.
@@ -23,14 +27,14 @@ pub struct Paths {
 /// The inputs that could be read, and a line for each that could not.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
-    /// criterion's results, if any were found.
-    pub bench: Option<BenchResults>,
-    /// The retry counts.
-    pub cas_retries: Option<CasRetries>,
+    /// The benchmark runs, if any were found.
+    pub bench: Option<BenchRuns>,
     /// The simulator's summary.
     pub summary: Option<SimSummary>,
     /// The simulator's trace.
     pub trace: Option<Trace>,
+    /// Which sweep wrote the trace, as its first line says.
+    pub trace_sweep: Option<SweepProvenance>,
     /// What is missing or unreadable, one sentence each.
     pub missing: Vec<String>,
 }
@@ -40,35 +44,15 @@ impl Inputs {
     /// [`missing`](Inputs::missing), never an error.
     pub fn gather(paths: &Paths) -> Inputs {
         let mut inputs = Inputs::default();
-        if paths.criterion.is_dir() {
-            match BenchResults::load(&paths.criterion) {
-                Ok(results) if results.is_empty() => inputs.missing.push(format!(
-                    "no benchmark results under {} (run `cargo xtask bench`)",
-                    paths.criterion.display()
-                )),
-                Ok(results) => inputs.bench = Some(results),
-                Err(err) => inputs
-                    .missing
-                    .push(format!("benchmark results unreadable: {err}")),
+        inputs.bench = gather_bench(paths, &mut inputs.missing);
+        if let Some(bench) = &inputs.bench {
+            inputs.missing.extend(bench.skipped.iter().cloned());
+            if bench.with_cas_retries().is_none() && bench.is_recorded() {
+                inputs.missing.push(format!(
+                    "CAS retry counts: none in {} (`cargo xtask bench` counts them after its first run)",
+                    paths.bench_runs.display()
+                ));
             }
-        } else {
-            inputs.missing.push(format!(
-                "no benchmark results: {} does not exist (run `cargo xtask bench`)",
-                paths.criterion.display()
-            ));
-        }
-        match fs::read_to_string(&paths.cas_retries) {
-            Ok(text) => match CasRetries::parse(&text) {
-                Ok(counts) => inputs.cas_retries = Some(counts),
-                Err(err) => inputs.missing.push(format!(
-                    "CAS retry counts {} unreadable: {err}",
-                    paths.cas_retries.display()
-                )),
-            },
-            Err(err) => inputs.missing.push(format!(
-                "CAS retry counts {}: {err} (`cargo xtask bench` writes them)",
-                paths.cas_retries.display()
-            )),
         }
         let summary_path = paths.sim.join("summary.json");
         match read(&summary_path) {
@@ -92,10 +76,63 @@ impl Inputs {
                     ));
                 }
                 inputs.trace = Some(trace);
+                inputs.trace_sweep = SweepProvenance::of_trace(&text);
             }
             Err(line) => inputs.missing.push(format!("simulator trace {line}")),
         }
         inputs
+    }
+}
+
+/// The recorded runs if there are any, else criterion's latest results as of unknown origin.
+fn gather_bench(paths: &Paths, missing: &mut Vec<String>) -> Option<BenchRuns> {
+    if paths.bench_runs.is_dir() {
+        match BenchRuns::load(&paths.bench_runs) {
+            Ok(runs) if !runs.runs.is_empty() => return Some(runs),
+            Ok(runs) => missing.extend(runs.skipped),
+            Err(err) => missing.push(format!("benchmark runs unreadable: {err}")),
+        }
+    }
+    if !paths.criterion.is_dir() {
+        missing.push(format!(
+            "no benchmark results: neither {} nor {} exists (run `cargo xtask bench`)",
+            paths.bench_runs.display(),
+            paths.criterion.display()
+        ));
+        return None;
+    }
+    let cas_retries = match fs::read_to_string(&paths.cas_retries) {
+        Ok(text) => match CasRetries::parse(&text) {
+            Ok(counts) => Some(counts),
+            Err(err) => {
+                missing.push(format!(
+                    "CAS retry counts {} unreadable: {err}",
+                    paths.cas_retries.display()
+                ));
+                None
+            }
+        },
+        Err(err) => {
+            missing.push(format!(
+                "CAS retry counts {}: {err} (`cargo xtask bench` counts them)",
+                paths.cas_retries.display()
+            ));
+            None
+        }
+    };
+    match BenchRuns::latest(&paths.criterion, cas_retries) {
+        Ok(runs) if runs.runs.iter().all(|run| run.results.is_empty()) => {
+            missing.push(format!(
+                "no benchmark results under {} (run `cargo xtask bench`)",
+                paths.criterion.display()
+            ));
+            None
+        }
+        Ok(runs) => Some(runs),
+        Err(err) => {
+            missing.push(format!("benchmark results unreadable: {err}"));
+            None
+        }
     }
 }
 

@@ -10,10 +10,13 @@ use fixed_window_reports::{Inputs, Paths, render};
 #[derive(Debug, Parser)]
 #[command(name = "fixed-window-report")]
 struct Cli {
-    /// criterion's output directory.
+    /// The runs `cargo xtask bench` recorded, each with its manifest.
+    #[arg(long, default_value = "target/bench-runs")]
+    bench_runs: PathBuf,
+    /// criterion's output directory, read only if no run was recorded.
     #[arg(long, default_value = "target/criterion")]
     criterion: PathBuf,
-    /// The retry counts written by `cargo xtask bench`.
+    /// Retry counts read with `--criterion`.
     #[arg(long, default_value = "target/cas-retries.json")]
     cas_retries: PathBuf,
     /// The simulator's output directory (summary.json, trace.jsonl).
@@ -27,6 +30,7 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let inputs = Inputs::gather(&Paths {
+        bench_runs: cli.bench_runs,
         criterion: cli.criterion,
         cas_retries: cli.cas_retries,
         sim: cli.sim,
@@ -34,6 +38,9 @@ fn main() -> ExitCode {
     let report = render(&inputs);
     for line in &report.missing {
         eprintln!("report: missing: {line}");
+    }
+    for line in &report.warnings {
+        eprintln!("report: warning: {line}");
     }
     match report.write(&cli.out) {
         Ok(()) => {

@@ -2,17 +2,21 @@
 
 use serde_json::Value;
 
-/// The simulator's summary: every top-level field as it was written, in file order, with the
-/// invariant violations picked out.
+use crate::sweep_provenance::SweepProvenance;
+
+/// The simulator's summary: every top-level field as it was written, with the invariant
+/// violations and the sweep's provenance picked out.
 ///
 /// Unknown fields are kept and shown; missing ones are simply absent, so a newer or older
 /// simulator still renders.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimSummary {
-    /// (field, value as text), in file order, `violations` excluded.
-    pub fields: Vec<(String, String)>,
+    /// (field, value) in the order of the field names, `violations` and `sweep` excluded.
+    pub fields: Vec<(String, Value)>,
     /// (invariant, violations counted).
     pub violations: Vec<(String, u64)>,
+    /// Which sweep wrote the summary, as far as it says.
+    pub sweep: Option<SweepProvenance>,
 }
 
 impl SimSummary {
@@ -28,7 +32,8 @@ impl SimSummary {
     /// use fixed_window_reports::SimSummary;
     ///
     /// let summary = SimSummary::parse(r#"{"seed": 7, "violations": {"limit": 0}}"#)?;
-    /// assert_eq!(summary.fields, vec![("seed".to_owned(), "7".to_owned())]);
+    /// assert_eq!(summary.fields, vec![("seed".to_owned(), serde_json::json!(7))]);
+    /// assert_eq!(summary.sweep.as_ref().and_then(|sweep| sweep.seed), Some(7));
     /// assert_eq!(summary.total_violations(), 0);
     /// # Ok::<(), String>(())
     /// ```
@@ -40,22 +45,19 @@ impl SimSummary {
         let mut summary = SimSummary {
             fields: Vec::new(),
             violations: Vec::new(),
+            sweep: SweepProvenance::of_summary(&map),
         };
         for (key, value) in map {
-            if key == "violations" {
-                if let Value::Object(violations) = value {
+            match (key.as_str(), value) {
+                ("violations", Value::Object(violations)) => {
                     summary.violations = violations
                         .into_iter()
                         .map(|(name, count)| (name, count.as_u64().unwrap_or(0)))
                         .collect();
                 }
-                continue;
+                ("violations" | "sweep", _) => {}
+                (_, value) => summary.fields.push((key, value)),
             }
-            let text = match value {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-            summary.fields.push((key, text));
         }
         Ok(summary)
     }

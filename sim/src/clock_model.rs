@@ -4,10 +4,10 @@
 //! Keeping them apart lets the reading jump, step back or stand still while events stay in
 //! order.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The shape of a clock's readings over virtual time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockKind {
     /// Reads `start + t`.

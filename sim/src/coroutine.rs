@@ -4,7 +4,8 @@
 //! limiter sleeps on the virtual clock, the sleep registers its timer and [`suspend`]s the
 //! coroutine, and the simulator resumes it with how the sleep ended. A coroutine's stack is a
 //! mapping of memory that costs microseconds to make and unmake, several simulated calls'
-//! worth, so finished coroutines wait in a per-thread pool for the next blocking call instead.
+//! worth, so finished coroutines wait in a [`Pool`] (the simulation world's, one per thread)
+//! for the next blocking call instead.
 
 use std::cell::RefCell;
 
@@ -17,8 +18,8 @@ use crate::record::Outcome;
 /// panic hook's message, with a guard page below it. Pages are only touched as used.
 const STACK_WORDS: usize = 32 * 1024;
 
-/// The most finished coroutines a thread keeps for later calls: as many as a scenario may
-/// have blocking callers.
+/// The most finished coroutines a pool keeps for later calls: as many as a scenario may have
+/// blocking callers.
 const POOL_SIZE: usize = 64;
 
 /// A blocking call to run, on a coroutine, to its end.
@@ -54,30 +55,37 @@ impl std::fmt::Debug for Coroutine {
     }
 }
 
-impl Coroutine {
-    /// Starts `call` on a coroutine from this thread's pool (or a new one), until the call
-    /// sleeps or ends.
-    pub(crate) fn start(call: Call) -> (Coroutine, Handback) {
-        let mut coroutine = POOL
-            .with(|pool| pool.borrow_mut().pop())
-            .unwrap_or_else(Coroutine::new);
+/// Coroutines that wait for a call: made once, used by call after call.
+#[derive(Debug)]
+pub(crate) struct Pool(RefCell<Vec<Coroutine>>);
+
+impl Pool {
+    pub(crate) const fn new() -> Pool {
+        Pool(RefCell::new(Vec::new()))
+    }
+
+    /// Starts `call` on a coroutine from the pool (or a new one), until the call sleeps or
+    /// ends.
+    pub(crate) fn start(&self, call: Call) -> (Coroutine, Handback) {
+        let pooled = self.0.borrow_mut().pop();
+        let mut coroutine = pooled.unwrap_or_else(Coroutine::new);
         let handback = coroutine.send(Input::Run(call));
         (coroutine, handback)
     }
 
+    /// Takes back a coroutine whose call ended.
+    pub(crate) fn release(&self, coroutine: Coroutine) {
+        let mut pool = self.0.borrow_mut();
+        if pool.len() < POOL_SIZE {
+            pool.push(coroutine);
+        }
+    }
+}
+
+impl Coroutine {
     /// Resumes the sleeping call with how its sleep ended, until it sleeps again or ends.
     pub(crate) fn wake(&mut self, woken: Result<(), Interrupted>) -> Handback {
         self.send(Input::Woken(woken))
-    }
-
-    /// Hands a coroutine whose call ended back to this thread's pool.
-    pub(crate) fn release(self) {
-        POOL.with(|pool| {
-            let mut pool = pool.borrow_mut();
-            if pool.len() < POOL_SIZE {
-                pool.push(self);
-            }
-        });
     }
 
     fn new() -> Coroutine {
@@ -112,11 +120,6 @@ impl Drop for Coroutine {
 /// (its sleep interrupted), then the idle body returns; a call that sleeps again regardless
 /// is left to the coroutine library.
 const STOP_ATTEMPTS: usize = 8;
-
-thread_local! {
-    /// The coroutines of this thread that wait for a call.
-    static POOL: RefCell<Vec<Coroutine>> = const { RefCell::new(Vec::new()) };
-}
 
 /// A coroutine's body: runs the calls it is given, one after another, until told to stop.
 fn serve() -> Handback {
@@ -166,11 +169,11 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use super::{Coroutine, Handback, POOL, on_coroutine, suspend};
+    use super::{Handback, Pool, on_coroutine, suspend};
     use crate::record::Outcome;
 
-    fn pooled() -> usize {
-        POOL.with(|pool| pool.borrow().len())
+    fn pooled(pool: &Pool) -> usize {
+        pool.0.borrow().len()
     }
 
     /// A call that sleeps once and ends as its sleep did.
@@ -188,35 +191,30 @@ mod tests {
     #[test]
     fn a_call_sleeps_is_woken_and_ends_and_its_coroutine_serves_the_next_call() {
         assert!(!on_coroutine());
-        let (mut first, handback) = Coroutine::start(sleeper());
+        let pool = Pool::new();
+        let (mut first, handback) = pool.start(sleeper());
         assert!(matches!(handback, Handback::Sleeping));
         // A second call while the first sleeps gets a coroutine of its own.
-        let (mut second, handback) = Coroutine::start(sleeper());
+        let (mut second, handback) = pool.start(sleeper());
         assert!(matches!(handback, Handback::Sleeping));
         let ended = second.wake(Err(fixed_window::Interrupted));
         assert!(matches!(ended, Handback::Done(Outcome::Interrupted, None)));
         let ended = first.wake(Ok(()));
         assert!(matches!(ended, Handback::Done(Outcome::Unfinished, None)));
-        let before = pooled();
-        first.release();
-        second.release();
-        assert_eq!(pooled(), before + 2);
-        let (third, handback) =
-            Coroutine::start(Box::new(|| Handback::Done(Outcome::Cancelled, None)));
+        pool.release(first);
+        pool.release(second);
+        assert_eq!(pooled(&pool), 2);
+        let (third, handback) = pool.start(Box::new(|| Handback::Done(Outcome::Cancelled, None)));
         assert!(matches!(handback, Handback::Done(Outcome::Cancelled, None)));
-        assert_eq!(
-            pooled(),
-            before + 1,
-            "the third call reused a pooled coroutine"
-        );
-        third.release();
+        assert_eq!(pooled(&pool), 1, "the third call reused a pooled coroutine");
+        pool.release(third);
     }
 
     #[test]
     fn a_coroutine_dropped_while_its_call_sleeps_ends_the_call_first() {
         let woken = Arc::new(AtomicBool::new(false));
         let seen = Arc::clone(&woken);
-        let (coroutine, handback) = Coroutine::start(Box::new(move || {
+        let (coroutine, handback) = Pool::new().start(Box::new(move || {
             // Unwound by the coroutine library instead, the call would never get here.
             let interrupted = suspend().is_err();
             seen.store(interrupted, Ordering::Relaxed);

@@ -34,7 +34,8 @@
 //! - [`shrink`]: a smaller failing scenario.
 //! - [`sweep`], [`Sweep`], [`Summary`], [`Failure`]: many scenarios over all cores.
 //! - [`silence_simulated_panics`]: the panic hook that keeps deliberate panics quiet.
-//! - [`write_trace`]: a run as JSON Lines.
+//! - [`write_trace`], [`TraceLine`], [`CallOutcome`]: a run as JSON Lines, the format the
+//!   report reads.
 
 mod broken;
 pub use crate::broken::{Broken, Flaw};
@@ -57,8 +58,9 @@ pub use crate::simulation::{EVENT_BUDGET, LIMITER_NAME, Run, Stats, Target, run}
 mod subject;
 pub use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics};
 mod sweep;
-pub use crate::sweep::{Failure, Summary, Sweep, sweep};
+pub use crate::sweep::{Failure, Provenance, Summary, Sweep, sweep};
 mod trace;
-pub use crate::trace::write_trace;
+pub use crate::trace::{CallOutcome, TraceLine, write_trace};
 mod virtual_clock;
 pub use crate::virtual_clock::VirtualClock;
+mod world;

@@ -2,7 +2,7 @@
 //! oracle; replays one scenario; writes traces and a summary for the report.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,8 +10,8 @@ use std::str::FromStr;
 
 use clap::Parser;
 use fixed_window_sim::{
-    ClockKind, Flaw, Run, Scenario, ScenarioId, Summary, Sweep, Target, check, run, sweep,
-    write_trace,
+    ClockKind, Flaw, Provenance, Run, Scenario, ScenarioId, Summary, Sweep, Target, check, run,
+    sweep, write_trace,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -45,7 +45,7 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     threads: Option<NonZeroUsize>,
     /// Drive a deliberately broken limiter instead, to watch the oracle catch it.
-    #[arg(long, value_name = "FLAW", value_parser = parse_flaw)]
+    #[arg(long, value_name = "FLAW")]
     broken: Option<Flaw>,
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
@@ -102,27 +102,6 @@ fn parse_threads(s: &str) -> Result<NonZeroUsize, String> {
         .map_err(|_| format!("expected a whole number of threads, at least 1, not `{s}`"))
 }
 
-fn flaw_name(flaw: Flaw) -> &'static str {
-    match flaw {
-        Flaw::CarryOver => "carry-over",
-        Flaw::BoundaryOffByOne => "boundary-off-by-one",
-        Flaw::LostUpdate => "lost-update",
-        Flaw::DeadlineOvershoot => "deadline-overshoot",
-        Flaw::OverflowPanic => "overflow-panic",
-        Flaw::FalseRejection => "false-rejection",
-    }
-}
-
-fn parse_flaw(s: &str) -> Result<Flaw, String> {
-    Flaw::ALL
-        .into_iter()
-        .find(|&flaw| flaw_name(flaw) == s)
-        .ok_or_else(|| {
-            let names: Vec<&str> = Flaw::ALL.into_iter().map(flaw_name).collect();
-            format!("unknown flaw `{s}`; one of: {}", names.join(", "))
-        })
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match execute(&cli) {
@@ -167,18 +146,23 @@ fn execute(cli: &Cli) -> Result<bool, String> {
     };
     let out_dir = cli.out_dir.clone().unwrap_or_else(default_out_dir);
     let bar = progress_bar(shard.scenarios_of(config.scenarios));
+    let provenance = config.provenance(
+        &command,
+        cli.broken.map_or("real", Flaw::name),
+        unix_seconds(),
+    );
     let started = std::time::Instant::now();
     let summary = sweep(&config, |n| bar.inc(n));
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     print_summary(&summary, wall, threads);
-    write_summary(&out_dir, &summary, wall)?;
+    write_summary(&out_dir, &summary, wall, &provenance)?;
     let trace_path = cli
         .trace
         .clone()
         .unwrap_or_else(|| out_dir.join("trace.jsonl"));
     if let Some((scenario, trace)) = representative(&config) {
-        write_trace_file(&trace_path, &scenario, &trace)?;
+        write_trace_file(&trace_path, &scenario, &trace, Some(&provenance))?;
         eprintln!(
             "trace of scenario {} written to {}",
             scenario.id,
@@ -201,7 +185,7 @@ fn command_line(target: Target) -> String {
     let mut command = "cargo xtask simulate".to_owned();
     if let Target::Broken(flaw) = target {
         command.push_str(" --broken ");
-        command.push_str(flaw_name(flaw));
+        command.push_str(flaw.name());
     }
     command
 }
@@ -256,7 +240,7 @@ fn replay(
         trace.trace_hash(),
     );
     if let Some(path) = trace_path {
-        write_trace_file(path, &scenario, &trace)?;
+        write_trace_file(path, &scenario, &trace, None)?;
         println!("trace written to {}", path.display());
     }
     for violation in &violations {
@@ -272,10 +256,13 @@ fn replay(
 }
 
 /// A scenario worth charting: an ordinary clock, a limit above one, several windows and
-/// waits. The first such among the sweep's first scenarios, else the first scenario.
+/// waits. The first such among the sweep's (or shard's) own first scenarios, else the first
+/// of them, so that the trace is of a scenario the summary counts.
 fn representative(config: &Sweep) -> Option<(Scenario, Run)> {
+    let (shard, shards) = config.shard;
     let mut fallback = None;
-    for index in 0..500 {
+    let own = (0..config.scenarios).filter(|index| index % shards.max(1) == shard);
+    for index in own.take(500) {
         let scenario = Scenario::generate(&config.scenario(index));
         let Ok(trace) = run(&scenario, config.target) else {
             continue;
@@ -297,7 +284,13 @@ fn representative(config: &Sweep) -> Option<(Scenario, Run)> {
     fallback
 }
 
-fn write_trace_file(path: &Path, scenario: &Scenario, trace: &Run) -> Result<(), String> {
+/// Writes the trace of `scenario`, headed by the sweep it belongs to (a replay's has none).
+fn write_trace_file(
+    path: &Path,
+    scenario: &Scenario,
+    trace: &Run,
+    sweep: Option<&Provenance>,
+) -> Result<(), String> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent)
             .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
@@ -305,9 +298,20 @@ fn write_trace_file(path: &Path, scenario: &Scenario, trace: &Run) -> Result<(),
     let file =
         File::create(path).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
     let mut out = BufWriter::new(file);
-    write_trace(&mut out, scenario, trace)
+    sweep
+        .map_or(Ok(()), |sweep| {
+            writeln!(out, "{}", sweep.trace_line().map_err(io::Error::other)?)
+        })
+        .and_then(|()| write_trace(&mut out, scenario, trace))
         .and_then(|()| out.flush())
         .map_err(|error| format!("cannot write {}: {error}", path.display()))
+}
+
+/// Seconds since the Unix epoch now: when a sweep started, for its summary and trace.
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
 }
 
 #[allow(clippy::cast_precision_loss)]
@@ -344,7 +348,12 @@ fn print_summary(summary: &Summary, wall: f64, threads: usize) {
     }
 }
 
-fn write_summary(dir: &Path, summary: &Summary, wall: f64) -> Result<(), String> {
+fn write_summary(
+    dir: &Path,
+    summary: &Summary,
+    wall: f64,
+    provenance: &Provenance,
+) -> Result<(), String> {
     fs::create_dir_all(dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     let json = serde_json::json!({
         "seed": summary.seed,
@@ -359,6 +368,7 @@ fn write_summary(dir: &Path, summary: &Summary, wall: f64) -> Result<(), String>
         "simulated_ns": summary.simulated_ns.to_string(),
         "wall_seconds": wall,
         "calls_per_second": calls_per_second(summary, wall),
+        "sweep": provenance,
     });
     let path = dir.join("summary.json");
     fs::write(&path, format!("{json:#}\n"))

@@ -1,19 +1,21 @@
 //! The oracle: an independent model of SPEC.md that reads a trace and reports every rule the
 //! limiter broke.
 //!
-//! It deliberately shares nothing with `fixed-window`'s window arithmetic: windows are
-//! computed here, in `u128`, from the origin (the clock's reading when the limiter was made)
-//! and the period, so that a bug in the limiter's arithmetic cannot hide itself by being
-//! repeated here. It knows only what the trace says: calls starting and ending, the events
-//! the listeners saw, sleeps, operations and interrupts.
+//! It deliberately shares nothing with `fixed-window`'s window arithmetic: the rules come from
+//! `fixed-window-spec`, the one model every checker uses, which computes windows in `u128` from
+//! the origin (the clock's reading when the limiter was made) and the period, so that a bug in
+//! the limiter's arithmetic cannot hide itself by being repeated here. It knows only what the
+//! trace says: calls starting and ending, the events the listeners saw, sleeps, operations and
+//! interrupts.
 
 use core::fmt;
+
+use fixed_window_spec::{Count, Decision, NEVER, Next, Rules, Waiting};
 
 use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 use crate::scenario::Scenario;
 use crate::simulation::Run;
-use crate::virtual_clock::NO_CALLER;
 
 /// A rule of the specification the oracle checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -89,8 +91,8 @@ impl fmt::Display for Invariant {
 pub struct Violation {
     /// The rule.
     pub invariant: Invariant,
-    /// The caller concerned ([`u32::MAX`] if none).
-    pub caller: u32,
+    /// The caller concerned, if the rule concerns one.
+    pub caller: Option<u32>,
     /// The index of the trace record where it was found.
     pub record: usize,
     /// What was seen against what the model expected.
@@ -99,32 +101,28 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} (caller {}, record {}): {}",
-            self.invariant, self.caller, self.record, self.detail
-        )
+        match self.caller {
+            Some(caller) => write!(
+                f,
+                "{} (caller {caller}, record {}): {}",
+                self.invariant, self.record, self.detail
+            ),
+            None => write!(
+                f,
+                "{} (record {}): {}",
+                self.invariant, self.record, self.detail
+            ),
+        }
     }
 }
 
 /// Reports past this many per run are dropped: one scenario's first violations say enough.
 const MOST_VIOLATIONS: usize = 64;
-const END_OF_TIME: u128 = u64::MAX as u128;
-
-/// What the model decides for one attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Decision {
-    Permit { index: u128, remaining: u32 },
-    Wait { until: u128 },
-    Reject { retry_after: u128 },
-}
-
 #[derive(Debug, Default, Clone)]
 struct Caller {
     kind: Option<CallKind>,
     op: Option<OpKind>,
-    deadline: u128,
-    last_sleep: Option<u64>,
+    waiting: Waiting,
     permits: u32,
     permit_remaining: Option<u32>,
     rejections: u32,
@@ -135,58 +133,11 @@ struct Caller {
     finished: bool,
 }
 
-/// The independent model: the stored window and its count, updated only by permits.
-struct Model {
-    origin: u128,
-    period: u128,
-    limit: u32,
-    index: u128,
-    used: u32,
-}
-
-impl Model {
-    fn start(&self, index: u128) -> u128 {
-        self.origin + index * self.period
-    }
-
-    fn index_of(&self, at: u128) -> u128 {
-        at.saturating_sub(self.origin) / self.period
-    }
-
-    fn decide(&self, at: u64, deadline: u128) -> Decision {
-        let now = u128::from(at);
-        let (mut index, mut used) = (self.index, self.used);
-        if now >= self.start(index + 1) {
-            index = self.index_of(now);
-            used = 0;
-        }
-        if used < self.limit {
-            return Decision::Permit {
-                index,
-                remaining: self.limit - used - 1,
-            };
-        }
-        let next = self.start(index + 1);
-        if next > END_OF_TIME {
-            Decision::Reject {
-                retry_after: core::time::Duration::MAX.as_nanos(),
-            }
-        } else if next <= deadline {
-            Decision::Wait { until: next }
-        } else {
-            Decision::Reject {
-                retry_after: next - now,
-            }
-        }
-    }
-
-    fn on_boundary(&self, instant: u128) -> bool {
-        instant >= self.origin && (instant - self.origin) % self.period == 0
-    }
-}
-
 struct Checker {
-    model: Model,
+    /// The configured limiter's rules.
+    rules: Rules,
+    /// The stored window and its count, updated only by permits.
+    count: Count,
     callers: Vec<Caller>,
     /// The window in effect: windows never move backwards, whatever the clock does.
     effective: Option<u128>,
@@ -216,14 +167,23 @@ struct Checker {
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
 pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
+    let config = &scenario.config;
+    let Some(rules) = Rules::new(
+        u128::from(scenario.origin()),
+        config.limit,
+        config.period.as_nanos(),
+        config.max_wait.as_nanos(),
+    ) else {
+        return vec![Violation {
+            invariant: Invariant::Events,
+            caller: None,
+            record: 0,
+            detail: format!("the scenario's configuration is not a limiter's: {config:?}"),
+        }];
+    };
     let mut checker = Checker {
-        model: Model {
-            origin: u128::from(scenario.origin()),
-            period: scenario.config.period.as_nanos(),
-            limit: scenario.config.limit,
-            index: 0,
-            used: 0,
-        },
+        rules,
+        count: Count::new(),
         callers: vec![Caller::default(); scenario.callers.len()],
         effective: None,
         counted: 0,
@@ -243,6 +203,15 @@ pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
 
 impl Checker {
     fn report(&mut self, invariant: Invariant, caller: u32, detail: impl FnOnce() -> String) {
+        self.report_for(invariant, Some(caller), detail);
+    }
+
+    fn report_for(
+        &mut self,
+        invariant: Invariant,
+        caller: Option<u32>,
+        detail: impl FnOnce() -> String,
+    ) {
         if self.violations.len() < MOST_VIOLATIONS {
             self.violations.push(Violation {
                 invariant,
@@ -260,12 +229,9 @@ impl Checker {
             .get(caller as usize)
             .is_some_and(|state| state.kind.is_some() && !state.finished);
         if !known {
-            let what = if caller == NO_CALLER {
-                "outside any call".to_owned()
-            } else {
-                format!("for caller {caller}, which is not in a call")
-            };
-            self.report(Invariant::Events, caller, || format!("a record {what}"));
+            self.report(Invariant::Events, caller, || {
+                format!("a record for caller {caller}, which is not in a call")
+            });
             return None;
         }
         self.callers.get_mut(caller as usize)
@@ -284,23 +250,36 @@ impl Checker {
                     *state = Caller {
                         kind: Some(kind),
                         op: Some(op),
-                        deadline: (u128::from(at) + max_wait).min(END_OF_TIME),
+                        waiting: Waiting::new(fixed_window_spec::deadline(
+                            u128::from(at),
+                            max_wait,
+                        )),
                         ..Caller::default()
                     };
                 }
             }
             Record::Permitted {
-                caller,
+                caller: Some(caller),
                 at,
                 remaining,
             } => self.permitted(caller, at, remaining),
             Record::Rejected {
-                caller,
+                caller: Some(caller),
                 at,
                 retry_after,
             } => self.rejected(caller, at, retry_after),
             Record::Sleep { caller, at, until } => self.sleep(caller, at, until),
-            Record::OpRan { caller, at } => self.op_ran(caller, at, previous),
+            Record::OpRan {
+                caller: Some(caller),
+                at,
+            } => self.op_ran(caller, at, previous),
+            Record::Permitted { caller: None, .. }
+            | Record::Rejected { caller: None, .. }
+            | Record::OpRan { caller: None, .. } => {
+                self.report_for(Invariant::Events, None, || {
+                    "a record outside any call".to_owned()
+                });
+            }
             Record::Interrupt { caller, sleeping } => {
                 if let Some(state) = self.callers.get_mut(caller as usize) {
                     state.interrupt_sent = true;
@@ -322,27 +301,23 @@ impl Checker {
         };
         state.permits += 1;
         state.permit_remaining = Some(remaining);
-        let (deadline, permits) = (state.deadline, state.permits);
+        let (deadline, permits) = (state.waiting.deadline(), state.permits);
         if permits > 1 {
             self.report(Invariant::Events, caller, || {
                 "a second permit for one call".into()
             });
         }
-        match self.model.decide(at, deadline) {
-            Decision::Permit {
-                index,
+        match self.rules.decide(&self.count, u128::from(at), deadline) {
+            decision @ Decision::Permit {
                 remaining: expected,
+                ..
             } => {
                 if remaining != expected {
                     self.report(Invariant::Events, caller, || {
                         format!("remaining {remaining} at {at}, expected {expected}")
                     });
                 }
-                if index != self.model.index {
-                    self.model.used = 0;
-                }
-                self.model.index = index;
-                self.model.used += 1;
+                self.count.apply(decision);
             }
             decision => self.report(Invariant::WindowLimit, caller, || {
                 format!("permitted at {at} although the window was full ({decision:?})")
@@ -350,8 +325,8 @@ impl Checker {
         }
         // Counted independently of the model's decisions: the window in effect is the latest
         // one any permit's reading fell in.
-        let window = self.model.index_of(u128::from(at));
-        let limit = self.model.limit;
+        let window = self.rules.grid.index_of(u128::from(at));
+        let limit = self.rules.limit;
         let window = self.effective.map_or(window, |current| current.max(window));
         if self.effective != Some(window) {
             self.effective = Some(window);
@@ -380,40 +355,37 @@ impl Checker {
         };
         state.rejections += 1;
         state.rejection = Some(retry_after);
-        let (deadline, last_sleep, rejections) =
-            (state.deadline, state.last_sleep, state.rejections);
+        let mut waiting = state.waiting;
+        let (deadline, rejections) = (waiting.deadline(), state.rejections);
         if rejections > 1 {
             self.report(Invariant::Events, caller, || {
                 "a second rejection for one call".into()
             });
         }
-        let expected = match self.model.decide(at, deadline) {
-            Decision::Permit { remaining, .. } => {
+        // A call whose clock did not move across its sleep may give up (the spec's
+        // stalled-clock rule).
+        let decision = self.rules.decide(&self.count, u128::from(at), deadline);
+        let expected = match waiting.next(decision, u128::from(at)) {
+            Next::Permit { remaining } => {
                 self.report(Invariant::FalseRejection, caller, || {
                     format!("rejected at {at} with {} permits free", remaining + 1)
                 });
                 return;
             }
-            Decision::Wait { until } => {
-                // A call whose clock did not move across its sleep may give up.
-                let stalled = last_sleep.is_some_and(|before| at <= before);
-                if !stalled {
-                    self.report(Invariant::FalseRejection, caller, || {
-                        format!("rejected at {at}; the next window opens at {until}, by the deadline {deadline}")
-                    });
-                    return;
-                }
-                until - u128::from(at)
+            Next::Sleep { until } => {
+                self.report(Invariant::FalseRejection, caller, || {
+                    format!("rejected at {at}; the next window opens at {until}, by the deadline {deadline}")
+                });
+                return;
             }
-            Decision::Reject { retry_after } => retry_after,
+            Next::Reject { retry_after } => retry_after,
         };
         if retry_after != expected {
             self.report(Invariant::Events, caller, || {
                 format!("retry_after {retry_after} at {at}, expected {expected}")
             });
         }
-        let never = core::time::Duration::MAX.as_nanos();
-        if retry_after != never && !self.model.on_boundary(u128::from(at) + retry_after) {
+        if retry_after != NEVER && !self.rules.grid.on_boundary(u128::from(at) + retry_after) {
             self.report(Invariant::Alignment, caller, || {
                 format!("retry_after {retry_after} at {at} does not end on a window boundary")
             });
@@ -421,32 +393,39 @@ impl Checker {
     }
 
     fn sleep(&mut self, caller: u32, at: u64, until: u128) {
+        let (rules, count) = (self.rules, self.count);
         let Some(state) = self.caller(caller) else {
             return;
         };
-        state.last_sleep = Some(at);
-        let deadline = state.deadline;
+        let deadline = state.waiting.deadline();
+        let decision = rules.decide(&count, u128::from(at), deadline);
+        let next = state.waiting.next(decision, u128::from(at));
         if until > deadline {
             self.report(Invariant::Deadline, caller, || {
                 format!("sleeps at {at} until {until}, past its deadline {deadline}")
             });
         }
-        if !self.model.on_boundary(until) {
+        if !self.rules.grid.on_boundary(until) {
             self.report(Invariant::Alignment, caller, || {
                 format!("sleeps at {at} until {until}, not a window boundary")
             });
         }
-        match self.model.decide(at, deadline) {
-            Decision::Wait { until: expected } if expected == until => {}
-            Decision::Wait { until: expected } => self.report(Invariant::Events, caller, || {
+        match (decision, next) {
+            (_, Next::Sleep { until: expected }) if expected == until => {}
+            (_, Next::Sleep { until: expected }) => self.report(Invariant::Events, caller, || {
                 format!("sleeps at {at} until {until}, expected until {expected}")
             }),
-            Decision::Reject { .. } => self.report(Invariant::Deadline, caller, || {
+            (Decision::Wait { .. }, _) => self.report(Invariant::Liveness, caller, || {
+                format!(
+                    "sleeps again at {at} although its clock did not move across its last sleep"
+                )
+            }),
+            (Decision::Reject { .. }, _) => self.report(Invariant::Deadline, caller, || {
                 format!(
                     "sleeps at {at} although the next window opens after its deadline {deadline}"
                 )
             }),
-            Decision::Permit { remaining, .. } => {
+            (Decision::Permit { remaining, .. }, _) => {
                 self.report(Invariant::FalseRejection, caller, || {
                     format!("sleeps at {at} with {} permits free", remaining + 1)
                 });
@@ -462,7 +441,7 @@ impl Checker {
         let (runs, kind) = (state.op_runs, state.kind);
         let right_after_permit = matches!(
             previous,
-            Some(&Record::Permitted { caller: c, at: when, .. }) if c == caller && when == at
+            Some(&Record::Permitted { caller: c, at: when, .. }) if c == Some(caller) && when == at
         );
         if !right_after_permit {
             self.report(Invariant::Operation, caller, || {
@@ -482,7 +461,7 @@ impl Checker {
             return;
         };
         state.finished = true;
-        let deadline = state.deadline;
+        let deadline = state.waiting.deadline();
         let problems = problems(state, outcome);
         // A run cut short by its event budget ends its calls wherever they were.
         if no_jumps && outcome != Outcome::Unfinished && u128::from(at) > deadline {
@@ -497,7 +476,7 @@ impl Checker {
 
     fn end(&mut self, run: &Run) {
         if run.out_of_budget {
-            self.report(Invariant::Liveness, NO_CALLER, || {
+            self.report_for(Invariant::Liveness, None, || {
                 "the run used up its event budget".into()
             });
         }
@@ -507,7 +486,7 @@ impl Checker {
             .filter(|state| state.kind.is_some() && !state.finished)
             .count();
         if unfinished > 0 {
-            self.report(Invariant::Liveness, NO_CALLER, || {
+            self.report_for(Invariant::Liveness, None, || {
                 format!("{unfinished} calls never ended")
             });
         }

@@ -1,7 +1,9 @@
 //! What the simulator writes down while a scenario runs: the trace the oracle reads.
 
+use crate::trace::CallOutcome;
+
 /// Which of the limiter's entry points a simulated caller uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallKind {
     /// `call_async(op)`: awaits the virtual clock's sleep, then runs the operation.
@@ -83,14 +85,7 @@ impl Outcome {
     /// The name used in traces: `permitted`, `rejected`, `interrupted`, `cancelled`,
     /// `panicked` or `unfinished`.
     pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Permitted { .. } => "permitted",
-            Outcome::Rejected { .. } => "rejected",
-            Outcome::Interrupted => "interrupted",
-            Outcome::Cancelled => "cancelled",
-            Outcome::Panicked { .. } => "panicked",
-            Outcome::Unfinished => "unfinished",
-        }
+        CallOutcome::from(self).name()
     }
 }
 
@@ -114,8 +109,8 @@ pub enum Record {
     },
     /// The limiter emitted `Permitted` to its listeners.
     Permitted {
-        /// The caller being run when the event was emitted.
-        caller: u32,
+        /// The caller whose turn it was when the event was emitted, if it was anyone's.
+        caller: Option<u32>,
         /// The event's instant.
         at: u64,
         /// The event's `remaining`.
@@ -123,8 +118,8 @@ pub enum Record {
     },
     /// The limiter emitted `Rejected` to its listeners.
     Rejected {
-        /// The caller being run when the event was emitted.
-        caller: u32,
+        /// The caller whose turn it was when the event was emitted, if it was anyone's.
+        caller: Option<u32>,
         /// The event's instant.
         at: u64,
         /// The event's `retry_after` in nanoseconds.
@@ -141,8 +136,8 @@ pub enum Record {
     },
     /// A caller's operation ran.
     OpRan {
-        /// The caller whose operation ran.
-        caller: u32,
+        /// The caller whose turn it was when the operation ran, if it was anyone's.
+        caller: Option<u32>,
         /// The reading when it ran.
         at: u64,
     },

@@ -1,5 +1,9 @@
 //! The discrete-event loop: one scenario, one subject, one trace.
 //!
+//! The loop ([`Simulation`]) owns the scenario, the subject and each caller's call in flight;
+//! what the subject's calls reach (virtual time and the clock's reading, whose turn it is,
+//! timers, the trace, the coroutine pool) is the simulation [`World`], which the run enters.
+//!
 //! Events wait in a queue ordered by virtual time, then order of scheduling; nothing is read from
 //! the real clock, the environment or a hash map's order, so the same scenario always gives
 //! the same trace.
@@ -31,10 +35,9 @@ use crate::coroutine::{Call, Coroutine, Handback};
 use crate::event_queue::EventQueue;
 use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 use crate::scenario::{Config, Scenario};
-use crate::subject::{
-    Granted, Operation, SimulatedPanic, Simulating, Subject, silence_simulated_panics,
-};
-use crate::virtual_clock::{self, NO_CALLER, Shared, Timer, VirtualClock};
+use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics};
+use crate::virtual_clock::VirtualClock;
+use crate::world::{Moment, Timer, World};
 
 /// The name of every simulated limiter.
 pub const LIMITER_NAME: &str = "simulated";
@@ -70,7 +73,7 @@ pub struct Stats {
     pub simulated_ns: u64,
 }
 
-/// The result of running one scenario.
+/// The result of running one scenario: plain data.
 #[derive(Debug, Clone)]
 pub struct Run {
     /// Everything that happened, in order.
@@ -81,12 +84,6 @@ pub struct Run {
     pub out_of_budget: bool,
     /// The messages of panics that escaped a call (other than [`SimulatedPanic`]), by caller.
     pub panics: Vec<(u32, String)>,
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        virtual_clock::recycle(std::mem::take(&mut self.records));
-    }
 }
 
 impl Run {
@@ -110,7 +107,7 @@ enum Event {
 }
 
 /// An asynchronous call's future, pinned in memory that the run reuses from call to call (an
-/// emptied one waits in [`World`]'s spares).
+/// emptied one waits in [`Simulation`]'s spares).
 type Pinned<F> = Pin<Box<Option<F>>>;
 
 /// An asynchronous call in flight: the future of `call_async` (`C`) or `acquire_async` (`A`).
@@ -194,32 +191,41 @@ enum Slot<C, A> {
 /// ```
 pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
     silence_simulated_panics();
-    let clock = VirtualClock::new(scenario.clock.clone());
-    let shared = Arc::clone(clock.shared());
-    Ok(match target {
-        Target::Real => drive(scenario, &Arc::new(real_limiter(scenario, clock)?), &shared),
-        Target::Broken(flaw) => drive(
-            scenario,
-            &Arc::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
-            &shared,
-        ),
+    // A call leaves about four records (start, event, operation, finish) plus its sleeps,
+    // which herds of waiters make several.
+    let expected = scenario.callers.len() * 6;
+    let (ended, records) = World::enter(scenario.clock.reading(0), expected, |world| {
+        let clock = VirtualClock::new(&scenario.clock);
+        Ok(match target {
+            Target::Real => drive(world, scenario, &Arc::new(real_limiter(scenario, clock)?)),
+            Target::Broken(flaw) => drive(
+                world,
+                scenario,
+                &Arc::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
+            ),
+        })
+    });
+    let ended = ended?;
+    Ok(Run {
+        records,
+        stats: ended.stats,
+        out_of_budget: ended.out_of_budget,
+        panics: ended.panics,
     })
 }
 
-/// Runs `scenario` against `subject`, whose clock's side is `shared`.
-fn drive<S: Subject>(scenario: &Scenario, subject: &Arc<S>, shared: &Arc<Shared>) -> Run {
-    // A call leaves about four records (start, event, operation, finish) plus its sleeps,
-    // which herds of waiters make several.
-    virtual_clock::begin_trace(scenario.callers.len() * 6);
-    let mut world = World::new(
-        scenario,
-        subject,
-        shared,
-        |subject, op| subject.call_async(op),
-        S::acquire_async,
-    );
-    world.run();
-    world.finish()
+/// How a run ended, but for its trace (which is the world's).
+struct Ended {
+    stats: Stats,
+    out_of_budget: bool,
+    panics: Vec<(u32, String)>,
+}
+
+/// Runs `scenario` against `subject` in `world`.
+fn drive<S: Subject>(world: &World, scenario: &Scenario, subject: &Arc<S>) -> Ended {
+    let mut simulation = Simulation::new(world, scenario, subject, S::call_async, S::acquire_async);
+    simulation.run();
+    simulation.finish()
 }
 
 fn real_limiter(
@@ -236,24 +242,25 @@ fn real_limiter(
     {
         limiter = limiter.with_listener(panicking(listener.every));
     }
-    let recorder = Arc::clone(clock.shared());
-    limiter = limiter.with_listener(move |event| {
-        let at = event.at().as_nanos();
-        let caller = recorder.current();
-        let record = match *event {
-            fixed_window::RateLimiterEvent::Permitted { remaining, .. } => Record::Permitted {
-                caller,
-                at,
-                remaining,
-            },
-            fixed_window::RateLimiterEvent::Rejected { retry_after, .. } => Record::Rejected {
-                caller,
-                at,
-                retry_after: retry_after.as_nanos(),
-            },
-            _ => return,
-        };
-        virtual_clock::record(record);
+    limiter = limiter.with_listener(|event| {
+        World::with(|world| {
+            let at = event.at().as_nanos();
+            let caller = world.current();
+            let record = match *event {
+                fixed_window::RateLimiterEvent::Permitted { remaining, .. } => Record::Permitted {
+                    caller,
+                    at,
+                    remaining,
+                },
+                fixed_window::RateLimiterEvent::Rejected { retry_after, .. } => Record::Rejected {
+                    caller,
+                    at,
+                    retry_after: retry_after.as_nanos(),
+                },
+                _ => return,
+            };
+            world.record(record);
+        });
     });
     for listener in scenario
         .panicking_listeners
@@ -282,23 +289,25 @@ fn panicking(every: u64) -> impl Fn(&fixed_window::RateLimiterEvent) + Send + Sy
     }
 }
 
-/// All mutable state of one run of subject `S`, whose asynchronous calls are futures of
-/// types `C` (`call_async`) and `A` (`acquire_async`).
-struct World<'a, S, C, A> {
+/// The event loop of one run of subject `S`, whose asynchronous calls are futures of types
+/// `C` (`call_async`) and `A` (`acquire_async`): the run's state but for what the subject's
+/// calls reach, which is in [`World`].
+struct Simulation<'a, S, C, A> {
+    /// What the subject's calls reach: time, whose turn it is, timers, the trace.
+    world: &'a World,
     /// The scenario being run.
     scenario: &'a Scenario,
     /// The limiter under test, by `Arc` because blocking calls hold it too: their
     /// coroutines, pooled, outlive the run.
     subject: &'a Arc<S>,
     /// Begins a `call_async` on the subject.
-    call: fn(&'a S, Operation<'a>) -> C,
+    call: fn(&'a S, Operation) -> C,
     /// Begins an `acquire_async` on the subject.
     acquire: fn(&'a S) -> A,
-    /// Memory of finished calls' futures, for later calls.
+    /// Memory of finished `call_async` futures, for later calls.
     spare_calls: Vec<Pinned<C>>,
+    /// Memory of finished `acquire_async` futures, for later calls.
     spare_acquires: Vec<Pinned<A>>,
-    /// The clock's side of the run: time, timers, trace.
-    shared: &'a Arc<Shared>,
     /// Pending events by virtual time; ties break by order of scheduling.
     queue: EventQueue<Event>,
     /// The callers in order of arrival (then of caller id), taken in order. The events the
@@ -312,46 +321,44 @@ struct World<'a, S, C, A> {
     planned: Vec<(u64, Event)>,
     /// The next of them to take.
     next_planned: usize,
-    /// Timers registered during one step past the first, on their way to the queue (kept to
-    /// reuse its memory).
-    registered: Vec<Timer>,
     /// Each caller's pending timer, by caller id.
     sleeping: Vec<Option<usize>>,
     /// Each caller's progress, by caller id.
     slots: Vec<Slot<C, A>>,
+    /// Counts so far.
     stats: Stats,
+    /// Whether the run stopped at its event budget.
     out_of_budget: bool,
     /// Messages of escaped panics, by caller.
     panics: Vec<(u32, String)>,
 }
 
-impl<'a, S, C, A> World<'a, S, C, A>
+impl<'a, S, C, A> Simulation<'a, S, C, A>
 where
     S: Subject,
     C: Future<Output = Result<OpOutput, RateLimiterError>>,
     A: Future<Output = Result<Granted, RateLimiterError>>,
 {
     fn new(
+        world: &'a World,
         scenario: &'a Scenario,
         subject: &'a Arc<S>,
-        shared: &'a Arc<Shared>,
-        call: fn(&'a S, Operation<'a>) -> C,
+        call: fn(&'a S, Operation) -> C,
         acquire: fn(&'a S) -> A,
-    ) -> World<'a, S, C, A> {
-        World {
+    ) -> Simulation<'a, S, C, A> {
+        Simulation {
+            world,
             scenario,
             subject,
             call,
             acquire,
             spare_calls: Vec::new(),
             spare_acquires: Vec::new(),
-            shared,
             queue: EventQueue::new(),
             arrivals: arrivals(scenario),
             next_arrival: 0,
             planned: planned(scenario),
             next_planned: 0,
-            registered: Vec::new(),
             sleeping: vec![None; scenario.callers.len()],
             slots: (0..scenario.callers.len()).map(|_| Slot::Waiting).collect(),
             stats: Stats::default(),
@@ -373,7 +380,10 @@ where
                 break;
             }
             self.stats.events += 1;
-            self.shared.set_time(t);
+            self.world.move_to(Moment {
+                time: t,
+                reading: self.scenario.clock.reading(t),
+            });
             match event {
                 Event::Arrive(caller) => self.arrive(caller),
                 Event::Timer(caller, id) => self.fire(caller, id),
@@ -382,7 +392,7 @@ where
                 Event::Poll(caller) => self.poll(caller),
             }
         }
-        self.stats.simulated_ns = self.shared.time();
+        self.stats.simulated_ns = self.world.now().time;
     }
 
     /// The earliest event: of the arrivals, the other planned events and the queue, in that
@@ -411,8 +421,8 @@ where
         let config = self.scenario.config;
         self.stats.calls += 1;
         {
-            let at = self.shared.reading();
-            virtual_clock::record(Record::Start {
+            let at = self.world.now().reading;
+            self.world.record(Record::Start {
                 caller,
                 at,
                 kind: spec.kind,
@@ -425,10 +435,10 @@ where
             });
         }
         let subject: &'a S = self.subject;
-        let shared: &'a Shared = self.shared;
+        let world = self.world;
         match spec.kind {
             CallKind::TryAcquire => {
-                let result = on_turn(shared, caller, || {
+                let result = world.turn(caller, || {
                     catch_unwind(AssertUnwindSafe(|| subject.try_acquire()))
                 });
                 let outcome = match result {
@@ -442,8 +452,7 @@ where
                 self.end(caller, outcome);
             }
             CallKind::CallAsync => {
-                let op = spec.op;
-                let operation = Operation::new(shared, op);
+                let operation = Operation::new(spec.op);
                 let call = pinned(&mut self.spare_calls, (self.call)(subject, operation));
                 self.slots[caller as usize] = Slot::Async(Task::Call(call));
                 self.poll(caller);
@@ -455,14 +464,9 @@ where
             }
             CallKind::CallBlocking => {
                 let interrupt = Interrupt::new();
-                let call = blocking_call(
-                    Arc::clone(self.subject),
-                    Arc::clone(self.shared),
-                    interrupt.clone(),
-                    spec.op,
-                    config,
-                );
-                let (coroutine, handback) = on_turn(self.shared, caller, || Coroutine::start(call));
+                let call =
+                    blocking_call(Arc::clone(self.subject), interrupt.clone(), spec.op, config);
+                let (coroutine, handback) = world.turn(caller, || world.pool().start(call));
                 self.slots[caller as usize] = Slot::Blocking(coroutine, interrupt);
                 self.handed_back(caller, handback);
             }
@@ -475,7 +479,7 @@ where
         let Slot::Blocking(coroutine, _) = &mut self.slots[caller as usize] else {
             return;
         };
-        let handback = on_turn(self.shared, caller, || coroutine.wake(woken));
+        let handback = self.world.turn(caller, || coroutine.wake(woken));
         self.handed_back(caller, handback);
     }
 
@@ -487,7 +491,7 @@ where
                 if let Slot::Blocking(coroutine, _) =
                     std::mem::replace(&mut self.slots[caller as usize], Slot::Done)
                 {
-                    coroutine.release();
+                    self.world.pool().release(coroutine);
                 }
                 if let Some(message) = message {
                     self.panics.push((caller, message));
@@ -506,7 +510,7 @@ where
         };
         let config = &self.scenario.config;
         let mut context = Context::from_waker(Waker::noop());
-        let result = on_turn(self.shared, caller, || {
+        let result = self.world.turn(caller, || {
             catch_unwind(AssertUnwindSafe(|| task.poll(&mut context, config)))
         });
         // Ending a call schedules nothing, so the new timers may go first.
@@ -515,7 +519,7 @@ where
             Ok(Poll::Ready(outcome)) => self.end(caller, outcome),
             Ok(Poll::Pending) if slept => self.stats.waits += 1,
             Ok(Poll::Pending) => {
-                let now = self.shared.time();
+                let now = self.world.now().time;
                 self.schedule(now, Event::Poll(caller));
             }
             Err(payload) => {
@@ -528,18 +532,8 @@ where
     /// Moves the timers registered since the last step into the queue; whether there were
     /// any.
     fn enqueue_timers(&mut self) -> bool {
-        let Some(timer) = self.shared.take_registered() else {
-            return false;
-        };
-        self.enqueue(timer);
-        if self.shared.take_more_registered(&mut self.registered) {
-            let mut registered = std::mem::take(&mut self.registered);
-            for timer in registered.drain(..) {
-                self.enqueue(timer);
-            }
-            self.registered = registered;
-        }
-        true
+        let world = self.world;
+        world.take_timers(|timer| self.enqueue(timer))
     }
 
     fn enqueue(&mut self, timer: Timer) {
@@ -559,9 +553,9 @@ where
     fn resume(&mut self, caller: u32, result: Result<(), Interrupted>) {
         match &self.slots[caller as usize] {
             Slot::Async(_) => {
-                virtual_clock::wake(result);
+                self.world.wake(result);
                 self.poll(caller);
-                virtual_clock::woken();
+                self.world.woken();
             }
             Slot::Blocking(..) => self.wake_blocking(caller, result),
             Slot::Waiting | Slot::Done => {}
@@ -571,7 +565,7 @@ where
     fn interrupt(&mut self, caller: u32) {
         let pending = self.sleeping[caller as usize].take();
         if !matches!(self.slots[caller as usize], Slot::Waiting | Slot::Done) {
-            virtual_clock::record(Record::Interrupt {
+            self.world.record(Record::Interrupt {
                 caller,
                 sleeping: pending.is_some(),
             });
@@ -621,19 +615,18 @@ where
             Outcome::Cancelled | Outcome::Panicked { .. } | Outcome::Unfinished => {}
         }
         self.vacate(caller, Slot::Done);
-        let t = self.shared.time();
-        let at = self.shared.reading();
-        virtual_clock::record(Record::Finish {
+        let now = self.world.now();
+        self.world.record(Record::Finish {
             caller,
-            at,
-            t,
+            at: now.reading,
+            t: now.time,
             outcome,
         });
     }
 
     /// Ends every call still in flight (only when the event budget ran out), running the
-    /// coroutines of blocking callers to their end, and hands back the trace.
-    fn finish(mut self) -> Run {
+    /// coroutines of blocking callers to their end.
+    fn finish(mut self) -> Ended {
         for caller in 0..self.slots.len() {
             let caller = u32::try_from(caller).unwrap_or(u32::MAX);
             match std::mem::replace(&mut self.slots[caller as usize], Slot::Done) {
@@ -641,12 +634,12 @@ where
                     // Interrupted and resumed until its call ends: a coroutine dropped
                     // mid-call would be unwound by a panic of the coroutine library's own.
                     interrupt.interrupt();
-                    let shared = self.shared;
+                    let world = self.world;
                     while let Handback::Sleeping =
-                        on_turn(shared, caller, || coroutine.wake(Err(Interrupted)))
+                        world.turn(caller, || coroutine.wake(Err(Interrupted)))
                     {
                     }
-                    coroutine.release();
+                    world.pool().release(coroutine);
                     self.end(caller, Outcome::Unfinished);
                 }
                 Slot::Async(task) => {
@@ -656,9 +649,7 @@ where
                 Slot::Waiting | Slot::Done => {}
             }
         }
-        let records = virtual_clock::end_trace();
-        Run {
-            records,
+        Ended {
             stats: self.stats,
             out_of_budget: self.out_of_budget,
             panics: self.panics,
@@ -699,13 +690,12 @@ fn planned(scenario: &Scenario) -> Vec<(u64, Event)> {
 /// watching `interrupt`, with an operation that does as `op` says.
 fn blocking_call<S: Subject>(
     subject: Arc<S>,
-    shared: Arc<Shared>,
     interrupt: Interrupt,
     op: OpKind,
     config: Config,
 ) -> Call {
     Box::new(move || {
-        let operation = Operation::new(&shared, op);
+        let operation = Operation::new(op);
         let result = catch_unwind(AssertUnwindSafe(|| {
             subject.call_blocking(&interrupt, &mut || operation.run())
         }));
@@ -722,21 +712,6 @@ fn blocking_call<S: Subject>(
         };
         Handback::Done(outcome, message)
     })
-}
-
-/// Runs `f`, a call into the subject (or the resumption of a blocking caller's coroutine),
-/// as `caller`'s turn: the sleeps, events and operations it makes are `caller`'s, and the
-/// panic hook stays quiet about its panics, which the simulator catches and reports.
-fn on_turn<T>(shared: &Shared, caller: u32, f: impl FnOnce() -> T) -> T {
-    shared.set_current(caller);
-    let result = {
-        // Entered here rather than inside a coroutine, so that the flag's saves and restores
-        // stay nested however coroutines suspend.
-        let _quiet = Simulating::enter();
-        f()
-    };
-    shared.set_current(NO_CALLER);
-    result
 }
 
 fn failure(error: &RateLimiterError, config: &Config) -> Outcome {

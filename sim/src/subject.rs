@@ -4,14 +4,14 @@
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use std::cell::Cell;
 use std::panic::{self, PanicHookInfo};
 use std::sync::Once;
 
 use fixed_window::{Interrupt, RateLimiter, RateLimiterError};
 
 use crate::record::{OpKind, OpOutput, Record};
-use crate::virtual_clock::{self, Shared, VirtualClock};
+use crate::virtual_clock::VirtualClock;
+use crate::world::World;
 
 /// The payload of every panic the simulator causes on purpose (operations and listeners that
 /// panic). Any other payload caught from a call is a panic that escaped the limiter.
@@ -32,22 +32,24 @@ pub struct Granted {
 /// ran and returns (or panics) as its [`OpKind`] says. One concrete type, so handing it to a
 /// call costs no allocation.
 #[derive(Debug)]
-pub struct Operation<'a> {
-    shared: &'a Shared,
+pub struct Operation {
     kind: OpKind,
 }
 
-impl<'a> Operation<'a> {
-    pub(crate) fn new(shared: &'a Shared, kind: OpKind) -> Operation<'a> {
-        Operation { shared, kind }
+impl Operation {
+    pub(crate) fn new(kind: OpKind) -> Operation {
+        Operation { kind }
     }
 
-    /// Runs the operation for the caller being run, recording that it ran.
+    /// Runs the operation in the caller's turn, recording that it ran.
     pub(crate) fn run(&self) -> OpOutput {
-        let shared = self.shared;
-        virtual_clock::record(Record::OpRan {
-            caller: shared.current(),
-            at: shared.reading(),
+        World::with(|world| {
+            if let Some(at) = world.reading() {
+                world.record(Record::OpRan {
+                    caller: world.current(),
+                    at,
+                });
+            }
         });
         match self.kind {
             OpKind::Succeeds => OpOutput::Succeeded,
@@ -58,7 +60,7 @@ impl<'a> Operation<'a> {
     }
 }
 
-impl Future for Operation<'_> {
+impl Future for Operation {
     type Output = OpOutput;
 
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<OpOutput> {
@@ -73,10 +75,10 @@ impl Future for Operation<'_> {
 /// simulator is generic over it, so the futures are polled where they are, unboxed.
 pub trait Subject: Send + Sync + 'static {
     /// Runs `op` if a permit is granted, awaiting the clock's sleep for a later window.
-    fn call_async<'a>(
-        &'a self,
-        op: Operation<'a>,
-    ) -> impl Future<Output = Result<OpOutput, RateLimiterError>> + 'a;
+    fn call_async(
+        &self,
+        op: Operation,
+    ) -> impl Future<Output = Result<OpOutput, RateLimiterError>> + '_;
 
     /// Awaits a permit.
     fn acquire_async(&self) -> impl Future<Output = Result<Granted, RateLimiterError>> + '_;
@@ -101,10 +103,10 @@ pub trait Subject: Send + Sync + 'static {
 }
 
 impl Subject for RateLimiter<VirtualClock> {
-    fn call_async<'a>(
-        &'a self,
-        op: Operation<'a>,
-    ) -> impl Future<Output = Result<OpOutput, RateLimiterError>> + 'a {
+    fn call_async(
+        &self,
+        op: Operation,
+    ) -> impl Future<Output = Result<OpOutput, RateLimiterError>> + '_ {
         RateLimiter::call_async(self, op)
     }
 
@@ -133,37 +135,15 @@ impl Subject for RateLimiter<VirtualClock> {
     }
 }
 
-thread_local! {
-    /// Whether this thread is running a simulated call, whose panics the simulator catches
-    /// and reports itself.
-    static SIMULATING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Marks the current thread as running simulated calls until the guard is dropped: panics
-/// on it stay quiet, since the simulator catches and reports them.
-pub(crate) struct Simulating(bool);
-
-impl Simulating {
-    pub(crate) fn enter() -> Simulating {
-        Simulating(SIMULATING.with(|flag| flag.replace(true)))
-    }
-}
-
-impl Drop for Simulating {
-    fn drop(&mut self) {
-        SIMULATING.with(|flag| flag.set(self.0));
-    }
-}
-
 /// Installs, once per process, a panic hook that stays silent for [`SimulatedPanic`] and for
-/// panics on threads running simulated calls (the simulator catches and reports those), and
-/// hands every other panic to the hook that was there before.
+/// panics in a simulated caller's turn (the simulator catches and reports those), and hands
+/// every other panic to the hook that was there before.
 pub fn silence_simulated_panics() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info: &PanicHookInfo<'_>| {
-            let quiet = info.payload().is::<SimulatedPanic>() || SIMULATING.with(Cell::get);
+            let quiet = info.payload().is::<SimulatedPanic>() || World::in_a_turn();
             if !quiet {
                 previous(info);
             }

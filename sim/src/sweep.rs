@@ -58,6 +58,85 @@ impl Sweep {
     }
 }
 
+impl Sweep {
+    /// Which sweep this is, to be written into its summary and its trace: a reader can then
+    /// tell whether the two come from the same sweep. `command` runs the simulator on the
+    /// same limiter (`cargo xtask simulate`, with `--broken` for a broken one), `limiter`
+    /// names it, and `started` is when the sweep began, in seconds since the Unix epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::{Sweep, Target};
+    ///
+    /// let sweep = Sweep { seed: 7, scenarios: 1, shard: (0, 1), threads: 2, target: Target::Real, check_determinism: false };
+    /// let provenance = sweep.provenance("cargo xtask simulate", "real", 0);
+    /// assert_eq!(provenance.command, "cargo xtask simulate --seed 7 --scenarios 1");
+    /// assert_eq!(provenance.shard, "0/1");
+    /// ```
+    pub fn provenance(&self, command: &str, limiter: &str, started: u64) -> Provenance {
+        let (shard, shards) = self.shard;
+        let mut command = vec![
+            command.to_owned(),
+            format!("--seed {} --scenarios {}", self.seed, self.scenarios),
+        ];
+        if shards > 1 {
+            command.push(format!("--shard {shard}/{shards}"));
+        }
+        if self.check_determinism {
+            command.push("--check-determinism".to_owned());
+        }
+        Provenance {
+            seed: self.seed,
+            scenarios: self.scenarios,
+            shard: format!("{shard}/{shards}"),
+            limiter: limiter.to_owned(),
+            command: command.join(" "),
+            started,
+        }
+    }
+}
+
+/// Which sweep wrote a summary or a trace: its `sweep` object, and the trace's first line
+/// (`{"type":"sweep",…}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Provenance {
+    /// The sweep's seed.
+    pub seed: u64,
+    /// Scenarios in the whole sweep.
+    pub scenarios: u64,
+    /// The shard run, as `I/N`.
+    pub shard: String,
+    /// The limiter driven: `real`, or the name of a broken one.
+    pub limiter: String,
+    /// A command that runs the same sweep.
+    pub command: String,
+    /// When the sweep started, in seconds since the Unix epoch.
+    pub started: u64,
+}
+
+impl Provenance {
+    /// The trace's first line: `{"type":"sweep",…}` with every field.
+    ///
+    /// # Errors
+    ///
+    /// None in practice (strings and integers always serialise); serde's error otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::{Sweep, Target};
+    ///
+    /// let sweep = Sweep { seed: 7, scenarios: 1, shard: (0, 1), threads: 2, target: Target::Real, check_determinism: false };
+    /// let line = sweep.provenance("cargo xtask simulate", "real", 0).trace_line()?;
+    /// assert!(line.starts_with(r#"{"type":"sweep","seed":7,"scenarios":1,"#));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn trace_line(&self) -> serde_json::Result<String> {
+        serde_json::to_string(&crate::trace::TraceLine::Sweep(self.clone()))
+    }
+}
+
 /// `SplitMix64`'s finaliser: spreads nearby inputs over the whole range.
 fn split_mix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -1,26 +1,182 @@
-//! A run written as JSON Lines: one line for the scenario, one per event, one per call.
+//! The trace format: a run written as JSON Lines, one [`TraceLine`] a line. The simulator
+//! writes it ([`write_trace`]); the report reads it with the same types, so that a field
+//! renamed here is renamed for both.
 
 use std::io::{self, Write};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::clock_model::ClockKind;
 use crate::record::{CallKind, Outcome, Record};
 use crate::scenario::{Scenario, period_nanos};
 use crate::simulation::Run;
+use crate::sweep::Provenance;
+
+/// One line of a trace: `{"type":"…",…}`, `type` first, then the fields in the order below.
+///
+/// Nanosecond figures past `u64::MAX` (such as `Duration::MAX`) are written as `u64::MAX`.
+/// Instants (`at`, `start`, `end`) are the clock's readings in nanoseconds.
+///
+/// # Examples
+///
+/// A line reads back as it was written.
+///
+/// ```
+/// use fixed_window_sim::TraceLine;
+///
+/// let text = r#"{"type":"permitted","at":3,"caller":1,"remaining":0}"#;
+/// let line: TraceLine = serde_json::from_str(text)?;
+/// assert_eq!(line, TraceLine::Permitted { at: 3, caller: Some(1), remaining: 0 });
+/// assert_eq!(serde_json::to_string(&line)?, text);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TraceLine {
+    /// The first line of a sweep's trace file: which sweep wrote it.
+    Sweep(Provenance),
+    /// The first line of a scenario: its configuration.
+    Scenario {
+        /// The scenario's id, as `--replay` takes it.
+        id: String,
+        /// Permits per window.
+        limit: u32,
+        /// The window length.
+        period_ns: u64,
+        /// The start of window 0: the clock's reading when the limiter was made.
+        origin_ns: u64,
+        /// The limiter's `max_wait`.
+        max_wait_ns: u64,
+        /// The shape of the clock's readings.
+        clock: ClockKind,
+        /// How many callers the scenario has.
+        callers: usize,
+    },
+    /// The limiter emitted `Permitted` to its listeners.
+    Permitted {
+        /// The event's instant.
+        at: u64,
+        /// The caller being run when it was emitted, if one was.
+        caller: Option<u32>,
+        /// The event's `remaining`.
+        remaining: u32,
+    },
+    /// The limiter emitted `Rejected` to its listeners.
+    Rejected {
+        /// The event's instant.
+        at: u64,
+        /// The caller being run when it was emitted, if one was.
+        caller: Option<u32>,
+        /// The event's `retry_after`.
+        retry_after_ns: u64,
+    },
+    /// A caller began a sleep on the clock.
+    Sleep {
+        /// The reading when the sleep began.
+        at: u64,
+        /// The sleeping caller.
+        caller: u32,
+        /// The reading the sleep aims at.
+        until_ns: u64,
+    },
+    /// A caller's operation ran.
+    Op {
+        /// The reading when it ran.
+        at: u64,
+        /// The caller being run when it ran, if one was.
+        caller: Option<u32>,
+    },
+    /// The simulator interrupted a caller.
+    Interrupt {
+        /// The interrupted caller.
+        caller: u32,
+        /// Whether it was sleeping at that moment.
+        sleeping: bool,
+    },
+    /// A call ended.
+    Call {
+        /// The caller.
+        caller: u32,
+        /// The reading when the call began.
+        start: u64,
+        /// The reading when it ended.
+        end: u64,
+        /// How it ended; an operation's own panic counts as `permitted`, with `op_panicked`.
+        outcome: CallOutcome,
+        /// The call's own wait budget: the limiter's `max_wait`, or zero for `try_acquire`.
+        max_wait_ns: u64,
+        /// The entry point used (`None` for a call whose start the trace lacks).
+        kind: Option<CallKind>,
+        /// Whether the call was permitted and its operation then panicked.
+        op_panicked: bool,
+    },
+    /// A line of a type this version does not know, from a newer writer: readers skip it.
+    /// It is never written.
+    #[serde(other, skip_serializing)]
+    Unknown,
+}
+
+/// How a call ended, as a `call` line says: the name of its [`Outcome`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// Granted a permit.
+    Permitted,
+    /// Rejected.
+    Rejected,
+    /// Interrupted while it waited.
+    Interrupted,
+    /// Cancelled (its future dropped) while it waited.
+    Cancelled,
+    /// A panic that was not the operation's own escaped it.
+    Panicked,
+    /// The run ended before the call did.
+    Unfinished,
+}
+
+impl CallOutcome {
+    /// The name a trace gives it: `permitted`, `rejected`, `interrupted`, `cancelled`,
+    /// `panicked` or `unfinished`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::CallOutcome;
+    ///
+    /// assert_eq!(CallOutcome::Permitted.name(), "permitted");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            CallOutcome::Permitted => "permitted",
+            CallOutcome::Rejected => "rejected",
+            CallOutcome::Interrupted => "interrupted",
+            CallOutcome::Cancelled => "cancelled",
+            CallOutcome::Panicked => "panicked",
+            CallOutcome::Unfinished => "unfinished",
+        }
+    }
+}
+
+impl From<Outcome> for CallOutcome {
+    fn from(outcome: Outcome) -> CallOutcome {
+        match outcome {
+            Outcome::Permitted { .. } => CallOutcome::Permitted,
+            Outcome::Rejected { .. } => CallOutcome::Rejected,
+            Outcome::Interrupted => CallOutcome::Interrupted,
+            Outcome::Cancelled => CallOutcome::Cancelled,
+            Outcome::Panicked { .. } => CallOutcome::Panicked,
+            Outcome::Unfinished => CallOutcome::Unfinished,
+        }
+    }
+}
 
 fn saturate(n: u128) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
-/// Writes `run` of `scenario` to `out` as JSON Lines.
-///
-/// The first line describes the scenario:
-/// `{"type":"scenario","id":…,"limit":…,"period_ns":…,"origin_ns":…,"max_wait_ns":…,…}`.
-/// Then, in the order they happened, `permitted` (`at`, `caller`, `remaining`), `rejected`
-/// (`at`, `caller`, `retry_after_ns`), `sleep` (`at`, `caller`, `until_ns`), `op`, `interrupt`
-/// and, when a call ends, `call` (`caller`, `start`, `end`, `outcome`, `max_wait_ns`, `kind`).
-/// Nanosecond figures past `u64::MAX` (such as `Duration::MAX`) are written as `u64::MAX`.
+/// Writes `run` of `scenario` to `out` as JSON Lines: a [`TraceLine::Scenario`], then one
+/// line per record in the order things happened, a call's start folded into the
+/// [`TraceLine::Call`] that ends it.
 ///
 /// # Errors
 ///
@@ -29,18 +185,21 @@ fn saturate(n: u128) -> u64 {
 /// # Examples
 ///
 /// ```
-/// use fixed_window_sim::{Scenario, ScenarioId, Target, run, write_trace};
+/// use fixed_window_sim::{Scenario, ScenarioId, Target, TraceLine, run, write_trace};
 ///
 /// let scenario = Scenario::generate(&ScenarioId::seed(5));
 /// let mut out = Vec::new();
 /// write_trace(&mut out, &scenario, &run(&scenario, Target::Real)?)?;
 /// let first = String::from_utf8(out)?.lines().next().unwrap().to_owned();
-/// assert!(first.starts_with(r#"{"type":"scenario""#));
+/// assert!(matches!(
+///     serde_json::from_str(&first)?,
+///     TraceLine::Scenario { id, .. } if id == scenario.id.to_string()
+/// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::Result<()> {
     let config = &scenario.config;
-    let header = Line::Scenario {
+    let header = TraceLine::Scenario {
         id: scenario.id.to_string(),
         limit: config.limit,
         period_ns: period_nanos(config.period),
@@ -69,7 +228,7 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 caller,
                 at,
                 remaining,
-            } => Line::Permitted {
+            } => TraceLine::Permitted {
                 at,
                 caller,
                 remaining,
@@ -78,18 +237,18 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 caller,
                 at,
                 retry_after,
-            } => Line::Rejected {
+            } => TraceLine::Rejected {
                 at,
                 caller,
                 retry_after_ns: saturate(retry_after),
             },
-            Record::Sleep { caller, at, until } => Line::Sleep {
+            Record::Sleep { caller, at, until } => TraceLine::Sleep {
                 at,
                 caller,
                 until_ns: saturate(until),
             },
-            Record::OpRan { caller, at } => Line::Op { at, caller },
-            Record::Interrupt { caller, sleeping } => Line::Interrupt { caller, sleeping },
+            Record::OpRan { caller, at } => TraceLine::Op { at, caller },
+            Record::Interrupt { caller, sleeping } => TraceLine::Interrupt { caller, sleeping },
             Record::Finish {
                 caller,
                 at,
@@ -102,10 +261,10 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                     .unwrap_or((at, 0, None));
                 // The operation's own panic comes after a granted permit.
                 let (outcome, op_panicked) = match outcome {
-                    Outcome::Panicked { simulated: true } => ("permitted", true),
-                    other => (other.name(), false),
+                    Outcome::Panicked { simulated: true } => (CallOutcome::Permitted, true),
+                    other => (CallOutcome::from(other), false),
                 };
-                Line::Call {
+                TraceLine::Call {
                     caller,
                     start,
                     end: at,
@@ -121,54 +280,7 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
     Ok(())
 }
 
-/// One line of the trace; `type` comes first, then the fields in this order.
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Line {
-    Scenario {
-        id: String,
-        limit: u32,
-        period_ns: u64,
-        origin_ns: u64,
-        max_wait_ns: u64,
-        clock: ClockKind,
-        callers: usize,
-    },
-    Permitted {
-        at: u64,
-        caller: u32,
-        remaining: u32,
-    },
-    Rejected {
-        at: u64,
-        caller: u32,
-        retry_after_ns: u64,
-    },
-    Sleep {
-        at: u64,
-        caller: u32,
-        until_ns: u64,
-    },
-    Op {
-        at: u64,
-        caller: u32,
-    },
-    Interrupt {
-        caller: u32,
-        sleeping: bool,
-    },
-    Call {
-        caller: u32,
-        start: u64,
-        end: u64,
-        outcome: &'static str,
-        max_wait_ns: u64,
-        kind: Option<CallKind>,
-        op_panicked: bool,
-    },
-}
-
-fn write_line(out: &mut impl Write, line: &Line) -> io::Result<()> {
+fn write_line(out: &mut impl Write, line: &TraceLine) -> io::Result<()> {
     serde_json::to_writer(&mut *out, line)?;
     out.write_all(b"\n")
 }

@@ -1,8 +1,19 @@
-//! `cargo xtask bench`: the criterion benchmarks, ours beside the peers in one run.
+//! `cargo xtask bench`: the criterion benchmarks, ours beside the peers, in several runs, each
+//! kept with a manifest in `target/bench-runs/<n>/` for the report.
+//!
+//! The first run measures every benchmark; the others repeat only those the targets compare,
+//! so that each target's ratio comes from several runs, ours and the peer's measured minutes
+//! apart within each. One run of a contention bench on a shared machine decides nothing.
 
 use std::fs;
-use std::path::Path;
-use std::process::Stdio;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use fixed_window_reports::numbers::unix_now;
+use fixed_window_reports::targets::{self, RUNS_FOR_VERDICT};
+use fixed_window_reports::{
+    BenchRuns, CAS_RETRIES, Measurement, Mode, RunManifest, Scope, begin_run, record_run,
+};
 
 use crate::cargo::{Failure, cargo, run as run_step};
 use crate::report::target_dir;
@@ -10,10 +21,18 @@ use crate::report::target_dir;
 /// Flags of `cargo xtask bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A smoke run: a fraction of a second per benchmark, no plots. Figures from it are noise.
+    /// A smoke run: a fraction of a second per benchmark, no plots. Its figures are noise; the
+    /// report marks them as smoke data and gives them no verdict.
     #[arg(long)]
     pub quick: bool,
-    /// Flags for criterion, e.g. a filter such as `'^permit/'` (see `cargo xtask bench -- --help`).
+    /// Runs: the first of every benchmark, the others of the targets' benchmarks only. A
+    /// target's verdict needs this many at least.
+    #[arg(long, default_value_t = RUNS_FOR_VERDICT, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Only the benchmarks whose id matches this regular expression, e.g. `'^permit/'`.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Other flags for criterion (see `cargo xtask bench -- --help`); filter with `--filter`.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub rest: Vec<String>,
 }
@@ -32,26 +51,181 @@ const QUICK: [&str; 9] = [
     "--noplot",
 ];
 
-/// Runs the benchmarks in release mode, the limiters' then the simulator's throughput;
-/// results go to `target/criterion`. Then counts lost compare-and-set races (see
-/// [`count_retries`]) into `target/cas-retries.json`.
+/// Runs the benchmarks in release mode, `args.runs` times (see the module's documentation),
+/// each run recorded in `target/bench-runs/<n>/` (which is emptied first); the first run also
+/// measures the simulator's throughput and counts lost compare-and-set races (see
+/// [`count_retries`]).
 ///
 /// # Errors
 ///
-/// If a benchmark or the count fails to build or run.
+/// If a benchmark or the count fails to build or run, or a run cannot be recorded.
 pub fn run(args: &Args) -> Result<(), Failure> {
-    for (step, package, bench) in [
-        ("bench", "fixed-window-benches", "limiters"),
-        ("bench simulator", "fixed-window-sim", "throughput"),
-    ] {
-        let mut command = cargo(["bench", "-p", package, "--bench", bench, "--"]);
-        if args.quick {
-            command.args(QUICK);
-        }
-        command.args(&args.rest);
-        run_step(step, command)?;
+    let mode = if args.quick { Mode::Quick } else { Mode::Full };
+    let session = Session::start(command_line(args), mode, args.runs)?;
+    let every = criterion_args(args, args.filter.as_deref());
+    session.run(1, Scope::Every, &every, |run_dir| {
+        run_step(
+            "bench",
+            bench("bench", "fixed-window-benches", "limiters", &every),
+        )?;
+        run_step(
+            "bench simulator",
+            bench("bench", "fixed-window-sim", "throughput", &every),
+        )?;
+        count_retries(args.quick, &run_dir.join(CAS_RETRIES))
+    })?;
+    if args.runs < 2 {
+        return Ok(());
     }
-    count_retries(args.quick, &target_dir().join("cas-retries.json"))
+    // The targets' benchmarks that the first run measured, the filter having let them through.
+    let first = BenchRuns::load(&session.dir)
+        .map_err(|err| format!("cannot read the first run back: {err}"))?;
+    let measured: Vec<String> = first
+        .runs
+        .first()
+        .map(|run| run.results.iter().map(Measurement::id).collect())
+        .unwrap_or_default();
+    let repeated: Vec<String> = targets::bench_ids()
+        .into_iter()
+        .filter(|id| measured.contains(id))
+        .collect();
+    if repeated.is_empty() {
+        eprintln!(
+            "xtask: bench: the first run measured none of the targets' benchmarks; no more runs"
+        );
+        return Ok(());
+    }
+    let filter = targets::filter(repeated.iter().map(String::as_str));
+    let targets_only = criterion_args(args, Some(&filter));
+    for n in 2..=args.runs {
+        session.run(n, Scope::Targets, &targets_only, |_| {
+            run_step(
+                "bench targets",
+                bench("bench", "fixed-window-benches", "limiters", &targets_only),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The runs of one command: where they are kept and what their manifests say.
+struct Session {
+    /// `target/bench-runs`.
+    dir: PathBuf,
+    /// The command as typed.
+    command: String,
+    mode: Mode,
+    runs: u32,
+}
+
+impl Session {
+    /// Empties `target/bench-runs`: the report shows the runs of the latest command only.
+    fn start(command: String, mode: Mode, runs: u32) -> Result<Session, Failure> {
+        let dir = target_dir().join("bench-runs");
+        if dir.exists() {
+            fs::remove_dir_all(&dir)
+                .map_err(|err| format!("cannot empty {}: {err}", dir.display()))?;
+        }
+        Ok(Session {
+            dir,
+            command,
+            mode,
+            runs,
+        })
+    }
+
+    /// Run `n`: marks its start, lets `measure` run the benchmarks (given the run's
+    /// directory), then keeps what criterion wrote meanwhile, with the manifest.
+    fn run(
+        &self,
+        n: u32,
+        scope: Scope,
+        criterion_args: &[String],
+        measure: impl FnOnce(&Path) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        let run_dir = self.dir.join(n.to_string());
+        begin_run(&run_dir).map_err(|err| err.to_string())?;
+        eprintln!("xtask: bench: run {n} of {}", self.runs);
+        let started = unix_now();
+        measure(&run_dir)?;
+        let manifest = RunManifest {
+            run: n,
+            runs: self.runs,
+            command: self.command.clone(),
+            mode: self.mode,
+            scope,
+            criterion_args: criterion_args.to_vec(),
+            started,
+            finished: unix_now(),
+            cores: std::thread::available_parallelism()
+                .ok()
+                .map(std::num::NonZeroUsize::get),
+        };
+        let kept = record_run(&target_dir().join("criterion"), &run_dir, &manifest)
+            .map_err(|err| err.to_string())?;
+        eprintln!(
+            "xtask: bench: run {n} of {}: {kept} results kept in {}",
+            self.runs,
+            run_dir.display()
+        );
+        Ok(())
+    }
+}
+
+/// `cargo bench` of one bench target with criterion's `args`, in `profile`.
+fn bench(profile: &str, package: &str, target: &str, args: &[String]) -> Command {
+    let mut command = cargo([
+        "bench",
+        "--profile",
+        profile,
+        "-p",
+        package,
+        "--bench",
+        target,
+    ]);
+    command.arg("--").args(args);
+    command
+}
+
+/// criterion's flags for a run: the smoke settings if quick, the user's flags, the filter.
+fn criterion_args(args: &Args, filter: Option<&str>) -> Vec<String> {
+    let quick = QUICK.iter().filter(|_| args.quick).map(|&s| s.to_owned());
+    quick
+        .chain(args.rest.iter().cloned())
+        .chain(filter.map(str::to_owned))
+        .collect()
+}
+
+/// The command as a person would type it again.
+fn command_line(args: &Args) -> String {
+    let mut words = vec!["cargo xtask bench".to_owned()];
+    if args.quick {
+        words.push("--quick".to_owned());
+    }
+    if args.runs != RUNS_FOR_VERDICT {
+        words.push(format!("--runs {}", args.runs));
+    }
+    if let Some(filter) = &args.filter {
+        words.push(format!("--filter {}", quoted(filter)));
+    }
+    if !args.rest.is_empty() {
+        words.push("--".to_owned());
+        words.extend(args.rest.iter().map(|word| quoted(word)));
+    }
+    words.join(" ")
+}
+
+/// `word` as a shell reads it back: in single quotes unless it is plain.
+fn quoted(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// Counts the limiter's lost compare-and-set races with its own counter (feature `stats`,
@@ -89,7 +263,8 @@ fn count_retries(quick: bool, out: &Path) -> Result<(), Failure> {
     fs::write(out, &output.stdout).map_err(|err| format!("cannot write {}: {err}", out.display()))
 }
 
-/// The benchmarks' CI gate: every benchmark built and run briefly.
+/// The benchmarks' CI gate: every benchmark built and run briefly, recorded as one quick run
+/// (so the report renders from it, marked as smoke data).
 ///
 /// Built in the dev profile, whose dependencies the workspace's tests have already compiled,
 /// so the gate costs one crate's build instead of a release build of criterion and governor;
@@ -99,30 +274,62 @@ fn count_retries(quick: bool, out: &Path) -> Result<(), Failure> {
 ///
 /// # Errors
 ///
-/// If a benchmark fails to build or run.
+/// If a benchmark fails to build or run, or the run cannot be recorded.
 pub fn ci() -> Result<(), Failure> {
-    let mut command = cargo([
-        "bench",
-        "--profile",
-        "dev",
-        "-p",
-        "fixed-window-benches",
-        "--bench",
-        "limiters",
-        "--",
-    ]);
-    command.args(QUICK);
-    run_step("bench smoke", command)?;
-    let command = cargo([
-        "bench",
-        "--profile",
-        "dev",
-        "-p",
-        "fixed-window-sim",
-        "--bench",
-        "throughput",
-        "--",
-        "--test",
-    ]);
-    run_step("bench smoke simulator", command)
+    let session = Session::start("cargo xtask ci".to_owned(), Mode::Quick, 1)?;
+    let quick: Vec<String> = QUICK.iter().map(|&s| s.to_owned()).collect();
+    session.run(1, Scope::Every, &quick, |_| {
+        run_step(
+            "bench smoke",
+            bench("dev", "fixed-window-benches", "limiters", &quick),
+        )?;
+        run_step(
+            "bench smoke simulator",
+            bench(
+                "dev",
+                "fixed-window-sim",
+                "throughput",
+                &["--test".to_owned()],
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Args, command_line, criterion_args};
+
+    fn args(quick: bool, runs: u32, filter: Option<&str>, rest: &[&str]) -> Args {
+        Args {
+            quick,
+            runs,
+            filter: filter.map(str::to_owned),
+            rest: rest.iter().map(|&s| s.to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_recorded_command_is_the_one_typed() {
+        assert_eq!(
+            command_line(&args(false, 3, None, &[])),
+            "cargo xtask bench"
+        );
+        assert_eq!(
+            command_line(&args(true, 5, Some("^permit/"), &["--sample-size", "20"])),
+            "cargo xtask bench --quick --runs 5 --filter '^permit/' -- --sample-size 20"
+        );
+    }
+
+    #[test]
+    fn a_quick_run_passes_the_smoke_settings_and_the_filter_comes_last() {
+        let flags = criterion_args(
+            &args(true, 3, None, &["--noise-threshold", "0.1"]),
+            Some("^x$"),
+        );
+        assert_eq!(flags.first().map(String::as_str), Some("--warm-up-time"));
+        assert_eq!(flags.last().map(String::as_str), Some("^x$"));
+        assert!(flags.contains(&"--noise-threshold".to_owned()));
+        let full = criterion_args(&args(false, 3, None, &[]), None);
+        assert!(full.is_empty());
+    }
 }

@@ -15,9 +15,10 @@ pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), |dir| root.join(dir))
 }
 
-/// Renders `target/report/index.html` and its charts from `<target>/criterion`,
-/// `<target>/cas-retries.json` and the simulator's `target/sim`; inputs that are missing are
-/// named on the page.
+/// Renders `target/report/index.html` and its charts from the runs `cargo xtask bench`
+/// recorded in `<target>/bench-runs` (or, if there are none, criterion's latest results in
+/// `<target>/criterion`, shown as of unknown origin) and the simulator's `target/sim`; inputs
+/// that are missing are named on the page.
 ///
 /// # Errors
 ///
@@ -34,6 +35,8 @@ pub fn run(_args: &Args) -> Result<(), Failure> {
         "--",
     ]);
     command
+        .arg("--bench-runs")
+        .arg(target_dir().join("bench-runs"))
         .arg("--criterion")
         .arg(target_dir().join("criterion"))
         .arg("--cas-retries")

@@ -1,46 +1,40 @@
-//! Properties over random configurations and random clock steps, checked against a tiny model
-//! of the rules that shares no code with the crate (it counts in `u128`, so it cannot
-//! overflow where the crate must not).
+//! Properties over random configurations and random clock steps, checked against the rules as
+//! `fixed-window-spec` models them: exact in `u128`, sharing no code with the crate, so it
+//! cannot overflow where the crate must not, nor repeat the crate's bugs.
 
 use core::time::Duration;
 use std::collections::BTreeMap;
 
 use fixed_window::{Clock, Instant, ManualClock, RateLimiter};
+use fixed_window_spec::{Count, Decision, Grid, NEVER, Rules};
 use proptest::prelude::*;
 
-/// The rules, written as plainly as possible.
+/// A `try_acquire` as the spec decides it.
 struct Model {
-    origin: u128,
-    period: u128,
-    limit: u32,
-    window: u128,
-    used: u32,
+    rules: Rules,
+    count: Count,
 }
 
 impl Model {
-    fn new(origin: u64, period: u64, limit: u32) -> Model {
-        Model {
-            origin: origin.into(),
-            period: period.into(),
-            limit,
-            window: 0,
-            used: 0,
-        }
+    fn new(origin: u64, period: u64, limit: u32) -> Option<Model> {
+        let rules = Rules::new(origin.into(), limit, period.into(), 0)?;
+        Some(Model {
+            rules,
+            count: Count::new(),
+        })
     }
 
     /// `Ok(remaining)` or `Err(retry_after in ns, None if the next window never opens)`.
     fn try_acquire(&mut self, now: u64) -> Result<u32, Option<u128>> {
         let now = u128::from(now);
-        if now >= self.origin + (self.window + 1) * self.period {
-            self.window = (now - self.origin) / self.period;
-            self.used = 0;
+        // `try_acquire` never waits: its deadline is its reading.
+        let decision = self.rules.decide(&self.count, now, now);
+        self.count.apply(decision);
+        match decision {
+            Decision::Permit { remaining, .. } => Ok(remaining),
+            Decision::Reject { retry_after } => Err((retry_after != NEVER).then_some(retry_after)),
+            Decision::Wait { until } => Err(Some(until - now)),
         }
-        if self.used < self.limit {
-            self.used += 1;
-            return Ok(self.limit - self.used);
-        }
-        let next = self.origin + (self.window + 1) * self.period;
-        Err((next <= u128::from(u64::MAX)).then(|| next - now))
     }
 }
 
@@ -85,7 +79,7 @@ proptest! {
         let limiter = RateLimiter::of("prop", limit, Duration::from_nanos(period))
             .unwrap()
             .with_clock(clock.clone());
-        let mut model = Model::new(start, period, limit);
+        let mut model = Model::new(start, period, limit).unwrap();
         let mut now = start;
         for step in steps {
             match step {
@@ -116,12 +110,12 @@ proptest! {
         let limiter = RateLimiter::of("prop", limit, Duration::from_nanos(period))
             .unwrap()
             .with_clock(clock.clone());
-        // Per window index (computed here from origin and period): (calls, permits).
-        let mut windows: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
+        // Per window index (from the spec's grid): (calls, permits).
+        let grid = Grid::checked(start.into(), period.into()).unwrap();
+        let mut windows: BTreeMap<u128, (u32, u32)> = BTreeMap::new();
         for (forward, calls) in steps {
             clock.advance(Duration::from_nanos(forward));
-            let now = clock.now().as_nanos();
-            let window = windows.entry((now - start) / period).or_default();
+            let window = windows.entry(grid.index_of(clock.now().as_nanos().into())).or_default();
             for _ in 0..calls {
                 window.0 += 1;
                 window.1 += u32::from(limiter.try_acquire().is_ok());

@@ -28,7 +28,7 @@ pub fn wait_histogram<'a>(calls: impl IntoIterator<Item = &'a Call>) -> Result<S
     let outcomes = ["permitted", "rejected", "interrupted", "cancelled"];
     let mut counts = vec![vec![0u64; bins]; outcomes.len()];
     for call in calls {
-        let Some(series) = outcomes.iter().position(|&o| o == call.outcome) else {
+        let Some(series) = outcomes.iter().position(|&o| o == call.outcome.name()) else {
             continue;
         };
         let fraction = call.waited_ns() as f64 / call.max_wait_ns as f64;

@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 
 use super::{ChartError, SIZE, Svg, draw_legend};
-use crate::sim_trace::Scenario;
+use crate::sim_trace::{Scenario, window_index};
 
 /// How many consecutive windows the per-window chart shows, from the first with a permit.
 pub const WINDOWS_SHOWN: u64 = 60;
@@ -89,24 +89,24 @@ pub fn permits_per_window(scenario: &Scenario) -> Result<Svg, ChartError> {
 ///
 /// If plotters cannot draw the chart.
 pub fn permits_near_boundaries(scenario: &Scenario) -> Result<Svg, ChartError> {
-    let period = scenario.period_ns.max(1);
+    let grid = scenario.grid();
     let Some(&first_at) = scenario.permits.iter().min() else {
         return Err(ChartError("the scenario has no permits".to_owned()));
     };
-    let first_window = first_at.saturating_sub(scenario.origin_ns) / period;
-    let window_start = |index: u64| scenario.origin_ns + index * period;
+    let first_window = window_index(&grid, first_at);
+    let first_start = grid.start(u128::from(first_window));
     let mut rank = std::collections::BTreeMap::<u64, u32>::new();
     let mut points = Vec::new();
     let mut sorted = scenario.permits.clone();
     sorted.sort_unstable();
     for at in sorted {
-        let index = at.saturating_sub(scenario.origin_ns) / period;
+        let index = window_index(&grid, at);
         if index - first_window >= BOUNDARY_WINDOWS {
             break;
         }
         let r = rank.entry(index).or_default();
         *r += 1;
-        let x = (at - window_start(first_window)) as f64 / period as f64;
+        let x = (u128::from(at) - first_start) as f64 / grid.period() as f64;
         points.push((x, *r));
     }
     let y_max = scenario

@@ -1,6 +1,8 @@
 //! Traces and results of broken limiters: the page must flag each breach.
 
-use fixed_window_reports::{BenchResults, Inputs, Measurement, Trace, render};
+use fixed_window_reports::{Inputs, Mode, Trace, render};
+
+use crate::fixtures;
 
 fn with_trace(text: &str) -> String {
     render(&Inputs {
@@ -13,7 +15,7 @@ fn with_trace(text: &str) -> String {
 #[test]
 fn a_limiter_that_grants_past_the_limit_is_flagged_on_the_window_chart() {
     let html = with_trace(concat!(
-        r#"{"type":"scenario","id":"over","limit":2,"period_ns":100,"origin_ns":0,"max_wait_ns":0}"#,
+        r#"{"type":"scenario","id":"over","limit":2,"period_ns":100,"origin_ns":0,"max_wait_ns":0,"clock":"ordinary","callers":5}"#,
         "\n",
         r#"{"type":"permitted","at":1,"caller":1,"remaining":1}"#,
         "\n",
@@ -33,11 +35,11 @@ fn a_limiter_that_grants_past_the_limit_is_flagged_on_the_window_chart() {
 #[test]
 fn a_limiter_that_keeps_callers_past_max_wait_is_flagged_on_the_wait_chart() {
     let html = with_trace(concat!(
-        r#"{"type":"scenario","id":"late","limit":1,"period_ns":100,"origin_ns":0,"max_wait_ns":50}"#,
+        r#"{"type":"scenario","id":"late","limit":1,"period_ns":100,"origin_ns":0,"max_wait_ns":50,"clock":"ordinary","callers":3}"#,
         "\n",
-        r#"{"type":"call","caller":1,"start":0,"end":10,"outcome":"permitted","max_wait_ns":50}"#,
+        r#"{"type":"call","caller":1,"start":0,"end":10,"outcome":"permitted","max_wait_ns":50,"kind":"call_async","op_panicked":false}"#,
         "\n",
-        r#"{"type":"call","caller":2,"start":10,"end":100,"outcome":"permitted","max_wait_ns":50}"#,
+        r#"{"type":"call","caller":2,"start":10,"end":100,"outcome":"permitted","max_wait_ns":50,"kind":"call_async","op_panicked":false}"#,
         "\n",
     ));
     assert!(
@@ -48,26 +50,16 @@ fn a_limiter_that_keeps_callers_past_max_wait_is_flagged_on_the_wait_chart() {
 
 #[test]
 fn a_slower_limiter_misses_its_target_and_says_by_how_much() {
-    let mut results = BenchResults::default();
-    for (function, ns) in [("ours-system", 30.0), ("governor-default", 20.0)] {
-        results.insert(Measurement {
-            group: "permit".into(),
-            function: function.into(),
-            parameter: None,
-            median_ns: ns,
-            interval_ns: (ns, ns),
-            elements: None,
-        });
-    }
+    let runs = fixtures::permit_runs(Mode::Full, &[(30.0, 20.0), (31.0, 20.0), (29.0, 20.0)]);
     let html = render(&Inputs {
-        bench: Some(results),
+        bench: Some(runs),
         ..Inputs::default()
     })
     .html;
-    // 1.5× against a 0.9× target: missed by 67 %.
+    // 1.5× at the median against a 1.0× target: missed by 50 %.
     assert!(
         html.contains(
-            "<td>1.50×</td><td>≤ 0.9×</td><td><span class=\"miss\">missed by 67 %</span>"
+            "<td>1.50×</td><td>1.45×–1.55×</td><td>3</td><td>≤ 1.0×</td><td class=\"miss\">missed by 50 %</td>"
         ),
         "{html}"
     );

@@ -1,20 +1,33 @@
-//! Paths to the shipped fixtures, and a scratch directory per test.
+//! Paths to the shipped fixtures, a scratch directory per test, and benchmark runs built in
+//! memory.
 
 use std::path::PathBuf;
 
-use fixed_window_reports::Paths;
+use fixed_window_reports::{
+    BenchResults, BenchRun, BenchRuns, Measurement, Mode, Paths, RunManifest, Scope, Source,
+};
 
 /// The fixtures directory.
 pub fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// The complete fixture inputs: criterion results of a smoke run and a small simulator run.
+/// The complete fixture inputs: three recorded runs of `cargo xtask bench` (the first of
+/// every benchmark, the others of the targets' only) and a small simulator sweep.
 pub fn complete() -> Paths {
     Paths {
+        bench_runs: dir().join("bench-runs"),
         criterion: dir().join("criterion"),
         cas_retries: dir().join("cas-retries.json"),
         sim: dir().join("sim"),
+    }
+}
+
+/// The fixture inputs without recorded runs: criterion's latest results, of unknown origin.
+pub fn unrecorded() -> Paths {
+    Paths {
+        bench_runs: dir().join("no-such-directory"),
+        ..complete()
     }
 }
 
@@ -24,4 +37,68 @@ pub fn scratch(test: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     dir
+}
+
+/// A measurement of `group/function` (with a thread count as `parameter`, if any).
+pub fn measurement(group: &str, function: &str, parameter: Option<&str>, ns: f64) -> Measurement {
+    Measurement {
+        group: group.into(),
+        function: function.into(),
+        parameter: parameter.map(Into::into),
+        median_ns: ns,
+        interval_ns: (ns, ns),
+        elements: parameter.and_then(|p| p.parse().ok()),
+    }
+}
+
+/// Recorded runs of `mode`, one per entry of `each`: the measurements of that run.
+pub fn runs(mode: Mode, each: &[Vec<Measurement>]) -> BenchRuns {
+    let total = u32::try_from(each.len()).expect("a few runs");
+    let runs = (1..=total)
+        .zip(each)
+        .map(|(run, measurements)| {
+            let mut results = BenchResults::default();
+            for m in measurements {
+                results.insert(m.clone());
+            }
+            BenchRun {
+                manifest: Some(RunManifest {
+                    run,
+                    runs: total,
+                    command: "cargo xtask bench".into(),
+                    mode,
+                    scope: if run == 1 {
+                        Scope::Every
+                    } else {
+                        Scope::Targets
+                    },
+                    criterion_args: Vec::new(),
+                    started: 1_750_000_000 + u64::from(run) * 100,
+                    finished: 1_750_000_090 + u64::from(run) * 100,
+                    cores: Some(2),
+                }),
+                results,
+                cas_retries: None,
+            }
+        })
+        .collect();
+    BenchRuns {
+        runs,
+        source: Source::Recorded("target/bench-runs".into()),
+        skipped: Vec::new(),
+    }
+}
+
+/// One run of `mode` per pair, in which ours and governor's permit path take the pair's ns.
+pub fn permit_runs(mode: Mode, pairs: &[(f64, f64)]) -> BenchRuns {
+    let each: Vec<Vec<Measurement>> = pairs
+        .iter()
+        .map(|&(ours, peer)| {
+            vec![
+                measurement("permit", "ours-system", None, ours),
+                measurement("permit", "governor-default", None, peer),
+            ]
+        })
+        .collect();
+    runs(mode, &each)
 }

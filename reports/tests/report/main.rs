@@ -1,8 +1,16 @@
 //! The report rendered from shipped fixtures: complete inputs, missing inputs, unreadable
-//! inputs, and traces of broken limiters that the page must flag.
+//! inputs, quick and unrecorded runs, summaries and traces of different sweeps, and traces of
+//! broken limiters that the page must flag; and the pieces the page is built from.
 
+mod bench_ids;
 mod broken;
 mod fixtures;
 mod missing;
+mod numbers;
+mod quick;
+mod recording;
 mod render;
+mod same_sweep;
+mod spread;
 mod sweep;
+mod table;

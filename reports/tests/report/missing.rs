@@ -8,16 +8,17 @@ use crate::fixtures;
 fn with_no_inputs_the_page_names_each_missing_one() {
     let empty = fixtures::scratch("no-inputs");
     let inputs = Inputs::gather(&Paths {
+        bench_runs: empty.join("bench-runs"),
         criterion: empty.join("criterion"),
         cas_retries: empty.join("cas-retries.json"),
         sim: empty.join("sim"),
     });
-    assert_eq!(inputs.missing.len(), 4, "{:?}", inputs.missing);
+    assert_eq!(inputs.missing.len(), 3, "{:?}", inputs.missing);
     let report = render(&inputs);
     assert!(report.charts.is_empty());
     assert!(report.html.contains("run <code>cargo xtask bench</code>"));
+    assert!(report.html.contains("neither"));
     assert!(report.html.contains("summary.json: not found"));
-    assert!(report.html.contains("cas-retries.json: No such file"));
     assert!(report.html.contains("trace.jsonl: not found"));
 }
 
@@ -29,8 +30,7 @@ fn an_unreadable_benchmark_file_is_reported_by_path() {
     std::fs::write(new.join("benchmark.json"), "{not json").expect("a file");
     let inputs = Inputs::gather(&Paths {
         criterion: dir.join("criterion"),
-        cas_retries: fixtures::dir().join("cas-retries.json"),
-        sim: fixtures::dir().join("sim"),
+        ..fixtures::unrecorded()
     });
     assert!(inputs.bench.is_none());
     assert_eq!(inputs.missing.len(), 1);
@@ -42,18 +42,51 @@ fn an_unreadable_benchmark_file_is_reported_by_path() {
 }
 
 #[test]
+fn an_unreadable_run_manifest_is_reported_by_path() {
+    let dir = fixtures::scratch("bad-manifest");
+    std::fs::create_dir_all(dir.join("1")).expect("a directory");
+    std::fs::write(dir.join("1/run.json"), "{\"run\": 1}").expect("a file");
+    let inputs = Inputs::gather(&Paths {
+        bench_runs: dir.clone(),
+        ..fixtures::complete()
+    });
+    assert!(
+        inputs
+            .missing
+            .iter()
+            .any(|m| m.contains("run.json is not a run's manifest: missing field")),
+        "{:?}",
+        inputs.missing
+    );
+}
+
+#[test]
+fn without_recorded_runs_the_retry_counts_of_unknown_origin_are_read() {
+    let dir = fixtures::scratch("no-retries");
+    let inputs = Inputs::gather(&Paths {
+        cas_retries: dir.join("cas-retries.json"),
+        ..fixtures::unrecorded()
+    });
+    assert_eq!(inputs.missing.len(), 1, "{:?}", inputs.missing);
+    assert!(
+        render(&inputs)
+            .html
+            .contains("cas-retries.json: No such file")
+    );
+}
+
+#[test]
 fn an_unreadable_summary_and_trace_lines_are_reported_not_fatal() {
     let dir = fixtures::scratch("bad-sim");
     std::fs::write(dir.join("summary.json"), "[1, 2]").expect("a file");
     std::fs::write(
         dir.join("trace.jsonl"),
-        "garbage\n{\"type\":\"permitted\",\"at\":1}\n",
+        "garbage\n{\"type\":\"permitted\",\"at\":1,\"caller\":0,\"remaining\":0}\n",
     )
     .expect("a file");
     let inputs = Inputs::gather(&Paths {
-        criterion: fixtures::dir().join("criterion"),
-        cas_retries: fixtures::dir().join("cas-retries.json"),
         sim: dir,
+        ..fixtures::complete()
     });
     let report = render(&inputs);
     assert!(report.html.contains("not a JSON object"));

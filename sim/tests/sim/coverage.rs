@@ -102,7 +102,9 @@ fn note(seen: &mut BTreeSet<&'static str>, scenario: &Scenario, records: &[Recor
             }
             Record::Rejected { caller, at, .. } => {
                 mark(
-                    last_sleep[caller as usize].is_some_and(|slept| at <= slept),
+                    caller
+                        .and_then(|caller| last_sleep[caller as usize])
+                        .is_some_and(|slept| at <= slept),
                     "rejected because the clock did not move across a sleep",
                 );
                 mark(panics_on_next_event(), "listener panicked on a rejection");

@@ -53,7 +53,7 @@ fn second_after_first_permit(first_max_wait: u128, at: u64, max_wait: u128) -> V
 fn permitted(caller: u32, at: u64, remaining: u32) -> [Record; 2] {
     [
         Record::Permitted {
-            caller,
+            caller: Some(caller),
             at,
             remaining,
         },
@@ -109,7 +109,7 @@ fn a_rejection_with_a_free_permit_is_false() {
     let records = vec![
         start(0, 100, 0),
         Record::Rejected {
-            caller: 0,
+            caller: Some(0),
             at: 100,
             retry_after: 10,
         },
@@ -131,7 +131,7 @@ fn a_wrong_retry_after_breaks_events_and_alignment() {
     let s = scenario(1, 10, 0, 2);
     let mut records = second_after_first_permit(0, 103, 0);
     records.push(Record::Rejected {
-        caller: 1,
+        caller: Some(1),
         at: 103,
         retry_after: 8,
     });
@@ -183,10 +183,35 @@ fn an_operation_without_a_permit_breaks_the_operation_rule() {
             max_wait: 0,
             op: OpKind::Succeeds,
         },
-        Record::OpRan { caller: 0, at: 100 },
+        Record::OpRan {
+            caller: Some(0),
+            at: 100,
+        },
     ];
     let found = broken(&check(&s, &trace(records)));
     assert!(found.contains(&Invariant::Operation) && found.contains(&Invariant::Liveness));
+}
+
+#[test]
+fn an_event_outside_any_callers_turn_breaks_events_and_names_no_caller() {
+    let s = scenario(1, 10, 0, 1);
+    let mut records = vec![start(0, 100, 0)];
+    records.extend(permitted(0, 100, 0));
+    records.insert(
+        1,
+        Record::Rejected {
+            caller: None,
+            at: 100,
+            retry_after: 10,
+        },
+    );
+    let violations = check(&s, &trace(records));
+    assert_eq!(broken(&violations), [Invariant::Events]);
+    assert_eq!(violations[0].caller, None);
+    assert_eq!(
+        violations[0].to_string(),
+        "events (record 1): a record outside any call"
+    );
 }
 
 #[test]

@@ -1,0 +1,384 @@
+//! The shared limiter (`fixed-window-redis`) against a local `redis-server` the benchmark
+//! starts (loopback, persistence off), beside the two patterns most deployments use and the
+//! in-process limiter, in one run:
+//!
+//! - `redis-permit/<function>/<callers>`: a permitted attempt, wall time per attempt with
+//!   `callers` concurrent (so its inverse is the throughput of them all together):
+//!   - `shared`: `SharedRateLimiter::try_acquire_async` (tasks) or `try_acquire` (threads),
+//!     one `EVALSHA` of the script;
+//!   - `envoy`: envoy's ratelimit pattern, `INCRBY` and `EXPIRE` pipelined in one round trip,
+//!     the window's index (from the client's clock) in the key;
+//!   - `naive`: `INCR`, then `EXPIRE` in a second round trip when the count is 1;
+//!   - `in-process`: core's `RateLimiter::try_acquire`, no network at all.
+//!
+//!   `callers` is `1-task` or `16-tasks` (tokio tasks on a two-worker runtime, all over one
+//!   `ConnectionManager`), or `4-threads` (blocking calls from four OS threads over one
+//!   limiter).
+//! - `redis-rejection/<function>/1-task`: an attempt on a full window, `local` (the window
+//!   is remembered as full: no round trip) or `round-trip` (local memory off: the server says
+//!   so every time).
+//!
+//! Latency percentiles: every attempt's own duration is recorded as it runs, and when the
+//! run ends p50 and p99 per benchmark go to `target/redis-latency.json`
+//! (`{"<group>/<function>/<callers>": {"p50_ns": …, "p99_ns": …, "samples": …}}`).
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, measurement::WallTime};
+use fixed_window::RateLimiter;
+use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+use redis::aio::ConnectionManager;
+use tokio::runtime::Runtime;
+
+/// Enough permits that no benchmark runs out: a window of an hour and `u32::MAX` permits.
+const OPEN: u32 = u32::MAX;
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// The attempts' durations, per benchmark.
+type Latencies = Arc<Mutex<BTreeMap<String, Vec<u64>>>>;
+
+struct Setup {
+    _server: RedisServer,
+    runtime: Runtime,
+    client: redis::Client,
+    latencies: Latencies,
+}
+
+fn setup() -> Setup {
+    let server = RedisServer::start().expect("start redis-server (Debian package redis-server)");
+    let client = server.client().expect("a client for the local server");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    Setup {
+        _server: server,
+        runtime,
+        client,
+        latencies: Latencies::default(),
+    }
+}
+
+fn record(latencies: &Latencies, id: &str, samples: Vec<u64>) {
+    latencies
+        .lock()
+        .expect("latencies")
+        .entry(id.to_owned())
+        .or_default()
+        .extend(samples);
+}
+
+/// One way of making a permitted attempt from a task.
+#[derive(Clone)]
+enum Pattern {
+    Shared(Arc<SharedRateLimiter>),
+    Envoy(ConnectionManager),
+    Naive(ConnectionManager),
+}
+
+impl Pattern {
+    async fn attempt(&mut self, key: &str) {
+        match self {
+            Pattern::Shared(limiter) => {
+                black_box(limiter.try_acquire_async(key).await.expect("a permit"));
+            }
+            Pattern::Envoy(connection) => {
+                let window = unix_seconds() / HOUR.as_secs();
+                let key = format!("envoy:{key}:{window}");
+                let (count, _): (i64, bool) = redis::pipe()
+                    .cmd("INCRBY")
+                    .arg(&key)
+                    .arg(1)
+                    .cmd("EXPIRE")
+                    .arg(&key)
+                    .arg(HOUR.as_secs())
+                    .query_async(connection)
+                    .await
+                    .expect("INCRBY and EXPIRE");
+                black_box(count);
+            }
+            Pattern::Naive(connection) => {
+                let window = unix_seconds() / HOUR.as_secs();
+                let key = format!("naive:{key}:{window}");
+                let count: i64 = redis::cmd("INCR")
+                    .arg(&key)
+                    .query_async(connection)
+                    .await
+                    .expect("INCR");
+                if count == 1 {
+                    redis::cmd("EXPIRE")
+                        .arg(&key)
+                        .arg(HOUR.as_secs())
+                        .exec_async(connection)
+                        .await
+                        .expect("EXPIRE");
+                }
+                black_box(count);
+            }
+        }
+    }
+}
+
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// `iters` attempts spread over `tasks` concurrent tasks; the wall time of them all.
+fn bench_tasks(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    setup: &Setup,
+    function: &str,
+    tasks: usize,
+    pattern: &Pattern,
+) {
+    let callers = if tasks == 1 {
+        "1-task".to_owned()
+    } else {
+        format!("{tasks}-tasks")
+    };
+    let id = format!("{}/{function}/{callers}", "redis-permit");
+    group.bench_function(BenchmarkId::new(function, &callers), |b| {
+        b.iter_custom(|iters| {
+            let per_task = iters.div_ceil(tasks as u64);
+            setup.runtime.block_on(async {
+                let began = Instant::now();
+                let handles: Vec<_> = (0..tasks)
+                    .map(|_| {
+                        let mut pattern = pattern.clone();
+                        tokio::spawn(async move {
+                            let mut samples = Vec::with_capacity(capacity(per_task));
+                            for _ in 0..per_task {
+                                let start = Instant::now();
+                                pattern.attempt("hot").await;
+                                samples.push(elapsed_nanos(start));
+                            }
+                            samples
+                        })
+                    })
+                    .collect();
+                for handle in handles {
+                    record(&setup.latencies, &id, handle.await.expect("a task"));
+                }
+                scaled(began.elapsed(), iters, per_task * tasks as u64)
+            })
+        });
+    });
+}
+
+/// `iters` blocking attempts spread over `threads` threads on one limiter.
+fn bench_threads(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    setup: &Setup,
+    limiter: &Arc<SharedRateLimiter>,
+    threads: usize,
+) {
+    let callers = format!("{threads}-threads");
+    let id = format!("redis-permit/shared/{callers}");
+    group.bench_function(BenchmarkId::new("shared", &callers), |b| {
+        b.iter_custom(|iters| {
+            let per_thread = iters.div_ceil(threads as u64);
+            let began = Instant::now();
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut samples = Vec::with_capacity(capacity(per_thread));
+                            for _ in 0..per_thread {
+                                let start = Instant::now();
+                                black_box(limiter.try_acquire("hot").expect("a permit"));
+                                samples.push(elapsed_nanos(start));
+                            }
+                            samples
+                        })
+                    })
+                    .collect();
+                for handle in handles {
+                    record(&setup.latencies, &id, handle.join().expect("a thread"));
+                }
+            });
+            scaled(began.elapsed(), iters, per_thread * threads as u64)
+        });
+    });
+}
+
+/// Single-threaded, blocking: `iters` attempts, each timed.
+fn bench_sequential(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    latencies: &Latencies,
+    id: (&str, &str),
+    mut attempt: impl FnMut(),
+) {
+    let (group_name, function) = id;
+    let id = format!("{group_name}/{function}/1-task");
+    group.bench_function(BenchmarkId::new(function, "1-task"), |b| {
+        b.iter_custom(|iters| {
+            let mut samples = Vec::with_capacity(capacity(iters));
+            let began = Instant::now();
+            for _ in 0..iters {
+                let start = Instant::now();
+                attempt();
+                samples.push(elapsed_nanos(start));
+            }
+            let total = began.elapsed();
+            record(latencies, &id, samples);
+            total
+        });
+    });
+}
+
+/// The time `iters` attempts take, from the time `done` (at least `iters`) took.
+fn scaled(took: Duration, iters: u64, done: u64) -> Duration {
+    let nanos = took.as_nanos() * u128::from(iters) / u128::from(done.max(1));
+    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+}
+
+fn capacity(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(0)
+}
+
+fn elapsed_nanos(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn bench_all(c: &mut Criterion) {
+    let setup = setup();
+    let (shared, manager) = setup.runtime.block_on(async {
+        let config = Config::of("bench", OPEN, HOUR).expect("config");
+        let limiter = SharedRateLimiter::connect(config, setup.client.clone())
+            .await
+            .expect("connect");
+        let manager = ConnectionManager::new(setup.client.clone())
+            .await
+            .expect("connect");
+        (Arc::new(limiter), manager)
+    });
+    let blocking = Arc::new(
+        SharedRateLimiter::connect_blocking(
+            Config::of("bench-threads", OPEN, HOUR).expect("config"),
+            setup.client.clone(),
+        )
+        .expect("connect"),
+    );
+
+    let mut group = c.benchmark_group("redis-permit");
+    for tasks in [1, 16] {
+        bench_tasks(
+            &mut group,
+            &setup,
+            "shared",
+            tasks,
+            &Pattern::Shared(Arc::clone(&shared)),
+        );
+        bench_tasks(
+            &mut group,
+            &setup,
+            "envoy",
+            tasks,
+            &Pattern::Envoy(manager.clone()),
+        );
+        bench_tasks(
+            &mut group,
+            &setup,
+            "naive",
+            tasks,
+            &Pattern::Naive(manager.clone()),
+        );
+    }
+    bench_threads(&mut group, &setup, &blocking, 4);
+    let in_process = RateLimiter::of("bench", OPEN, HOUR).expect("config");
+    bench_sequential(
+        &mut group,
+        &setup.latencies,
+        ("redis-permit", "in-process"),
+        || {
+            black_box(in_process.try_acquire().expect("a permit"));
+        },
+    );
+    group.finish();
+
+    let full = |name: &'static str, memory: usize| {
+        let config = Config::of(name, 1, HOUR)
+            .expect("config")
+            .with_local_memory(memory);
+        let limiter =
+            SharedRateLimiter::connect_blocking(config, setup.client.clone()).expect("connect");
+        limiter.try_acquire("full").expect("the one permit");
+        limiter
+    };
+    let local = full("bench-local", 16);
+    let remote = full("bench-remote", 0);
+    let mut group = c.benchmark_group("redis-rejection");
+    bench_sequential(
+        &mut group,
+        &setup.latencies,
+        ("redis-rejection", "local"),
+        || {
+            black_box(local.try_acquire("full").expect_err("a full window"));
+        },
+    );
+    bench_sequential(
+        &mut group,
+        &setup.latencies,
+        ("redis-rejection", "round-trip"),
+        || {
+            black_box(remote.try_acquire("full").expect_err("a full window"));
+        },
+    );
+    group.finish();
+
+    write_percentiles(&setup.latencies);
+}
+
+/// p50 and p99 per benchmark, to `target/redis-latency.json`.
+fn write_percentiles(latencies: &Latencies) {
+    let latencies = latencies.lock().expect("latencies");
+    let mut out = serde_json::Map::new();
+    for (id, samples) in latencies.iter() {
+        if samples.is_empty() {
+            continue;
+        }
+        let mut sorted = samples.clone();
+        sorted.sort_unstable();
+        let at = |percent: usize| sorted[(sorted.len() - 1) * percent / 100];
+        out.insert(
+            id.clone(),
+            serde_json::json!({ "p50_ns": at(50), "p99_ns": at(99), "samples": sorted.len() }),
+        );
+    }
+    let path = target_dir().join("redis-latency.json");
+    let text = serde_json::to_string_pretty(&out).expect("JSON");
+    std::fs::write(&path, text + "\n")
+        .unwrap_or_else(|err| panic!("write {}: {err}", path.display()));
+    eprintln!("redis bench: latency percentiles in {}", path.display());
+}
+
+/// `CARGO_TARGET_DIR`, or the workspace's `target/`.
+fn target_dir() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), |dir| root.join(dir))
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args()
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = bench_all
+}
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

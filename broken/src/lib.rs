@@ -1,0 +1,58 @@
+//! Deliberately broken fixed-window limiters: the one catalogue every checker of the workspace
+//! proves itself on. A checker that never fails proves nothing, so the simulator's oracle, the
+//! models' invariants and linearizability checks each run these limiters and must catch them.
+//!
+//! There is one algorithm, written once: a fixed window read from a cell, decided by the spec
+//! crate (`fixed-window-spec`: its grid, its count's decision, its deadline and its waiting
+//! call with the stalled-clock rule), and claimed with a compare-and-set. Each [`Flaw`] breaks it
+//! in one marked place; apart from that place a broken limiter is correct, so a checker that
+//! flags one has found its flaw. It shares no code with core, whose window arithmetic is what
+//! the checkers check.
+//!
+//! # Types
+//!
+//! - [`Flaw`]: the catalogue, with [`Flaw::races_only`] and [`Flaw::extremes_only`] saying which
+//!   flaws a checker needs races or the end of the timeline to see; [`UnknownFlaw`] for a name
+//!   that is none.
+//! - [`Broken`]: a limiter with one flaw; [`Grant`] and [`Refusal`]: how its calls end.
+//! - [`Cell`], where its [`Window`] lives: [`Packed`] in one atomic word that loom and shuttle
+//!   see, or [`Wide`] for a simulator's full-range instants and limits.
+//!
+//! Under `--cfg fixed_window_loom` or `--cfg fixed_window_shuttle` the cells are built on the
+//! checker's primitives, as core's state is.
+//!
+//! # Examples
+//!
+//! A limiter whose window boundary is a nanosecond late rejects a call at the boundary.
+//!
+//! ```
+//! use core::time::Duration;
+//! use fixed_window::ManualClock;
+//! use fixed_window_broken::{Broken, Flaw, Wide};
+//!
+//! let clock = ManualClock::new();
+//! let limiter: Broken<Wide, _> =
+//!     Broken::new(Flaw::BoundaryOffByOne, 1, Duration::from_nanos(10), Duration::ZERO, clock.clone())?;
+//! assert!(limiter.try_acquire().is_ok());
+//! clock.advance(Duration::from_nanos(10));
+//! assert!(limiter.try_acquire().is_err());
+//! clock.advance(Duration::from_nanos(1));
+//! assert!(limiter.try_acquire().is_ok());
+//! # Ok::<(), fixed_window::ConfigError>(())
+//! ```
+
+mod cell;
+pub use crate::cell::{Cell, Window};
+mod flaw;
+pub use crate::flaw::{Flaw, UnknownFlaw};
+mod limiter;
+pub use crate::limiter::Broken;
+mod outcome;
+pub use crate::outcome::{Grant, Refusal};
+mod packed;
+pub use crate::packed::Packed;
+mod pause;
+mod sync;
+mod waiting;
+mod wide;
+pub use crate::wide::Wide;

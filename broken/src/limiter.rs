@@ -1,0 +1,282 @@
+//! The broken limiter: one fixed-window algorithm, written once on the spec crate's grid and
+//! decision, with each [`Flaw`] planted in the one place it breaks.
+
+use core::fmt;
+use core::num::NonZeroU128;
+use core::time::Duration;
+
+use fixed_window::{Clock, ConfigError, Instant};
+use fixed_window_spec::{Count, Decision, Grid, NEVER, deadline};
+
+use crate::cell::{Cell, Window};
+use crate::flaw::Flaw;
+use crate::pause::Pause;
+use crate::sync::hint;
+
+/// A fixed-window limiter with one [`Flaw`], its state in a [`Cell`] `S`, on clock `C`.
+///
+/// Everything but the flaw is the spec crate's: the window in effect, the permit, the wait and
+/// the rejection come from its [`Count`] on its [`Grid`], the deadline from its [`deadline`],
+/// the waiting call from its [`Waiting`](fixed_window_spec::Waiting). So the only arithmetic of
+/// its own is the flaw's, and a checker that flags it has found the flaw.
+///
+/// The state is read, decided on, then written with a compare-and-set, retried if another
+/// caller wrote in between; the racing flaws write otherwise.
+///
+/// # Examples
+///
+/// A limiter that carries over an unused permit grants three in a window of two.
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::ManualClock;
+/// use fixed_window_broken::{Broken, Flaw, Wide};
+///
+/// let clock = ManualClock::new();
+/// let limiter: Broken<Wide, _> =
+///     Broken::new(Flaw::CarryOver, 2, Duration::from_nanos(10), Duration::ZERO, clock.clone())?;
+/// assert!(limiter.try_acquire().is_ok());
+/// clock.advance(Duration::from_nanos(10));
+/// let granted = (0..3).filter(|_| limiter.try_acquire().is_ok()).count();
+/// assert_eq!(granted, 3);
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+pub struct Broken<S, C> {
+    flaw: Flaw,
+    limit: u32,
+    period: NonZeroU128,
+    max_wait: Duration,
+    pub(crate) clock: C,
+    state: S,
+}
+
+impl<S: Cell, C: Clock> Broken<S, C> {
+    /// A limiter with `flaw`, `limit` permits per `period`, excess calls waiting up to
+    /// `max_wait`, on `clock`; its windows start at the clock's reading now.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] and [`ConfigError::ZeroPeriod`], as the real limiter.
+    ///
+    /// # Panics
+    ///
+    /// If the cell has no room for the limit or the clock's reading (see [`Packed`]).
+    ///
+    /// [`Packed`]: crate::Packed
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, ManualClock};
+    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    ///
+    /// let made = Broken::<Wide, _>::new(Flaw::CarryOver, 0, Duration::from_secs(1), Duration::ZERO, ManualClock::new());
+    /// assert_eq!(made.err(), Some(ConfigError::ZeroLimit));
+    /// ```
+    pub fn new(
+        flaw: Flaw,
+        limit: u32,
+        period: Duration,
+        max_wait: Duration,
+        clock: C,
+    ) -> Result<Broken<S, C>, ConfigError> {
+        if limit == 0 {
+            return Err(ConfigError::ZeroLimit);
+        }
+        let period = NonZeroU128::new(period.as_nanos()).ok_or(ConfigError::ZeroPeriod)?;
+        let origin = u128::from(clock.now().as_nanos());
+        Ok(Broken {
+            flaw,
+            limit,
+            period,
+            max_wait,
+            clock,
+            state: S::new(Window::first(origin), limit),
+        })
+    }
+
+    /// The flaw.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::ManualClock;
+    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    ///
+    /// let limiter: Broken<Wide, _> =
+    ///     Broken::new(Flaw::Overcount, 1, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    /// assert_eq!(limiter.flaw(), Flaw::Overcount);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn flaw(&self) -> Flaw {
+        self.flaw
+    }
+
+    /// The clock the limiter reads and sleeps on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, Instant, ManualClock};
+    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    ///
+    /// let clock = ManualClock::starting_at(Instant::from_nanos(3));
+    /// let limiter: Broken<Wide, _> =
+    ///     Broken::new(Flaw::Overcount, 1, Duration::from_secs(1), Duration::ZERO, clock)?;
+    /// assert_eq!(limiter.clock().now(), Instant::from_nanos(3));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The deadline of a waiting call that starts at `start`.
+    pub(crate) fn deadline(&self, start: Instant) -> u128 {
+        if self.flaw == Flaw::OverflowPanic {
+            // The flaw: conversions and a sum that panic near the end of the timeline.
+            let wait = u64::try_from(self.max_wait.as_nanos()).expect("max wait overflowed");
+            let end = start
+                .as_nanos()
+                .checked_add(wait)
+                .expect("deadline overflowed");
+            return u128::from(end);
+        }
+        deadline(u128::from(start.as_nanos()), self.max_wait.as_nanos())
+    }
+
+    /// One attempt at `now` by a call whose deadline is `deadline`: read the state, decide,
+    /// write the claim; again if the claim lost a race. A racing flaw lets `pause` in between
+    /// the read and the write.
+    pub(crate) async fn attempt(
+        &self,
+        now: u128,
+        deadline: u128,
+        pause: &mut impl Pause,
+    ) -> Decision {
+        loop {
+            let seen = self.state.load();
+            if self.flaw.races_only() {
+                pause.between_read_and_write().await;
+            }
+            if let Some(decision) = self.settle(seen, now, deadline) {
+                return decision;
+            }
+            hint::spin_loop();
+        }
+    }
+
+    /// The decision for the state as read (`seen`), with the claim of its permit written;
+    /// `None` if the claim lost a race.
+    fn settle(&self, seen: Window, now: u128, deadline: u128) -> Option<Decision> {
+        // The stored window is window 0 of a grid anchored at its start. For a window on the
+        // limiter's grid that is the limiter's grid from there on; a window started off it
+        // (`AdvanceFromNow`) carries its own.
+        let grid = Grid::new(seen.start, self.period);
+        let at = match self.flaw {
+            // The flaw: the stored window's end still belongs to it.
+            Flaw::BoundaryOffByOne if grid.end(0) == Some(now) => now - 1,
+            _ => now,
+        };
+        let (index, used) = Count::stored(0, seen.used).at(&grid, at);
+        let extra = match (index, self.flaw) {
+            (0, _) => seen.extra,
+            // The flaw: the next window inherits what this one left unused.
+            (1, Flaw::CarryOver) => (self.limit.saturating_add(seen.extra))
+                .saturating_sub(seen.used)
+                .min(self.limit),
+            _ => 0,
+        };
+        let capacity = match self.flaw {
+            // The flaw: one permit short (the limit is at least one).
+            Flaw::FalseRejection => self.limit - 1,
+            _ => self.limit.saturating_add(extra),
+        };
+        let deadline = match self.flaw {
+            // The flaw: a window up to a period late is still worth the wait.
+            Flaw::DeadlineOvershoot => deadline.saturating_add(self.period.get()),
+            _ => deadline,
+        };
+        let decision = Count::stored(index, used).decide(&grid, capacity, at, deadline);
+        let full = !matches!(decision, Decision::Permit { .. });
+        if self.flaw == Flaw::OverflowPanic && full {
+            // The flaw: the next window's start as a sum that panics past the end of time.
+            let start = u64::try_from(grid.start(index)).unwrap_or(u64::MAX);
+            let period = u64::try_from(self.period.get()).unwrap_or(u64::MAX);
+            start.checked_add(period).expect("next window overflowed");
+        }
+        if full {
+            return Some(decision);
+        }
+        let start = match (index, self.flaw) {
+            (0, _) => seen.start,
+            // The flaw: the new window starts at the reading, off the grid.
+            (_, Flaw::AdvanceFromNow) => now,
+            _ => grid.start(index),
+        };
+        match self.claim(seen, Window { start, used, extra }) {
+            Claim::Won => Some(decision),
+            Claim::Counted { before } => Some(Decision::Permit {
+                index,
+                remaining: capacity.saturating_sub(before.used.saturating_add(1)),
+            }),
+            // The flaw: a lost race taken for a full window.
+            Claim::Lost if self.flaw == Flaw::GiveUpOnLostRace => Some(Decision::Reject {
+                retry_after: grid.end(index).map_or(NEVER, |end| end.saturating_sub(now)),
+            }),
+            Claim::Lost => None,
+        }
+    }
+
+    /// Writes the claim of a permit in `current`, the window in effect as read in `seen`.
+    fn claim(&self, seen: Window, current: Window) -> Claim {
+        let claimed = Window {
+            used: current.used + 1,
+            ..current
+        };
+        match self.flaw {
+            Flaw::LostUpdate => {
+                // The flaw: a plain write over whatever another caller wrote since the read.
+                self.state.store(claimed);
+                Claim::Won
+            }
+            Flaw::Overcount => {
+                // The flaw: the check was on the read; the count goes up regardless.
+                if current != seen && !self.state.compare_exchange(seen, current) {
+                    return Claim::Lost;
+                }
+                Claim::Counted {
+                    before: self.state.add_one(),
+                }
+            }
+            _ if self.state.compare_exchange(seen, claimed) => Claim::Won,
+            _ => Claim::Lost,
+        }
+    }
+}
+
+/// How a claim went.
+enum Claim {
+    /// The permit is taken as decided.
+    Won,
+    /// Another caller wrote since the read.
+    Lost,
+    /// The count was raised from `before`, whatever it had become.
+    Counted {
+        /// The window as it was just before the raise.
+        before: Window,
+    },
+}
+
+impl<S, C> fmt::Debug for Broken<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Broken")
+            .field("flaw", &self.flaw)
+            .field("limit", &self.limit)
+            .field("period", &self.period)
+            .field("max_wait", &self.max_wait)
+            .finish_non_exhaustive()
+    }
+}

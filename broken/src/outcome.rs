@@ -1,0 +1,55 @@
+//! How a call to a broken limiter ends.
+
+use core::time::Duration;
+
+use fixed_window::Instant;
+
+/// A permit: the reading it was claimed at and the permits the limiter says remain.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{Instant, ManualClock};
+/// use fixed_window_broken::{Broken, Flaw, Grant, Wide};
+///
+/// let limiter: Broken<Wide, _> =
+///     Broken::new(Flaw::CarryOver, 2, Duration::from_nanos(10), Duration::ZERO, ManualClock::new())?;
+/// assert_eq!(limiter.try_acquire(), Ok(Grant { at: Instant::ZERO, remaining: 1 }));
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Grant {
+    /// The clock's reading when the permit was claimed.
+    pub at: Instant,
+    /// Permits left in its window, as the limiter counts them.
+    pub remaining: u32,
+}
+
+/// A call that ended without a permit.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{Instant, ManualClock};
+/// use fixed_window_broken::{Broken, Flaw, Refusal, Wide};
+///
+/// let limiter: Broken<Wide, _> =
+///     Broken::new(Flaw::FalseRejection, 1, Duration::from_nanos(10), Duration::ZERO, ManualClock::new())?;
+/// let refused = Refusal::Rejected { at: Instant::ZERO, retry_after: Duration::from_nanos(10) };
+/// assert_eq!(limiter.try_acquire(), Err(refused));
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// Rejected at the reading `at`, with the estimated wait for the next window.
+    Rejected {
+        /// The clock's reading when the call was rejected.
+        at: Instant,
+        /// From `at` to the next window's start; `Duration::MAX` if none starts.
+        retry_after: Duration,
+    },
+    /// A sleep was interrupted.
+    Interrupted,
+}

@@ -1,0 +1,155 @@
+//! The calls a broken limiter takes, and the one waiting loop they share, on the spec crate's
+//! [`Waiting`]: the deadline fixed at the start, a sleep only if the next window opens by it,
+//! and the stalled-clock rule.
+
+use core::time::Duration;
+
+use fixed_window::{Clock, Interrupt};
+use fixed_window_spec::{Decision, Next, Waiting};
+
+use crate::cell::Cell;
+use crate::limiter::Broken;
+use crate::outcome::{Grant, Refusal};
+use crate::pause::{Async, Blocking, Pause, block_on};
+
+impl<S: Cell, C: Clock> Broken<S, C> {
+    /// Takes a permit if the current window has one, never waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Rejected`] when the limiter, flaw and all, finds no permit.
+    ///
+    /// # Panics
+    ///
+    /// With [`Flaw::OverflowPanic`](crate::Flaw::OverflowPanic), near the end of the timeline:
+    /// that is its flaw.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::ManualClock;
+    /// use fixed_window_broken::{Broken, Flaw, Refusal, Wide};
+    ///
+    /// let limiter: Broken<Wide, _> =
+    ///     Broken::new(Flaw::Overcount, 1, Duration::from_nanos(10), Duration::ZERO, ManualClock::new())?;
+    /// assert!(limiter.try_acquire().is_ok());
+    /// assert!(matches!(limiter.try_acquire(), Err(Refusal::Rejected { .. })));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn try_acquire(&self) -> Result<Grant, Refusal> {
+        block_on(self.call(false, &mut Blocking::new(None)))
+    }
+
+    /// Takes a permit, sleeping in the clock's blocking sleep for a later window within the
+    /// max wait. `interrupt` may interrupt the sleeps; without one, the call makes its own
+    /// when it first sleeps.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Rejected`] when no permit comes by the deadline, [`Refusal::Interrupted`]
+    /// when a sleep is interrupted.
+    ///
+    /// # Panics
+    ///
+    /// With [`Flaw::OverflowPanic`](crate::Flaw::OverflowPanic), near the end of the timeline.
+    ///
+    /// # Examples
+    ///
+    /// A full window of 10 ns, a max wait of 10 ns: the call sleeps (the manual clock moves)
+    /// into the next window.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock};
+    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    ///
+    /// let period = Duration::from_nanos(10);
+    /// let limiter: Broken<Wide, _> =
+    ///     Broken::new(Flaw::LostUpdate, 1, period, period, ManualClock::new())?;
+    /// assert!(limiter.try_acquire().is_ok());
+    /// assert_eq!(limiter.acquire(None).map(|grant| grant.at), Ok(Instant::from_nanos(10)));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn acquire(&self, interrupt: Option<&Interrupt>) -> Result<Grant, Refusal> {
+        block_on(self.call(true, &mut Blocking::new(interrupt)))
+    }
+
+    /// Takes a permit, awaiting the clock's asynchronous sleep for a later window within the
+    /// max wait. For a flaw that [races only](crate::Flaw::races_only) it yields to its
+    /// executor between reading the state and writing it, so that one executor on one thread
+    /// interleaves its callers there.
+    ///
+    /// # Errors
+    ///
+    /// As [`Broken::acquire`]; a sleep is interrupted if the clock's sleep says so.
+    ///
+    /// # Panics
+    ///
+    /// With [`Flaw::OverflowPanic`](crate::Flaw::OverflowPanic), near the end of the timeline.
+    ///
+    /// # Examples
+    ///
+    /// Two callers interleaved between the read and the write both take the one permit.
+    ///
+    /// ```
+    /// use core::future::Future;
+    /// use core::pin::pin;
+    /// use core::task::{Context, Poll, Waker};
+    /// use core::time::Duration;
+    /// use fixed_window::ManualClock;
+    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    ///
+    /// let limiter: Broken<Wide, _> =
+    ///     Broken::new(Flaw::LostUpdate, 1, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    /// let mut context = Context::from_waker(Waker::noop());
+    /// let (mut first, mut second) = (pin!(limiter.acquire_async()), pin!(limiter.acquire_async()));
+    /// assert!(first.as_mut().poll(&mut context).is_pending());
+    /// assert!(second.as_mut().poll(&mut context).is_pending());
+    /// assert!(matches!(first.as_mut().poll(&mut context), Poll::Ready(Ok(_))));
+    /// assert!(matches!(second.as_mut().poll(&mut context), Poll::Ready(Ok(_))));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn acquire_async(&self) -> Result<Grant, Refusal> {
+        self.call(true, &mut Async).await
+    }
+
+    /// The waiting loop: attempt, then end with the permit or the rejection, or sleep until
+    /// the next window and attempt again, as the spec's [`Waiting`] says. A call that `waits`
+    /// not is given a deadline of its start, and a flaw's wait becomes its rejection.
+    async fn call(&self, waits: bool, pause: &mut impl Pause) -> Result<Grant, Refusal> {
+        let mut now = self.clock.now();
+        let start = u128::from(now.as_nanos());
+        let mut call = Waiting::new(if waits { self.deadline(now) } else { start });
+        loop {
+            let reading = u128::from(now.as_nanos());
+            let decision = match self.attempt(reading, call.deadline(), pause).await {
+                Decision::Wait { until } if !waits => Decision::Reject {
+                    retry_after: until.saturating_sub(reading),
+                },
+                decision => decision,
+            };
+            match call.next(decision, reading) {
+                Next::Permit { remaining } => return Ok(Grant { at: now, remaining }),
+                Next::Reject { retry_after } => {
+                    return Err(Refusal::Rejected {
+                        at: now,
+                        retry_after: duration(retry_after),
+                    });
+                }
+                Next::Sleep { until } => {
+                    pause
+                        .sleep(&self.clock, duration(until.saturating_sub(reading)))
+                        .await
+                        .map_err(|_| Refusal::Interrupted)?;
+                    now = self.clock.now();
+                }
+            }
+        }
+    }
+}
+
+/// `nanos` nanoseconds, saturating at `Duration::MAX` (the spec's `NEVER` is exactly that).
+fn duration(nanos: u128) -> Duration {
+    u64::try_from(nanos).map_or(Duration::MAX, Duration::from_nanos)
+}

@@ -1,0 +1,5 @@
+//! The catalogue's own tests: each flaw does what its name says where it shows, and the two
+//! cells hold the same state.
+
+mod cells;
+mod flaws;

@@ -1,0 +1,555 @@
+//! What a shared limiter is: its name, limit and period (which every process must agree on),
+//! and how this process waits, times out and fails.
+
+use core::fmt;
+use core::num::NonZeroU32;
+use core::time::Duration;
+use std::sync::Arc;
+
+/// The longest period: 100 years. Times on the server are microseconds since the Unix epoch,
+/// carried in Lua's doubles, which are exact below 2^53 µs (about 285 years after 1970); the
+/// script's largest value, a window's end, stays below that for any period up to this bound
+/// until the year 2150.
+pub const MAX_PERIOD: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// The longest limiter name, in bytes.
+pub const MAX_NAME_LEN: usize = 128;
+
+/// How long a counter outlives its window, in milliseconds: it covers the rounding of the
+/// window's end to the millisecond and a server clock that steps back by up to a second (the
+/// stored window then still exists to count against; see the crate documentation).
+pub const EXPIRY_MARGIN_MILLIS: u64 = 1_000;
+
+/// The default time one round trip may take before the attempt is [`Unavailable`](crate::Unavailable).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// The default number of full windows remembered for local rejection.
+pub const DEFAULT_LOCAL_MEMORY: usize = 10_000;
+
+/// What the caller sees when the server cannot decide (a connection error, a timeout, a
+/// server error).
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_redis::FailPolicy;
+///
+/// assert_eq!(FailPolicy::default(), FailPolicy::Closed);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FailPolicy {
+    /// The call fails with [`SharedError::Unavailable`](crate::SharedError::Unavailable): no
+    /// permit without the server's count.
+    #[default]
+    Closed,
+    /// The call gets a permit marked as granted without the server
+    /// ([`SharedPermit::failed_open`](crate::SharedPermit::failed_open)), and listeners get a
+    /// [`SharedEvent::Unavailable`](crate::SharedEvent::Unavailable) saying so. Such permits are
+    /// not counted anywhere: while the server is unreachable there is no limit.
+    Open,
+}
+
+/// A configuration the rules forbid; the message names the field.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window_redis::{Config, ConfigError};
+///
+/// let err = Config::of("api", 10, Duration::from_nanos(1_500)).unwrap_err();
+/// assert_eq!(err, ConfigError::PeriodNotWholeMicros(Duration::from_nanos(1_500)));
+/// assert_eq!(err.field(), "period");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `limit` was 0.
+    ZeroLimit,
+    /// `period` was zero.
+    ZeroPeriod,
+    /// `period` was not a whole number of microseconds, the resolution of the server's clock.
+    PeriodNotWholeMicros(Duration),
+    /// `period` was longer than [`MAX_PERIOD`].
+    PeriodTooLong(Duration),
+    /// The name was empty.
+    EmptyName,
+    /// The name had a character that cannot be part of the limiter's Redis keys (`{`, `}`, a
+    /// control character) or was longer than [`MAX_NAME_LEN`] bytes.
+    InvalidName(&'static str),
+    /// The timeout was zero.
+    ZeroTimeout,
+    /// The time key was empty.
+    EmptyTimeKey,
+}
+
+impl ConfigError {
+    /// The name of the offending configuration field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(fixed_window_redis::ConfigError::ZeroLimit.field(), "limit");
+    /// ```
+    pub fn field(&self) -> &'static str {
+        match self {
+            ConfigError::ZeroLimit => "limit",
+            ConfigError::ZeroPeriod
+            | ConfigError::PeriodNotWholeMicros(_)
+            | ConfigError::PeriodTooLong(_) => "period",
+            ConfigError::EmptyName | ConfigError::InvalidName(_) => "name",
+            ConfigError::ZeroTimeout => "timeout",
+            ConfigError::EmptyTimeKey => "time_key",
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::ZeroLimit => f.write_str("limit must be at least 1, got 0"),
+            ConfigError::ZeroPeriod => f.write_str("period must be positive, got 0ns"),
+            ConfigError::PeriodNotWholeMicros(period) => write!(
+                f,
+                "period must be a whole number of microseconds (the server clock's resolution), got {period:?}"
+            ),
+            ConfigError::PeriodTooLong(period) => {
+                write!(f, "period must be at most {MAX_PERIOD:?}, got {period:?}")
+            }
+            ConfigError::EmptyName => f.write_str("name must not be empty"),
+            ConfigError::InvalidName(name) => write!(
+                f,
+                "name must be at most {MAX_NAME_LEN} bytes without '{{', '}}' or control characters, got {name:?}"
+            ),
+            ConfigError::ZeroTimeout => f.write_str("timeout must be positive, got 0ns"),
+            ConfigError::EmptyTimeKey => f.write_str("time key must not be empty"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A shared limiter's configuration, validated; the same value drives the production client
+/// and any other driver of the [`Protocol`](crate::Protocol).
+///
+/// `name`, `limit` and `period` are shared: every process using the name must give the same
+/// limit and period, or its calls fail with [`SharedError::Conflict`](crate::SharedError::Conflict).
+/// The rest is this process's own.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window_redis::{Config, FailPolicy};
+///
+/// let config = Config::of("api", 100, Duration::from_secs(1))?
+///     .with_max_wait(Duration::from_millis(250))
+///     .with_fail_policy(FailPolicy::Open);
+/// assert_eq!((config.name(), config.limit(), config.fail_policy()), ("api", 100, FailPolicy::Open));
+/// assert_eq!(config.config_key(), "fixed-window:{api}");
+/// # Ok::<(), fixed_window_redis::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    name: &'static str,
+    limit: NonZeroU32,
+    period: Duration,
+    max_wait: Duration,
+    fail_policy: FailPolicy,
+    timeout: Duration,
+    local_memory: usize,
+    time_key: Option<Arc<str>>,
+    /// Derived once, so that building a call formats only the key.
+    stored_key: Arc<str>,
+    period_arg: Arc<str>,
+    limit_arg: Arc<str>,
+}
+
+impl Config {
+    /// The configuration of a limiter named `name` allowing `limit` calls per `period`, with
+    /// the defaults: no waiting, fail closed, [`DEFAULT_TIMEOUT`], [`DEFAULT_LOCAL_MEMORY`].
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] if `limit` is 0, `period` is zero, not whole microseconds or longer
+    /// than [`MAX_PERIOD`], or `name` is empty, too long or has `{`, `}` or a control
+    /// character.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, ConfigError};
+    ///
+    /// assert_eq!(Config::of("api", 0, Duration::from_secs(1)).unwrap_err(), ConfigError::ZeroLimit);
+    /// assert_eq!(Config::of("", 1, Duration::from_secs(1)).unwrap_err(), ConfigError::EmptyName);
+    /// assert_eq!(Config::of("a{b}", 1, Duration::from_secs(1)).unwrap_err(), ConfigError::InvalidName("a{b}"));
+    /// assert!(Config::of("api", 1, Duration::from_micros(1)).is_ok());
+    /// ```
+    pub fn of(name: &'static str, limit: u32, period: Duration) -> Result<Config, ConfigError> {
+        validate_name(name)?;
+        let limit = NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)?;
+        let period_micros = validate_period(period)?;
+        Ok(Config {
+            name,
+            limit,
+            period,
+            max_wait: Duration::ZERO,
+            fail_policy: FailPolicy::Closed,
+            timeout: DEFAULT_TIMEOUT,
+            local_memory: DEFAULT_LOCAL_MEMORY,
+            time_key: None,
+            stored_key: format!("fixed-window:{{{name}}}").into(),
+            period_arg: period_micros.to_string().into(),
+            limit_arg: limit.to_string().into(),
+        })
+    }
+
+    /// This configuration letting an excess call wait up to `max_wait` for a later window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::Config;
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?.with_max_wait(Duration::from_secs(2));
+    /// assert_eq!(config.max_wait(), Duration::from_secs(2));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_max_wait(self, max_wait: Duration) -> Config {
+        Config { max_wait, ..self }
+    }
+
+    /// This configuration with `fail_policy` deciding calls the server cannot.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, FailPolicy};
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?.with_fail_policy(FailPolicy::Open);
+    /// assert_eq!(config.fail_policy(), FailPolicy::Open);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_fail_policy(self, fail_policy: FailPolicy) -> Config {
+        Config {
+            fail_policy,
+            ..self
+        }
+    }
+
+    /// This configuration giving each round trip (and each connection attempt) at most
+    /// `timeout` before the attempt is unavailable.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroTimeout`] if `timeout` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, ConfigError};
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.clone().with_timeout(Duration::from_millis(50))?.timeout(), Duration::from_millis(50));
+    /// assert_eq!(config.with_timeout(Duration::ZERO).unwrap_err(), ConfigError::ZeroTimeout);
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn with_timeout(self, timeout: Duration) -> Result<Config, ConfigError> {
+        if timeout.is_zero() {
+            return Err(ConfigError::ZeroTimeout);
+        }
+        Ok(Config { timeout, ..self })
+    }
+
+    /// This configuration remembering up to `entries` full windows for local rejection; 0
+    /// turns local rejection off, so every attempt is a round trip.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::Config;
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?.with_local_memory(0);
+    /// assert_eq!(config.local_memory(), 0);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_local_memory(self, entries: usize) -> Config {
+        Config {
+            local_memory: entries,
+            ..self
+        }
+    }
+
+    /// This configuration reading the server's time from the Redis key `key` (an integer
+    /// count of microseconds) instead of the `TIME` command.
+    ///
+    /// For tests that must place calls exactly on window boundaries: the test sets the key,
+    /// and every process's script reads it. Counters still expire on the server's own clock.
+    /// Production code has no use for it.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::EmptyTimeKey`] if `key` is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::Config;
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?.with_time_key("test:now")?;
+    /// assert_eq!(config.time_key(), Some("test:now"));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn with_time_key(self, key: &str) -> Result<Config, ConfigError> {
+        if key.is_empty() {
+            return Err(ConfigError::EmptyTimeKey);
+        }
+        Ok(Config {
+            time_key: Some(key.into()),
+            ..self
+        })
+    }
+
+    /// The limiter's name, shared by every process that uses it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// assert_eq!(fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?.name(), "api");
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Permits per window, per key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// assert_eq!(fixed_window_redis::Config::of("api", 7, Duration::from_secs(1))?.limit(), 7);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u32 {
+        self.limit.get()
+    }
+
+    /// The window's length.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_millis(5))?;
+    /// assert_eq!(config.period(), Duration::from_millis(5));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// How long an excess call may wait for a later window (default zero).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.max_wait(), Duration::ZERO);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
+    /// What callers see when the server cannot decide.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, FailPolicy};
+    ///
+    /// assert_eq!(Config::of("api", 1, Duration::from_secs(1))?.fail_policy(), FailPolicy::Closed);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn fail_policy(&self) -> FailPolicy {
+        self.fail_policy
+    }
+
+    /// The longest a round trip may take.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, DEFAULT_TIMEOUT};
+    ///
+    /// assert_eq!(Config::of("api", 1, Duration::from_secs(1))?.timeout(), DEFAULT_TIMEOUT);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// How many full windows are remembered for local rejection.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, DEFAULT_LOCAL_MEMORY};
+    ///
+    /// assert_eq!(Config::of("api", 1, Duration::from_secs(1))?.local_memory(), DEFAULT_LOCAL_MEMORY);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn local_memory(&self) -> usize {
+        self.local_memory
+    }
+
+    /// The key the script reads the time from instead of `TIME`, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// assert_eq!(fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?.time_key(), None);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn time_key(&self) -> Option<&str> {
+        self.time_key.as_deref()
+    }
+
+    /// The Redis key holding the shared configuration: `fixed-window:{<name>}`. Every key of
+    /// the limiter carries the name as its hash tag, so all of them live in one cluster slot.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.config_key(), "fixed-window:{api}");
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn config_key(&self) -> &str {
+        &self.stored_key
+    }
+
+    /// The Redis key holding `key`'s counter: `fixed-window:{<name>}:<key>`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.counter_key("client-7"), "fixed-window:{api}:client-7");
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn counter_key(&self, key: &str) -> String {
+        let mut counter = String::with_capacity(self.stored_key.len() + 1 + key.len());
+        counter.push_str(&self.stored_key);
+        counter.push(':');
+        counter.push_str(key);
+        counter
+    }
+
+    /// The configuration key, shared with every call.
+    pub(crate) fn config_key_arc(&self) -> &Arc<str> {
+        &self.stored_key
+    }
+
+    /// The time key, shared with every call.
+    pub(crate) fn time_key_arc(&self) -> Option<&Arc<str>> {
+        self.time_key.as_ref()
+    }
+
+    /// The period in microseconds, as the script's argument.
+    pub(crate) fn period_arg(&self) -> &Arc<str> {
+        &self.period_arg
+    }
+
+    /// The limit, as the script's argument.
+    pub(crate) fn limit_arg(&self) -> &Arc<str> {
+        &self.limit_arg
+    }
+}
+
+fn validate_name(name: &'static str) -> Result<(), ConfigError> {
+    if name.is_empty() {
+        return Err(ConfigError::EmptyName);
+    }
+    let forbidden = |c: char| c == '{' || c == '}' || c.is_control();
+    if name.len() > MAX_NAME_LEN || name.chars().any(forbidden) {
+        return Err(ConfigError::InvalidName(name));
+    }
+    Ok(())
+}
+
+/// The period in whole microseconds.
+fn validate_period(period: Duration) -> Result<u64, ConfigError> {
+    if period.is_zero() {
+        return Err(ConfigError::ZeroPeriod);
+    }
+    if period > MAX_PERIOD {
+        return Err(ConfigError::PeriodTooLong(period));
+    }
+    if period.subsec_nanos() % 1_000 != 0 {
+        return Err(ConfigError::PeriodNotWholeMicros(period));
+    }
+    // At most MAX_PERIOD, so it fits.
+    u64::try_from(period.as_micros()).map_err(|_| ConfigError::PeriodTooLong(period))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periods_are_checked_against_the_server_clock_and_lua_numbers() {
+        assert_eq!(validate_period(Duration::from_micros(1)), Ok(1));
+        assert_eq!(validate_period(MAX_PERIOD), Ok(3_153_600_000_000_000));
+        let longer = MAX_PERIOD + Duration::from_micros(1);
+        assert_eq!(
+            validate_period(longer),
+            Err(ConfigError::PeriodTooLong(longer))
+        );
+        assert_eq!(
+            validate_period(Duration::MAX),
+            Err(ConfigError::PeriodTooLong(Duration::MAX))
+        );
+        assert_eq!(
+            validate_period(Duration::from_nanos(999)),
+            Err(ConfigError::PeriodNotWholeMicros(Duration::from_nanos(999)))
+        );
+        // The window end stays exact in a double: now (~2^51 µs until 2040) plus the period.
+        let end = 2_u64.pow(51) + validate_period(MAX_PERIOD).unwrap_or(u64::MAX) * 2;
+        assert!(end < 2_u64.pow(53));
+    }
+
+    #[test]
+    fn names_that_would_break_the_hash_tag_are_refused() {
+        assert_eq!(validate_name("a}b"), Err(ConfigError::InvalidName("a}b")));
+        assert_eq!(validate_name("a\nb"), Err(ConfigError::InvalidName("a\nb")));
+        let long: &'static str = Box::leak("x".repeat(MAX_NAME_LEN + 1).into_boxed_str());
+        assert_eq!(validate_name(long), Err(ConfigError::InvalidName(long)));
+        assert_eq!(validate_name("checkout api"), Ok(()));
+    }
+}

@@ -1,0 +1,211 @@
+//! The production transport: redis-rs's `ConnectionManager` (it reconnects) and its script
+//! support (`EVALSHA`, and `SCRIPT LOAD` then `EVALSHA` again when the server answers
+//! `NOSCRIPT`), on a tokio runtime. Blocking calls run on the same machinery.
+
+use core::fmt;
+use core::future::Future;
+use core::time::Duration;
+use std::sync::Arc;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, RedisError, Script};
+use tokio::runtime::{Handle, Runtime};
+
+use crate::protocol::ScriptCall;
+use crate::script::SCRIPT;
+use crate::unavailable::{Unavailable, UnavailableKind};
+
+/// A connection to the server and the runtime that drives it.
+#[derive(Clone)]
+pub(crate) struct Connection {
+    manager: ConnectionManager,
+    script: Arc<Script>,
+    timeout: Duration,
+    /// The runtime the connection's tasks run on: the caller's for [`Connection::open`], the
+    /// limiter's own for [`Connection::open_blocking`].
+    handle: Handle,
+    runtime: Option<Arc<OwnedRuntime>>,
+}
+
+/// A runtime the limiter owns. Shut down in the background when dropped, so that dropping a
+/// limiter inside an async task does not panic as dropping a runtime there would.
+struct OwnedRuntime(Option<Runtime>);
+
+impl Drop for OwnedRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Connection {
+    /// Connects on the current tokio runtime.
+    pub(crate) async fn open(client: Client, timeout: Duration) -> Result<Connection, Unavailable> {
+        let handle = Handle::current();
+        let manager = connect(client, timeout).await?;
+        Ok(Connection::new(manager, timeout, handle, None))
+    }
+
+    /// Connects on a runtime of its own: one worker thread that runs the connection's tasks
+    /// while callers block.
+    pub(crate) fn open_blocking(
+        client: Client,
+        timeout: Duration,
+    ) -> Result<Connection, Unavailable> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("fixed-window-redis")
+            .enable_all()
+            .build()
+            .map_err(|err| {
+                Unavailable::new(
+                    UnavailableKind::Connection,
+                    format!("cannot start the client's runtime: {err}"),
+                )
+            })?;
+        let handle = runtime.handle().clone();
+        let owned = Arc::new(OwnedRuntime(Some(runtime)));
+        let manager = block_on(&handle, connect(client, timeout))?;
+        Ok(Connection::new(manager, timeout, handle, Some(owned)))
+    }
+
+    fn new(
+        manager: ConnectionManager,
+        timeout: Duration,
+        handle: Handle,
+        runtime: Option<Arc<OwnedRuntime>>,
+    ) -> Connection {
+        Connection {
+            manager,
+            script: Arc::new(Script::new(SCRIPT)),
+            timeout,
+            handle,
+            runtime,
+        }
+    }
+
+    /// Runs `call` and returns the script's reply. Inside a tokio runtime the call runs in
+    /// the caller's task; elsewhere (another executor) it runs as a task on the connection's
+    /// runtime.
+    pub(crate) async fn run(&self, call: ScriptCall) -> Result<Vec<i64>, Unavailable> {
+        let invocation = invoke(
+            self.manager.clone(),
+            Arc::clone(&self.script),
+            call,
+            self.timeout,
+        );
+        if Handle::try_current().is_ok() {
+            invocation.await
+        } else {
+            self.handle
+                .spawn(invocation)
+                .await
+                .unwrap_or_else(|err| Err(task_failed(&err)))
+        }
+    }
+
+    /// Runs `call`, blocking the calling thread until the reply or the timeout.
+    pub(crate) fn run_blocking(&self, call: ScriptCall) -> Result<Vec<i64>, Unavailable> {
+        let invocation = invoke(
+            self.manager.clone(),
+            Arc::clone(&self.script),
+            call,
+            self.timeout,
+        );
+        block_on(&self.handle, invocation)
+    }
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("script", &self.script.get_hash())
+            .field("timeout", &self.timeout)
+            .field("ownsruntime", &self.runtime.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs `future` on `handle`'s runtime and blocks until it is done. Outside any runtime the
+/// calling thread drives it itself; inside one (a blocking call made from async code, which
+/// the docs advise against) it runs as a task and the thread only waits, so that tokio's
+/// refusal to nest runtimes cannot panic.
+fn block_on<T: Send + 'static>(
+    handle: &Handle,
+    future: impl Future<Output = Result<T, Unavailable>> + Send + 'static,
+) -> Result<T, Unavailable> {
+    if Handle::try_current().is_err() {
+        handle.block_on(future)
+    } else {
+        futures::executor::block_on(handle.spawn(future))
+            .unwrap_or_else(|err| Err(task_failed(&err)))
+    }
+}
+
+fn task_failed(err: &tokio::task::JoinError) -> Unavailable {
+    Unavailable::new(
+        UnavailableKind::Connection,
+        format!("the client's task failed: {err}"),
+    )
+}
+
+async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager, Unavailable> {
+    // One connection attempt per reconnection, no back-off between them: a call that finds
+    // the connection broken starts a new attempt, so the limiter recovers on the first call
+    // after the server is back, instead of after a back-off that may have grown to a minute.
+    // The response timeout is not set here: `invoke` bounds the whole call, so a second
+    // timer per request would only cost.
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(timeout)
+        .set_number_of_retries(0);
+    match tokio::time::timeout(timeout, ConnectionManager::new_with_config(client, config)).await {
+        Ok(manager) => manager.map_err(|err| unavailable(&err)),
+        Err(_) => Err(Unavailable::new(
+            UnavailableKind::Timeout,
+            format!("no connection within {timeout:?}"),
+        )),
+    }
+}
+
+async fn invoke(
+    mut manager: ConnectionManager,
+    script: Arc<Script>,
+    call: ScriptCall,
+    timeout: Duration,
+) -> Result<Vec<i64>, Unavailable> {
+    let mut invocation = script.prepare_invoke();
+    for key in call.keys() {
+        invocation.key(key);
+    }
+    for arg in call.args() {
+        invocation.arg(arg);
+    }
+    // The whole call, a reload after NOSCRIPT and a wait for a reconnection included, is
+    // bounded: a caller never waits on the server longer than the timeout.
+    match tokio::time::timeout(timeout, invocation.invoke_async::<Vec<i64>>(&mut manager)).await {
+        Ok(reply) => reply.map_err(|err| unavailable(&err)),
+        Err(_) => Err(Unavailable::new(
+            UnavailableKind::Timeout,
+            format!("no reply within {timeout:?}"),
+        )),
+    }
+}
+
+/// The cause a redis-rs error stands for.
+fn unavailable(err: &RedisError) -> Unavailable {
+    let kind = if err.is_timeout() {
+        UnavailableKind::Timeout
+    } else if err.is_io_error()
+        || err.is_connection_dropped()
+        || err.is_connection_refusal()
+        || err.is_unrecoverable_error()
+    {
+        UnavailableKind::Connection
+    } else if err.kind() == redis::ErrorKind::TypeError {
+        UnavailableKind::Reply
+    } else {
+        UnavailableKind::Server
+    };
+    Unavailable::new(kind, err.to_string())
+}

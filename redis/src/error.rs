@@ -1,0 +1,186 @@
+//! What can go wrong with a shared limiter's call.
+
+use core::fmt;
+use core::time::Duration;
+
+use fixed_window::RateLimiterError;
+
+use crate::key::KeyError;
+use crate::unavailable::Unavailable;
+
+/// The configuration stored on the server for a limiter's name differs from this process's:
+/// two deployments disagree on the limit or the period. Nothing was counted.
+///
+/// Retire the old configuration by deleting its key (the [`Config::config_key`](crate::Config::config_key))
+/// once no process uses it, or use a new name.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window_redis::Conflict;
+///
+/// let conflict = Conflict {
+///     name: "api",
+///     limit: 10,
+///     period: Duration::from_secs(1),
+///     stored_limit: 20,
+///     stored_period: Duration::from_secs(1),
+/// };
+/// assert!(conflict.to_string().contains("stored 20 per 1s"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Conflict {
+    /// The limiter's name.
+    pub name: &'static str,
+    /// This process's limit.
+    pub limit: u32,
+    /// This process's period.
+    pub period: Duration,
+    /// The limit stored on the server.
+    pub stored_limit: u64,
+    /// The period stored on the server.
+    pub stored_period: Duration,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "shared rate limiter '{}' is configured with {} per {:?} here but stored {} per {:?} on the server",
+            self.name, self.limit, self.period, self.stored_limit, self.stored_period
+        )
+    }
+}
+
+impl std::error::Error for Conflict {}
+
+/// Why a shared limiter's call did not get a permit.
+///
+/// # Examples
+///
+/// A rejection is core's error, with the same fields and the estimated wait.
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::RateLimiterError;
+/// use fixed_window_redis::SharedError;
+///
+/// let err = SharedError::Limited(RateLimiterError::Rejected {
+///     name: "api",
+///     limit: 1,
+///     period: Duration::from_secs(1),
+///     max_wait: Duration::ZERO,
+///     retry_after: Duration::from_millis(300),
+/// });
+/// assert_eq!(err.retry_after(), Some(Duration::from_millis(300)));
+/// assert_eq!(err.name(), "api");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SharedError {
+    /// No permit within `max_wait` ([`RateLimiterError::Rejected`]) or the wait was
+    /// interrupted ([`RateLimiterError::Interrupted`]), exactly as the in-process limiter
+    /// reports them.
+    Limited(RateLimiterError),
+    /// The server could not decide (see [`Unavailable`]) and the policy is
+    /// [`FailPolicy::Closed`](crate::FailPolicy::Closed).
+    Unavailable {
+        /// The limiter's name.
+        name: &'static str,
+        /// What went wrong.
+        cause: Unavailable,
+    },
+    /// The server holds a different configuration for this name.
+    Conflict(Conflict),
+    /// The key cannot name a counter.
+    InvalidKey {
+        /// The limiter's name.
+        name: &'static str,
+        /// What is wrong with the key.
+        error: KeyError,
+    },
+}
+
+impl SharedError {
+    /// The limiter's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::{KeyError, SharedError};
+    ///
+    /// assert_eq!(SharedError::InvalidKey { name: "api", error: KeyError::Empty }.name(), "api");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        match self {
+            SharedError::Limited(err) => err.name(),
+            SharedError::Unavailable { name, .. } | SharedError::InvalidKey { name, .. } => name,
+            SharedError::Conflict(conflict) => conflict.name,
+        }
+    }
+
+    /// The estimated wait until the next window, for a rejection.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::{SharedError, Unavailable, UnavailableKind};
+    ///
+    /// let cause = Unavailable::new(UnavailableKind::Timeout, "no reply");
+    /// assert_eq!(SharedError::Unavailable { name: "api", cause }.retry_after(), None);
+    /// ```
+    pub fn retry_after(&self) -> Option<core::time::Duration> {
+        match self {
+            SharedError::Limited(err) => err.retry_after(),
+            _ => None,
+        }
+    }
+
+    /// The cause, if the server could not decide.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::{SharedError, Unavailable, UnavailableKind};
+    ///
+    /// let cause = Unavailable::new(UnavailableKind::Timeout, "no reply");
+    /// let err = SharedError::Unavailable { name: "api", cause: cause.clone() };
+    /// assert_eq!(err.unavailable(), Some(&cause));
+    /// ```
+    pub fn unavailable(&self) -> Option<&Unavailable> {
+        match self {
+            SharedError::Unavailable { cause, .. } => Some(cause),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SharedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SharedError::Limited(err) => err.fmt(f),
+            SharedError::Unavailable { name, cause } => {
+                write!(
+                    f,
+                    "shared rate limiter '{name}': the server could not decide ({cause})"
+                )
+            }
+            SharedError::Conflict(conflict) => conflict.fmt(f),
+            SharedError::InvalidKey { name, error } => {
+                write!(f, "shared rate limiter '{name}': {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SharedError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SharedError::Limited(err) => Some(err),
+            SharedError::Unavailable { cause, .. } => Some(cause),
+            SharedError::Conflict(conflict) => Some(conflict),
+            SharedError::InvalidKey { error, .. } => Some(error),
+        }
+    }
+}

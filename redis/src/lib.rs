@@ -1,0 +1,136 @@
+//! One fixed-window limit shared by many processes: the windows and counts live in Redis (or
+//! Valkey), and every process using the same limiter name shares them.
+//!
+//! ```
+//! use core::time::Duration;
+//! use fixed_window_redis::{Config, RedisServer, SharedError, SharedRateLimiter};
+//!
+//! let server = RedisServer::start()?; // a throwaway redis-server (feature `test-server`)
+//! let config = Config::of("checkout", 2, Duration::from_secs(3600))?;
+//! // Two replicas of a service, each with its own connection, share one limit per key.
+//! let a = SharedRateLimiter::connect_blocking(config.clone(), server.client()?)?;
+//! let b = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+//! assert_eq!(a.call("alice", || "charged")?, "charged");
+//! assert_eq!(b.try_acquire("alice")?.remaining(), Some(0));
+//! let rejected = a.try_acquire("alice").unwrap_err();
+//! assert!(matches!(rejected, SharedError::Limited(_)));
+//! assert!(rejected.retry_after().is_some_and(|wait| wait <= Duration::from_secs(3600)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Types
+//!
+//! The limiter
+//! - [`SharedRateLimiter`]: connects ([`connect`](SharedRateLimiter::connect),
+//!   [`connect_blocking`](SharedRateLimiter::connect_blocking)), and takes permits per key:
+//!   [`try_acquire`](SharedRateLimiter::try_acquire), [`acquire`](SharedRateLimiter::acquire),
+//!   [`call`](SharedRateLimiter::call), their interruptible and async forms.
+//! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
+//!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
+//! - [`SharedPermit`]: a permit, counted or granted by the fail-open policy.
+//!
+//! The sans-IO core (what a simulator drives)
+//! - [`SCRIPT`]: the Lua script every attempt runs; [`ScriptReply`]: its replies.
+//! - [`Protocol`]: [`begin`](Protocol::begin) an attempt (a local [`Decision`] or a
+//!   [`ScriptCall`]), [`finish`](Protocol::finish) it with the reply or the [`Unavailable`]
+//!   cause.
+//!
+//! Events and errors
+//! - [`SharedEvent`]: core's [`RateLimiterEvent`](fixed_window::RateLimiterEvent)s, and
+//!   `Unavailable` (failed open or closed).
+//! - [`SharedError`]: core's [`RateLimiterError`](fixed_window::RateLimiterError) (rejected,
+//!   interrupted), `Unavailable`, [`Conflict`], `InvalidKey` ([`KeyError`]).
+//!
+//! Integrations
+//! - [`SharedRateLimitLayer`], [`SharedRateLimitService`], [`SharedServiceError`]: a tower
+//!   middleware keyed by a key extractor.
+//! - [`RedisServer`] (feature `test-server`): a throwaway `redis-server` for tests.
+//!
+//! # Rules
+//!
+//! The rules of the in-process limiter (`fixed_window`), per key, on the server's clock:
+//! - **One origin, one period.** The first process to reach the server stores the
+//!   configuration (`origin:period:limit`) under [`Config::config_key`], with the server's
+//!   current time as the origin, only if absent; every later process adopts that origin. A
+//!   process with a different limit or period gets [`SharedError::Conflict`], at connection
+//!   and on every call. The window holding server time `t` is
+//!   `[origin + k·period, origin + (k+1)·period)`; at exactly `origin + k·period` the new
+//!   window is in effect; windows advance by whole periods and nothing carries over.
+//! - **One clock.** Each attempt reads the server's `TIME` inside the script, never the
+//!   client's clock, so clients' skew cannot open extra windows. As in core, a reading before
+//!   the key's current window (the server's clock stepped back) counts against that window,
+//!   for as long as its counter exists (its window's end plus [`EXPIRY_MARGIN_MILLIS`]).
+//! - **One round trip, atomic.** The script reads the time, checks the configuration, counts
+//!   and sets the counter's expiry in one step; it is called by its SHA-1 and reloaded if the
+//!   server lost it (`NOSCRIPT`, after which the call did not run and is simply repeated).
+//!   Counters expire at their window's end plus [`EXPIRY_MARGIN_MILLIS`]; the configuration key
+//!   does not expire (one per limiter name; delete it to retire a configuration).
+//! - **Waiting.** With `max_wait`, the deadline is fixed when the call starts (local clock).
+//!   A full window that may open by the deadline is slept through (until the latest local
+//!   instant it can open at, or the deadline), and the call competes again; one that cannot is
+//!   rejected at once.
+//!
+//! # Local rejection of full windows
+//!
+//! A window's count never goes down before it ends. Once a reply says a key's window is full
+//! (a rejection, or a permit that left none) with `retry_after` to go, this process rejects
+//! the key itself, with no round trip, until `sent + retry_after − retry_after / 1000` on its
+//! clock, where `sent` is its reading before the request went out. The server decided after
+//! `sent`, so on a local clock running at the server's rate the window cannot end before
+//! `sent + retry_after`: a local rejection is never late while the two clocks' rates differ
+//! by less than 0.1% ([`DRIFT_ALLOWANCE`]) and the server's clock does not step forward. It may
+//! end early, by up to one round trip plus 0.1% of `retry_after`; those attempts simply go to
+//! the server. The memory holds at most [`Config::local_memory`] windows; expired ones are
+//! dropped when room is needed.
+//!
+//! # Failures
+//!
+//! A connection error, a timeout or a server error is neither a permit nor a rejection: the
+//! [`FailPolicy`] decides. Fail closed (the default): [`SharedError::Unavailable`] with the
+//! cause. Fail open: a permit that nobody counted, marked
+//! ([`SharedPermit::failed_open`]) and announced ([`SharedEvent::Unavailable`]). A timeout or
+//! a connection lost after the request was sent may hide a script that ran: that attempt may
+//! have counted ([`Unavailable::may_have_counted`]). The limiter never retries an attempt
+//! whose outcome it does not know.
+//!
+//! # What is not guaranteed
+//!
+//! The count lives in the server's memory. A server restarted without persistence, or a
+//! failover to a replica that had not received the latest writes, forgets permits: in the
+//! window of the loss up to `limit` more permits per key can be granted for each loss (the
+//! forgotten ones), and a lost configuration key means a new origin, so windows realign.
+//! Fail-open permits are not limited at all.
+
+mod config;
+pub use crate::config::{
+    Config, ConfigError, DEFAULT_LOCAL_MEMORY, DEFAULT_TIMEOUT, EXPIRY_MARGIN_MILLIS, FailPolicy,
+    MAX_NAME_LEN, MAX_PERIOD,
+};
+mod connection;
+mod error;
+pub use crate::error::{Conflict, SharedError};
+mod event;
+pub use crate::event::SharedEvent;
+mod key;
+pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
+mod limiter;
+pub use crate::limiter::SharedRateLimiter;
+mod memory;
+pub use crate::memory::DRIFT_ALLOWANCE;
+mod permit;
+pub use crate::permit::SharedPermit;
+mod protocol;
+pub use crate::protocol::{Begin, Decision, Protocol, ScriptCall};
+mod script;
+pub use crate::script::{SCRIPT, ScriptReply};
+mod service;
+pub use crate::service::{SharedRateLimitLayer, SharedRateLimitService, SharedServiceError};
+#[cfg(feature = "test-server")]
+mod test_server;
+#[cfg(feature = "test-server")]
+pub use crate::test_server::RedisServer;
+mod unavailable;
+pub use crate::unavailable::{Unavailable, UnavailableKind};
+
+/// The redis-rs crate this limiter is built on, for making a [`redis::Client`].
+pub use redis;

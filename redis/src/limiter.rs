@@ -1,0 +1,725 @@
+//! The shared rate limiter: the sans-IO [`Protocol`] driven over a real connection, with the
+//! blocking and async acquire loops and the listeners.
+
+use core::fmt;
+use core::future::IntoFuture;
+use core::time::Duration;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use fixed_window::{Clock, Instant, Interrupt, RateLimiterError, SystemClock};
+use redis::Client;
+
+use crate::config::Config;
+use crate::connection::Connection;
+use crate::error::SharedError;
+use crate::event::SharedEvent;
+use crate::permit::SharedPermit;
+use crate::protocol::{Begin, Decision, Protocol};
+use crate::unavailable::Unavailable;
+
+type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
+
+/// A fixed-window rate limiter whose windows and counts live in Redis (or Valkey), shared by
+/// every process that uses the same name: `limit` permits per `period` per key.
+///
+/// Each attempt is one round trip running [`SCRIPT`](crate::SCRIPT), which reads the server's
+/// time, so all processes share one origin, one clock and one count. A key whose window this
+/// process has seen full is rejected locally, without a round trip, until the window may have
+/// ended. See the [crate documentation](crate) for the rules and what they guarantee.
+///
+/// Blocking methods (`try_acquire`, `acquire`, `call`, …) block the calling thread; call them
+/// from ordinary threads, not from async tasks (use the `_async` forms there). Async methods
+/// run inside any tokio runtime with time enabled, or on any other executor (the round trip
+/// then runs on the limiter's runtime).
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+///
+/// let server = RedisServer::start()?;
+/// let config = Config::of("checkout", 2, Duration::from_secs(3600))?;
+/// let replica_a = SharedRateLimiter::connect_blocking(config.clone(), server.client()?)?;
+/// let replica_b = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+/// assert_eq!(replica_a.try_acquire("alice")?.remaining(), Some(1));
+/// assert_eq!(replica_b.try_acquire("alice")?.remaining(), Some(0));
+/// assert!(replica_a.try_acquire("alice").is_err());
+/// assert!(replica_b.try_acquire("bob").is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct SharedRateLimiter<C = SystemClock> {
+    protocol: Protocol,
+    connection: Connection,
+    clock: C,
+    listeners: Vec<Listener>,
+    origin: u64,
+}
+
+impl SharedRateLimiter<SystemClock> {
+    /// Connects to the server of `client` on the current tokio runtime, stores the
+    /// configuration there if it is absent (fixing the shared origin at the server's current
+    /// time) or checks it against the stored one.
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Conflict`] if the server holds a different limit or period for this
+    /// name; [`SharedError::Unavailable`] if it cannot be reached within the configured
+    /// timeout (whatever the fail policy).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime with IO and time enabled, as redis-rs's `ConnectionManager`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let runtime = tokio::runtime::Runtime::new()?;
+    /// runtime.block_on(async {
+    ///     let config = Config::of("search", 10, Duration::from_secs(1))?;
+    ///     let limiter = SharedRateLimiter::connect(config, server.client()?).await?;
+    ///     assert_eq!(limiter.try_acquire_async("alice").await?.remaining(), Some(9));
+    ///     Ok::<(), Box<dyn std::error::Error>>(())
+    /// })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn connect(config: Config, client: Client) -> Result<Self, SharedError> {
+        let protocol = Protocol::new(config);
+        let unavailable = |cause| SharedError::Unavailable {
+            name: protocol.config().name(),
+            cause,
+        };
+        let connection = Connection::open(client, protocol.config().timeout())
+            .await
+            .map_err(unavailable)?;
+        let reply = connection.run(protocol.register_call()).await;
+        let origin = protocol.registered(reply.as_deref().map_err(Clone::clone))?;
+        Ok(SharedRateLimiter::new(protocol, connection, origin))
+    }
+
+    /// Connects as [`connect`](SharedRateLimiter::connect) does, from synchronous code: the
+    /// limiter runs its connection on a small runtime of its own (one worker thread), which
+    /// its blocking and async methods both use.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](SharedRateLimiter::connect).
+    ///
+    /// # Examples
+    ///
+    /// A server that is not there is a clear error, not a panic.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, SharedError, SharedRateLimiter};
+    ///
+    /// let config = Config::of("search", 10, Duration::from_secs(1))?;
+    /// // Port 1 on loopback: nothing listens there.
+    /// let client = redis::Client::open("redis://127.0.0.1:1/")?;
+    /// let err = SharedRateLimiter::connect_blocking(config, client).unwrap_err();
+    /// assert!(matches!(err, SharedError::Unavailable { name: "search", .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn connect_blocking(config: Config, client: Client) -> Result<Self, SharedError> {
+        let protocol = Protocol::new(config);
+        let unavailable = |cause| SharedError::Unavailable {
+            name: protocol.config().name(),
+            cause,
+        };
+        let connection =
+            Connection::open_blocking(client, protocol.config().timeout()).map_err(unavailable)?;
+        let reply = connection.run_blocking(protocol.register_call());
+        let origin = protocol.registered(reply.as_deref().map_err(Clone::clone))?;
+        Ok(SharedRateLimiter::new(protocol, connection, origin))
+    }
+
+    fn new(protocol: Protocol, connection: Connection, origin: u64) -> Self {
+        SharedRateLimiter {
+            protocol,
+            connection,
+            clock: SystemClock,
+            listeners: Vec::new(),
+            origin,
+        }
+    }
+}
+
+impl<C: Clock> SharedRateLimiter<C> {
+    /// This limiter measuring local time (the deadline of a waiting call, the local memory of
+    /// full windows) and sleeping through `clock`. The windows themselves are on the server's
+    /// clock whatever this is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, ManualClock};
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let config = Config::of("api", 1, Duration::from_secs(3600))?;
+    /// let clock = ManualClock::new();
+    /// let limiter = SharedRateLimiter::connect_blocking(config, server.client()?)?.with_clock(clock.clone());
+    /// assert_eq!(limiter.try_acquire("k")?.at(), clock.now());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_clock<D: Clock>(self, clock: D) -> SharedRateLimiter<D> {
+        SharedRateLimiter {
+            protocol: self.protocol,
+            connection: self.connection,
+            clock,
+            listeners: self.listeners,
+            origin: self.origin,
+        }
+    }
+
+    /// This limiter with `listener` also receiving every [`SharedEvent`] with the key it is
+    /// about; listeners run in the order they were added, on the calling thread, and a
+    /// listener that panics is contained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use std::sync::{Arc, Mutex};
+    /// use fixed_window::RateLimiterEvent;
+    /// use fixed_window_redis::{Config, RedisServer, SharedEvent, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?
+    ///     .with_listener(move |key, event| log.lock().unwrap().push((key.to_owned(), event.clone())));
+    /// limiter.try_acquire("alice")?;
+    /// assert!(matches!(
+    ///     &seen.lock().unwrap()[..],
+    ///     [(key, SharedEvent::Limiter(RateLimiterEvent::Permitted { remaining: 0, .. }))] if key == "alice"
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_listener(
+        mut self,
+        listener: impl Fn(&str, &SharedEvent) + Send + Sync + 'static,
+    ) -> Self {
+        self.listeners.push(Box::new(listener));
+        self
+    }
+
+    /// The configuration.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 5, Duration::from_secs(1))?, server.client()?)?;
+    /// assert_eq!((limiter.config().name(), limiter.config().limit()), ("api", 5));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn config(&self) -> &Config {
+        self.protocol.config()
+    }
+
+    /// The sans-IO protocol this limiter drives (for its memory's size, say).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// limiter.try_acquire("k")?;
+    /// assert_eq!(limiter.protocol().remembered(), 1); // "k" is full: remembered
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn protocol(&self) -> &Protocol {
+        &self.protocol
+    }
+
+    /// The shared origin found or stored when this limiter connected, in microseconds on the
+    /// server's clock. (A server that lost its data since then has a new one.)
+    ///
+    /// # Examples
+    ///
+    /// The second process adopts the first one's origin.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?;
+    /// let first = SharedRateLimiter::connect_blocking(config.clone(), server.client()?)?;
+    /// let second = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    /// assert_eq!(first.origin(), second.origin());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn origin(&self) -> u64 {
+        self.origin
+    }
+
+    /// The clock the limiter measures local time with and sleeps through.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, Instant, ManualClock};
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(1))?, server.client()?)?
+    ///     .with_clock(ManualClock::new());
+    /// assert_eq!(limiter.clock().now(), Instant::ZERO);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Takes a permit for `key` if its window has one, never waiting, whatever `max_wait` is.
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Limited`] with [`RateLimiterError::Rejected`] if the window is full;
+    /// [`SharedError::Unavailable`] if the server could not decide and the policy is fail
+    /// closed; [`SharedError::Conflict`] if the server holds a different configuration;
+    /// [`SharedError::InvalidKey`] for a key that cannot name a counter.
+    ///
+    /// # Examples
+    ///
+    /// See [`SharedRateLimiter`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// limiter.try_acquire("k")?;
+    /// let rejected = limiter.try_acquire("k").unwrap_err();
+    /// assert!(rejected.retry_after().is_some_and(|wait| wait <= Duration::from_secs(3600)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_acquire(&self, key: &str) -> Result<SharedPermit, SharedError> {
+        let now = self.clock.now();
+        let (at, decision) = self.attempt_blocking(key, now, now)?;
+        self.finish_at_once(key, at, &decision)
+    }
+
+    /// Takes a permit for `key`, waiting (blocking the thread, through the clock) up to
+    /// `max_wait` for a later window if the current one is full.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_acquire`](SharedRateLimiter::try_acquire); a rejection also when the clock's
+    /// sleep did not move its time.
+    ///
+    /// # Examples
+    ///
+    /// A window that cannot open by the deadline is rejected at once.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let config = Config::of("api", 1, Duration::from_secs(3600))?.with_max_wait(Duration::from_secs(1));
+    /// let limiter = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    /// limiter.acquire("k")?;
+    /// assert!(limiter.acquire("k").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn acquire(&self, key: &str) -> Result<SharedPermit, SharedError> {
+        self.acquire_blocking(key, None)
+    }
+
+    /// Like [`acquire`](SharedRateLimiter::acquire), but a wait ends at once when `interrupt`
+    /// is interrupted, and the call fails with [`RateLimiterError::Interrupted`].
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](SharedRateLimiter::acquire), and `Interrupted`.
+    ///
+    /// # Examples
+    ///
+    /// An already interrupted handle fails a call that would have to wait.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Interrupt, RateLimiterError};
+    /// use fixed_window_redis::{Config, RedisServer, SharedError, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?.with_max_wait(Duration::from_secs(5));
+    /// let limiter = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    /// let interrupt = Interrupt::new();
+    /// interrupt.interrupt();
+    /// limiter.acquire_interruptible("k", &interrupt)?;
+    /// assert_eq!(
+    ///     limiter.acquire_interruptible("k", &interrupt),
+    ///     Err(SharedError::Limited(RateLimiterError::Interrupted { name: "api" }))
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn acquire_interruptible(
+        &self,
+        key: &str,
+        interrupt: &Interrupt,
+    ) -> Result<SharedPermit, SharedError> {
+        self.acquire_blocking(key, Some(interrupt))
+    }
+
+    /// Runs `op` if a permit for `key` is granted (waiting up to `max_wait`), returning its
+    /// result as it is; without a permit `op` does not run.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](SharedRateLimiter::acquire).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// assert_eq!(limiter.call("k", || 42)?, 42);
+    /// assert!(limiter.call("k", || unreachable!("no permit, so this never runs")).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn call<T>(&self, key: &str, op: impl FnOnce() -> T) -> Result<T, SharedError> {
+        self.acquire(key)?;
+        Ok(op())
+    }
+
+    /// Like [`call`](SharedRateLimiter::call), with waits interruptible through `interrupt`.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_interruptible`](SharedRateLimiter::acquire_interruptible).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Interrupt;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// assert_eq!(limiter.call_interruptible("k", &Interrupt::new(), || "ran")?, "ran");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn call_interruptible<T>(
+        &self,
+        key: &str,
+        interrupt: &Interrupt,
+        op: impl FnOnce() -> T,
+    ) -> Result<T, SharedError> {
+        self.acquire_interruptible(key, interrupt)?;
+        Ok(op())
+    }
+
+    /// Takes a permit for `key` if its window has one, never waiting.
+    ///
+    /// Dropping the future during its round trip may still spend a permit: the script may
+    /// already have run, as when a reply is lost.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_acquire`](SharedRateLimiter::try_acquire).
+    ///
+    /// # Examples
+    ///
+    /// See [`connect`](SharedRateLimiter::connect).
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// let permit = futures::executor::block_on(limiter.try_acquire_async("k"))?;
+    /// assert_eq!(permit.remaining(), Some(0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn try_acquire_async(&self, key: &str) -> Result<SharedPermit, SharedError> {
+        let now = self.clock.now();
+        let (at, decision) = self.attempt_async(key, now, now).await?;
+        self.finish_at_once(key, at, &decision)
+    }
+
+    /// Takes a permit for `key`, awaiting the clock's asynchronous sleep up to `max_wait` for
+    /// a later window, so a waiting call holds a task, not a thread.
+    ///
+    /// Cancel-safe while it sleeps: dropping it then takes nothing. Dropped during a round
+    /// trip, it may have spent a permit (the script may have run).
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](SharedRateLimiter::acquire).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let config = Config::of("api", 2, Duration::from_secs(3600))?.with_max_wait(Duration::from_secs(1));
+    /// let limiter = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    /// let permit = futures::executor::block_on(limiter.acquire_async("k"))?;
+    /// assert_eq!(permit.remaining(), Some(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn acquire_async(&self, key: &str) -> Result<SharedPermit, SharedError> {
+        let mut now = self.clock.now();
+        let deadline = now.saturating_add(self.config().max_wait());
+        let mut slept_from = None;
+        loop {
+            let (at, decision) = self.attempt_async(key, now, deadline).await?;
+            let pause = match self.step(key, now, at, &decision, slept_from) {
+                Step::Done(result) => return result,
+                Step::Sleep(pause) => pause,
+            };
+            self.clock
+                .sleep_async(pause)
+                .await
+                .map_err(|_| self.interrupted())?;
+            slept_from = Some(now);
+            now = self.clock.now();
+        }
+    }
+
+    /// Runs the future `op` if a permit for `key` is granted (awaiting up to `max_wait`); `op`
+    /// is not polled at all without one.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_async`](SharedRateLimiter::acquire_async).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    ///
+    /// let server = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// let first = futures::executor::block_on(limiter.call_async("k", async { 7 }));
+    /// let second = futures::executor::block_on(limiter.call_async("k", async { 8 }));
+    /// assert_eq!(first, Ok(7));
+    /// assert!(second.is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn call_async<F: IntoFuture>(
+        &self,
+        key: &str,
+        op: F,
+    ) -> Result<F::Output, SharedError> {
+        self.acquire_async(key).await?;
+        Ok(op.await)
+    }
+
+    fn acquire_blocking(
+        &self,
+        key: &str,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<SharedPermit, SharedError> {
+        let mut now = self.clock.now();
+        let deadline = now.saturating_add(self.config().max_wait());
+        let mut slept_from = None;
+        let mut own_interrupt = None;
+        loop {
+            let (at, decision) = self.attempt_blocking(key, now, deadline)?;
+            let pause = match self.step(key, now, at, &decision, slept_from) {
+                Step::Done(result) => return result,
+                Step::Sleep(pause) => pause,
+            };
+            let interrupt =
+                interrupt.unwrap_or_else(|| own_interrupt.get_or_insert_with(Interrupt::new));
+            self.clock
+                .sleep(pause, interrupt)
+                .map_err(|_| self.interrupted())?;
+            slept_from = Some(now);
+            now = self.clock.now();
+        }
+    }
+
+    /// One attempt, blocking: the decision and the local instant it was known at.
+    fn attempt_blocking(
+        &self,
+        key: &str,
+        now: Instant,
+        deadline: Instant,
+    ) -> Result<(Instant, Decision), SharedError> {
+        match self.begin(key, now, deadline)? {
+            Begin::Decided(decision) => Ok((now, decision)),
+            Begin::Call(call) => {
+                let reply = self.connection.run_blocking(call);
+                Ok(self.finish(key, now, deadline, reply))
+            }
+        }
+    }
+
+    /// One attempt, asynchronous.
+    async fn attempt_async(
+        &self,
+        key: &str,
+        now: Instant,
+        deadline: Instant,
+    ) -> Result<(Instant, Decision), SharedError> {
+        match self.begin(key, now, deadline)? {
+            Begin::Decided(decision) => Ok((now, decision)),
+            Begin::Call(call) => {
+                let reply = self.connection.run(call).await;
+                Ok(self.finish(key, now, deadline, reply))
+            }
+        }
+    }
+
+    fn begin(&self, key: &str, now: Instant, deadline: Instant) -> Result<Begin, SharedError> {
+        self.protocol
+            .begin(key, now, deadline)
+            .map_err(|error| SharedError::InvalidKey {
+                name: self.config().name(),
+                error,
+            })
+    }
+
+    fn finish(
+        &self,
+        key: &str,
+        sent: Instant,
+        deadline: Instant,
+        reply: Result<Vec<i64>, Unavailable>,
+    ) -> (Instant, Decision) {
+        let received = self.clock.now();
+        let decision = match reply {
+            Ok(reply) => self
+                .protocol
+                .finish(key, sent, received, deadline, Ok(&reply)),
+            Err(cause) => self
+                .protocol
+                .finish(key, sent, received, deadline, Err(cause)),
+        };
+        (received, decision)
+    }
+
+    /// The result of a call that never waits.
+    fn finish_at_once(
+        &self,
+        key: &str,
+        at: Instant,
+        decision: &Decision,
+    ) -> Result<SharedPermit, SharedError> {
+        match self.step(key, at, at, decision, None) {
+            Step::Done(result) => result,
+            // A deadline of `now` never yields a wait; were one to come, it is a rejection.
+            Step::Sleep(pause) => Err(self.reject(key, at, pause)),
+        }
+    }
+
+    /// What a waiting call does after an attempt started at `now` and decided at `at`:
+    /// return, or sleep. Emits the decision's event.
+    fn step(
+        &self,
+        key: &str,
+        now: Instant,
+        at: Instant,
+        decision: &Decision,
+        slept_from: Option<Instant>,
+    ) -> Step {
+        let result = match decision {
+            &Decision::Wait { until } => {
+                let pause = until.saturating_duration_since(at);
+                // A stopped clock (or one that stepped back across the sleep) would otherwise
+                // keep the caller sleeping forever.
+                if slept_from.is_some_and(|before| now <= before) {
+                    return Step::Done(Err(self.reject(key, at, pause)));
+                }
+                return Step::Sleep(pause);
+            }
+            &Decision::Permitted { remaining } => Ok(SharedPermit::counted(at, remaining)),
+            Decision::FailedOpen(cause) => Ok(SharedPermit::failed_open_with(at, cause.clone())),
+            &Decision::Rejected { retry_after, .. } => Err(self.rejected(retry_after)),
+            Decision::Unavailable(cause) => Err(SharedError::Unavailable {
+                name: self.config().name(),
+                cause: cause.clone(),
+            }),
+            &Decision::Conflict(conflict) => Err(SharedError::Conflict(conflict)),
+        };
+        if let Some(event) = decision.event(at, self.config().name()) {
+            self.emit(key, &event);
+        }
+        Step::Done(result)
+    }
+
+    fn emit(&self, key: &str, event: &SharedEvent) {
+        for listener in &self.listeners {
+            // A listener's panic is its own failure, not the caller's or the limiter's.
+            let _ = catch_unwind(AssertUnwindSafe(|| listener(key, event)));
+        }
+    }
+
+    fn rejected(&self, retry_after: Duration) -> SharedError {
+        let config = self.config();
+        SharedError::Limited(RateLimiterError::Rejected {
+            name: config.name(),
+            limit: config.limit(),
+            period: config.period(),
+            max_wait: config.max_wait(),
+            retry_after,
+        })
+    }
+
+    /// A rejection decided here rather than by the protocol, so its event is emitted here.
+    fn reject(&self, key: &str, at: Instant, retry_after: Duration) -> SharedError {
+        let decision = Decision::Rejected {
+            retry_after,
+            local: true,
+        };
+        if let Some(event) = decision.event(at, self.config().name()) {
+            self.emit(key, &event);
+        }
+        self.rejected(retry_after)
+    }
+
+    fn interrupted(&self) -> SharedError {
+        SharedError::Limited(RateLimiterError::Interrupted {
+            name: self.config().name(),
+        })
+    }
+}
+
+/// What a waiting call does next.
+enum Step {
+    /// Return this.
+    Done(Result<SharedPermit, SharedError>),
+    /// Sleep this long, then attempt again.
+    Sleep(Duration),
+}
+
+impl<C> fmt::Debug for SharedRateLimiter<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedRateLimiter")
+            .field("config", self.protocol.config())
+            .field("origin", &self.origin)
+            .field("remembered", &self.protocol.remembered())
+            .field("connection", &self.connection)
+            .field("listeners", &self.listeners.len())
+            .field("clock", &core::any::type_name::<C>())
+            .finish()
+    }
+}

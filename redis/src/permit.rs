@@ -1,0 +1,115 @@
+//! Proof of a granted permit, counted by the server or granted by the fail-open policy.
+
+use fixed_window::Instant;
+
+use crate::unavailable::Unavailable;
+
+/// A permit from a [`SharedRateLimiter`](crate::SharedRateLimiter).
+///
+/// # Examples
+///
+/// A counted permit says how many are left; a fail-open one says why nobody counted it.
+///
+/// ```
+/// use fixed_window::Instant;
+/// use fixed_window_redis::{SharedPermit, Unavailable, UnavailableKind};
+///
+/// let counted = SharedPermit::counted(Instant::ZERO, 4);
+/// assert_eq!((counted.remaining(), counted.failed_open()), (Some(4), None));
+/// let cause = Unavailable::new(UnavailableKind::Timeout, "no reply");
+/// let uncounted = SharedPermit::failed_open_with(Instant::ZERO, cause.clone());
+/// assert_eq!((uncounted.remaining(), uncounted.failed_open()), (None, Some(&cause)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedPermit {
+    at: Instant,
+    remaining: Option<u32>,
+    failed_open: Option<Unavailable>,
+}
+
+impl SharedPermit {
+    /// A permit the server counted at local instant `at`, leaving `remaining`.
+    ///
+    /// # Examples
+    ///
+    /// See [`SharedPermit`].
+    ///
+    /// ```
+    /// use fixed_window::Instant;
+    ///
+    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 0).remaining(), Some(0));
+    /// ```
+    pub fn counted(at: Instant, remaining: u32) -> SharedPermit {
+        SharedPermit {
+            at,
+            remaining: Some(remaining),
+            failed_open: None,
+        }
+    }
+
+    /// A permit the fail-open policy granted at `at` because of `cause`.
+    ///
+    /// # Examples
+    ///
+    /// See [`SharedPermit`].
+    ///
+    /// ```
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{SharedPermit, Unavailable, UnavailableKind};
+    ///
+    /// let cause = Unavailable::new(UnavailableKind::Connection, "refused");
+    /// assert!(SharedPermit::failed_open_with(Instant::ZERO, cause).failed_open().is_some());
+    /// ```
+    pub fn failed_open_with(at: Instant, cause: Unavailable) -> SharedPermit {
+        SharedPermit {
+            at,
+            remaining: None,
+            failed_open: Some(cause),
+        }
+    }
+
+    /// The local clock's reading when the permit was known.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window::Instant;
+    ///
+    /// let at = Instant::from_nanos(3);
+    /// assert_eq!(fixed_window_redis::SharedPermit::counted(at, 0).at(), at);
+    /// ```
+    pub fn at(&self) -> Instant {
+        self.at
+    }
+
+    /// Permits left in the key's window after this one (`limit − used`), or `None` for a
+    /// permit nobody counted.
+    ///
+    /// # Examples
+    ///
+    /// See [`SharedPermit`].
+    ///
+    /// ```
+    /// use fixed_window::Instant;
+    ///
+    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 2).remaining(), Some(2));
+    /// ```
+    pub fn remaining(&self) -> Option<u32> {
+        self.remaining
+    }
+
+    /// Why the server did not count this permit, if the fail-open policy granted it.
+    ///
+    /// # Examples
+    ///
+    /// See [`SharedPermit`].
+    ///
+    /// ```
+    /// use fixed_window::Instant;
+    ///
+    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 2).failed_open(), None);
+    /// ```
+    pub fn failed_open(&self) -> Option<&Unavailable> {
+        self.failed_open.as_ref()
+    }
+}

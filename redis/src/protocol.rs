@@ -1,0 +1,670 @@
+//! The sans-IO client: what to send for an attempt, and what a reply (or its absence) means.
+//!
+//! The production client drives it over redis-rs; a simulator can drive it over a simulated
+//! network and server, running [`SCRIPT`](crate::SCRIPT) itself. Both then exercise the same
+//! decisions: the local memory of full windows, the mapping of server time to the local
+//! clock, the wait-or-reject choice against the deadline, and the fail policy.
+
+use core::time::Duration;
+use std::sync::Arc;
+
+use fixed_window::{Instant, RateLimiterEvent};
+
+use crate::config::{Config, FailPolicy};
+use crate::error::{Conflict, SharedError};
+use crate::event::SharedEvent;
+use crate::key::{KeyError, check_key};
+use crate::memory::{FullWindow, FullWindows};
+use crate::script::ScriptReply;
+use crate::unavailable::{Unavailable, UnavailableKind};
+
+/// [`EXPIRY_MARGIN_MILLIS`](crate::EXPIRY_MARGIN_MILLIS) as the script's argument.
+const EXPIRY_MARGIN_ARG: &str = "1000";
+
+/// One call of [`SCRIPT`](crate::SCRIPT): its `KEYS` and `ARGV`, owned so that it can be
+/// sent from another task.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::Instant;
+/// use fixed_window_redis::{Begin, Config, Protocol};
+///
+/// let protocol = Protocol::new(Config::of("api", 5, Duration::from_millis(1))?);
+/// let Ok(Begin::Call(call)) = protocol.begin("client-7", Instant::ZERO, Instant::ZERO) else {
+///     panic!("nothing is known yet, so the server decides");
+/// };
+/// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "fixed-window:{api}:client-7"]);
+/// assert_eq!(call.args(), ["1000", "5", "1000", "acquire"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptCall {
+    config_key: Arc<str>,
+    counter_key: Option<String>,
+    time_key: Option<Arc<str>>,
+    period: Arc<str>,
+    limit: Arc<str>,
+    mode: &'static str,
+}
+
+impl ScriptCall {
+    /// The script's `KEYS`, in order: the configuration key, the counter key (the
+    /// configuration key again for a registration), and the time key if one is configured.
+    ///
+    /// # Examples
+    ///
+    /// See [`ScriptCall`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let config = Config::of("api", 5, Duration::from_secs(1))?.with_time_key("now")?;
+    /// let call = Protocol::new(config).register_call();
+    /// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "fixed-window:{api}", "now"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        let counter = self.counter_key.as_deref().unwrap_or(&self.config_key);
+        [
+            Some(&*self.config_key),
+            Some(counter),
+            self.time_key.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// The script's `ARGV`: the period in microseconds, the limit, the expiry margin in
+    /// milliseconds, and the mode (`acquire` or `register`).
+    ///
+    /// # Examples
+    ///
+    /// See [`ScriptCall`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let call = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).register_call();
+    /// assert_eq!(call.args(), ["1000000", "5", "1000", "register"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn args(&self) -> [&str; 4] {
+        [&self.period, &self.limit, EXPIRY_MARGIN_ARG, self.mode]
+    }
+}
+
+/// How an attempt starts: decided locally, or by the server through a script call.
+///
+/// # Examples
+///
+/// See [`Protocol`].
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::Instant;
+/// use fixed_window_redis::{Begin, Config, Protocol};
+///
+/// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+/// assert!(matches!(protocol.begin("k", Instant::ZERO, Instant::ZERO), Ok(Begin::Call(_))));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Begin {
+    /// Decided without a round trip: the key's window is known to be full.
+    Decided(Decision),
+    /// Send this call, then give its outcome to [`Protocol::finish`].
+    Call(ScriptCall),
+}
+
+/// What an attempt decided.
+///
+/// # Examples
+///
+/// See [`Protocol`].
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window_redis::Decision;
+///
+/// let decision = Decision::Rejected { retry_after: Duration::from_secs(1), local: true };
+/// assert!(!decision.is_permit());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// The server counted a permit; `remaining` are left in the key's window.
+    Permitted {
+        /// `limit − used` after this permit.
+        remaining: u32,
+    },
+    /// The window is full and may open by the deadline: sleep until `until` (the latest
+    /// local instant the window can open at, or the deadline if earlier), then attempt again.
+    Wait {
+        /// When to attempt again; always after the attempt's `now`.
+        until: Instant,
+    },
+    /// The window is full and cannot open by the deadline.
+    Rejected {
+        /// The time until the next window opens: the server's figure for a server decision,
+        /// the latest local estimate for a local one.
+        retry_after: Duration,
+        /// Decided from the local memory of full windows, without a round trip.
+        local: bool,
+    },
+    /// The server could not decide and the policy is [`FailPolicy::Open`]: a permit nobody
+    /// counted.
+    FailedOpen(Unavailable),
+    /// The server could not decide and the policy is [`FailPolicy::Closed`].
+    Unavailable(Unavailable),
+    /// The server holds a different configuration; nothing was counted.
+    Conflict(Conflict),
+}
+
+impl Decision {
+    /// Whether the caller may proceed (a counted permit, or one granted by the fail-open
+    /// policy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::Decision;
+    ///
+    /// assert!(Decision::Permitted { remaining: 0 }.is_permit());
+    /// ```
+    pub fn is_permit(&self) -> bool {
+        matches!(self, Decision::Permitted { .. } | Decision::FailedOpen(_))
+    }
+
+    /// The event listeners get for this decision, made at `at` by the limiter `name`; `None`
+    /// for a [`Decision::Wait`] and a [`Decision::Conflict`], which are not outcomes the
+    /// rules define.
+    ///
+    /// # Examples
+    ///
+    /// A rejection is core's event, whether the server or the local memory decided it.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, RateLimiterEvent};
+    /// use fixed_window_redis::{Decision, SharedEvent};
+    ///
+    /// let decision = Decision::Rejected { retry_after: Duration::from_secs(1), local: true };
+    /// assert_eq!(
+    ///     decision.event(Instant::ZERO, "api"),
+    ///     Some(SharedEvent::Limiter(RateLimiterEvent::Rejected {
+    ///         at: Instant::ZERO,
+    ///         name: "api",
+    ///         retry_after: Duration::from_secs(1),
+    ///     }))
+    /// );
+    /// ```
+    pub fn event(&self, at: Instant, name: &'static str) -> Option<SharedEvent> {
+        match self {
+            Decision::Permitted { remaining } => {
+                Some(SharedEvent::Limiter(RateLimiterEvent::Permitted {
+                    at,
+                    name,
+                    remaining: *remaining,
+                }))
+            }
+            Decision::Rejected { retry_after, .. } => {
+                Some(SharedEvent::Limiter(RateLimiterEvent::Rejected {
+                    at,
+                    name,
+                    retry_after: *retry_after,
+                }))
+            }
+            Decision::FailedOpen(cause) => Some(SharedEvent::Unavailable {
+                at,
+                name,
+                cause: cause.clone(),
+                failed_open: true,
+            }),
+            Decision::Unavailable(cause) => Some(SharedEvent::Unavailable {
+                at,
+                name,
+                cause: cause.clone(),
+                failed_open: false,
+            }),
+            Decision::Wait { .. } | Decision::Conflict(_) => None,
+        }
+    }
+}
+
+/// The sans-IO shared limiter of one process: its [`Config`] and its memory of full windows.
+///
+/// An attempt at local instant `now` for a call whose wait must end by `deadline`:
+/// 1. [`begin`](Protocol::begin) decides at once if the key's window is known to be full
+///    (no round trip), or gives the [`ScriptCall`] to send;
+/// 2. the driver reads its clock just before sending (`sent`, which is `now`) and after the
+///    outcome (`received`), and passes both with the reply, or with the [`Unavailable`] cause
+///    of a timeout or a lost connection, to [`finish`](Protocol::finish).
+///
+/// Nothing here reads a clock, sleeps, or does IO; the decisions depend only on the inputs
+/// and the memory, so a simulator driving it is deterministic.
+///
+/// # Examples
+///
+/// Driving it by hand, with a made-up server reply.
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::Instant;
+/// use fixed_window_redis::{Begin, Config, Decision, Protocol};
+///
+/// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+/// let (sent, received) = (Instant::from_nanos(0), Instant::from_nanos(50_000));
+/// // The server: the window is full for another 400 ms (400,000 µs).
+/// let decision = protocol.finish("k", sent, received, sent, Ok(&[0, 400_000, 7_600_000, 7_000_000]));
+/// assert_eq!(decision, Decision::Rejected { retry_after: Duration::from_millis(400), local: false });
+/// // Until then the process rejects the key itself, with the latest estimate of the wait.
+/// let later = Instant::from_nanos(100_000_000);
+/// assert_eq!(
+///     protocol.begin("k", later, later)?,
+///     Begin::Decided(Decision::Rejected { retry_after: Duration::from_micros(300_050), local: true })
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Protocol {
+    config: Config,
+    memory: FullWindows,
+}
+
+impl Protocol {
+    /// The protocol of a process configured with `config`, remembering nothing yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// assert_eq!((protocol.config().name(), protocol.remembered()), ("api", 0));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn new(config: Config) -> Protocol {
+        let memory = FullWindows::new(config.local_memory());
+        Protocol { config, memory }
+    }
+
+    /// The configuration.
+    ///
+    /// # Examples
+    ///
+    /// See [`Protocol::new`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// assert_eq!(Protocol::new(Config::of("api", 3, Duration::from_secs(1))?).config().limit(), 3);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// How many full windows are remembered (at most the configured
+    /// [`local_memory`](Config::local_memory)).
+    ///
+    /// # Examples
+    ///
+    /// See [`Protocol::new`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// assert_eq!(Protocol::new(Config::of("api", 3, Duration::from_secs(1))?).remembered(), 0);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn remembered(&self) -> usize {
+        self.memory.len()
+    }
+
+    /// The call that stores this process's configuration on the server if none is stored
+    /// (fixing the shared origin), or checks it against the stored one, without counting.
+    ///
+    /// # Examples
+    ///
+    /// See [`ScriptCall::args`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let call = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).register_call();
+    /// assert_eq!(call.args()[3], "register");
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn register_call(&self) -> ScriptCall {
+        self.call(None, "register")
+    }
+
+    /// The outcome of a [`register_call`](Protocol::register_call): the shared origin, in
+    /// microseconds on the server's clock.
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Conflict`] if the server holds a different configuration,
+    /// [`SharedError::Unavailable`] if the server could not answer (whatever the fail policy:
+    /// there is nothing to permit yet).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol, SharedError};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// assert_eq!(protocol.registered(Ok(&[2, 1_000, 1_000, 0])), Ok(1_000));
+    /// let conflict = protocol.registered(Ok(&[-1, 1_000_000, 6, 1_000]));
+    /// assert!(matches!(conflict, Err(SharedError::Conflict(c)) if c.stored_limit == 6));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn registered(&self, reply: Result<&[i64], Unavailable>) -> Result<u64, SharedError> {
+        let unavailable = |cause| SharedError::Unavailable {
+            name: self.config.name(),
+            cause,
+        };
+        match ScriptReply::parse(reply.map_err(unavailable)?) {
+            Some(ScriptReply::Registered { origin, .. }) => Ok(origin),
+            Some(ScriptReply::Conflict { period, limit, .. }) => {
+                Err(SharedError::Conflict(self.conflict(period, limit)))
+            }
+            _ => Err(unavailable(Unavailable::new(
+                UnavailableKind::Reply,
+                "the registration got an answer the script never gives",
+            ))),
+        }
+    }
+
+    /// Starts an attempt on `key` at local instant `now`, for a call whose wait must end by
+    /// `deadline` (`now` itself for a call that never waits).
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError`] if `key` cannot name a counter (see [`check_key`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`Protocol`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Config, KeyError, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// assert_eq!(protocol.begin("", Instant::ZERO, Instant::ZERO), Err(KeyError::Empty));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn begin(&self, key: &str, now: Instant, deadline: Instant) -> Result<Begin, KeyError> {
+        check_key(key)?;
+        if let Some(window) = self.memory.get(key, now) {
+            return Ok(Begin::Decided(decide_full(window, now, deadline, true)));
+        }
+        Ok(Begin::Call(self.call(Some(key), "acquire")))
+    }
+
+    /// Finishes an attempt on `key`: `sent` is the local reading taken before the call was
+    /// sent (the `now` given to [`begin`](Protocol::begin)), `received` the reading after
+    /// the outcome, `reply` the script's reply or why there is none.
+    ///
+    /// A full window (or a permit that left none) is remembered, so that later attempts on
+    /// the key are rejected locally until [`DRIFT_ALLOWANCE`](crate::DRIFT_ALLOWANCE) short
+    /// of the earliest local instant the window can end at.
+    ///
+    /// # Examples
+    ///
+    /// A timeout under the default policy, fail closed.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Config, Decision, Protocol, Unavailable, UnavailableKind};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// let cause = Unavailable::new(UnavailableKind::Timeout, "no reply");
+    /// let t = Instant::ZERO;
+    /// assert_eq!(protocol.finish("k", t, t, t, Err(cause.clone())), Decision::Unavailable(cause));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn finish(
+        &self,
+        key: &str,
+        sent: Instant,
+        received: Instant,
+        deadline: Instant,
+        reply: Result<&[i64], Unavailable>,
+    ) -> Decision {
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(cause) => return self.unavailable(cause),
+        };
+        match ScriptReply::parse(reply) {
+            Some(ScriptReply::Permitted {
+                remaining,
+                now,
+                window_start,
+            }) => {
+                if remaining == 0 {
+                    let retry_after = self.window_end_micros(window_start).saturating_sub(now);
+                    self.remember(key, sent, received, retry_after);
+                }
+                Decision::Permitted { remaining }
+            }
+            Some(ScriptReply::Full { retry_after, .. }) => {
+                let Some(window) = self.remember(key, sent, received, retry_after) else {
+                    // The window ends past the local clock's range: it cannot open by any
+                    // deadline.
+                    return Decision::Rejected {
+                        retry_after: Duration::from_micros(retry_after),
+                        local: false,
+                    };
+                };
+                decide_full(window, received, deadline, false)
+            }
+            Some(ScriptReply::Conflict { period, limit, .. }) => {
+                Decision::Conflict(self.conflict(period, limit))
+            }
+            Some(ScriptReply::Registered { .. }) | None => self.unavailable(Unavailable::new(
+                UnavailableKind::Reply,
+                format!("the script never answers {reply:?}"),
+            )),
+        }
+    }
+
+    fn call(&self, key: Option<&str>, mode: &'static str) -> ScriptCall {
+        ScriptCall {
+            config_key: Arc::clone(self.config.config_key_arc()),
+            counter_key: key.map(|key| self.config.counter_key(key)),
+            time_key: self.config.time_key_arc().cloned(),
+            period: Arc::clone(self.config.period_arg()),
+            limit: Arc::clone(self.config.limit_arg()),
+            mode,
+        }
+    }
+
+    fn unavailable(&self, cause: Unavailable) -> Decision {
+        match self.config.fail_policy() {
+            FailPolicy::Closed => Decision::Unavailable(cause),
+            FailPolicy::Open => Decision::FailedOpen(cause),
+        }
+    }
+
+    fn conflict(&self, stored_period_micros: u64, stored_limit: u64) -> Conflict {
+        Conflict {
+            name: self.config.name(),
+            limit: self.config.limit(),
+            period: self.config.period(),
+            stored_limit,
+            stored_period: Duration::from_micros(stored_period_micros),
+        }
+    }
+
+    fn window_end_micros(&self, window_start: u64) -> u64 {
+        // The period was validated to whole microseconds no longer than MAX_PERIOD.
+        let period = u64::try_from(self.config.period().as_micros()).unwrap_or(u64::MAX);
+        window_start.saturating_add(period)
+    }
+
+    fn remember(
+        &self,
+        key: &str,
+        sent: Instant,
+        received: Instant,
+        retry_after_micros: u64,
+    ) -> Option<FullWindow> {
+        let window = FullWindow::new(sent, received, Duration::from_micros(retry_after_micros))?;
+        self.memory.remember(key, window, received);
+        Some(window)
+    }
+}
+
+/// The decision on a full window at `now`: wait if it may open by the deadline (and the
+/// deadline is still ahead), else reject. Waiting until the latest estimate of the opening
+/// (capped at the deadline) means a waiter that wakes finds the window open; deciding by the
+/// earliest estimate means no call that could get a permit by its deadline is rejected.
+fn decide_full(window: FullWindow, now: Instant, deadline: Instant, local: bool) -> Decision {
+    if window.opens_by <= deadline && now < deadline {
+        Decision::Wait {
+            until: window.opens_at.min(deadline),
+        }
+    } else {
+        Decision::Rejected {
+            retry_after: window.opens_at.saturating_duration_since(now),
+            local,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::EXPIRY_MARGIN_MILLIS;
+
+    fn us(micros: u64) -> Instant {
+        Instant::from_nanos(micros * 1_000)
+    }
+
+    fn protocol(config: Config) -> Protocol {
+        Protocol::new(config)
+    }
+
+    fn config(limit: u32) -> Config {
+        Config::of("api", limit, Duration::from_millis(10)).unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    #[test]
+    fn the_margin_argument_matches_the_constant() {
+        assert_eq!(EXPIRY_MARGIN_ARG, EXPIRY_MARGIN_MILLIS.to_string());
+    }
+
+    #[test]
+    fn a_permit_that_leaves_none_makes_the_key_known_full_until_the_window_ends() {
+        let p = protocol(config(1));
+        // Server: now 3,000 µs into a window that started at 0 and lasts 10,000 µs.
+        let decision = p.finish("k", us(100), us(200), us(100), Ok(&[1, 0, 3_000, 0]));
+        assert_eq!(decision, Decision::Permitted { remaining: 0 });
+        assert_eq!(p.remembered(), 1);
+        // 7,000 µs left on the server; locally known full until 100 + 7,000 − 7.
+        assert!(matches!(
+            p.begin("k", us(7_092), us(7_092)),
+            Ok(Begin::Decided(Decision::Rejected { local: true, .. }))
+        ));
+        assert!(matches!(
+            p.begin("k", us(7_093), us(7_093)),
+            Ok(Begin::Call(_))
+        ));
+    }
+
+    #[test]
+    fn a_full_window_is_waited_for_only_if_it_may_open_by_the_deadline() {
+        let p = protocol(config(1));
+        let full = [0, 5_000, 0, 0];
+        // Earliest opening 0 + 5,000: a deadline there waits (until the deadline, before the
+        // latest estimate 300 + 5,000).
+        assert_eq!(
+            p.finish("a", us(0), us(300), us(5_000), Ok(&full)),
+            Decision::Wait { until: us(5_000) }
+        );
+        assert_eq!(
+            p.finish("b", us(0), us(300), us(9_000), Ok(&full)),
+            Decision::Wait { until: us(5_300) }
+        );
+        assert_eq!(
+            p.finish("c", us(0), us(300), us(4_999), Ok(&full)),
+            Decision::Rejected {
+                retry_after: Duration::from_micros(5_000),
+                local: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_waiter_that_wakes_goes_to_the_server() {
+        let p = protocol(config(1));
+        let Decision::Wait { until } =
+            p.finish("a", us(0), us(300), us(9_000), Ok(&[0, 5_000, 0, 0]))
+        else {
+            panic!("the window opens before the deadline");
+        };
+        assert!(matches!(p.begin("a", until, us(9_000)), Ok(Begin::Call(_))));
+    }
+
+    #[test]
+    fn the_fail_policy_decides_what_an_unavailable_server_means() {
+        let cause = Unavailable::new(UnavailableKind::Connection, "refused");
+        let closed = protocol(config(1));
+        let open = protocol(config(1).with_fail_policy(FailPolicy::Open));
+        let t = us(0);
+        assert_eq!(
+            closed.finish("k", t, t, t, Err(cause.clone())),
+            Decision::Unavailable(cause.clone())
+        );
+        assert_eq!(
+            open.finish("k", t, t, t, Err(cause.clone())),
+            Decision::FailedOpen(cause)
+        );
+        // A reply the script never gives is no decision either.
+        assert!(matches!(
+            closed.finish("k", t, t, t, Ok(&[9, 9, 9, 9])),
+            Decision::Unavailable(cause) if cause.kind() == UnavailableKind::Reply
+        ));
+    }
+
+    #[test]
+    fn a_conflicting_configuration_is_reported_with_both_sides() {
+        let p = protocol(config(1));
+        let t = us(0);
+        assert_eq!(
+            p.finish("k", t, t, t, Ok(&[-1, 20_000, 3, 0])),
+            Decision::Conflict(Conflict {
+                name: "api",
+                limit: 1,
+                period: Duration::from_millis(10),
+                stored_limit: 3,
+                stored_period: Duration::from_millis(20),
+            })
+        );
+    }
+
+    #[test]
+    fn a_window_ending_past_the_local_clock_is_rejected_with_the_servers_wait() {
+        let p = protocol(config(1));
+        let near_end = Instant::MAX;
+        assert_eq!(
+            p.finish("k", near_end, near_end, near_end, Ok(&[0, 5, 0, 0])),
+            Decision::Rejected {
+                retry_after: Duration::from_micros(5),
+                local: false
+            }
+        );
+    }
+}

@@ -1,0 +1,285 @@
+//! A throwaway `redis-server` for tests and benchmarks (feature `test-server`).
+
+use core::fmt;
+use core::time::Duration;
+use std::io;
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+
+/// How long a starting server may take to answer `PING`.
+const STARTUP: Duration = Duration::from_secs(10);
+
+/// How often a starting server is asked.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Ports tried before giving up, should another process take the free port first.
+const PORT_TRIES: usize = 5;
+
+/// A `redis-server` process on a free loopback port, with persistence off (`--save ''
+/// --appendonly no`), stopped when dropped (feature `test-server`).
+///
+/// It runs the `redis-server` found on `PATH` (Debian's package `redis-server`; `.ci/run`
+/// installs it when missing). It listens on 127.0.0.1 only. [`restart`](RedisServer::restart)
+/// brings it back on the same port with an empty keyspace, as a server restarted without
+/// persistence; [`pause`](RedisServer::pause) and [`resume`](RedisServer::resume) stop and
+/// continue the process (`SIGSTOP`, `SIGCONT`).
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_redis::RedisServer;
+///
+/// let server = RedisServer::start()?;
+/// let mut connection = server.client()?.get_connection()?;
+/// let pong: String = redis::cmd("PING").query(&mut connection)?;
+/// assert_eq!(pong, "PONG");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RedisServer {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// Starts a server on a free loopback port and waits until it answers.
+    ///
+    /// # Errors
+    ///
+    /// If `redis-server` is not installed, exits at once, or does not answer within 10 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// assert!(server.url().starts_with("redis://127.0.0.1:"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn start() -> io::Result<RedisServer> {
+        let mut last = None;
+        for _ in 0..PORT_TRIES {
+            let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+            let mut server = RedisServer { port, child: None };
+            match server.launch() {
+                Ok(()) => return Ok(server),
+                Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(err),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("redis-server did not start")))
+    }
+
+    /// The port it listens on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// assert_ne!(server.port(), 0);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Its URL, `redis://127.0.0.1:<port>/`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// assert_eq!(server.url(), format!("redis://127.0.0.1:{}/", server.port()));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// A redis-rs client for it.
+    ///
+    /// # Errors
+    ///
+    /// Never for the URL it makes; the `Result` is redis-rs's.
+    ///
+    /// # Examples
+    ///
+    /// See [`RedisServer`].
+    ///
+    /// ```
+    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// assert!(server.client().is_ok());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn client(&self) -> redis::RedisResult<redis::Client> {
+        redis::Client::open(self.url())
+    }
+
+    /// Stops the server (`SIGKILL`): its keyspace is gone, and connections break.
+    ///
+    /// # Errors
+    ///
+    /// If the process cannot be killed or waited for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut server = fixed_window_redis::RedisServer::start()?;
+    /// server.stop()?;
+    /// assert!(server.client().unwrap().get_connection().is_err());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn stop(&mut self) -> io::Result<()> {
+        if let Some(mut child) = self.child.take() {
+            child.kill()?;
+            child.wait()?;
+        }
+        Ok(())
+    }
+
+    /// Starts the server again on the same port, with an empty keyspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](RedisServer::start); also if the port was taken meanwhile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut server = fixed_window_redis::RedisServer::start()?;
+    /// let port = server.port();
+    /// server.restart()?;
+    /// assert_eq!(server.port(), port);
+    /// assert!(server.client().unwrap().get_connection().is_ok());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.stop()?;
+        self.launch()
+    }
+
+    /// Stops the process in place (`SIGSTOP`): connections stay open and requests queue
+    /// unanswered until [`resume`](RedisServer::resume).
+    ///
+    /// # Errors
+    ///
+    /// If the server is not running or the signal cannot be sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// server.pause()?;
+    /// server.resume()?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn pause(&self) -> io::Result<()> {
+        self.signal("-STOP")
+    }
+
+    /// Continues a paused server (`SIGCONT`).
+    ///
+    /// # Errors
+    ///
+    /// If the server is not running or the signal cannot be sent.
+    ///
+    /// # Examples
+    ///
+    /// See [`pause`](RedisServer::pause).
+    ///
+    /// ```
+    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// server.resume()?; // continuing a running server changes nothing
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn resume(&self) -> io::Result<()> {
+        self.signal("-CONT")
+    }
+
+    fn signal(&self, signal: &str) -> io::Result<()> {
+        let child = self
+            .child
+            .as_ref()
+            .ok_or_else(|| io::Error::other("the server is not running"))?;
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!("kill {signal} failed: {status}")))
+        }
+    }
+
+    fn launch(&mut self) -> io::Result<()> {
+        let mut child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string()])
+            .args(["--bind", "127.0.0.1", "--protected-mode", "yes"])
+            .args(["--save", "", "--appendonly", "no"])
+            .args(["--dir", &std::env::temp_dir().to_string_lossy()])
+            .args(["--loglevel", "warning"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|err| {
+                if err.kind() == io::ErrorKind::NotFound {
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        "redis-server is not on PATH: install the Debian package redis-server (.ci/run does)",
+                    )
+                } else {
+                    err
+                }
+            })?;
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = child.try_wait()? {
+                return Err(io::Error::other(format!(
+                    "redis-server on port {} exited at once: {status}",
+                    self.port
+                )));
+            }
+            if self.answers() {
+                self.child = Some(child);
+                return Ok(());
+            }
+            if started.elapsed() > STARTUP {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "redis-server on port {} did not answer within {STARTUP:?}",
+                        self.port
+                    ),
+                ));
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn answers(&self) -> bool {
+        let Ok(client) = self.client() else {
+            return false;
+        };
+        let Ok(mut connection) = client.get_connection_with_timeout(Duration::from_secs(1)) else {
+            return false;
+        };
+        redis::cmd("PING").query::<String>(&mut connection).is_ok()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+impl fmt::Debug for RedisServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisServer")
+            .field("port", &self.port)
+            .field("running", &self.child.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,143 @@
+//! Why the server could not decide an attempt.
+
+use core::fmt;
+use std::sync::Arc;
+
+/// What kind of failure made the server unable to decide.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_redis::UnavailableKind;
+///
+/// assert!(UnavailableKind::Timeout.may_have_counted());
+/// assert!(!UnavailableKind::Server.may_have_counted());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum UnavailableKind {
+    /// No reply within the configured timeout (a slow or paused server, a lost packet).
+    Timeout,
+    /// The connection could not be made, or broke during the call.
+    Connection,
+    /// The server answered with an error (read-only replica, out of memory, loading, a script
+    /// error).
+    Server,
+    /// The server answered something the script never returns.
+    Reply,
+}
+
+impl UnavailableKind {
+    /// Whether the script may have run and counted although the caller got no answer. A
+    /// timeout or a broken connection can lose the reply of a script that ran; a server error
+    /// comes before the script writes anything.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::UnavailableKind;
+    ///
+    /// assert!(UnavailableKind::Connection.may_have_counted());
+    /// ```
+    pub fn may_have_counted(self) -> bool {
+        match self {
+            UnavailableKind::Timeout | UnavailableKind::Connection | UnavailableKind::Reply => true,
+            UnavailableKind::Server => false,
+        }
+    }
+}
+
+/// The cause of an attempt the server could not decide: its kind and the client library's
+/// message.
+///
+/// Cheap to clone (the message is shared), so events and errors can each carry it.
+///
+/// # Examples
+///
+/// A driver other than the production client (a simulator) makes its own.
+///
+/// ```
+/// use fixed_window_redis::{Unavailable, UnavailableKind};
+///
+/// let cause = Unavailable::new(UnavailableKind::Timeout, "no reply within 250ms");
+/// assert_eq!(cause.kind(), UnavailableKind::Timeout);
+/// assert_eq!(cause.to_string(), "timeout: no reply within 250ms");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Unavailable {
+    kind: UnavailableKind,
+    message: Arc<str>,
+}
+
+impl Unavailable {
+    /// A cause of `kind` described by `message`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::{Unavailable, UnavailableKind};
+    ///
+    /// let cause = Unavailable::new(UnavailableKind::Connection, "connection refused");
+    /// assert_eq!(cause.message(), "connection refused");
+    /// ```
+    pub fn new(kind: UnavailableKind, message: impl Into<Arc<str>>) -> Unavailable {
+        Unavailable {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What kind of failure it was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::{Unavailable, UnavailableKind};
+    ///
+    /// assert_eq!(Unavailable::new(UnavailableKind::Reply, "[7]").kind(), UnavailableKind::Reply);
+    /// ```
+    pub fn kind(&self) -> UnavailableKind {
+        self.kind
+    }
+
+    /// The client library's description of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::{Unavailable, UnavailableKind};
+    ///
+    /// assert_eq!(Unavailable::new(UnavailableKind::Server, "READONLY").message(), "READONLY");
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether the script may have counted this attempt although no answer came back
+    /// (see [`UnavailableKind::may_have_counted`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis::{Unavailable, UnavailableKind};
+    ///
+    /// assert!(Unavailable::new(UnavailableKind::Timeout, "").may_have_counted());
+    /// ```
+    pub fn may_have_counted(&self) -> bool {
+        self.kind.may_have_counted()
+    }
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            UnavailableKind::Timeout => "timeout",
+            UnavailableKind::Connection => "connection",
+            UnavailableKind::Server => "server error",
+            UnavailableKind::Reply => "unexpected reply",
+        };
+        write!(f, "{kind}: {}", self.message)
+    }
+}
+
+impl std::error::Error for Unavailable {}

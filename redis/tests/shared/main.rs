@@ -1,0 +1,18 @@
+//! Integration tests of the shared limiter against a real `redis-server`, started by the tests
+//! on a free loopback port with persistence off and stopped when each test ends.
+//!
+//! No test asserts on wall-clock durations: exact boundaries use a time key the tests set (the
+//! script reads it instead of `TIME`), or periods of an hour, long enough that no boundary
+//! falls inside a test. Every loop is bounded in count and time.
+
+mod bad_input;
+mod boundaries;
+mod configuration;
+mod expiry;
+mod layer;
+mod local;
+mod outage;
+mod reload;
+mod sharing;
+mod support;
+mod waiting;

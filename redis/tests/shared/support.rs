@@ -1,0 +1,77 @@
+//! Shared setup: servers, limiters, a raw connection for looking at the keyspace, and the time
+//! key.
+
+use core::time::Duration;
+use std::sync::{Arc, Mutex};
+
+use fixed_window_redis::{Config, RedisServer, SharedEvent, SharedRateLimiter};
+
+pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The key the script reads the time from in tests that control it.
+pub const TIME_KEY: &str = "test:now";
+
+/// An hour: no window boundary falls inside a test.
+pub const HOUR: Duration = Duration::from_secs(3600);
+
+pub fn server() -> Result<RedisServer, Box<dyn std::error::Error>> {
+    Ok(RedisServer::start()?)
+}
+
+pub fn connect(
+    server: &RedisServer,
+    config: Config,
+) -> Result<SharedRateLimiter, Box<dyn std::error::Error>> {
+    Ok(SharedRateLimiter::connect_blocking(
+        config,
+        server.client()?,
+    )?)
+}
+
+/// A plain connection, for reading and writing keys behind the limiter's back.
+pub fn raw(server: &RedisServer) -> Result<redis::Connection, Box<dyn std::error::Error>> {
+    Ok(server.client()?.get_connection()?)
+}
+
+/// Sets the server time the script reads, in microseconds.
+pub fn set_time(connection: &mut redis::Connection, micros: u64) -> TestResult {
+    redis::cmd("SET")
+        .arg(TIME_KEY)
+        .arg(micros)
+        .exec(connection)?;
+    Ok(())
+}
+
+/// A configuration on the time key with no local memory, so that every attempt reaches the
+/// server and sees exactly the time the test set.
+pub fn on_time_key(
+    name: &'static str,
+    limit: u32,
+    period: Duration,
+) -> Result<Config, Box<dyn std::error::Error>> {
+    Ok(Config::of(name, limit, period)?
+        .with_time_key(TIME_KEY)?
+        .with_local_memory(0))
+}
+
+/// Every event a listener received, with its key.
+pub type Log = Arc<Mutex<Vec<(String, SharedEvent)>>>;
+
+pub fn logged<C: fixed_window::Clock>(
+    limiter: SharedRateLimiter<C>,
+) -> (SharedRateLimiter<C>, Log) {
+    let log: Log = Arc::default();
+    let sink = Arc::clone(&log);
+    let limiter = limiter.with_listener(move |key, event| {
+        sink.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((key.to_owned(), event.clone()));
+    });
+    (limiter, log)
+}
+
+pub fn events(log: &Log) -> Vec<(String, SharedEvent)> {
+    log.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}

@@ -1,0 +1,155 @@
+//! The grid of windows: "The window is aligned to the instant the limiter was created (not to
+//! wall-clock boundaries like the top of the minute) and advances in whole periods."
+
+use core::num::NonZeroU128;
+
+use crate::time::END_OF_TIME;
+
+/// Windows of one period each from an origin: window `k` is
+/// `[origin + k·period, origin + (k+1)·period)`.
+///
+/// At exactly `origin + k·period` window `k` is in effect. An instant before the origin (a
+/// clock that stepped back) belongs to window 0. All arithmetic is exact: windows that start
+/// past [`END_OF_TIME`] are reported as absent, never wrapped.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_spec::Grid;
+///
+/// let grid = Grid::checked(100, 10).expect("a positive period");
+/// assert_eq!(grid.index_of(109), 0);
+/// assert_eq!(grid.index_of(110), 1);
+/// assert_eq!(grid.start(1), 110);
+/// assert_eq!(grid.end(1), Some(120));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Grid {
+    origin: u128,
+    period: u128,
+}
+
+impl Grid {
+    /// The grid from `origin` with windows `period` nanoseconds long ("Must be positive").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::num::NonZeroU128;
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let grid = Grid::new(5, NonZeroU128::MIN);
+    /// assert_eq!(grid.index_of(7), 2);
+    /// ```
+    pub fn new(origin: u128, period: NonZeroU128) -> Grid {
+        Grid {
+            origin,
+            period: period.get(),
+        }
+    }
+
+    /// [`Grid::new`], or `None` for a zero period.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Grid;
+    ///
+    /// assert!(Grid::checked(0, 0).is_none());
+    /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.period()), Some(7));
+    /// ```
+    pub fn checked(origin: u128, period: u128) -> Option<Grid> {
+        NonZeroU128::new(period).map(|period| Grid::new(origin, period))
+    }
+
+    /// Where window 0 starts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Grid;
+    ///
+    /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.origin()), Some(5));
+    /// ```
+    pub fn origin(&self) -> u128 {
+        self.origin
+    }
+
+    /// The length of every window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Grid;
+    ///
+    /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.period()), Some(7));
+    /// ```
+    pub fn period(&self) -> u128 {
+        self.period
+    }
+
+    /// The index of the window holding `at`; instants before the origin belong to window 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let grid = Grid::checked(5, 10).expect("a positive period");
+    /// assert_eq!(grid.index_of(25), 2);
+    /// assert_eq!(grid.index_of(0), 0);
+    /// ```
+    pub fn index_of(&self, at: u128) -> u128 {
+        at.saturating_sub(self.origin) / self.period
+    }
+
+    /// Where window `index` starts (saturating at `u128::MAX`, far past [`END_OF_TIME`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let grid = Grid::checked(5, 10).expect("a positive period");
+    /// assert_eq!(grid.start(2), 25);
+    /// ```
+    pub fn start(&self, index: u128) -> u128 {
+        index
+            .saturating_mul(self.period)
+            .saturating_add(self.origin)
+    }
+
+    /// Where window `index` ends and the next one starts, or `None` if the next window would
+    /// start past [`END_OF_TIME`]: "If the next window's start itself would overflow, the call
+    /// is rejected immediately."
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{END_OF_TIME, Grid};
+    ///
+    /// let grid = Grid::checked(END_OF_TIME - 25, 10).expect("a positive period");
+    /// assert_eq!(grid.end(1), Some(END_OF_TIME - 5));
+    /// assert_eq!(grid.end(2), None);
+    /// ```
+    pub fn end(&self, index: u128) -> Option<u128> {
+        let end = self.start(index.saturating_add(1));
+        (end <= END_OF_TIME).then_some(end)
+    }
+
+    /// Whether `at` is the first instant of some window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let grid = Grid::checked(5, 10).expect("a positive period");
+    /// assert!(grid.on_boundary(25));
+    /// assert!(!grid.on_boundary(26));
+    /// assert!(!grid.on_boundary(0));
+    /// ```
+    pub fn on_boundary(&self, at: u128) -> bool {
+        at >= self.origin && (at - self.origin) % self.period == 0
+    }
+}

@@ -1,0 +1,150 @@
+//! Per-key limits on one grid: "One `RateLimiter` instance is one shared budget", one budget per
+//! key, every key's windows aligned to the one origin.
+
+use std::collections::BTreeMap;
+
+use crate::count::{Count, Decision};
+use crate::rules::Rules;
+
+/// One [`Count`] per key, all on one [`Rules`]'s grid; a key never seen has a new count.
+///
+/// Kept in a `BTreeMap` so that iteration, and so every report built from it, is
+/// deterministic.
+///
+/// # Examples
+///
+/// Keys do not share permits.
+///
+/// ```
+/// use fixed_window_spec::{Decision, Keyed, Rules};
+///
+/// let rules = Rules::new(0, 1, 10, 0).expect("a valid configuration");
+/// let mut keyed = Keyed::new(rules);
+/// assert!(matches!(keyed.attempt(&"a", 1, 1), Decision::Permit { .. }));
+/// assert!(matches!(keyed.attempt(&"b", 1, 1), Decision::Permit { .. }));
+/// assert!(matches!(keyed.attempt(&"a", 2, 2), Decision::Reject { .. }));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Keyed<K> {
+    rules: Rules,
+    counts: BTreeMap<K, Count>,
+}
+
+impl<K: Ord + Clone> Keyed<K> {
+    /// No key has taken a permit yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Keyed, Rules};
+    ///
+    /// let keyed: Keyed<u8> = Keyed::new(Rules::new(0, 1, 10, 0).expect("a valid configuration"));
+    /// assert_eq!(keyed.live(0), 0);
+    /// ```
+    pub fn new(rules: Rules) -> Keyed<K> {
+        Keyed {
+            rules,
+            counts: BTreeMap::new(),
+        }
+    }
+
+    /// The rules every key follows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Keyed, Rules};
+    ///
+    /// let rules = Rules::new(0, 1, 10, 0).expect("a valid configuration");
+    /// assert_eq!(Keyed::<u8>::new(rules).rules(), &rules);
+    /// ```
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The count of `key` (a new one if it never took a permit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Keyed, Rules};
+    ///
+    /// let keyed: Keyed<u8> = Keyed::new(Rules::new(0, 1, 10, 0).expect("a valid configuration"));
+    /// assert_eq!(keyed.count(&7), Count::new());
+    /// ```
+    pub fn count(&self, key: &K) -> Count {
+        self.counts.get(key).copied().unwrap_or_default()
+    }
+
+    /// What an attempt on `key` at `now` with `deadline` decides, without recording it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Decision, Keyed, Rules};
+    ///
+    /// let keyed: Keyed<u8> = Keyed::new(Rules::new(0, 2, 10, 0).expect("a valid configuration"));
+    /// assert_eq!(keyed.decide(&1, 3, 3), Decision::Permit { index: 0, remaining: 1 });
+    /// ```
+    pub fn decide(&self, key: &K, now: u128, deadline: u128) -> Decision {
+        self.rules.decide(&self.count(key), now, deadline)
+    }
+
+    /// Records `decision` for `key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Decision, Keyed, Rules};
+    ///
+    /// let mut keyed = Keyed::new(Rules::new(0, 2, 10, 0).expect("a valid configuration"));
+    /// keyed.apply(&1, Decision::Permit { index: 0, remaining: 1 });
+    /// assert_eq!(keyed.count(&1).used(), 1);
+    /// ```
+    pub fn apply(&mut self, key: &K, decision: Decision) {
+        if matches!(decision, Decision::Permit { .. }) {
+            self.counts.entry(key.clone()).or_default().apply(decision);
+        }
+    }
+
+    /// [`Keyed::decide`] then [`Keyed::apply`]: one attempt that takes effect.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Decision, Keyed, Rules};
+    ///
+    /// let mut keyed = Keyed::new(Rules::new(0, 1, 10, 0).expect("a valid configuration"));
+    /// assert_eq!(keyed.attempt(&1, 3, 3), Decision::Permit { index: 0, remaining: 0 });
+    /// assert_eq!(keyed.attempt(&1, 4, 4), Decision::Reject { retry_after: 6 });
+    /// ```
+    pub fn attempt(&mut self, key: &K, now: u128, deadline: u128) -> Decision {
+        let decision = self.decide(key, now, deadline);
+        self.apply(key, decision);
+        decision
+    }
+
+    /// The keys a keyed limiter may hold at `now` at most, before any constant its storage adds:
+    /// those that took a permit in the window in effect at `now` or in the one before it. A key
+    /// whose stored window ended earlier holds nothing worth keeping.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Keyed, Rules};
+    ///
+    /// let mut keyed = Keyed::new(Rules::new(0, 1, 10, 0).expect("a valid configuration"));
+    /// keyed.attempt(&1, 3, 3);
+    /// keyed.attempt(&2, 13, 13);
+    /// assert_eq!(keyed.live(15), 2);
+    /// assert_eq!(keyed.live(25), 1);
+    /// assert_eq!(keyed.live(35), 0);
+    /// ```
+    pub fn live(&self, now: u128) -> usize {
+        let current = self.rules.grid.index_of(now);
+        self.counts
+            .values()
+            .filter(|count| count.index().saturating_add(1) >= current)
+            .count()
+    }
+}

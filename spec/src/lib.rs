@@ -1,0 +1,62 @@
+//! The one executable model of the fixed-window rules of SPEC.md, exact in `u128` nanoseconds.
+//!
+//! Every checker of the workspace judges a limiter by this crate: the simulator's oracle, the
+//! models' sequential specification and linearizability checker, core's property tests and the
+//! deliberately broken limiters. It depends on nothing of ours, and core does not use it:
+//! core's own window arithmetic (on `u64`, with a fast path) is what is being checked, so a bug
+//! in it cannot hide by being repeated here. Here the arithmetic is the plainest there is,
+//! widened to `u128` so that no step can overflow.
+//!
+//! Time is a number of nanoseconds on the limiter's clock, as `u128`; instants run from `0` to
+//! [`END_OF_TIME`] (the limiter's `Instant::MAX`), and [`NEVER`] is the `retry_after` of a
+//! window that has no successor (`Duration::MAX`).
+//!
+//! # The rules, one type each
+//!
+//! - [`Grid`]: which window holds an instant, where windows start and end, and where the
+//!   timeline ends (SPEC.md 01, 03).
+//! - [`Count`] and [`Decision`]: the stored window and its used permits, and what one attempt
+//!   decides for it: a permit with `remaining`, a wait until the next window, or a rejection
+//!   with `retry_after` (SPEC.md 01, 02, 05).
+//! - [`Rules`]: a limiter's configuration as the model sees it: its grid, limit and `max_wait`.
+//! - [`Waiting`]: a waiting call's deadline, fixed at its start, and what it does after each
+//!   decision, the stalled-clock rule included (SPEC.md 02, 03).
+//! - [`Keyed`]: one [`Count`] per key on one shared grid, and the bound on the keys a keyed
+//!   limiter may keep alive.
+//! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
+//!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
+//!
+//! # Examples
+//!
+//! Two permits per 10 ns window, created at 100: the third call in the first window waits for
+//! the second window if its deadline allows it, and is rejected otherwise.
+//!
+//! ```
+//! use fixed_window_spec::{Count, Decision, Grid};
+//!
+//! let grid = Grid::checked(100, 10).expect("a positive period");
+//! let mut count = Count::new();
+//! for remaining in [1, 0] {
+//!     let decision = count.decide(&grid, 2, 103, 103);
+//!     assert_eq!(decision, Decision::Permit { index: 0, remaining });
+//!     count.apply(decision);
+//! }
+//! assert_eq!(count.decide(&grid, 2, 104, 110), Decision::Wait { until: 110 });
+//! assert_eq!(count.decide(&grid, 2, 104, 109), Decision::Reject { retry_after: 6 });
+//! ```
+
+mod count;
+mod grid;
+mod keyed;
+mod origin;
+mod rules;
+mod time;
+mod waiting;
+
+pub use crate::count::{Count, Decision};
+pub use crate::grid::Grid;
+pub use crate::keyed::Keyed;
+pub use crate::origin::{Conflict, Ledger, Origin};
+pub use crate::rules::Rules;
+pub use crate::time::{END_OF_TIME, NEVER, deadline};
+pub use crate::waiting::{Next, Waiting};

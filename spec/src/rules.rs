@@ -1,0 +1,79 @@
+//! A limiter's configuration as the model sees it (SPEC.md 04).
+
+use crate::count::{Count, Decision};
+use crate::grid::Grid;
+use crate::time::deadline;
+
+/// The grid, the limit and the longest wait of one limiter.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_spec::{Count, Decision, Rules};
+///
+/// let rules = Rules::new(0, 1, 10, 5).expect("a valid configuration");
+/// let mut count = Count::new();
+/// count.apply(rules.decide(&count, 2, rules.deadline(2)));
+/// // The next window opens at 10, after the deadline 3 + 5.
+/// assert_eq!(rules.decide(&count, 3, rules.deadline(3)), Decision::Reject { retry_after: 7 });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rules {
+    /// Where the windows lie.
+    pub grid: Grid,
+    /// Permits per window, at least 1.
+    pub limit: u32,
+    /// How long an excess call may wait, in nanoseconds.
+    pub max_wait: u128,
+}
+
+impl Rules {
+    /// The rules of a limiter created at `origin` with `limit` permits per `period`
+    /// nanoseconds and `max_wait` nanoseconds; `None` unless `limit >= 1` and `period > 0`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Rules;
+    ///
+    /// assert!(Rules::new(0, 0, 10, 0).is_none());
+    /// assert!(Rules::new(0, 1, 0, 0).is_none());
+    /// assert!(Rules::new(0, 1, 10, 0).is_some());
+    /// ```
+    pub fn new(origin: u128, limit: u32, period: u128, max_wait: u128) -> Option<Rules> {
+        let grid = Grid::checked(origin, period)?;
+        (limit >= 1).then_some(Rules {
+            grid,
+            limit,
+            max_wait,
+        })
+    }
+
+    /// The deadline of a call that starts at `start` ([`deadline`](crate::deadline)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Rules;
+    ///
+    /// let rules = Rules::new(0, 1, 10, 5).expect("a valid configuration");
+    /// assert_eq!(rules.deadline(7), 12);
+    /// ```
+    pub fn deadline(&self, start: u128) -> u128 {
+        deadline(start, self.max_wait)
+    }
+
+    /// [`Count::decide`] with these rules' grid and limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Decision, Rules};
+    ///
+    /// let rules = Rules::new(0, 2, 10, 0).expect("a valid configuration");
+    /// assert_eq!(rules.decide(&Count::new(), 0, 0), Decision::Permit { index: 0, remaining: 1 });
+    /// ```
+    pub fn decide(&self, count: &Count, now: u128, deadline: u128) -> Decision {
+        count.decide(&self.grid, self.limit, now, deadline)
+    }
+}
