@@ -7,9 +7,8 @@
 //! ```
 //!
 //! makes 100000 calls on the path named (the benchmarks' names: `permit/ours-system`,
-//! `rejection/governor-fake`, …, `call/ours-manual` for a permit through `call`, and
-//! `keyed-permit/ours-manual`, `keyed-rejection/governor-default`, … over 1,000 keys already
-//! in the table; no name lists them) on a limiter set up as the benchmarks set
+//! `rejection/governor-fake`, …, and `call/ours-manual` for a permit through `call`; no name
+//! lists them) on a limiter set up as the benchmarks set
 //! theirs up. With `--toggle-collect`, callgrind counts only the loop, so its "Collected"
 //! figure divided by the calls is the instructions one call costs, loop included. Instruction
 //! counts are exact and repeatable even on a busy machine, where times are not: they decide
@@ -21,14 +20,11 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use fixed_window::{Clock, ManualClock, RateLimiter, SystemClock};
-use fixed_window_benches::{Contender, KeyedContender, configs, key_at, keyed_configs};
+use fixed_window_benches::{Contender, configs};
 use governor::clock::FakeRelativeClock;
 
-/// The keys a keyed path's limiter holds and its calls cycle through.
-const KEYS: u64 = 1_000;
-
 /// The paths, by the names the benchmarks give them.
-const PATHS: [&str; 16] = [
+const PATHS: [&str; 10] = [
     "permit/ours-system",
     "permit/ours-manual",
     "permit/governor-default",
@@ -39,12 +35,6 @@ const PATHS: [&str; 16] = [
     "rejection/governor-fake",
     "call/ours-system",
     "call/ours-manual",
-    "keyed-permit/ours-system",
-    "keyed-permit/ours-manual",
-    "keyed-permit/governor-default",
-    "keyed-rejection/ours-system",
-    "keyed-rejection/ours-manual",
-    "keyed-rejection/governor-default",
 ];
 
 /// `calls` attempts on `limiter`, each outcome kept as the benchmarks keep it.
@@ -60,14 +50,6 @@ fn measure<L: Contender>(limiter: &L, calls: u64) {
 fn measure_call<C: Clock>(limiter: &RateLimiter<C>, calls: u64) {
     for _ in 0..calls {
         black_box(black_box(limiter).call(|| black_box(42))).ok();
-    }
-}
-
-/// `calls` attempts on `limiter`, over its [`KEYS`] keys in the benchmarks' order.
-#[inline(never)]
-fn measure_keyed<L: KeyedContender>(limiter: &L, calls: u64) {
-    for call in 0..calls {
-        black_box(black_box(limiter).try_acquire_key(key_at(0, call, 1, KEYS)));
     }
 }
 
@@ -89,24 +71,6 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
         ),
         "call/ours-system" => measure_call(&configs::ours_open(SystemClock), calls),
         "call/ours-manual" => measure_call(&configs::ours_open(ManualClock::new()), calls),
-        "keyed-permit/ours-system" => {
-            measure_keyed(&keyed_configs::ours_open(SystemClock, KEYS), calls);
-        }
-        "keyed-permit/ours-manual" => {
-            measure_keyed(&keyed_configs::ours_open(ManualClock::new(), KEYS), calls);
-        }
-        "keyed-permit/governor-default" => {
-            measure_keyed(&keyed_configs::governor_open(KEYS), calls);
-        }
-        "keyed-rejection/ours-system" => {
-            measure_keyed(&keyed_configs::ours_full(SystemClock, KEYS), calls);
-        }
-        "keyed-rejection/ours-manual" => {
-            measure_keyed(&keyed_configs::ours_full(ManualClock::new(), KEYS), calls);
-        }
-        "keyed-rejection/governor-default" => {
-            measure_keyed(&keyed_configs::governor_full(KEYS), calls);
-        }
         _ => {
             return Err(format!(
                 "unknown path `{path}`; one of: {}",

@@ -93,7 +93,7 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// [`RateLimiter::try_acquire`](crate::RateLimiter::try_acquire), whose rejection borrows the
 /// limiter ([`Rejection`](crate::Rejection)), a keyed rejection owns its
 /// [`RateLimiterError`]. A keyed call costs about 400 instructions under callgrind, a third of
-/// them hashing the key with std's `SipHash` and most of the rest finding it in the table;
+/// them hashing the key with std's `SipHash` and much of the rest finding it in the table;
 /// the full error adds about 40 to a rejection. A borrowed rejection would save most of those
 /// at the price of a second error type, whereas one error type for every keyed method keeps
 /// `?`, [`cloned`](KeyedRateLimiterError::cloned) and the tower layer simple.
