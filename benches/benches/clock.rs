@@ -6,6 +6,7 @@ use std::hint::black_box;
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
 use fixed_window::{Clock, ManualClock, SystemClock};
 use fixed_window_benches::{StdClock, on_cpu};
+use governor::clock::{Clock as _, DefaultClock};
 
 fn bench<T>(group: &mut BenchmarkGroup<'_, WallTime>, id: &str, read: impl Fn() -> T) {
     group.bench_function(id, |b| {
@@ -23,6 +24,10 @@ pub fn bench_all(c: &mut Criterion) {
     let mut group = c.benchmark_group("clock");
     bench(&mut group, "std-instant", std::time::Instant::now);
     bench(&mut group, "ours-system", || black_box(&SystemClock).now());
+    let governor = DefaultClock::default();
+    bench(&mut group, "governor-default", || {
+        black_box(&governor).now()
+    });
     bench(&mut group, "ours-std", || black_box(&StdClock).now());
     let manual = ManualClock::new();
     bench(&mut group, "ours-manual", || black_box(&manual).now());

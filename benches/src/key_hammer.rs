@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 const STRIDE: u64 = 7_919;
 
 /// The key that call number `call` of thread `thread` (of `threads`) uses, in a population of
-/// `keys`: each thread starts at its own share of the population and walks it by a fixed stride.
+/// `keys`: each thread starts at its own share of the population and walks it by a prime stride
+/// (7,919), so consecutive calls land on keys far apart.
 ///
 /// # Examples
 ///

@@ -65,9 +65,11 @@ impl std::error::Error for ConfigError {}
 /// use core::time::Duration;
 /// use fixed_window::{ManualClock, RateLimiter, RateLimiterError};
 ///
-/// let limiter = RateLimiter::of("api", 1, Duration::from_secs(60))?.with_clock(ManualClock::new());
-/// limiter.try_acquire()?;
-/// let err = limiter.try_acquire().unwrap_err();
+/// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(60))?
+///     .clock(ManualClock::new())
+///     .build();
+/// assert_eq!(limiter.call(|| "ran"), Ok("ran"));
+/// let err = limiter.call(|| "ran").unwrap_err();
 /// assert_eq!(err.retry_after(), Some(Duration::from_secs(60)));
 /// assert!(matches!(err, RateLimiterError::Rejected { name: "api", limit: 1, .. }));
 /// # Ok::<(), Box<dyn std::error::Error>>(())

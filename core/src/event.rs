@@ -4,6 +4,9 @@ use core::time::Duration;
 
 use crate::instant::Instant;
 
+/// A subscriber to a limiter's events.
+pub(crate) type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
+
 /// An event emitted to the listeners added with
 /// [`RateLimiter::with_listener`](crate::RateLimiter::with_listener).
 ///

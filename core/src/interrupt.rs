@@ -54,7 +54,7 @@ impl std::error::Error for Interrupted {}
 /// let remote = interrupt.clone();
 /// remote.interrupt();
 /// assert!(interrupt.is_interrupted());
-/// assert!(interrupt.wait_timeout(Duration::from_secs(3600)).is_err());
+/// assert!(interrupt.wait_timeout(Duration::from_secs(2)).is_err());
 /// interrupt.clear();
 /// assert!(interrupt.wait_timeout(Duration::ZERO).is_ok());
 /// ```
@@ -87,7 +87,8 @@ impl Interrupt {
     ///
     /// # Examples
     ///
-    /// A thread waiting for an hour is woken at once.
+    /// A waiting thread is woken at once (or, if the interrupt comes first, never starts
+    /// waiting): its wait fails either way.
     ///
     /// ```
     /// use core::time::Duration;
@@ -96,7 +97,7 @@ impl Interrupt {
     /// let interrupt = Interrupt::new();
     /// let waiter = {
     ///     let interrupt = interrupt.clone();
-    ///     std::thread::spawn(move || interrupt.wait_timeout(Duration::from_secs(3600)))
+    ///     std::thread::spawn(move || interrupt.wait_timeout(Duration::from_secs(2)))
     /// };
     /// interrupt.interrupt();
     /// assert!(waiter.join().unwrap().is_err());

@@ -4,23 +4,24 @@
 use core::fmt;
 use core::future::IntoFuture;
 use core::hash::{BuildHasher, Hash};
-use core::num::NonZeroU32;
 use core::time::Duration;
 use std::hash::RandomState;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::attempt::Attempt;
 use crate::backoff::Backoff;
+use crate::budget::Budget;
 use crate::clock::{Clock, SystemClock};
-use crate::error::{ConfigError, RateLimiterError};
+use crate::error::ConfigError;
+#[cfg(doc)]
+use crate::error::RateLimiterError;
 use crate::event::RateLimiterEvent;
 use crate::instant::Instant;
 use crate::interrupt::Interrupt;
 use crate::permit::Permit;
-use crate::waiting::{self, Waiting};
+use crate::policy::Policy;
+use crate::settings::{Settings, checked_limit, checked_period};
+use crate::waiting;
 
-mod budget;
-use self::budget::KeyedBudget;
 mod error;
 pub use self::error::KeyedRateLimiterError;
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
@@ -39,8 +40,8 @@ mod shards;
 use self::shards as table;
 mod slot;
 mod sweep;
-
-type Listener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sync>;
+mod words;
+use self::words::{KeyWord, KeyedListener, KeyedWords};
 
 /// A fixed-window rate limiter per key: at most `limit` calls per `period` for each key (a
 /// client address, a user, an API token, a tenant), in windows aligned to the limiter's
@@ -48,11 +49,12 @@ type Listener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sync>;
 ///
 /// One configuration serves every key, and every key lives on the limiter's one grid of
 /// windows, so a key's state is the plain [`RateLimiter`](crate::RateLimiter)'s one state word,
-/// claimed by the same compare-and-set loop. Keys never seen before start with their full
-/// `limit`; a key behaves exactly as its own `RateLimiter` created with this one would (the
-/// property tests check it). The same operations take the key: [`try_acquire`], [`acquire`],
-/// [`acquire_interruptible`], [`call`], [`call_interruptible`], [`acquire_async`],
-/// [`call_async`], and the sans-IO step [`attempt`].
+/// claimed by the same compare-and-set loop, and decided by the same step and waiting loops
+/// (only which word they claim from, and what the listeners are told, differ). Keys never seen
+/// before start with their full `limit`; a key behaves exactly as its own `RateLimiter` created
+/// with this one would (the property tests check it). The same operations take the key:
+/// [`try_acquire`], [`acquire`], [`acquire_interruptible`], [`call`], [`call_interruptible`],
+/// [`acquire_async`], [`call_async`], and the sans-IO step [`attempt`].
 ///
 /// # Memory
 ///
@@ -86,6 +88,15 @@ type Listener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sync>;
 /// Errors carry the key too, borrowed ([`KeyedRateLimiterError<&K>`]). The key is cloned only
 /// when it is first added to the table, never on the permit or rejection path of a key already
 /// there.
+///
+/// Every method returns the full error, [`try_acquire`] included: unlike
+/// [`RateLimiter::try_acquire`](crate::RateLimiter::try_acquire), whose rejection borrows the
+/// limiter ([`Rejection`](crate::Rejection)), a keyed rejection owns its
+/// [`RateLimiterError`]. A keyed call costs about 400 instructions under callgrind, a third of
+/// them hashing the key with std's `SipHash` and much of the rest finding it in the table;
+/// the full error adds about 40 to a rejection. A borrowed rejection would save most of those
+/// at the price of a second error type, whereas one error type for every keyed method keeps
+/// `?`, [`cloned`](KeyedRateLimiterError::cloned) and the tower layer simple.
 ///
 /// # Hashing
 ///
@@ -121,14 +132,12 @@ type Listener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sync>;
 /// [`call_async`]: KeyedRateLimiter::call_async
 /// [`attempt`]: KeyedRateLimiter::attempt
 pub struct KeyedRateLimiter<K, C = SystemClock, S = RandomState> {
-    name: &'static str,
-    limit: NonZeroU32,
-    period: Duration,
-    max_wait: Duration,
-    listeners: Vec<Listener<K>>,
+    /// The plain limiter's policy (settings, listeners, claim rules), deciding for every key.
+    policy: Policy<KeyedListener<K>>,
+    /// One state word per key in use.
+    words: KeyedWords<K>,
     clock: C,
     hasher: S,
-    budget: KeyedBudget<K>,
 }
 
 impl<K> KeyedRateLimiter<K>
@@ -162,22 +171,41 @@ where
         limit: u32,
         period: Duration,
     ) -> Result<KeyedRateLimiter<K>, ConfigError> {
-        let limit = NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)?;
-        if period.is_zero() {
-            return Err(ConfigError::ZeroPeriod);
-        }
-        let clock = SystemClock;
-        let budget = KeyedBudget::new(clock.now(), period, limit, Backoff::default());
-        Ok(KeyedRateLimiter {
-            name,
-            limit,
-            period,
-            max_wait: Duration::ZERO,
-            listeners: Vec::new(),
+        let settings = Settings::new(name, checked_limit(limit)?, checked_period(period)?);
+        Ok(KeyedRateLimiter::build(
+            settings,
+            Vec::new(),
+            Backoff::default(),
+            SystemClock,
+            RandomState::new(),
+        ))
+    }
+}
+
+impl<K, C, S> KeyedRateLimiter<K, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    C: Clock,
+{
+    /// A limiter with no keys, its grid starting at `clock`'s reading now.
+    fn build(
+        settings: Settings,
+        listeners: Vec<KeyedListener<K>>,
+        backoff: Backoff,
+        clock: C,
+        hasher: S,
+    ) -> Self {
+        let budget = Budget::new(clock.now(), settings.period, settings.limit, backoff);
+        KeyedRateLimiter {
+            words: KeyedWords::new(&budget),
+            policy: Policy {
+                settings,
+                listeners,
+                budget,
+            },
             clock,
-            hasher: RandomState::new(),
-            budget,
-        })
+            hasher,
+        }
     }
 }
 
@@ -187,11 +215,16 @@ where
     C: Clock,
     S: BuildHasher,
 {
-    /// The same limiter with a new grid starting now on its clock and no keys: every `with_*`
-    /// behaves as creating a new limiter.
-    fn restarted(self, backoff: Backoff) -> Self {
-        let budget = KeyedBudget::new(self.clock.now(), self.period, self.limit, backoff);
-        KeyedRateLimiter { budget, ..self }
+    /// The same limiter with `settings` and `backoff`, a new grid starting now on its clock
+    /// and no keys: every `with_*` behaves as creating a new limiter.
+    fn restarted(self, settings: Settings, backoff: Backoff) -> Self {
+        KeyedRateLimiter::build(
+            settings,
+            self.policy.listeners,
+            backoff,
+            self.clock,
+            self.hasher,
+        )
     }
 
     /// This limiter with `limit` calls per period for each key.
@@ -212,9 +245,10 @@ where
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_limit(self, limit: u32) -> Result<Self, ConfigError> {
-        let limit = NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)?;
-        let backoff = self.budget.backoff();
-        Ok(KeyedRateLimiter { limit, ..self }.restarted(backoff))
+        let mut settings = self.policy.settings;
+        settings.limit = checked_limit(limit)?;
+        let backoff = self.backoff();
+        Ok(self.restarted(settings, backoff))
     }
 
     /// This limiter with windows `period` long (a period past the timeline's end behaves as
@@ -237,11 +271,10 @@ where
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_period(self, period: Duration) -> Result<Self, ConfigError> {
-        if period.is_zero() {
-            return Err(ConfigError::ZeroPeriod);
-        }
-        let backoff = self.budget.backoff();
-        Ok(KeyedRateLimiter { period, ..self }.restarted(backoff))
+        let mut settings = self.policy.settings;
+        settings.period = checked_period(period)?;
+        let backoff = self.backoff();
+        Ok(self.restarted(settings, backoff))
     }
 
     /// This limiter letting an excess call wait up to `max_wait` for its key's next window
@@ -265,8 +298,9 @@ where
     /// ```
     #[must_use]
     pub fn with_max_wait(self, max_wait: Duration) -> Self {
-        let backoff = self.budget.backoff();
-        KeyedRateLimiter { max_wait, ..self }.restarted(backoff)
+        let settings = self.policy.settings.with_max_wait(max_wait);
+        let backoff = self.backoff();
+        self.restarted(settings, backoff)
     }
 
     /// This limiter with `listener` also receiving every event, with the key it concerns;
@@ -297,9 +331,9 @@ where
         mut self,
         listener: impl Fn(&K, &RateLimiterEvent) + Send + Sync + 'static,
     ) -> Self {
-        self.listeners.push(Box::new(listener));
-        let backoff = self.budget.backoff();
-        self.restarted(backoff)
+        self.policy.listeners.push(Box::new(listener));
+        let (settings, backoff) = (self.policy.settings, self.backoff());
+        self.restarted(settings, backoff)
     }
 
     /// This limiter reading time from, and sleeping through, `clock`; its grid starts at
@@ -317,17 +351,14 @@ where
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> KeyedRateLimiter<K, D, S> {
-        let budget = KeyedBudget::new(clock.now(), self.period, self.limit, self.budget.backoff());
-        KeyedRateLimiter {
-            name: self.name,
-            limit: self.limit,
-            period: self.period,
-            max_wait: self.max_wait,
-            listeners: self.listeners,
+        let backoff = self.backoff();
+        KeyedRateLimiter::build(
+            self.policy.settings,
+            self.policy.listeners,
+            backoff,
             clock,
-            hasher: self.hasher,
-            budget,
-        }
+            self.hasher,
+        )
     }
 
     /// This limiter hashing keys with `hasher` instead of std's `RandomState`.
@@ -352,22 +383,14 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn with_hasher<T: BuildHasher>(self, hasher: T) -> KeyedRateLimiter<K, C, T> {
-        let budget = KeyedBudget::new(
-            self.clock.now(),
-            self.period,
-            self.limit,
-            self.budget.backoff(),
-        );
-        KeyedRateLimiter {
-            name: self.name,
-            limit: self.limit,
-            period: self.period,
-            max_wait: self.max_wait,
-            listeners: self.listeners,
-            clock: self.clock,
+        let backoff = self.backoff();
+        KeyedRateLimiter::build(
+            self.policy.settings,
+            self.policy.listeners,
+            backoff,
+            self.clock,
             hasher,
-            budget,
-        }
+        )
     }
 
     /// This limiter with `backoff` governing retries after a lost compare-and-set.
@@ -384,7 +407,8 @@ where
     /// ```
     #[must_use]
     pub fn with_backoff(self, backoff: Backoff) -> Self {
-        self.restarted(backoff)
+        let settings = self.policy.settings;
+        self.restarted(settings, backoff)
     }
 
     /// The limiter's name, used in events and errors.
@@ -399,7 +423,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn name(&self) -> &'static str {
-        self.name
+        self.policy.settings.name
     }
 
     /// Permits per window, for each key.
@@ -414,7 +438,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u32 {
-        self.limit.get()
+        self.policy.settings.limit.get()
     }
 
     /// The window's length, as configured.
@@ -429,7 +453,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn period(&self) -> Duration {
-        self.period
+        self.policy.settings.period
     }
 
     /// How long an excess call may wait for its key's next window.
@@ -444,7 +468,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn max_wait(&self) -> Duration {
-        self.max_wait
+        self.policy.settings.max_wait()
     }
 
     /// The retry policy after a lost compare-and-set.
@@ -460,7 +484,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn backoff(&self) -> Backoff {
-        self.budget.backoff()
+        self.policy.budget.backoff()
     }
 
     /// How many compare-and-set attempts on the keys' state words lost to another caller and
@@ -483,7 +507,7 @@ where
     /// ```
     #[cfg(feature = "stats")]
     pub fn cas_retries(&self) -> u64 {
-        self.budget.cas_retries()
+        self.policy.budget.cas_retries()
     }
 
     /// The clock the limiter reads and sleeps through.
@@ -523,7 +547,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.budget.len()
+        self.words.len()
     }
 
     /// Whether the limiter holds no key.
@@ -567,7 +591,7 @@ where
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shrink(&self) -> usize {
-        self.budget.shrink(self.clock.now())
+        self.words.shrink(&self.policy.budget, self.clock.now())
     }
 
     /// The deadline of a call that starts at `start`: `start + max_wait`, clamped to
@@ -584,7 +608,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn deadline(&self, start: Instant) -> Instant {
-        start.saturating_add(self.max_wait)
+        self.policy.settings.deadline(start)
     }
 
     /// One acquire step for `key`, without reading the clock or sleeping: at `now`, for a call
@@ -614,33 +638,14 @@ where
     /// ```
     #[inline]
     pub fn attempt(&self, key: &K, now: Instant, deadline: Instant) -> Attempt {
-        let hash = self.hasher.hash_one(key);
-        let attempt = self.budget.attempt(hash, key, now, deadline);
-        if !self.listeners.is_empty() {
-            match attempt {
-                Attempt::Permitted { remaining } => self.emit(
-                    key,
-                    &RateLimiterEvent::Permitted {
-                        at: now,
-                        name: self.name,
-                        remaining,
-                    },
-                ),
-                Attempt::Rejected { retry_after } => self.emit(
-                    key,
-                    &RateLimiterEvent::Rejected {
-                        at: now,
-                        name: self.name,
-                        retry_after,
-                    },
-                ),
-                Attempt::Wait { .. } => {}
-            }
-        }
-        attempt
+        self.policy.attempt(&self.source(key), now, deadline)
     }
 
     /// Takes a permit for `key` if its current window has one, never waiting.
+    ///
+    /// The same decision as [`RateLimiter::try_acquire`](crate::RateLimiter::try_acquire), by
+    /// the same policy, on the key's word; the rejection is the full error (see
+    /// [Events and errors](KeyedRateLimiter#events-and-errors)).
     ///
     /// # Errors
     ///
@@ -660,18 +665,9 @@ where
     /// ```
     #[inline]
     pub fn try_acquire<'k>(&self, key: &'k K) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
-        let now = self.clock.now();
-        match self.attempt(key, now, now) {
-            Attempt::Permitted { remaining } => Ok(Permit { at: now, remaining }),
-            Attempt::Rejected { retry_after } => {
-                Err(KeyedRateLimiterError::new(key, self.rejected(retry_after)))
-            }
-            // The next window always opens after `now`, so a deadline of `now` never waits.
-            Attempt::Wait { until } => Err(KeyedRateLimiterError::new(
-                key,
-                self.reject(key, now, until),
-            )),
-        }
+        self.policy
+            .try_acquire(&self.source(key), || self.clock.now())
+            .map_err(|rejection| KeyedRateLimiterError::new(key, rejection.to_error()))
     }
 
     /// Takes a permit for `key`, waiting (blocking the thread, through the clock) up to
@@ -697,7 +693,7 @@ where
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn acquire<'k>(&self, key: &'k K) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
-        waiting::acquire_blocking(&self.for_key(key), None)
+        waiting::wait_blocking(&self.policy, &self.source(key), &self.clock, None)
             .map_err(|error| KeyedRateLimiterError::new(key, error))
     }
 
@@ -732,8 +728,13 @@ where
         key: &'k K,
         interrupt: &Interrupt,
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
-        waiting::acquire_blocking(&self.for_key(key), Some(interrupt))
-            .map_err(|error| KeyedRateLimiterError::new(key, error))
+        waiting::wait_blocking(
+            &self.policy,
+            &self.source(key),
+            &self.clock,
+            Some(interrupt),
+        )
+        .map_err(|error| KeyedRateLimiterError::new(key, error))
     }
 
     /// Runs `op` if a permit for `key` is granted (waiting up to `max_wait`), returning its
@@ -820,7 +821,7 @@ where
         &self,
         key: &'k K,
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
-        waiting::acquire_async(&self.for_key(key))
+        waiting::wait_async(&self.policy, &self.source(key), &self.clock)
             .await
             .map_err(|error| KeyedRateLimiterError::new(key, error))
     }
@@ -854,84 +855,10 @@ where
         Ok(op.await)
     }
 
-    fn for_key<'a>(&'a self, key: &'a K) -> ForKey<'a, K, C, S> {
-        ForKey { limiter: self, key }
-    }
-
-    #[cold]
-    fn emit(&self, key: &K, event: &RateLimiterEvent) {
-        for listener in &self.listeners {
-            // As for the plain limiter: a listener's panic is its own failure, not the
-            // caller's or the limiter's.
-            let _ = catch_unwind(AssertUnwindSafe(|| listener(key, event)));
-        }
-    }
-
-    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
-        RateLimiterError::Rejected {
-            name: self.name,
-            limit: self.limit.get(),
-            period: self.period,
-            max_wait: self.max_wait,
-            retry_after,
-        }
-    }
-
-    /// A rejection decided outside the step, so its event is emitted here.
-    fn reject(&self, key: &K, now: Instant, next_window: Instant) -> RateLimiterError {
-        let retry_after = next_window.saturating_duration_since(now);
-        if !self.listeners.is_empty() {
-            self.emit(
-                key,
-                &RateLimiterEvent::Rejected {
-                    at: now,
-                    name: self.name,
-                    retry_after,
-                },
-            );
-        }
-        self.rejected(retry_after)
-    }
-}
-
-/// One key of a keyed limiter, as the waiting loops drive it.
-struct ForKey<'a, K, C, S> {
-    limiter: &'a KeyedRateLimiter<K, C, S>,
-    key: &'a K,
-}
-
-impl<K, C, S> Waiting for ForKey<'_, K, C, S>
-where
-    K: Hash + Eq + Clone + Send + Sync + 'static,
-    C: Clock,
-    S: BuildHasher,
-{
-    type Clock = C;
-
-    fn clock(&self) -> &C {
-        &self.limiter.clock
-    }
-
-    fn deadline(&self, start: Instant) -> Instant {
-        self.limiter.deadline(start)
-    }
-
-    fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
-        self.limiter.attempt(self.key, now, deadline)
-    }
-
-    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
-        self.limiter.rejected(retry_after)
-    }
-
-    fn reject(&self, now: Instant, next_window: Instant) -> RateLimiterError {
-        self.limiter.reject(self.key, now, next_window)
-    }
-
-    fn interrupted(&self) -> RateLimiterError {
-        RateLimiterError::Interrupted {
-            name: self.limiter.name,
-        }
+    /// `key`'s word, hashed once for the whole call, as the step's source.
+    #[inline]
+    fn source<'a>(&'a self, key: &'a K) -> KeyWord<'a, K> {
+        self.words.word_of(self.hasher.hash_one(key), key)
     }
 }
 
@@ -940,16 +867,18 @@ where
     K: Hash + Eq + Clone + Send + Sync + 'static,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let settings = &self.policy.settings;
         f.debug_struct("KeyedRateLimiter")
-            .field("name", &self.name)
-            .field("limit", &self.limit)
-            .field("period", &self.period)
-            .field("max_wait", &self.max_wait)
-            .field("listeners", &self.listeners.len())
+            .field("name", &settings.name)
+            .field("limit", &settings.limit)
+            .field("period", &settings.period)
+            .field("max_wait", &settings.max_wait())
+            .field("listeners", &self.policy.listeners.len())
             .field("clock", &core::any::type_name::<C>())
             .field("hasher", &core::any::type_name::<S>())
-            .field("keys", &self.budget.len())
-            .field("budget", &self.budget)
+            .field("keys", &self.words.len())
+            .field("budget", &self.policy.budget)
+            .field("words", &self.words)
             .finish()
     }
 }

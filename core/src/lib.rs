@@ -10,10 +10,12 @@
 //! use fixed_window::{ManualClock, RateLimiter, RateLimiterError};
 //!
 //! let clock = ManualClock::new();
-//! let limiter = RateLimiter::of("checkout", 2, Duration::from_secs(1))?.with_clock(clock.clone());
+//! let limiter = RateLimiter::builder("checkout", 2, Duration::from_secs(1))?
+//!     .clock(clock.clone())
+//!     .build();
 //!
 //! assert_eq!(limiter.call(|| "charged"), Ok("charged"));
-//! assert_eq!(limiter.try_acquire()?.remaining(), 0);
+//! assert_eq!(limiter.try_acquire().map(|permit| permit.remaining()), Ok(0));
 //! let rejected = limiter.call(|| "charged").unwrap_err();
 //! assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
 //!
@@ -25,10 +27,12 @@
 //! # Types
 //!
 //! The limiter
-//! - [`RateLimiter`]: configuration, [`call`](RateLimiter::call),
+//! - [`RateLimiter`]: made with [`RateLimiter::builder`] (a [`Builder`]) or
+//!   [`RateLimiter::of`]; [`call`](RateLimiter::call),
 //!   [`try_acquire`](RateLimiter::try_acquire), [`acquire`](RateLimiter::acquire), their
 //!   interruptible and async forms, and the sans-IO step [`attempt`](RateLimiter::attempt).
-//! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit.
+//! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit. [`Rejection`]:
+//!   `try_acquire`'s rejection, borrowing the limiter.
 //! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
 //!
 //! Per key
@@ -89,6 +93,8 @@ pub use crate::attempt::Attempt;
 mod backoff;
 pub use crate::backoff::Backoff;
 mod budget;
+mod builder;
+pub use crate::builder::Builder;
 mod clock;
 pub use crate::clock::{Clock, ManualClock, Sleep, SystemClock};
 mod error;
@@ -107,10 +113,14 @@ mod limiter;
 pub use crate::limiter::RateLimiter;
 mod permit;
 pub use crate::permit::Permit;
+mod policy;
+mod rejection;
+pub use crate::rejection::Rejection;
 #[cfg(feature = "tower")]
 mod service;
 #[cfg(feature = "tower")]
 pub use crate::service::{RateLimitLayer, RateLimitService, ServiceError};
+mod settings;
 mod state;
 mod sync;
 #[cfg(feature = "tokio")]

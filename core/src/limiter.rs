@@ -1,23 +1,23 @@
-//! The rate limiter: configuration, the blocking and async acquire loops, and events.
+//! The rate limiter: its configuration and operations, over one state word (the waiting loops
+//! it shares with the keyed limiter are in `waiting.rs`).
 
 use core::fmt;
 use core::future::IntoFuture;
-use core::num::NonZeroU32;
 use core::time::Duration;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::attempt::Attempt;
 use crate::backoff::Backoff;
-use crate::budget::Budget;
+use crate::builder::Builder;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ConfigError, RateLimiterError};
 use crate::event::RateLimiterEvent;
 use crate::instant::Instant;
 use crate::interrupt::Interrupt;
 use crate::permit::Permit;
-use crate::waiting::{self, Waiting};
-
-type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
+use crate::policy::Policy;
+use crate::rejection::Rejection;
+use crate::state::State;
+use crate::waiting;
 
 /// A fixed-window rate limiter: at most `limit` calls start per `period`, in windows aligned
 /// to the limiter's creation on its clock.
@@ -35,7 +35,9 @@ type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
 /// use fixed_window::{ManualClock, RateLimiter};
 ///
 /// let clock = ManualClock::new();
-/// let limiter = RateLimiter::of("search", 2, Duration::from_secs(1))?.with_clock(clock.clone());
+/// let limiter = RateLimiter::builder("search", 2, Duration::from_secs(1))?
+///     .clock(clock.clone())
+///     .build();
 /// assert_eq!(limiter.call(|| 1 + 1), Ok(2));
 /// assert!(limiter.call(|| ()).is_ok());
 /// assert!(limiter.call(|| ()).is_err());
@@ -44,18 +46,58 @@ type Listener = Box<dyn Fn(&RateLimiterEvent) + Send + Sync>;
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
 pub struct RateLimiter<C = SystemClock> {
-    name: &'static str,
-    limit: NonZeroU32,
-    period: Duration,
-    max_wait: Duration,
-    listeners: Vec<Listener>,
-    clock: C,
-    budget: Budget,
+    pub(crate) policy: Policy,
+    /// The one state word every caller competes for.
+    pub(crate) state: State,
+    pub(crate) clock: C,
 }
 
 impl RateLimiter<SystemClock> {
+    /// The settings of a limiter named `name` allowing `limit` calls per `period`: name the
+    /// optional ones ([`max_wait`](Builder::max_wait), [`listener`](Builder::listener),
+    /// [`clock`](Builder::clock), [`backoff`](Builder::backoff)), then
+    /// [`build`](Builder::build) it. The clock is read once, by `build`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] if `limit` is 0, [`ConfigError::ZeroPeriod`] if `period` is
+    /// zero.
+    ///
+    /// # Examples
+    ///
+    /// One permit per second on a manual clock; a second call in the same second waits for
+    /// the next window, since it may wait up to two seconds.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, Instant, ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(1))?
+    ///     .max_wait(Duration::from_secs(2))
+    ///     .clock(ManualClock::new())
+    ///     .build();
+    /// limiter.acquire()?;
+    /// assert_eq!(limiter.acquire()?.at(), Instant::from_nanos(1_000_000_000));
+    /// assert_eq!(
+    ///     RateLimiter::builder("api", 0, Duration::from_secs(1)).unwrap_err(),
+    ///     ConfigError::ZeroLimit
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn builder(
+        name: &'static str,
+        limit: u32,
+        period: Duration,
+    ) -> Result<Builder<SystemClock>, ConfigError> {
+        Builder::new(name, limit, period)
+    }
+
     /// A limiter named `name` allowing `limit` calls per `period`, on the system clock,
-    /// rejecting excess calls at once.
+    /// rejecting excess calls at once: shorthand for `builder(name, limit, period)?.build()`.
+    ///
+    /// It reads the system clock (the first read in a process calibrates it) to start its
+    /// window; a limiter meant for another clock is better made with
+    /// [`builder`](RateLimiter::builder), which reads only the clock it is given.
     ///
     /// # Errors
     ///
@@ -82,43 +124,29 @@ impl RateLimiter<SystemClock> {
         limit: u32,
         period: Duration,
     ) -> Result<RateLimiter<SystemClock>, ConfigError> {
-        let limit = validate_limit(limit)?;
-        validate_period(period)?;
-        let clock = SystemClock;
-        let budget = Budget::new(clock.now(), period, limit, Backoff::default());
-        Ok(RateLimiter {
-            name,
-            limit,
-            period,
-            max_wait: Duration::ZERO,
-            listeners: Vec::new(),
-            clock,
-            budget,
-        })
+        RateLimiter::builder(name, limit, period).map(Builder::build)
     }
 }
 
-fn validate_limit(limit: u32) -> Result<NonZeroU32, ConfigError> {
-    NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)
-}
-
-fn validate_period(period: Duration) -> Result<(), ConfigError> {
-    if period.is_zero() {
-        Err(ConfigError::ZeroPeriod)
-    } else {
-        Ok(())
+impl<C> RateLimiter<C> {
+    /// This limiter's settings, to build a new limiter from: every `with_*` goes through
+    /// here, so it behaves as creating a new limiter, its window starting afresh.
+    fn into_builder(self) -> Builder<C> {
+        Builder {
+            backoff: self.policy.budget.backoff(),
+            settings: self.policy.settings,
+            listeners: self.policy.listeners,
+            clock: self.clock,
+        }
     }
 }
 
 impl<C: Clock> RateLimiter<C> {
-    /// The same limiter with a new window that starts now, on its clock: every `with_*`
-    /// behaves as creating a new limiter.
-    fn restarted(self, backoff: Backoff) -> Self {
-        let budget = Budget::new(self.clock.now(), self.period, self.limit, backoff);
-        RateLimiter { budget, ..self }
-    }
-
     /// This limiter with `limit` calls per period.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// # Errors
     ///
@@ -136,12 +164,14 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_limit(self, limit: u32) -> Result<Self, ConfigError> {
-        let limit = validate_limit(limit)?;
-        let backoff = self.budget.backoff();
-        Ok(RateLimiter { limit, ..self }.restarted(backoff))
+        self.into_builder().limit(limit).map(Builder::build)
     }
 
     /// This limiter with windows `period` long.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// Periods longer than [`Instant::MAX`]'s distance from the epoch (about 584 years) are
     /// allowed and behave as that long: the limiter then has a single window.
@@ -163,14 +193,16 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_period(self, period: Duration) -> Result<Self, ConfigError> {
-        validate_period(period)?;
-        let backoff = self.budget.backoff();
-        Ok(RateLimiter { period, ..self }.restarted(backoff))
+        self.into_builder().period(period).map(Builder::build)
     }
 
     /// This limiter letting an excess call wait up to `max_wait` for a later window before it
     /// is rejected. Zero (the default) rejects at once; `Duration::MAX` waits as long as the
     /// clock's timeline lasts.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// # Examples
     ///
@@ -190,12 +222,15 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     #[must_use]
     pub fn with_max_wait(self, max_wait: Duration) -> Self {
-        let backoff = self.budget.backoff();
-        RateLimiter { max_wait, ..self }.restarted(backoff)
+        self.into_builder().max_wait(max_wait).build()
     }
 
     /// This limiter with `listener` also receiving every [`RateLimiterEvent`]; listeners run
     /// in the order they were added, on the calling thread.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// A listener that panics is contained: the call and the limiter carry on, and the other
     /// listeners still run. Keep listeners short, since they run on the caller's path.
@@ -212,7 +247,7 @@ impl<C: Clock> RateLimiter<C> {
     /// let limiter = RateLimiter::of("api", 3, Duration::from_secs(1))?
     ///     .with_clock(ManualClock::new())
     ///     .with_listener(move |event| log.lock().unwrap().push(*event));
-    /// limiter.try_acquire()?;
+    /// assert!(limiter.try_acquire().is_ok());
     /// assert!(matches!(
     ///     seen.lock().unwrap()[..],
     ///     [RateLimiterEvent::Permitted { remaining: 2, .. }]
@@ -221,16 +256,18 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     #[must_use]
     pub fn with_listener(
-        mut self,
+        self,
         listener: impl Fn(&RateLimiterEvent) + Send + Sync + 'static,
     ) -> Self {
-        self.listeners.push(Box::new(listener));
-        let backoff = self.budget.backoff();
-        self.restarted(backoff)
+        self.into_builder().listener(listener).build()
     }
 
     /// This limiter reading time from, and sleeping through, `clock`; its first window starts
     /// at `clock.now()`.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// # Examples
     ///
@@ -240,23 +277,18 @@ impl<C: Clock> RateLimiter<C> {
     ///
     /// let clock = ManualClock::starting_at(Instant::from_nanos(500));
     /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(clock);
-    /// assert_eq!(limiter.try_acquire()?.at(), Instant::from_nanos(500));
+    /// assert_eq!(limiter.acquire()?.at(), Instant::from_nanos(500));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> RateLimiter<D> {
-        let budget = Budget::new(clock.now(), self.period, self.limit, self.budget.backoff());
-        RateLimiter {
-            name: self.name,
-            limit: self.limit,
-            period: self.period,
-            max_wait: self.max_wait,
-            listeners: self.listeners,
-            clock,
-            budget,
-        }
+        self.into_builder().clock(clock).build()
     }
 
     /// This limiter with `backoff` governing retries after a lost compare-and-set.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
+    /// now, and its used permits are forgotten.
     ///
     /// # Examples
     ///
@@ -270,7 +302,7 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     #[must_use]
     pub fn with_backoff(self, backoff: Backoff) -> Self {
-        self.restarted(backoff)
+        self.into_builder().backoff(backoff).build()
     }
 
     /// The limiter's name, used in events and errors.
@@ -285,7 +317,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn name(&self) -> &'static str {
-        self.name
+        self.policy.settings.name
     }
 
     /// Permits per window.
@@ -300,7 +332,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u32 {
-        self.limit.get()
+        self.policy.settings.limit.get()
     }
 
     /// The window's length, as configured.
@@ -315,7 +347,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn period(&self) -> Duration {
-        self.period
+        self.policy.settings.period
     }
 
     /// How long an excess call may wait for a later window.
@@ -330,7 +362,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn max_wait(&self) -> Duration {
-        self.max_wait
+        self.policy.settings.max_wait()
     }
 
     /// The retry policy after a lost compare-and-set.
@@ -346,7 +378,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn backoff(&self) -> Backoff {
-        self.budget.backoff()
+        self.policy.budget.backoff()
     }
 
     /// How many compare-and-set attempts on the state word lost to another caller and were
@@ -372,7 +404,7 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     #[cfg(feature = "stats")]
     pub fn cas_retries(&self) -> u64 {
-        self.budget.cas_retries()
+        self.policy.budget.cas_retries()
     }
 
     /// The clock the limiter reads and sleeps through.
@@ -406,14 +438,15 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn deadline(&self, start: Instant) -> Instant {
-        start.saturating_add(self.max_wait)
+        self.policy.settings.deadline(start)
     }
 
     /// One acquire step, without reading the clock or sleeping: at `now`, for a call whose
     /// wait must end by `deadline`, claim a permit, or say when to try again, or reject.
     ///
-    /// This is the step every acquire method drives; a custom runtime or a simulator can
-    /// drive it too. `Permitted` and `Rejected` outcomes emit their event to the listeners
+    /// This is the step the waiting methods (`acquire`, `call`, their interruptible and async
+    /// forms) drive, and `try_acquire` decides the same way with a deadline of now; a custom
+    /// runtime or a simulator can drive it too. `Permitted` and `Rejected` outcomes emit their event to the listeners
     /// (at `now`); `Wait` emits nothing and writes nothing. Lock-free: it loads the state
     /// word, and claims with one compare-and-set, retrying under the [`Backoff`] if another
     /// caller won the race.
@@ -436,30 +469,18 @@ impl<C: Clock> RateLimiter<C> {
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
     pub fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
-        let attempt = self.budget.attempt(now, deadline);
-        if !self.listeners.is_empty() {
-            match attempt {
-                Attempt::Permitted { remaining } => self.emit(&RateLimiterEvent::Permitted {
-                    at: now,
-                    name: self.name,
-                    remaining,
-                }),
-                Attempt::Rejected { retry_after } => self.emit(&RateLimiterEvent::Rejected {
-                    at: now,
-                    name: self.name,
-                    retry_after,
-                }),
-                Attempt::Wait { .. } => {}
-            }
-        }
-        attempt
+        self.policy.attempt(&self.state, now, deadline)
     }
 
     /// Takes a permit if the current window has one, never waiting, whatever `max_wait` is.
     ///
+    /// The rejection borrows the limiter (see [`Rejection`]): it costs no more to make than
+    /// a permit, and [`Rejection::to_error`] or `?` turns it into the full
+    /// [`RateLimiterError::Rejected`] when it must outlive the borrow.
+    ///
     /// # Errors
     ///
-    /// [`RateLimiterError::Rejected`] if the window's permits are used up.
+    /// A [`Rejection`] if the window's permits are used up.
     ///
     /// # Examples
     ///
@@ -478,14 +499,8 @@ impl<C: Clock> RateLimiter<C> {
     // and epilogue (a quarter of their instructions under callgrind).
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub fn try_acquire(&self) -> Result<Permit, RateLimiterError> {
-        let now = self.clock.now();
-        match self.attempt(now, now) {
-            Attempt::Permitted { remaining } => Ok(Permit { at: now, remaining }),
-            Attempt::Rejected { retry_after } => Err(self.rejected(retry_after)),
-            // The next window always opens after `now`, so a deadline of `now` never waits.
-            Attempt::Wait { until } => Err(self.reject(now, until)),
-        }
+    pub fn try_acquire(&self) -> Result<Permit, Rejection<'_>> {
+        self.policy.try_acquire(&self.state, || self.clock.now())
     }
 
     /// Takes a permit, waiting (blocking the thread, through the clock) up to `max_wait` for a
@@ -525,21 +540,19 @@ impl<C: Clock> RateLimiter<C> {
     ///
     /// # Examples
     ///
-    /// Another thread interrupts a call waiting for the next hour's window.
+    /// Another thread interrupts a call waiting for the next window, five seconds away.
     ///
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Interrupt, RateLimiter, RateLimiterError};
     ///
-    /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(3600))?
-    ///     .with_max_wait(Duration::from_secs(7200));
-    /// limiter.try_acquire()?;
+    /// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(5))?
+    ///     .max_wait(Duration::from_secs(10))
+    ///     .build();
+    /// assert!(limiter.try_acquire().is_ok());
     /// let interrupt = Interrupt::new();
     /// let remote = interrupt.clone();
-    /// let interrupter = std::thread::spawn(move || {
-    ///     std::thread::sleep(Duration::from_millis(10));
-    ///     remote.interrupt();
-    /// });
+    /// let interrupter = std::thread::spawn(move || remote.interrupt());
     /// let result = limiter.acquire_interruptible(&interrupt);
     /// interrupter.join().unwrap();
     /// assert_eq!(result, Err(RateLimiterError::Interrupted { name: "api" }));
@@ -640,7 +653,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn acquire_async(&self) -> Result<Permit, RateLimiterError> {
-        waiting::acquire_async(self).await
+        waiting::wait_async(&self.policy, &self.state, &self.clock).await
     }
 
     /// Runs the future `op` if a permit is granted (awaiting up to `max_wait`), returning its
@@ -669,86 +682,25 @@ impl<C: Clock> RateLimiter<C> {
     }
 
     fn acquire_blocking(&self, interrupt: Option<&Interrupt>) -> Result<Permit, RateLimiterError> {
-        waiting::acquire_blocking(self, interrupt)
-    }
-
-    #[cold]
-    fn emit(&self, event: &RateLimiterEvent) {
-        for listener in &self.listeners {
-            // A listener's panic is its own failure, not the caller's or the limiter's: the
-            // state word is already updated, so unwinding through here would only lose the
-            // call's result.
-            let _ = catch_unwind(AssertUnwindSafe(|| listener(event)));
-        }
-    }
-
-    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
-        RateLimiterError::Rejected {
-            name: self.name,
-            limit: self.limit.get(),
-            period: self.period,
-            max_wait: self.max_wait,
-            retry_after,
-        }
-    }
-
-    /// A rejection decided outside [`Budget::attempt`], so its event is emitted here.
-    fn reject(&self, now: Instant, next_window: Instant) -> RateLimiterError {
-        let retry_after = next_window.saturating_duration_since(now);
-        self.emit(&RateLimiterEvent::Rejected {
-            at: now,
-            name: self.name,
-            retry_after,
-        });
-        self.rejected(retry_after)
-    }
-
-    fn interrupted(&self) -> RateLimiterError {
-        RateLimiterError::Interrupted { name: self.name }
-    }
-}
-
-impl<C: Clock> Waiting for RateLimiter<C> {
-    type Clock = C;
-
-    fn clock(&self) -> &C {
-        &self.clock
-    }
-
-    fn deadline(&self, start: Instant) -> Instant {
-        RateLimiter::deadline(self, start)
-    }
-
-    fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
-        RateLimiter::attempt(self, now, deadline)
-    }
-
-    fn rejected(&self, retry_after: Duration) -> RateLimiterError {
-        RateLimiter::rejected(self, retry_after)
-    }
-
-    fn reject(&self, now: Instant, next_window: Instant) -> RateLimiterError {
-        RateLimiter::reject(self, now, next_window)
-    }
-
-    fn interrupted(&self) -> RateLimiterError {
-        RateLimiter::interrupted(self)
+        waiting::wait_blocking(&self.policy, &self.state, &self.clock, interrupt)
     }
 }
 
 impl<C> fmt::Debug for RateLimiter<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (window_start, used) = self.budget.snapshot();
+        let settings = &self.policy.settings;
+        let (window_start, used) = self.policy.budget.snapshot(&self.state);
         f.debug_struct("RateLimiter")
-            .field("name", &self.name)
-            .field("limit", &self.limit)
-            .field("period", &self.period)
-            .field("max_wait", &self.max_wait)
-            .field("listeners", &self.listeners.len())
+            .field("name", &settings.name)
+            .field("limit", &settings.limit)
+            .field("period", &settings.period)
+            .field("max_wait", &settings.max_wait())
+            .field("listeners", &self.policy.listeners.len())
             .field("clock", &core::any::type_name::<C>())
             .field("window_start", &window_start)
             .field("used", &used)
-            .field("budget", &self.budget)
+            .field("budget", &self.policy.budget)
+            .field("state", &self.state)
             .finish()
     }
 }

@@ -17,8 +17,8 @@ use crate::instant::Instant;
 /// use fixed_window::{Instant, ManualClock, RateLimiter};
 ///
 /// let limiter = RateLimiter::of("api", 2, Duration::from_secs(1))?.with_clock(ManualClock::new());
-/// assert_eq!(limiter.try_acquire()?.remaining(), 1);
-/// let last = limiter.try_acquire()?;
+/// assert_eq!(limiter.acquire()?.remaining(), 1);
+/// let last = limiter.acquire()?;
 /// assert_eq!((last.remaining(), last.at()), (0, Instant::ZERO));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -39,7 +39,7 @@ impl Permit {
     ///
     /// let clock = ManualClock::starting_at(Instant::from_nanos(7));
     /// let limiter = RateLimiter::of("api", 1, Duration::from_secs(1))?.with_clock(clock);
-    /// assert_eq!(limiter.try_acquire()?.at(), Instant::from_nanos(7));
+    /// assert_eq!(limiter.acquire()?.at(), Instant::from_nanos(7));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn at(&self) -> Instant {
@@ -55,7 +55,7 @@ impl Permit {
     /// use fixed_window::{ManualClock, RateLimiter};
     ///
     /// let limiter = RateLimiter::of("api", 5, Duration::from_secs(1))?.with_clock(ManualClock::new());
-    /// assert_eq!(limiter.try_acquire()?.remaining(), 4);
+    /// assert_eq!(limiter.acquire()?.remaining(), 4);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn remaining(&self) -> u32 {

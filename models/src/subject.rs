@@ -162,12 +162,13 @@ fn outcome<T>(result: &Result<T, RateLimiterError>, permitted: impl Fn(&T) -> Ou
 
 impl<C: Clock> Subject for RateLimiter<C> {
     fn try_acquire(&self) -> Outcome {
-        outcome(&RateLimiter::try_acquire(self), |permit| {
-            Outcome::Permitted {
+        outcome(
+            &RateLimiter::try_acquire(self).map_err(RateLimiterError::from),
+            |permit| Outcome::Permitted {
                 at: Some(permit.at()),
                 remaining: Some(permit.remaining()),
-            }
-        })
+            },
+        )
     }
 
     fn acquire(&self) -> Outcome {

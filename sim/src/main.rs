@@ -3,8 +3,10 @@
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::str::FromStr;
 
 use clap::Parser;
 use fixed_window_sim::{
@@ -27,8 +29,8 @@ struct Cli {
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     scenarios: u64,
     /// Run only shard I of N (scenario k belongs to shard k mod N), e.g. `--shard 0/4`.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
-    shard: Option<(u64, u64)>,
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
     /// Replay one scenario by the id a failure printed, e.g. `--replay 1234:0-5,9`.
     #[arg(long, value_name = "ID")]
     replay: Option<ScenarioId>,
@@ -39,9 +41,9 @@ struct Cli {
     /// Run every scenario twice and compare trace hashes.
     #[arg(long)]
     check_determinism: bool,
-    /// Worker threads (default: the machine's cores).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Worker threads, at least 1 (default: the machine's cores).
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    threads: Option<NonZeroUsize>,
     /// Drive a deliberately broken limiter instead, to watch the oracle catch it.
     #[arg(long, value_name = "FLAW")]
     broken: Option<Flaw>,
@@ -50,15 +52,54 @@ struct Cli {
     out_dir: Option<PathBuf>,
 }
 
-fn parse_shard(s: &str) -> Result<(u64, u64), String> {
-    let error = || format!("expected I/N with I < N, e.g. 0/4, not `{s}`");
-    let (i, n) = s.split_once('/').ok_or_else(error)?;
-    let i = i.trim().parse::<u64>().map_err(|_| error())?;
-    let n = n.trim().parse::<u64>().map_err(|_| error())?;
-    if n == 0 || i >= n {
-        return Err(error());
+/// One shard of a sweep split `count` ways: scenario `k` belongs to shard `k mod count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shard {
+    /// Below `count`.
+    index: u64,
+    count: NonZeroU64,
+}
+
+impl Shard {
+    /// The whole sweep, as one shard.
+    const WHOLE: Shard = Shard {
+        index: 0,
+        count: NonZeroU64::MIN,
+    };
+
+    /// How many of a sweep's first `scenarios` scenarios belong to this shard.
+    fn scenarios_of(self, scenarios: u64) -> u64 {
+        scenarios
+            .checked_sub(self.index)
+            .map_or(0, |after| after.div_ceil(self.count.get()))
     }
-    Ok((i, n))
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let refuse = |why: &str| format!("{why}: expected I/N with I < N, e.g. 0/4, not `{s}`");
+        let (index, count) = s.split_once('/').ok_or_else(|| refuse("no `/`"))?;
+        let index = index
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| refuse("I is not a whole number"))?;
+        let count = count
+            .trim()
+            .parse::<NonZeroU64>()
+            .map_err(|_| refuse("N is not a whole number above 0"))?;
+        if index >= count.get() {
+            return Err(refuse("I is not below N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+fn parse_threads(s: &str) -> Result<NonZeroUsize, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number of threads, at least 1, not `{s}`"))
 }
 
 fn main() -> ExitCode {
@@ -90,25 +131,21 @@ fn execute(cli: &Cli) -> Result<bool, String> {
     if let Some(id) = &cli.replay {
         return replay(id, target, cli.trace.as_deref(), &command);
     }
-    let threads = cli.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    if threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
+    let threads = cli
+        .threads
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get);
+    let shard = cli.shard.unwrap_or(Shard::WHOLE);
     let config = Sweep {
         seed,
         scenarios: cli.scenarios,
-        shard: cli.shard.unwrap_or((0, 1)),
+        shard: (shard.index, shard.count.get()),
         threads,
         target,
         check_determinism: cli.check_determinism,
     };
     let out_dir = cli.out_dir.clone().unwrap_or_else(default_out_dir);
-    let mine = (0..config.scenarios)
-        .filter(|k| k % config.shard.1 == config.shard.0)
-        .count() as u64;
-    let bar = progress_bar(mine);
+    let bar = progress_bar(shard.scenarios_of(config.scenarios));
     let provenance = config.provenance(
         &command,
         cli.broken.map_or("real", Flaw::name),
@@ -336,4 +373,68 @@ fn write_summary(
     let path = dir.join("summary.json");
     fs::write(&path, format!("{json:#}\n"))
         .map_err(|error| format!("cannot write {}: {error}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(index: u64, count: u64) -> Shard {
+        Shard {
+            index,
+            count: NonZeroU64::new(count).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_shard_reads_as_index_slash_count() {
+        assert_eq!("0/4".parse(), Ok(shard(0, 4)));
+        assert_eq!(" 3 / 4 ".parse(), Ok(shard(3, 4)));
+    }
+
+    #[test]
+    fn a_bad_shard_is_refused_saying_why() {
+        for (input, why) in [
+            ("3", "no `/`"),
+            ("x/4", "I is not a whole number"),
+            ("-1/4", "I is not a whole number"),
+            ("0/0", "N is not a whole number above 0"),
+            ("0/", "N is not a whole number above 0"),
+            ("4/4", "I is not below N"),
+            ("3/2", "I is not below N"),
+        ] {
+            let error = input.parse::<Shard>().unwrap_err();
+            assert!(error.starts_with(why), "{input}: {error}");
+            assert!(error.contains("expected I/N"), "{input}: {error}");
+        }
+    }
+
+    #[test]
+    fn shards_split_a_sweep_without_overlap_or_gap() {
+        for scenarios in [0, 1, 5, 12] {
+            let sizes: Vec<u64> = (0..4)
+                .map(|i| shard(i, 4).scenarios_of(scenarios))
+                .collect();
+            let counted: Vec<u64> = (0..4)
+                .map(|i| (0..scenarios).filter(|k| k % 4 == i).count() as u64)
+                .collect();
+            assert_eq!(sizes, counted, "{scenarios} scenarios");
+        }
+        assert_eq!(Shard::WHOLE.scenarios_of(7), 7);
+    }
+
+    #[test]
+    fn the_command_line_takes_a_shard_and_refuses_zero_threads() {
+        let cli =
+            Cli::try_parse_from(["fixed-window-sim", "--shard", "1/3", "--threads", "2"]).unwrap();
+        assert_eq!(cli.shard, Some(shard(1, 3)));
+        assert_eq!(cli.threads, NonZeroUsize::new(2));
+        for threads in ["0", "two", "1.5"] {
+            let error =
+                Cli::try_parse_from(["fixed-window-sim", "--threads", threads]).unwrap_err();
+            assert!(error.to_string().contains("at least 1"), "{error}");
+        }
+        let error = Cli::try_parse_from(["fixed-window-sim", "--shard", "2/2"]).unwrap_err();
+        assert!(error.to_string().contains("I is not below N"), "{error}");
+    }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use fixed_window::{Clock, Instant, Interrupt, Interrupted, RateLimiter, Sleep};
 
-use crate::support::{at, grant_count, limiter};
+use crate::support::{at, bounded, grant_count, limiter};
 
 #[test]
 fn an_async_call_waits_for_the_next_window_on_the_manual_clock() {
@@ -98,18 +98,21 @@ fn many_tasks_on_a_runtime_get_exactly_limit_permits() {
         .worker_threads(4)
         .build()
         .unwrap();
-    let granted = runtime.block_on(async {
-        let tasks: Vec<_> = (0..2_000)
-            .map(|_| {
-                let limiter = Arc::clone(&limiter);
-                tokio::spawn(async move { limiter.acquire_async().await.is_ok() })
-            })
-            .collect();
-        let mut granted = 0;
-        for task in tasks {
-            granted += u32::from(task.await.unwrap());
-        }
-        granted
+    // No call may wait (max_wait is zero); one that does anyway waits for the next hour.
+    let granted = bounded("2,000 tasks", move || {
+        runtime.block_on(async {
+            let tasks: Vec<_> = (0..2_000)
+                .map(|_| {
+                    let limiter = Arc::clone(&limiter);
+                    tokio::spawn(async move { limiter.acquire_async().await.is_ok() })
+                })
+                .collect();
+            let mut granted = 0;
+            for task in tasks {
+                granted += u32::from(task.await.unwrap());
+            }
+            granted
+        })
     });
     assert_eq!(granted, limit);
 }
@@ -119,8 +122,10 @@ fn an_async_wait_on_the_system_clock_completes_at_the_next_window() {
     let limiter = RateLimiter::of("sys", 1, Duration::from_millis(20))
         .unwrap()
         .with_max_wait(Duration::from_secs(5));
-    let (first, second) = futures::executor::block_on(async {
-        (limiter.acquire_async().await, limiter.acquire_async().await)
+    let (first, second) = bounded("two async calls 20 ms apart", move || {
+        futures::executor::block_on(async {
+            (limiter.acquire_async().await, limiter.acquire_async().await)
+        })
     });
     let (first, second) = (first.unwrap(), second.unwrap());
     // The second permit lies in a later window, reached by sleeping through the clock.

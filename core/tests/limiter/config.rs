@@ -2,9 +2,11 @@
 
 use core::time::Duration;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use fixed_window::{
-    Backoff, ConfigError, ManualClock, RateLimiter, RateLimiterError, RateLimiterEvent, SystemClock,
+    Backoff, Clock, ConfigError, Instant, Interrupt, Interrupted, ManualClock, RateLimiter,
+    RateLimiterError, RateLimiterEvent, Sleep, SystemClock,
 };
 
 #[test]
@@ -78,4 +80,75 @@ fn errors_are_standard_errors() {
         Box::new(RateLimiterError::Interrupted { name: "api" }),
     ];
     assert!(errors.iter().all(|err| !err.to_string().is_empty()));
+}
+
+/// A manual clock that counts its readings.
+#[derive(Debug, Clone, Default)]
+struct CountingClock {
+    inner: ManualClock,
+    reads: Arc<AtomicU32>,
+}
+
+impl Clock for CountingClock {
+    fn now(&self) -> Instant {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.now()
+    }
+
+    fn sleep(&self, duration: Duration, interrupt: &Interrupt) -> Result<(), Interrupted> {
+        self.inner.sleep(duration, interrupt)
+    }
+
+    fn sleep_async(&self, duration: Duration) -> Sleep<'_> {
+        self.inner.sleep_async(duration)
+    }
+}
+
+#[test]
+fn the_builder_reads_its_clock_once_when_it_builds() {
+    let clock = CountingClock::default();
+    let builder = RateLimiter::builder("api", 2, Duration::from_secs(1))
+        .unwrap()
+        .max_wait(Duration::from_secs(1))
+        .clock(clock.clone())
+        .listener(|_| {})
+        .backoff(Backoff::new(1));
+    assert_eq!(clock.reads.load(Ordering::SeqCst), 0);
+    let limiter = builder.build();
+    assert_eq!(clock.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(limiter.max_wait(), Duration::from_secs(1));
+    assert_eq!(limiter.backoff(), Backoff::new(1));
+}
+
+#[test]
+fn the_builder_validates_like_the_constructor() {
+    let err = RateLimiter::builder("api", 0, Duration::from_secs(1)).unwrap_err();
+    assert_eq!(err, ConfigError::ZeroLimit);
+    let err = RateLimiter::builder("api", 1, Duration::ZERO).unwrap_err();
+    assert_eq!(err, ConfigError::ZeroPeriod);
+}
+
+#[test]
+fn the_first_window_starts_when_the_limiter_is_built() {
+    let clock = ManualClock::new();
+    let builder = RateLimiter::builder("api", 1, Duration::from_nanos(100))
+        .unwrap()
+        .clock(clock.clone());
+    clock.set(Instant::from_nanos(150));
+    let limiter = builder.build();
+    assert!(limiter.try_acquire().is_ok());
+    clock.set(Instant::from_nanos(249));
+    assert!(limiter.try_acquire().is_err());
+    clock.set(Instant::from_nanos(250));
+    assert!(limiter.try_acquire().is_ok());
+}
+
+#[test]
+fn a_builder_prints_its_settings() {
+    let builder = RateLimiter::builder("printed", 3, Duration::from_secs(1)).unwrap();
+    let text = format!("{builder:?}");
+    assert!(
+        text.contains("printed") && text.contains("limit: 3"),
+        "{text}"
+    );
 }

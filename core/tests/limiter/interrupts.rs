@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use fixed_window::{Clock, Instant, Interrupt, Interrupted, RateLimiter, RateLimiterError, Sleep};
 
-use crate::support::{Recorder, grant_count, limiter};
+use crate::support::{Recorder, bounded, grant_count, limiter};
 
 /// A clock whose sleeps always report an interruption, counting them.
 #[derive(Debug, Default, Clone)]
@@ -95,20 +95,22 @@ fn the_interrupt_status_stays_set_until_cleared() {
 
 #[test]
 fn another_thread_interrupts_a_blocking_wait_on_the_system_clock() {
+    // An hour-long window: the waiter can only return early by being interrupted, however
+    // the threads are scheduled. A waiter that ignores the interrupt fails the test when the
+    // bound runs out.
     let limiter = Arc::new(
-        RateLimiter::of("sys", 1, Duration::from_secs(3_600))
+        RateLimiter::builder("sys", 1, Duration::from_secs(3_600))
             .unwrap()
-            .with_max_wait(Duration::from_secs(7_200)),
+            .max_wait(Duration::from_secs(7_200))
+            .build(),
     );
     limiter.try_acquire().unwrap();
     let interrupt = Interrupt::new();
-    let waiter = {
-        let (limiter, interrupt) = (Arc::clone(&limiter), interrupt.clone());
-        std::thread::spawn(move || limiter.call_interruptible(&interrupt, || "ran"))
-    };
-    interrupt.interrupt();
-    assert_eq!(
-        waiter.join().unwrap(),
-        Err(RateLimiterError::Interrupted { name: "sys" })
-    );
+    let (waiter, remote) = (Arc::clone(&limiter), interrupt.clone());
+    let interrupter = std::thread::spawn(move || remote.interrupt());
+    let result = bounded("the interrupted call", move || {
+        waiter.call_interruptible(&interrupt, || "ran")
+    });
+    interrupter.join().unwrap();
+    assert_eq!(result, Err(RateLimiterError::Interrupted { name: "sys" }));
 }

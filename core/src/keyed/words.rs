@@ -1,0 +1,215 @@
+//! The keys' state words: one per key, claimed by the plain limiter's claim, in a table that
+//! reclaims the words of ended windows as it is used.
+
+use core::borrow::Borrow;
+use core::fmt;
+
+use crate::budget::{Budget, Claim};
+use crate::event::RateLimiterEvent;
+use crate::instant::Instant;
+use crate::policy::Source;
+use crate::state::{Cell, Packed, State, Wide};
+use crate::sync::atomic::{AtomicU64, AtomicU128};
+
+use super::slot::{Marks, Slot, Word};
+use super::sweep::Sweep;
+use super::table::{SHARDS, Table};
+
+/// A subscriber to a keyed limiter's events, told the key of each.
+pub(crate) type KeyedListener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sync>;
+
+/// The words of every key, for one [`Budget`], which holds the rules they are claimed by.
+pub(crate) struct KeyedWords<K> {
+    words: Words<K>,
+    sweep: Sweep,
+}
+
+/// The keys' words, in the encoding the budget picks (as a [`State`] does for the plain
+/// limiter), with that encoding's codec.
+enum Words<K> {
+    Packed(Packed, Table<K, AtomicU64>),
+    Wide(Wide, Table<K, AtomicU128>),
+}
+
+/// One key's word, as a step claims from it: the source a keyed limiter hands to the policy.
+pub(crate) struct KeyWord<'a, K> {
+    words: &'a KeyedWords<K>,
+    /// The key's hash under the limiter's hasher, computed once per call.
+    hash: u64,
+    key: &'a K,
+}
+
+impl<K> KeyedWords<K>
+where
+    K: Eq + Clone + Send + Sync + 'static,
+{
+    /// No keys yet, for words claimed by `budget`.
+    pub(crate) fn new(budget: &Budget) -> KeyedWords<K> {
+        // The codec's own word is never used: each key has its own, in the table.
+        let words = match budget.state() {
+            State::Packed(codec) => Words::Packed(codec, Table::new()),
+            State::Wide(codec) => Words::Wide(codec, Table::new()),
+        };
+        KeyedWords {
+            words,
+            sweep: Sweep::new(budget.grid()),
+        }
+    }
+
+    /// The word of `key`, whose hash is `hash`, as a source for the step.
+    #[inline]
+    pub(crate) fn word_of<'a>(&'a self, hash: u64, key: &'a K) -> KeyWord<'a, K> {
+        KeyWord {
+            words: self,
+            hash,
+            key,
+        }
+    }
+
+    /// Claims a permit for `key` (whose hash is `hash`) from the window holding `now`; first,
+    /// if a new window's sweeping has a turn left, this call takes it.
+    #[inline]
+    fn claim(&self, budget: &Budget, hash: u64, key: &K, now: Instant) -> Claim {
+        if self.sweep.is_due(now) {
+            self.take_turn(budget, now);
+        }
+        match &self.words {
+            Words::Packed(codec, table) => self.claim_in(budget, codec, table, hash, key, now),
+            Words::Wide(codec, table) => self.claim_in(budget, codec, table, hash, key, now),
+        }
+    }
+
+    #[inline]
+    fn claim_in<P, W>(
+        &self,
+        budget: &Budget,
+        codec: &P,
+        table: &Table<K, W>,
+        hash: u64,
+        key: &K,
+        now: Instant,
+    ) -> Claim
+    where
+        P: Cell<Raw = W::Raw>,
+        W: Word,
+    {
+        let marks = Marks::of(codec);
+        let guard = table.pin();
+        loop {
+            if let Some(found) = table.get(hash, key, &guard) {
+                // A reference under papaya, an `Arc` under the model checkers' stand-in.
+                let word: &W = found.borrow();
+                let slot = Slot::new(
+                    codec,
+                    marks,
+                    word,
+                    self.sweep.horizon(),
+                    budget.grid().last_index(),
+                    budget.limit(),
+                );
+                match budget.claim_cell(&slot, now) {
+                    // The word was reclaimed: help take it out of the table, then look again.
+                    Claim::Full { next: None } if slot.is_reclaimed() => {
+                        table.remove_if(hash, key, &guard, |word| word.load() == marks.reclaimed);
+                    }
+                    claim => return claim,
+                }
+            } else {
+                // The key's first call, or its first since its word was reclaimed: add an empty
+                // word (unless another call just added one), then claim from it as from any.
+                table.insert(hash, key, W::new(marks.empty), &guard);
+            }
+        }
+    }
+
+    #[cold]
+    fn take_turn(&self, budget: &Budget, now: Instant) {
+        if let Some(turn) = self.sweep.take(budget.grid(), now) {
+            self.reclaim(budget, turn.shard, turn.window);
+        }
+    }
+
+    /// Removes the keys of `shard` whose window is before `window`; how many.
+    fn reclaim(&self, budget: &Budget, shard: usize, window: u64) -> usize {
+        self.sweep.raise_horizon(window);
+        match &self.words {
+            Words::Packed(codec, table) => self.reclaim_in(budget, codec, table, shard, window),
+            Words::Wide(codec, table) => self.reclaim_in(budget, codec, table, shard, window),
+        }
+    }
+
+    fn reclaim_in<P, W>(
+        &self,
+        budget: &Budget,
+        codec: &P,
+        table: &Table<K, W>,
+        shard: usize,
+        window: u64,
+    ) -> usize
+    where
+        P: Cell<Raw = W::Raw>,
+        W: Word,
+    {
+        let last_index = budget.grid().last_index();
+        let limit = budget.limit();
+        let marks = Marks::of(codec);
+        let horizon = self.sweep.horizon();
+        let guard = table.pin();
+        table.retain(shard, &guard, |word| {
+            !Slot::new(codec, marks, word, horizon, last_index, limit).reclaim_before(window)
+        })
+    }
+
+    /// Removes every key whose window ended before the window holding `now`; how many.
+    pub(crate) fn shrink(&self, budget: &Budget, now: Instant) -> usize {
+        let window = budget.grid().index_of(now);
+        (0..SHARDS)
+            .map(|shard| self.reclaim(budget, shard, window))
+            .sum()
+    }
+
+    /// How many keys hold a word.
+    pub(crate) fn len(&self) -> usize {
+        match &self.words {
+            Words::Packed(_, table) => table.len(),
+            Words::Wide(_, table) => table.len(),
+        }
+    }
+}
+
+impl<K> Source for KeyWord<'_, K>
+where
+    K: Eq + Clone + Send + Sync + 'static,
+{
+    type Listener = KeyedListener<K>;
+
+    #[inline]
+    fn claim(&self, budget: &Budget, now: Instant) -> Claim {
+        self.words.claim(budget, self.hash, self.key, now)
+    }
+
+    /// Reads first: the word is found only after the sweep, which needs the reading, has had
+    /// its turn.
+    #[inline]
+    fn claim_reading(&self, budget: &Budget, read: impl FnOnce() -> Instant) -> (Instant, Claim) {
+        let now = read();
+        (now, self.claim(budget, now))
+    }
+
+    #[inline]
+    fn notify(&self, listener: &KeyedListener<K>, event: &RateLimiterEvent) {
+        listener(self.key, event);
+    }
+}
+
+impl<K> fmt::Debug for KeyedWords<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let encoding = match self.words {
+            Words::Packed(..) => "packed u64",
+            Words::Wide(..) => "wide u128",
+        };
+        f.debug_struct("KeyedWords")
+            .field("encoding", &encoding)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,183 @@
+//! How a limiter decides: its settings, listeners and budget, applied to a state word at a
+//! reading of the clock.
+
+use core::fmt;
+use core::time::Duration;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::attempt::Attempt;
+use crate::budget::{Budget, Claim};
+use crate::event::{Listener, RateLimiterEvent};
+use crate::instant::Instant;
+use crate::permit::Permit;
+use crate::rejection::Rejection;
+use crate::settings::Settings;
+use crate::state::State;
+
+/// Everything a limiter decides with but its clock and its state word, so that one policy can
+/// decide for several words (a word per key) and every caller of the step shares one copy of
+/// the rules, the events and the errors.
+///
+/// `L` is the limiter's kind of listener: [`Listener`] for the plain limiter, one that also
+/// takes the key for a keyed limiter.
+pub(crate) struct Policy<L = Listener> {
+    pub(crate) settings: Settings,
+    pub(crate) listeners: Vec<L>,
+    pub(crate) budget: Budget,
+}
+
+/// Where a step claims its permit, and how its events reach the limiter's listeners: the
+/// plain limiter's one [`State`], or one key's word in a keyed limiter.
+///
+/// The step, the rejection and the waiting loops are written once, over this trait, so the
+/// two limiters differ only in which word they claim from and what their listeners hear.
+pub(crate) trait Source {
+    /// The limiter's kind of listener.
+    type Listener;
+
+    /// Claims a permit from the window holding `now`.
+    fn claim(&self, budget: &Budget, now: Instant) -> Claim;
+
+    /// Claims a permit at the reading `read` takes, returning the reading with the outcome.
+    /// A source may load its word before reading the clock (see [`Budget::claim_reading`]).
+    fn claim_reading(&self, budget: &Budget, read: impl FnOnce() -> Instant) -> (Instant, Claim);
+
+    /// Hands `event`, which this source's claim decided, to `listener`.
+    fn notify(&self, listener: &Self::Listener, event: &RateLimiterEvent);
+}
+
+impl Source for State {
+    type Listener = Listener;
+
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    fn claim(&self, budget: &Budget, now: Instant) -> Claim {
+        budget.claim(self, now)
+    }
+
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    fn claim_reading(&self, budget: &Budget, read: impl FnOnce() -> Instant) -> (Instant, Claim) {
+        budget.claim_reading(self, read)
+    }
+
+    #[inline]
+    fn notify(&self, listener: &Listener, event: &RateLimiterEvent) {
+        listener(event);
+    }
+}
+
+impl<L> Policy<L> {
+    /// The sans-IO step on `source` at `now`, for a call whose wait must end by `deadline`,
+    /// with its event emitted.
+    // Inlined into the caller's loop, the paths lose a call's prologue and epilogue.
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    pub(crate) fn attempt<S: Source<Listener = L>>(
+        &self,
+        source: &S,
+        now: Instant,
+        deadline: Instant,
+    ) -> Attempt {
+        match source.claim(&self.budget, now) {
+            Claim::Permitted { remaining } => {
+                self.permitted(source, now, remaining);
+                Attempt::Permitted { remaining }
+            }
+            Claim::Full { next: Some(next) } if next <= deadline => Attempt::Wait { until: next },
+            Claim::Full { next } => {
+                let retry_after = Rejection::new(&self.settings, now, next).retry_after();
+                self.rejected(source, now, retry_after);
+                Attempt::Rejected { retry_after }
+            }
+        }
+    }
+
+    /// A permit from `source` at the reading `read` takes (after loading the word, where the
+    /// source can) if its window has one, never waiting, with its event emitted.
+    // Inlined into the caller's loop, the paths lose a call's prologue and epilogue.
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    pub(crate) fn try_acquire<S: Source<Listener = L>>(
+        &self,
+        source: &S,
+        read: impl FnOnce() -> Instant,
+    ) -> Result<Permit, Rejection<'_>> {
+        let (now, claim) = source.claim_reading(&self.budget, read);
+        match claim {
+            Claim::Permitted { remaining } => {
+                self.permitted(source, now, remaining);
+                Ok(Permit { at: now, remaining })
+            }
+            Claim::Full { next } => {
+                let rejection = Rejection::new(&self.settings, now, next);
+                if !self.listeners.is_empty() {
+                    self.emit(
+                        source,
+                        &RateLimiterEvent::Rejected {
+                            at: now,
+                            name: self.settings.name,
+                            retry_after: rejection.retry_after(),
+                        },
+                    );
+                }
+                Err(rejection)
+            }
+        }
+    }
+
+    #[inline]
+    fn permitted<S: Source<Listener = L>>(&self, source: &S, at: Instant, remaining: u32) {
+        if !self.listeners.is_empty() {
+            self.emit(
+                source,
+                &RateLimiterEvent::Permitted {
+                    at,
+                    name: self.settings.name,
+                    remaining,
+                },
+            );
+        }
+    }
+
+    /// Emits a rejection at `at`: from the step, or decided outside it (a waiting call whose
+    /// clock stalled).
+    #[inline]
+    pub(crate) fn rejected<S: Source<Listener = L>>(
+        &self,
+        source: &S,
+        at: Instant,
+        retry_after: Duration,
+    ) {
+        if !self.listeners.is_empty() {
+            self.emit(
+                source,
+                &RateLimiterEvent::Rejected {
+                    at,
+                    name: self.settings.name,
+                    retry_after,
+                },
+            );
+        }
+    }
+
+    #[cold]
+    fn emit<S: Source<Listener = L>>(&self, source: &S, event: &RateLimiterEvent) {
+        for listener in &self.listeners {
+            // A listener's panic is its own failure, not the caller's or the limiter's: the
+            // state word is already updated, so unwinding through here would only lose the
+            // call's result.
+            let _ = catch_unwind(AssertUnwindSafe(|| source.notify(listener, event)));
+        }
+    }
+}
+
+impl<L> fmt::Debug for Policy<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy")
+            .field("settings", &self.settings)
+            .field("listeners", &self.listeners.len())
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
