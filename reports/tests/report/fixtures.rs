@@ -13,12 +13,16 @@ pub fn dir() -> PathBuf {
 }
 
 /// The complete fixture inputs: three recorded runs of `cargo xtask bench` (the first of
-/// every benchmark, the others of the targets' only) and a small simulator sweep.
+/// every benchmark, with the retry counts, the shared limiter's percentiles and the keyed
+/// memory; the others of the targets' benchmarks only, with their percentiles) and a small
+/// simulator sweep.
 pub fn complete() -> Paths {
     Paths {
         bench_runs: dir().join("bench-runs"),
         criterion: dir().join("criterion"),
         cas_retries: dir().join("cas-retries.json"),
+        redis_latency: dir().join("redis-latency.json"),
+        keyed_memory: dir().join("keyed-memory.json"),
         sim: dir().join("sim"),
     }
 }
@@ -78,7 +82,7 @@ pub fn runs(mode: Mode, each: &[Vec<Measurement>]) -> BenchRuns {
                     cores: Some(2),
                 }),
                 results,
-                cas_retries: None,
+                ..BenchRun::default()
             }
         })
         .collect();
