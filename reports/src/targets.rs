@@ -2,7 +2,7 @@
 //! computed within one run, their median over the runs, and a verdict only where the runs can
 //! bear one.
 
-use crate::bench_results::{BenchResults, Measurement};
+use crate::bench_results::BenchResults;
 use crate::bench_runs::{BenchRun, BenchRuns};
 use crate::numbers::significant;
 use crate::spread::Spread;
@@ -303,22 +303,21 @@ pub fn bench_ids() -> Vec<String> {
     ids
 }
 
-/// The ids of the benchmarks the targets read that `run` did not measure, in the targets'
-/// order: a benchmark renamed or dropped leaves its targets unmeasured.
+/// The targets whose two figures `run` lacks, in the targets' order: a benchmark renamed or
+/// dropped, or a count not made, leaves its targets unmeasured.
 ///
 /// # Examples
 ///
 /// ```
 /// use fixed_window_reports::BenchRun;
-/// use fixed_window_reports::targets::{bench_ids, unmeasured};
+/// use fixed_window_reports::targets::{TARGETS, unmeasured};
 ///
-/// assert_eq!(unmeasured(&BenchRun::default()), bench_ids());
+/// assert_eq!(unmeasured(&BenchRun::default()).len(), TARGETS.len());
 /// ```
-pub fn unmeasured(run: &BenchRun) -> Vec<String> {
-    let measured: Vec<String> = run.results.iter().map(Measurement::id).collect();
-    bench_ids()
-        .into_iter()
-        .filter(|id| !measured.contains(id))
+pub fn unmeasured(run: &BenchRun) -> Vec<&'static Target> {
+    TARGETS
+        .iter()
+        .filter(|target| target.measure.figures(run).is_none())
         .collect()
 }
 
