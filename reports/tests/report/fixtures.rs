@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use fixed_window_reports::{
-    BenchResults, BenchRun, BenchRuns, Measurement, Mode, Paths, RunManifest, Scope, Source,
+    BenchResults, BenchRun, BenchRuns, Inputs, Measurement, Mode, Paths, RunManifest, Scope, Source,
 };
 
 /// The fixtures directory.
@@ -105,4 +105,47 @@ pub fn permit_runs(mode: Mode, pairs: &[(f64, f64)]) -> BenchRuns {
         })
         .collect();
     runs(mode, &each)
+}
+
+/// The complete fixture runs.
+pub fn complete_runs() -> BenchRuns {
+    Inputs::gather(&complete()).bench.expect("the fixture runs")
+}
+
+/// `runs` without any result whose group starts with `prefix`.
+pub fn without_groups(mut runs: BenchRuns, prefix: &str) -> BenchRuns {
+    for run in &mut runs.runs {
+        let mut kept = BenchResults::default();
+        for m in run.results.iter().filter(|m| !m.group.starts_with(prefix)) {
+            kept.insert(m.clone());
+        }
+        run.results = kept;
+    }
+    runs
+}
+
+/// The row of the table cell holding exactly `first` (its HTML), up to the row's end.
+pub fn row<'a>(html: &'a str, first: &str) -> &'a str {
+    let start = html
+        .find(&format!(">{first}</td>"))
+        .unwrap_or_else(|| panic!("no row for {first}"));
+    let end = start + html[start..].find("</tr>").expect("the row's end");
+    &html[start..end]
+}
+
+/// A scratch `bench-runs` whose run 1 has only the fixture's manifest, and `files` (name,
+/// text) beside it.
+pub fn bare_run(test: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = scratch(test);
+    let run = dir.join("1");
+    std::fs::create_dir_all(&run).expect("a run directory");
+    std::fs::copy(
+        self::dir().join("bench-runs/1/run.json"),
+        run.join("run.json"),
+    )
+    .expect("the manifest");
+    for (name, text) in files {
+        std::fs::write(run.join(name), text).expect("a file");
+    }
+    dir
 }
