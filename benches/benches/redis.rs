@@ -21,6 +21,12 @@
 //! Latency percentiles: every attempt's own duration is recorded as it runs, and when the
 //! run ends p50 and p99 per benchmark go to `target/redis-latency.json`
 //! (`{"<group>/<function>/<callers>": {"p50_ns": …, "p99_ns": …, "samples": …}}`).
+//!
+//! Commands per attempt: after the timed benchmarks, a hundred more attempts of each measured
+//! network benchmark run one at a time while a `MONITOR` connection watches the server; the
+//! commands the clients sent (not those a script ran, which `MONITOR` marks `lua`) are counted
+//! and added to the benchmark's entry (`"commands": …, "counted_attempts": 100`). A pipeline's
+//! commands share one round trip, so commands per attempt bound round trips from above.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -40,6 +46,12 @@ const HOUR: Duration = Duration::from_secs(3600);
 
 /// The attempts' durations, per benchmark.
 type Latencies = Arc<Mutex<BTreeMap<String, Vec<u64>>>>;
+
+/// Attempts watched by `MONITOR` per benchmark.
+const COUNTED_ATTEMPTS: u64 = 100;
+
+/// What `ECHO`es the end of a count to the `MONITOR` connection.
+const END_OF_COUNT: &str = "end-of-count";
 
 struct Setup {
     _server: RedisServer,
@@ -247,8 +259,21 @@ fn elapsed_nanos(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
-fn bench_all(c: &mut Criterion) {
-    let setup = setup();
+/// The limiters and connections measured, all on the bench's server.
+struct Subjects {
+    /// The shared limiter, for tasks.
+    shared: Arc<SharedRateLimiter>,
+    /// A connection for envoy's pattern and the naive one.
+    manager: ConnectionManager,
+    /// The shared limiter, for threads (blocking calls).
+    blocking: Arc<SharedRateLimiter>,
+    /// A limiter whose key `full` has no permit left, remembered locally.
+    local: SharedRateLimiter,
+    /// The same without local memory: every rejection is a round trip.
+    remote: SharedRateLimiter,
+}
+
+fn connect(setup: &Setup) -> Subjects {
     let (shared, manager) = setup.runtime.block_on(async {
         let config = Config::of("bench", OPEN, HOUR).expect("config");
         let limiter = SharedRateLimiter::connect(config, setup.client.clone())
@@ -266,6 +291,27 @@ fn bench_all(c: &mut Criterion) {
         )
         .expect("connect"),
     );
+    let full = |name: &'static str, memory: usize| {
+        let config = Config::of(name, 1, HOUR)
+            .expect("config")
+            .with_local_memory(memory);
+        let limiter =
+            SharedRateLimiter::connect_blocking(config, setup.client.clone()).expect("connect");
+        limiter.try_acquire("full").expect("the one permit");
+        limiter
+    };
+    Subjects {
+        shared,
+        manager,
+        blocking,
+        local: full("bench-local", 16),
+        remote: full("bench-remote", 0),
+    }
+}
+
+fn bench_all(c: &mut Criterion) {
+    let setup = setup();
+    let subjects = connect(&setup);
 
     let mut group = c.benchmark_group("redis-permit");
     for tasks in [1, 16] {
@@ -274,24 +320,24 @@ fn bench_all(c: &mut Criterion) {
             &setup,
             "shared",
             tasks,
-            &Pattern::Shared(Arc::clone(&shared)),
+            &Pattern::Shared(Arc::clone(&subjects.shared)),
         );
         bench_tasks(
             &mut group,
             &setup,
             "envoy",
             tasks,
-            &Pattern::Envoy(manager.clone()),
+            &Pattern::Envoy(subjects.manager.clone()),
         );
         bench_tasks(
             &mut group,
             &setup,
             "naive",
             tasks,
-            &Pattern::Naive(manager.clone()),
+            &Pattern::Naive(subjects.manager.clone()),
         );
     }
-    bench_threads(&mut group, &setup, &blocking, 4);
+    bench_threads(&mut group, &setup, &subjects.blocking, 4);
     let in_process = RateLimiter::of("bench", OPEN, HOUR).expect("config");
     bench_sequential(
         &mut group,
@@ -303,24 +349,18 @@ fn bench_all(c: &mut Criterion) {
     );
     group.finish();
 
-    let full = |name: &'static str, memory: usize| {
-        let config = Config::of(name, 1, HOUR)
-            .expect("config")
-            .with_local_memory(memory);
-        let limiter =
-            SharedRateLimiter::connect_blocking(config, setup.client.clone()).expect("connect");
-        limiter.try_acquire("full").expect("the one permit");
-        limiter
-    };
-    let local = full("bench-local", 16);
-    let remote = full("bench-remote", 0);
     let mut group = c.benchmark_group("redis-rejection");
     bench_sequential(
         &mut group,
         &setup.latencies,
         ("redis-rejection", "local"),
         || {
-            black_box(local.try_acquire("full").expect_err("a full window"));
+            black_box(
+                subjects
+                    .local
+                    .try_acquire("full")
+                    .expect_err("a full window"),
+            );
         },
     );
     bench_sequential(
@@ -328,16 +368,106 @@ fn bench_all(c: &mut Criterion) {
         &setup.latencies,
         ("redis-rejection", "round-trip"),
         || {
-            black_box(remote.try_acquire("full").expect_err("a full window"));
+            black_box(
+                subjects
+                    .remote
+                    .try_acquire("full")
+                    .expect_err("a full window"),
+            );
         },
     );
     group.finish();
 
-    write_percentiles(&setup.latencies);
+    let commands = count_commands(&setup, &subjects);
+    write_percentiles(&setup.latencies, &commands);
 }
 
-/// p50 and p99 per benchmark, to `target/redis-latency.json`.
-fn write_percentiles(latencies: &Latencies) {
+/// Commands per attempt of every network benchmark that ran (see the module's
+/// documentation), by benchmark id.
+fn count_commands(setup: &Setup, subjects: &Subjects) -> BTreeMap<String, u64> {
+    let measured = |id: &str| setup.latencies.lock().expect("latencies").contains_key(id);
+    let mut commands = BTreeMap::new();
+    for (function, pattern) in [
+        ("shared", Pattern::Shared(Arc::clone(&subjects.shared))),
+        ("envoy", Pattern::Envoy(subjects.manager.clone())),
+        ("naive", Pattern::Naive(subjects.manager.clone())),
+    ] {
+        let id = format!("redis-permit/{function}/1-task");
+        if measured(&id) {
+            let mut pattern = pattern;
+            let count = commands_sent(&setup.client, || {
+                setup.runtime.block_on(pattern.attempt("hot"));
+            });
+            commands.insert(id, count);
+        }
+    }
+    let counted: [(&str, &dyn Fn()); 3] = [
+        ("redis-permit/shared/4-threads", &|| {
+            black_box(subjects.blocking.try_acquire("hot").expect("a permit"));
+        }),
+        ("redis-rejection/local/1-task", &|| {
+            black_box(
+                subjects
+                    .local
+                    .try_acquire("full")
+                    .expect_err("a full window"),
+            );
+        }),
+        ("redis-rejection/round-trip/1-task", &|| {
+            black_box(
+                subjects
+                    .remote
+                    .try_acquire("full")
+                    .expect_err("a full window"),
+            );
+        }),
+    ];
+    for (id, attempt) in counted {
+        if measured(id) {
+            commands.insert(id.to_owned(), commands_sent(&setup.client, attempt));
+        }
+    }
+    commands
+}
+
+/// The commands the clients sent to the server during [`COUNTED_ATTEMPTS`] calls of
+/// `attempt`, one at a time, as a `MONITOR` connection saw them: every command but those a
+/// script ran (`MONITOR` tags them `[<db> lua]`).
+fn commands_sent(client: &redis::Client, mut attempt: impl FnMut()) -> u64 {
+    let mut monitor = client.get_connection().expect("a MONITOR connection");
+    monitor
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a read timeout");
+    monitor
+        .send_packed_command(&redis::cmd("MONITOR").get_packed_command())
+        .expect("MONITOR");
+    let ok: String = redis::from_redis_value(&monitor.recv_response().expect("MONITOR's reply"))
+        .expect("MONITOR's OK");
+    assert_eq!(ok, "OK", "MONITOR's reply");
+    for _ in 0..COUNTED_ATTEMPTS {
+        attempt();
+    }
+    let mut marker = client.get_connection().expect("a connection");
+    redis::cmd("ECHO")
+        .arg(END_OF_COUNT)
+        .exec(&mut marker)
+        .expect("ECHO");
+    let mut commands = 0;
+    loop {
+        let line: String = redis::from_redis_value(&monitor.recv_response().expect("a command"))
+            .expect("MONITOR's line");
+        if line.contains(END_OF_COUNT) {
+            return commands;
+        }
+        if !line.contains(" lua]") {
+            commands += 1;
+        }
+    }
+}
+
+/// p50 and p99 per benchmark, and the commands counted for it, to
+/// `target/redis-latency.json`.
+fn write_percentiles(latencies: &Latencies, commands: &BTreeMap<String, u64>) {
     let latencies = latencies.lock().expect("latencies");
     let mut out = serde_json::Map::new();
     for (id, samples) in latencies.iter() {
@@ -347,10 +477,13 @@ fn write_percentiles(latencies: &Latencies) {
         let mut sorted = samples.clone();
         sorted.sort_unstable();
         let at = |percent: usize| sorted[(sorted.len() - 1) * percent / 100];
-        out.insert(
-            id.clone(),
-            serde_json::json!({ "p50_ns": at(50), "p99_ns": at(99), "samples": sorted.len() }),
-        );
+        let mut entry =
+            serde_json::json!({ "p50_ns": at(50), "p99_ns": at(99), "samples": sorted.len() });
+        if let Some(count) = commands.get(id) {
+            entry["commands"] = (*count).into();
+            entry["counted_attempts"] = COUNTED_ATTEMPTS.into();
+        }
+        out.insert(id.clone(), entry);
     }
     let path = target_dir().join("redis-latency.json");
     let text = serde_json::to_string_pretty(&out).expect("JSON");

@@ -10,15 +10,33 @@
 //! Everything runs on the main thread, so every allocation and free is counted. The figures
 //! are net bytes still allocated when the limiter has done its calls (table, entries, keys,
 //! and any removed entries still awaiting reclamation), measured with the limiter alive.
+//!
+//! The tables go to standard output, and the same figures to `target/keyed-memory.json` for
+//! the report (`cargo xtask bench` keeps that file with its first run):
+//!
+//! ```json
+//! {"limit": 10, "period_ns": 1000000000,
+//!  "per_live_key": [{"limiter": "ours", "keys": 1000, "bytes": 88464, "held": 1000}, …],
+//!  "churn": {"keys": 10000000, "per_window": 1000, "windows": 10000,
+//!            "results": [{"limiter": "ours-live-window", "bytes": 88464, "held": 1000}, …]}}
+//! ```
+//!
+//! `limiter` is `ours`, `governor` or `mutex`, and in `churn` also `ours-live-window` (ours
+//! holding one window's keys only: the bound) and `governor-retain-recent` (governor with
+//! `retain_recent()` called at every window).
 
 use core::num::NonZeroU32;
 use core::time::Duration;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use allocation_counter::measure;
 use fixed_window::{KeyedRateLimiter, ManualClock};
 use fixed_window_benches::MutexKeyedWindow;
 use governor::clock::FakeRelativeClock;
 use governor::{Quota, RateLimiter};
+use serde_json::{Value, json};
 
 /// Each window's length, on every limiter's virtual clock.
 const PERIOD: Duration = Duration::from_secs(1);
@@ -70,12 +88,15 @@ fn ratio(bytes: i64, per: u64) -> f64 {
     bytes as f64 / per as f64
 }
 
-fn row(name: &str, bytes: i64, keys: usize, per: u64) {
-    println!("| {name} | {bytes} | {keys} | {:.1} |", ratio(bytes, per));
+/// Prints a table row and returns its figures as JSON, `limiter` being the report's name of
+/// the row's limiter.
+fn row(limiter: &str, name: &str, bytes: i64, held: usize, per: u64) -> Value {
+    println!("| {name} | {bytes} | {held} | {:.1} |", ratio(bytes, per));
+    json!({ "limiter": limiter, "bytes": bytes, "held": held })
 }
 
 /// Bytes held by each limiter with `keys` keys called once in one window.
-fn per_live_key(keys: u64) {
+fn per_live_key(keys: u64) -> [Value; 3] {
     let clock = ManualClock::new();
     let (bytes, limiter) = held(|| {
         let limiter = ours(&clock);
@@ -84,7 +105,13 @@ fn per_live_key(keys: u64) {
         }
         limiter
     });
-    row(&format!("ours, {keys} keys"), bytes, limiter.len(), keys);
+    let ours_row = row(
+        "ours",
+        &format!("ours, {keys} keys"),
+        bytes,
+        limiter.len(),
+        keys,
+    );
     let fake = FakeRelativeClock::default();
     let (bytes, limiter) = held(|| {
         let limiter = governor(&fake);
@@ -93,7 +120,8 @@ fn per_live_key(keys: u64) {
         }
         limiter
     });
-    row(
+    let governor_row = row(
+        "governor",
         &format!("governor, {keys} keys"),
         bytes,
         limiter.len(),
@@ -106,7 +134,17 @@ fn per_live_key(keys: u64) {
         }
         limiter
     });
-    row(&format!("mutex, {keys} keys"), bytes, limiter.len(), keys);
+    let mutex_row = row(
+        "mutex",
+        &format!("mutex, {keys} keys"),
+        bytes,
+        limiter.len(),
+        keys,
+    );
+    [ours_row, governor_row, mutex_row].map(|mut row| {
+        row["keys"] = keys.into();
+        row
+    })
 }
 
 /// Bytes held after `windows` windows of `per_window` fresh keys each: `call` is one call for
@@ -132,38 +170,24 @@ fn churn<L>(
     })
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1).map(|arg| {
-        arg.parse::<u64>()
-            .unwrap_or_else(|_| panic!("{arg:?} is not a number of keys"))
-    });
-    let total = args.next().unwrap_or(10_000_000);
-    let per_window = args.next().unwrap_or(1_000).max(1);
-    let windows = total.div_ceil(per_window);
-
-    println!("## Bytes per live key (keys held in one window)\n");
-    println!("| limiter | bytes held | keys held | bytes per key |");
-    println!("|---|---|---|---|");
-    for keys in [1_u64, 1_000, 100_000] {
-        per_live_key(keys);
-    }
-
-    println!(
-        "\n## After {total} distinct keys, {per_window} a window, one window each ({windows} windows)\n"
-    );
+/// Bytes held by each limiter after `windows` windows of `per_window` fresh keys each (`total`
+/// in all), beside ours holding one window's keys only.
+fn after_churn(total: u64, per_window: u64, windows: u64) -> Vec<Value> {
     println!("| limiter | bytes held | keys held | bytes per live key |");
     println!("|---|---|---|---|");
+    let mut churned = Vec::new();
     let clock = ManualClock::new();
     let call = |limiter: &KeyedRateLimiter<u64, ManualClock>, key| {
         let _ = limiter.try_acquire(&key);
     };
-    let (live, limiter) = churn(1, per_window, || ours(&clock), call, |_| {});
-    row(
+    let (live_window, limiter) = churn(1, per_window, || ours(&clock), call, |_| {});
+    churned.push(row(
+        "ours-live-window",
         "ours, one window's keys only",
-        live,
+        live_window,
         limiter.len(),
         per_window,
-    );
+    ));
     let clock = ManualClock::new();
     let (bytes, limiter) = churn(
         windows,
@@ -174,7 +198,13 @@ fn main() {
             clock.advance(PERIOD);
         },
     );
-    row("ours, swept as it goes", bytes, limiter.len(), per_window);
+    churned.push(row(
+        "ours",
+        "ours, swept as it goes",
+        bytes,
+        limiter.len(),
+        per_window,
+    ));
     for retain in [false, true] {
         let fake = FakeRelativeClock::default();
         let (bytes, limiter) = churn(
@@ -191,12 +221,15 @@ fn main() {
                 }
             },
         );
-        let name = if retain {
-            "governor, retain_recent() at every window"
+        let (id, name) = if retain {
+            (
+                "governor-retain-recent",
+                "governor, retain_recent() at every window",
+            )
         } else {
-            "governor, never retain_recent()"
+            ("governor", "governor, never retain_recent()")
         };
-        row(name, bytes, limiter.len(), per_window);
+        churned.push(row(id, name, bytes, limiter.len(), per_window));
     }
     let clock = ManualClock::new();
     let (held_by_mutex, limiter) = churn(
@@ -208,14 +241,87 @@ fn main() {
         },
         |_| clock.advance(PERIOD),
     );
-    row(
+    churned.push(row(
+        "mutex",
         "mutex, cleared each window",
         held_by_mutex,
         limiter.len(),
         per_window,
-    );
+    ));
     println!(
         "\nours after {total} keys: {:.2}× the memory of the live window's keys alone",
-        ratio(bytes, u64::try_from(live).unwrap_or(1))
+        ratio(bytes, u64::try_from(live_window).unwrap_or(1))
     );
+
+    churned
+}
+
+/// The keys in all and per window, from the arguments `[TOTAL [PER_WINDOW]]`.
+fn arguments() -> Result<(u64, u64), String> {
+    let mut numbers = Vec::new();
+    for arg in std::env::args().skip(1) {
+        match arg.parse::<u64>() {
+            Ok(n) if n > 0 => numbers.push(n),
+            _ => return Err(format!("{arg:?} is not a positive number of keys")),
+        }
+    }
+    match numbers.as_slice() {
+        [] => Ok((10_000_000, 1_000)),
+        [total] => Ok((*total, 1_000)),
+        [total, per_window] => Ok((*total, *per_window)),
+        _ => Err("expected at most two numbers: TOTAL [PER_WINDOW]".to_owned()),
+    }
+}
+
+fn main() -> ExitCode {
+    let (total, per_window) = match arguments() {
+        Ok(numbers) => numbers,
+        Err(err) => {
+            eprintln!("keyed_memory: {err}");
+            eprintln!("usage: keyed_memory [TOTAL [PER_WINDOW]] (default 10000000 1000)");
+            return ExitCode::from(2);
+        }
+    };
+    let windows = total.div_ceil(per_window);
+    // Whole windows: the keys that pass are a multiple of the window's.
+    let total = windows * per_window;
+
+    println!("## Bytes per live key (keys held in one window)\n");
+    println!("| limiter | bytes held | keys held | bytes per key |");
+    println!("|---|---|---|---|");
+    let live: Vec<Value> = [1_u64, 1_000, 100_000]
+        .into_iter()
+        .flat_map(per_live_key)
+        .collect();
+
+    println!(
+        "\n## After {total} distinct keys, {per_window} a window, one window each ({windows} windows)\n"
+    );
+    let churned = after_churn(total, per_window, windows);
+
+    let figures = json!({
+        "limit": LIMIT,
+        "period_ns": u64::try_from(PERIOD.as_nanos()).unwrap_or(u64::MAX),
+        "per_live_key": live,
+        "churn": {
+            "keys": total,
+            "per_window": per_window,
+            "windows": windows,
+            "results": churned,
+        },
+    });
+    let path = target_dir().join("keyed-memory.json");
+    let text = serde_json::to_string_pretty(&figures).unwrap_or_default() + "\n";
+    if let Err(err) = std::fs::write(&path, text) {
+        eprintln!("keyed_memory: cannot write {}: {err}", path.display());
+        return ExitCode::FAILURE;
+    }
+    eprintln!("keyed_memory: figures in {}", path.display());
+    ExitCode::SUCCESS
+}
+
+/// `CARGO_TARGET_DIR`, or the workspace's `target/`.
+fn target_dir() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), |dir| root.join(dir))
 }

@@ -15,12 +15,22 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench_results::{BenchResults, LoadError};
 use crate::cas_retries::CasRetries;
+use crate::keyed_memory::KeyedMemory;
+use crate::redis_latency::RedisLatency;
 
 /// Each run's manifest, in its directory.
 pub const MANIFEST: &str = "run.json";
 
 /// The retry counts, in the directory of the run that counted them.
 pub const CAS_RETRIES: &str = "cas-retries.json";
+
+/// The `redis` bench's percentiles and command counts, where the bench writes them in the
+/// target directory and in the directory of the run that kept them.
+pub const REDIS_LATENCY: &str = "redis-latency.json";
+
+/// The keyed limiters' memory, where the `keyed_memory` example writes it in the target
+/// directory and in the directory of the run that kept it.
+pub const KEYED_MEMORY: &str = "keyed-memory.json";
 
 /// The run's criterion results, in its directory, laid out as criterion lays them out.
 const RESULTS: &str = "criterion";
@@ -72,7 +82,8 @@ pub struct RunManifest {
     pub cores: Option<usize>,
 }
 
-/// One run: its manifest (none for results of unknown origin), its results, its retry counts.
+/// One run: its manifest (none for results of unknown origin), its results, and the figures
+/// counted beside criterion's: retries, the shared limiter's percentiles, keyed memory.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BenchRun {
     /// When and how the run was made; `None` if nobody recorded it.
@@ -81,6 +92,10 @@ pub struct BenchRun {
     pub results: BenchResults,
     /// The lost compare-and-set races counted after it, if it counted them.
     pub cas_retries: Option<CasRetries>,
+    /// The shared limiter's percentiles and commands per attempt, if it ran the `redis` bench.
+    pub redis_latency: Option<RedisLatency>,
+    /// The keyed limiters' memory, if it was counted after this run.
+    pub keyed_memory: Option<KeyedMemory>,
 }
 
 impl BenchRun {
@@ -135,6 +150,7 @@ impl BenchRuns {
                 manifest: None,
                 results,
                 cas_retries,
+                ..BenchRun::default()
             }],
             source: Source::Unrecorded { written: None },
             skipped: Vec::new(),
@@ -204,24 +220,31 @@ impl BenchRuns {
             } else {
                 BenchResults::default()
             };
-            let retries_path = path.join(CAS_RETRIES);
-            let cas_retries = match fs::read_to_string(&retries_path) {
-                Ok(text) => match CasRetries::parse(&text) {
-                    Ok(counts) => Some(counts),
-                    Err(err) => {
-                        runs.skipped.push(format!(
-                            "CAS retry counts {} unreadable: {err}",
-                            retries_path.display()
-                        ));
-                        None
-                    }
-                },
-                Err(_) => None,
-            };
+            let skipped = &mut runs.skipped;
+            let cas_retries = read_beside(
+                &path.join(CAS_RETRIES),
+                "CAS retry counts",
+                skipped,
+                CasRetries::parse,
+            );
+            let redis_latency = read_beside(
+                &path.join(REDIS_LATENCY),
+                "the shared limiter's latencies",
+                skipped,
+                RedisLatency::parse,
+            );
+            let keyed_memory = read_beside(
+                &path.join(KEYED_MEMORY),
+                "keyed memory",
+                skipped,
+                KeyedMemory::parse,
+            );
             runs.runs.push(BenchRun {
                 manifest: Some(manifest),
                 results,
                 cas_retries,
+                redis_latency,
+                keyed_memory,
             });
         }
         Ok(runs)
@@ -250,6 +273,45 @@ impl BenchRuns {
         self.runs
             .iter()
             .find_map(|run| Some((run, run.cas_retries.as_ref()?)))
+    }
+
+    /// The first run that kept the shared limiter's percentiles.
+    pub fn with_redis_latency(&self) -> Option<(&BenchRun, &RedisLatency)> {
+        self.runs
+            .iter()
+            .find_map(|run| Some((run, run.redis_latency.as_ref()?)))
+    }
+
+    /// The first run that counted the keyed limiters' memory.
+    pub fn with_keyed_memory(&self) -> Option<(&BenchRun, &KeyedMemory)> {
+        self.runs
+            .iter()
+            .find_map(|run| Some((run, run.keyed_memory.as_ref()?)))
+    }
+}
+
+/// A file kept beside a run's results, parsed: `None` if it is absent (the run did not make
+/// it), and `None` with a line in `skipped` naming `what` and the path if it cannot be read or
+/// parsed.
+fn read_beside<T>(
+    path: &Path,
+    what: &str,
+    skipped: &mut Vec<String>,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Option<T> {
+    match fs::read_to_string(path) {
+        Ok(text) => match parse(&text) {
+            Ok(parsed) => Some(parsed),
+            Err(err) => {
+                skipped.push(format!("{what} {} unreadable: {err}", path.display()));
+                None
+            }
+        },
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            skipped.push(format!("{what} {}: {err}", path.display()));
+            None
+        }
     }
 }
 

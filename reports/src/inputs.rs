@@ -3,8 +3,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::bench_runs::BenchRuns;
+use crate::bench_runs::{BenchRuns, KEYED_MEMORY, REDIS_LATENCY};
 use crate::cas_retries::CasRetries;
+use crate::keyed_memory::KeyedMemory;
+use crate::redis_latency::RedisLatency;
 use crate::sim_summary::SimSummary;
 use crate::sim_trace::Trace;
 use crate::sweep_provenance::SweepProvenance;
@@ -19,6 +21,12 @@ pub struct Paths {
     pub criterion: PathBuf,
     /// Retry counts of unknown origin, read with `criterion` (`target/cas-retries.json`).
     pub cas_retries: PathBuf,
+    /// The shared limiter's percentiles of unknown origin, read with `criterion`
+    /// (`target/redis-latency.json`, where the `redis` bench writes them).
+    pub redis_latency: PathBuf,
+    /// The keyed limiters' memory of unknown origin, read with `criterion`
+    /// (`target/keyed-memory.json`, where the `keyed_memory` example writes it).
+    pub keyed_memory: PathBuf,
     /// The simulator's output directory (`target/sim`), holding `summary.json` and
     /// `trace.jsonl`.
     pub sim: PathBuf,
@@ -47,11 +55,23 @@ impl Inputs {
         inputs.bench = gather_bench(paths, &mut inputs.missing);
         if let Some(bench) = &inputs.bench {
             inputs.missing.extend(bench.skipped.iter().cloned());
-            if bench.with_cas_retries().is_none() && bench.is_recorded() {
-                inputs.missing.push(format!(
-                    "CAS retry counts: none in {} (`cargo xtask bench` counts them after its first run)",
-                    paths.bench_runs.display()
-                ));
+            if bench.is_recorded() {
+                let dir = paths.bench_runs.display();
+                if bench.with_cas_retries().is_none() {
+                    inputs.missing.push(format!(
+                        "CAS retry counts: none in {dir} (`cargo xtask bench` counts them after its first run)"
+                    ));
+                }
+                if bench.with_redis_latency().is_none() {
+                    inputs.missing.push(format!(
+                        "the shared limiter's percentiles: no {REDIS_LATENCY} in {dir} (`cargo xtask bench` keeps it with each run of the redis bench)"
+                    ));
+                }
+                if bench.with_keyed_memory().is_none() {
+                    inputs.missing.push(format!(
+                        "keyed memory: no {KEYED_MEMORY} in {dir} (`cargo xtask bench` counts it after its first run)"
+                    ));
+                }
             }
         }
         let summary_path = paths.sim.join("summary.json");
@@ -101,25 +121,27 @@ fn gather_bench(paths: &Paths, missing: &mut Vec<String>) -> Option<BenchRuns> {
         ));
         return None;
     }
-    let cas_retries = match fs::read_to_string(&paths.cas_retries) {
-        Ok(text) => match CasRetries::parse(&text) {
-            Ok(counts) => Some(counts),
-            Err(err) => {
-                missing.push(format!(
-                    "CAS retry counts {} unreadable: {err}",
-                    paths.cas_retries.display()
-                ));
-                None
-            }
-        },
-        Err(err) => {
-            missing.push(format!(
-                "CAS retry counts {}: {err} (`cargo xtask bench` counts them)",
-                paths.cas_retries.display()
-            ));
-            None
-        }
-    };
+    let cas_retries = read_unrecorded(
+        &paths.cas_retries,
+        "CAS retry counts",
+        "`cargo xtask bench` counts them",
+        missing,
+        CasRetries::parse,
+    );
+    let redis_latency = read_unrecorded(
+        &paths.redis_latency,
+        "the shared limiter's percentiles",
+        "the redis bench writes them",
+        missing,
+        RedisLatency::parse,
+    );
+    let keyed_memory = read_unrecorded(
+        &paths.keyed_memory,
+        "keyed memory",
+        "the keyed_memory example writes it",
+        missing,
+        KeyedMemory::parse,
+    );
     match BenchRuns::latest(&paths.criterion, cas_retries) {
         Ok(runs) if runs.runs.iter().all(|run| run.results.is_empty()) => {
             missing.push(format!(
@@ -128,9 +150,39 @@ fn gather_bench(paths: &Paths, missing: &mut Vec<String>) -> Option<BenchRuns> {
             ));
             None
         }
-        Ok(runs) => Some(runs),
+        Ok(mut runs) => {
+            for run in &mut runs.runs {
+                run.redis_latency.clone_from(&redis_latency);
+                run.keyed_memory.clone_from(&keyed_memory);
+            }
+            Some(runs)
+        }
         Err(err) => {
             missing.push(format!("benchmark results unreadable: {err}"));
+            None
+        }
+    }
+}
+
+/// A file of unknown origin read beside criterion's results: `None`, with a line in
+/// `missing` naming `what`, its path and (if absent) what writes it, if it cannot be used.
+fn read_unrecorded<T>(
+    path: &Path,
+    what: &str,
+    written_by: &str,
+    missing: &mut Vec<String>,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Option<T> {
+    match fs::read_to_string(path) {
+        Ok(text) => match parse(&text) {
+            Ok(parsed) => Some(parsed),
+            Err(err) => {
+                missing.push(format!("{what} {} unreadable: {err}", path.display()));
+                None
+            }
+        },
+        Err(err) => {
+            missing.push(format!("{what} {}: {err} ({written_by})", path.display()));
             None
         }
     }

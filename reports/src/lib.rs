@@ -5,9 +5,11 @@
 //! each figure came from:
 //!
 //! - [`BenchRuns`]: the runs `cargo xtask bench` recorded (`target/bench-runs/<n>/`), each a
-//!   [`BenchRun`] with its [`RunManifest`] (when, which command, [`Mode`] full or quick) and
-//!   its [`BenchResults`] (criterion's results, each a [`Measurement`]) and [`CasRetries`];
-//!   [`begin_run`] and [`record_run`] are how `cargo xtask bench` records one. Without recorded runs, criterion's
+//!   [`BenchRun`] with its [`RunManifest`] (when, which command, [`Mode`] full or quick), its
+//!   [`BenchResults`] (criterion's results, each a [`Measurement`]) and the figures counted
+//!   beside them: [`CasRetries`], the shared limiter's [`RedisLatency`] (percentiles and
+//!   commands per attempt) and the keyed limiters' [`KeyedMemory`]; [`begin_run`] and
+//!   [`record_run`] are how `cargo xtask bench` records one. Without recorded runs, criterion's
 //!   latest results (`target/criterion`) are shown as of unknown origin.
 //! - [`targets`]: the performance targets, each ratio computed within one run, with the
 //!   median and [`Spread`] over the runs.
@@ -25,8 +27,10 @@ mod bench_runs;
 mod cas_retries;
 pub mod charts;
 mod inputs;
+mod keyed_memory;
 pub mod numbers;
 mod page;
+mod redis_latency;
 mod sim_summary;
 mod sim_trace;
 mod spread;
@@ -36,13 +40,15 @@ pub mod targets;
 
 pub use crate::bench_results::{BenchResults, LoadError, Measurement};
 pub use crate::bench_runs::{
-    BenchRun, BenchRuns, CAS_RETRIES, MANIFEST, Mode, RunManifest, Scope, Source, begin_run,
-    record_run,
+    BenchRun, BenchRuns, CAS_RETRIES, KEYED_MEMORY, MANIFEST, Mode, REDIS_LATENCY, RunManifest,
+    Scope, Source, begin_run, record_run,
 };
 pub use crate::cas_retries::{CasRetries, RetryPoint};
 pub use crate::inputs::{Inputs, Paths};
+pub use crate::keyed_memory::{Churn, Held, KeyedMemory, LIVE_WINDOW, LiveKeys};
 pub use crate::page::table::{Table, TableCell};
 pub use crate::page::{Report, SIMULATOR_TARGET, render};
+pub use crate::redis_latency::{Attempts, RedisLatency};
 pub use crate::sim_summary::SimSummary;
 pub use crate::sim_trace::{Call, Scenario, Trace};
 pub use crate::spread::Spread;

@@ -19,6 +19,12 @@ struct Cli {
     /// Retry counts read with `--criterion`.
     #[arg(long, default_value = "target/cas-retries.json")]
     cas_retries: PathBuf,
+    /// The shared limiter's percentiles read with `--criterion`.
+    #[arg(long, default_value = "target/redis-latency.json")]
+    redis_latency: PathBuf,
+    /// The keyed limiters' memory read with `--criterion`.
+    #[arg(long, default_value = "target/keyed-memory.json")]
+    keyed_memory: PathBuf,
     /// The simulator's output directory (summary.json, trace.jsonl).
     #[arg(long, default_value = "target/sim")]
     sim: PathBuf,
@@ -33,6 +39,8 @@ fn main() -> ExitCode {
         bench_runs: cli.bench_runs,
         criterion: cli.criterion,
         cas_retries: cli.cas_retries,
+        redis_latency: cli.redis_latency,
+        keyed_memory: cli.keyed_memory,
         sim: cli.sim,
     });
     let report = render(&inputs);

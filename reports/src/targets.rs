@@ -1,103 +1,276 @@
-//! The performance targets: ratios of ours to a peer, each computed within one run, their
-//! median over the runs, and a verdict only where the runs can bear one.
+//! The performance targets: ratios of ours to a peer (or of two figures of ours), each
+//! computed within one run, their median over the runs, and a verdict only where the runs can
+//! bear one.
 
 use crate::bench_results::BenchResults;
-use crate::bench_runs::BenchRuns;
+use crate::bench_runs::{BenchRun, BenchRuns};
+use crate::numbers::significant;
 use crate::spread::Spread;
 
-/// Full runs a ratio needs before the page gives it a verdict: one run of a contention bench
-/// on a shared machine decides nothing. `cargo xtask bench` makes this many by default.
+/// Full runs a timed ratio needs before the page gives it a verdict: one run of a contention
+/// bench on a shared machine decides nothing. `cargo xtask bench` makes this many by default.
+/// A ratio of counts (commands, bytes) is the same in every run: one full run decides it.
 pub const RUNS_FOR_VERDICT: u32 = 3;
 
 /// A benchmark, as criterion names it: (group, function, parameter).
 pub type BenchId = (&'static str, &'static str, Option<&'static str>);
 
-/// One target: ours over a peer, at most `limit`.
+/// The two figures a target divides, and where a run keeps them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// criterion's median time of our benchmark over the peer's.
+    Medians {
+        /// Our benchmark.
+        ours: BenchId,
+        /// The peer's benchmark.
+        peer: BenchId,
+    },
+    /// The 99th percentile of one benchmark's attempts over their median, from the `redis`
+    /// bench's percentiles.
+    Tail(BenchId),
+    /// Commands the clients sent over the attempts counted, for one benchmark, from the
+    /// `redis` bench's counts: commands per attempt.
+    Commands(BenchId),
+    /// Bytes ours held after the keyed churn over the bytes it holds with one window's keys
+    /// only, from the `keyed_memory` example's counts.
+    MemoryAfterChurn,
+}
+
+impl Measure {
+    /// The benchmarks whose runs produce the figures (none for memory: its example runs once,
+    /// after the first run).
+    pub fn bench_ids(&self) -> Vec<BenchId> {
+        match *self {
+            Measure::Medians { ours, peer } => vec![ours, peer],
+            Measure::Tail(id) | Measure::Commands(id) => vec![id],
+            Measure::MemoryAfterChurn => Vec::new(),
+        }
+    }
+
+    /// Whether the figures are counts, exact and the same in every run.
+    pub fn is_count(&self) -> bool {
+        matches!(self, Measure::Commands(_) | Measure::MemoryAfterChurn)
+    }
+
+    /// The two figures in `run`, if it has them: (numerator, denominator).
+    pub fn figures(&self, run: &BenchRun) -> Option<(f64, f64)> {
+        match *self {
+            Measure::Medians { ours, peer } => {
+                Some((median(&run.results, ours)?, median(&run.results, peer)?))
+            }
+            Measure::Tail(id) => {
+                let attempts = run.redis_latency.as_ref()?.get(&full_id(id))?;
+                // Nanoseconds below 2^52: exact in f64.
+                #[allow(clippy::cast_precision_loss)]
+                Some((attempts.p99_ns as f64, attempts.p50_ns as f64))
+            }
+            Measure::Commands(id) => {
+                let attempts = run.redis_latency.as_ref()?.get(&full_id(id))?;
+                // Counts of a few hundred: exact in f64.
+                #[allow(clippy::cast_precision_loss)]
+                Some((
+                    attempts.commands? as f64,
+                    attempts.counted_attempts.filter(|&n| n > 0)? as f64,
+                ))
+            }
+            Measure::MemoryAfterChurn => run.keyed_memory.as_ref()?.after_churn_over_live_window(),
+        }
+    }
+}
+
+/// One target: a ratio of two figures, at most `limit`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Target {
     /// What is compared, in words.
     pub what: &'static str,
-    /// Our benchmark.
-    pub ours: BenchId,
-    /// The peer's benchmark.
-    pub peer: BenchId,
-    /// The largest acceptable ratio ours / peer.
+    /// The two figures.
+    pub measure: Measure,
+    /// The largest acceptable ratio.
     pub limit: f64,
     /// Whether this is a target; a comparison shown for reference only gets no verdict.
     pub is_target: bool,
 }
 
+impl Target {
+    /// The limit as the page shows it: `≤ 1.0×`, `≤ 0.667×`, `≤ 0.01×`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_reports::targets::TARGETS;
+    ///
+    /// assert_eq!(TARGETS[0].bound(), "≤ 1.0×");
+    /// ```
+    pub fn bound(&self) -> String {
+        let digits = significant(self.limit, 3);
+        let trimmed = if digits.contains('.') {
+            let trimmed = digits.trim_end_matches('0');
+            if trimmed.ends_with('.') {
+                format!("{trimmed}0")
+            } else {
+                trimmed.to_owned()
+            }
+        } else {
+            digits
+        };
+        format!("≤ {trimmed}×")
+    }
+}
+
+/// A target on criterion's medians.
+const fn medians(what: &'static str, ours: BenchId, peer: BenchId, limit: f64) -> Target {
+    Target {
+        what,
+        measure: Measure::Medians { ours, peer },
+        limit,
+        is_target: true,
+    }
+}
+
+/// Throughput at least 1.5× the peer's: time per attempt at most 1/1.5 of it.
+const AT_LEAST_1_5X_THROUGHPUT: f64 = 1.0 / 1.5;
+
+/// Permitted throughput at least 0.8× the peer's: time per attempt at most 1/0.8 of it.
+const AT_LEAST_0_8X_THROUGHPUT: f64 = 1.0 / 0.8;
+
 /// The targets the benchmarks are held to, and comparisons shown for reference.
-pub const TARGETS: [Target; 10] = [
+pub const TARGETS: [Target; 19] = [
+    medians(
+        "permit path, default clock, vs governor check()",
+        ("permit", "ours-system", None),
+        ("permit", "governor-default", None),
+        1.0,
+    ),
+    medians(
+        "permit path, manual clock vs governor's fake clock",
+        ("permit", "ours-manual", None),
+        ("permit", "governor-fake", None),
+        1.3,
+    ),
+    medians(
+        "rejection path, default clock, vs governor's denial",
+        ("rejection", "ours-system", None),
+        ("rejection", "governor-default", None),
+        1.0,
+    ),
+    medians(
+        "rejection path, manual clock vs governor's fake clock",
+        ("rejection", "ours-manual", None),
+        ("rejection", "governor-fake", None),
+        1.5,
+    ),
+    medians(
+        "2 threads on a used-up window, vs governor",
+        ("contention-rejection", "ours-system", Some("2")),
+        ("contention-rejection", "governor-default", Some("2")),
+        1.0,
+    ),
+    medians(
+        "8 threads on a used-up window, vs governor",
+        ("contention-rejection", "ours-system", Some("8")),
+        ("contention-rejection", "governor-default", Some("8")),
+        1.0,
+    ),
+    medians(
+        "2 threads taking permits, vs governor",
+        ("contention-permit", "ours-system", Some("2")),
+        ("contention-permit", "governor-default", Some("2")),
+        0.6,
+    ),
+    medians(
+        "8 threads taking permits, vs governor",
+        ("contention-permit", "ours-system", Some("8")),
+        ("contention-permit", "governor-default", Some("8")),
+        0.6,
+    ),
+    medians(
+        "2 threads taking permits, vs the mutex window",
+        ("contention-permit", "ours-system", Some("2")),
+        ("contention-permit", "mutex-system", Some("2")),
+        0.5,
+    ),
     Target {
-        what: "permit path, default clock, vs governor check()",
-        ours: ("permit", "ours-system", None),
-        peer: ("permit", "governor-default", None),
-        limit: 1.0,
-        is_target: true,
-    },
-    Target {
-        what: "permit path, manual clock vs governor's fake clock",
-        ours: ("permit", "ours-manual", None),
-        peer: ("permit", "governor-fake", None),
-        limit: 1.3,
-        is_target: true,
-    },
-    Target {
-        what: "rejection path, default clock, vs governor's denial",
-        ours: ("rejection", "ours-system", None),
-        peer: ("rejection", "governor-default", None),
-        limit: 1.0,
-        is_target: true,
-    },
-    Target {
-        what: "rejection path, manual clock vs governor's fake clock",
-        ours: ("rejection", "ours-manual", None),
-        peer: ("rejection", "governor-fake", None),
-        limit: 1.5,
-        is_target: true,
-    },
-    Target {
-        what: "2 threads on a used-up window, vs governor",
-        ours: ("contention-rejection", "ours-system", Some("2")),
-        peer: ("contention-rejection", "governor-default", Some("2")),
-        limit: 1.0,
-        is_target: true,
-    },
-    Target {
-        what: "8 threads on a used-up window, vs governor",
-        ours: ("contention-rejection", "ours-system", Some("8")),
-        peer: ("contention-rejection", "governor-default", Some("8")),
-        limit: 1.0,
-        is_target: true,
-    },
-    Target {
-        what: "2 threads taking permits, vs governor",
-        ours: ("contention-permit", "ours-system", Some("2")),
-        peer: ("contention-permit", "governor-default", Some("2")),
-        limit: 0.6,
-        is_target: true,
-    },
-    Target {
-        what: "8 threads taking permits, vs governor",
-        ours: ("contention-permit", "ours-system", Some("8")),
-        peer: ("contention-permit", "governor-default", Some("8")),
-        limit: 0.6,
-        is_target: true,
-    },
-    Target {
-        what: "2 threads taking permits, vs the mutex window",
-        ours: ("contention-permit", "ours-system", Some("2")),
-        peer: ("contention-permit", "mutex-system", Some("2")),
-        limit: 0.5,
-        is_target: true,
-    },
-    Target {
-        what: "permit path on std's Instant vs on SystemClock (reference: what the TSC saves)",
-        ours: ("permit", "ours-std", None),
-        peer: ("permit", "ours-system", None),
-        limit: 1.0,
         is_target: false,
+        ..medians(
+            "permit path on std's Instant vs on SystemClock (reference: what the TSC saves)",
+            ("permit", "ours-std", None),
+            ("permit", "ours-system", None),
+            1.0,
+        )
+    },
+    medians(
+        "keyed: permit on an existing key of 1,000, vs governor's keyed limiter",
+        ("keyed-permit", "ours-system", Some("1000")),
+        ("keyed-permit", "governor-default", Some("1000")),
+        1.0,
+    ),
+    Target {
+        is_target: false,
+        ..medians(
+            "keyed: rejection on an existing key of 1,000, vs governor's keyed limiter (reference)",
+            ("keyed-rejection", "ours-system", Some("1000")),
+            ("keyed-rejection", "governor-default", Some("1000")),
+            1.0,
+        )
+    },
+    medians(
+        "keyed: 2 threads taking permits on 1,000 keys, vs governor's keyed limiter (throughput ≥ 1.5×)",
+        (
+            "keyed-contention-permit",
+            "ours-system/1000-keys",
+            Some("2"),
+        ),
+        (
+            "keyed-contention-permit",
+            "governor-default/1000-keys",
+            Some("2"),
+        ),
+        AT_LEAST_1_5X_THROUGHPUT,
+    ),
+    medians(
+        "keyed: 8 threads taking permits on 1,000 keys, vs governor's keyed limiter (throughput ≥ 1.5×)",
+        (
+            "keyed-contention-permit",
+            "ours-system/1000-keys",
+            Some("8"),
+        ),
+        (
+            "keyed-contention-permit",
+            "governor-default/1000-keys",
+            Some("8"),
+        ),
+        AT_LEAST_1_5X_THROUGHPUT,
+    ),
+    Target {
+        what: "keyed: bytes held after the churn of distinct keys (10 M in a full run), over the \
+               bytes of one window's keys alone",
+        measure: Measure::MemoryAfterChurn,
+        limit: 2.0,
+        is_target: true,
+    },
+    Target {
+        what: "shared: commands sent per permitted attempt, 1 task (one round trip each)",
+        measure: Measure::Commands(("redis-permit", "shared", Some("1-task"))),
+        limit: 1.0,
+        is_target: true,
+    },
+    medians(
+        "shared: 16 tasks taking permits, vs envoy's pattern (throughput ≥ 0.8×)",
+        ("redis-permit", "shared", Some("16-tasks")),
+        ("redis-permit", "envoy", Some("16-tasks")),
+        AT_LEAST_0_8X_THROUGHPUT,
+    ),
+    medians(
+        "shared: a local rejection vs a rejection by round trip (≥ 100× faster)",
+        ("redis-rejection", "local", Some("1-task")),
+        ("redis-rejection", "round-trip", Some("1-task")),
+        0.01,
+    ),
+    Target {
+        what: "shared: p99 over p50 of a permitted attempt, 1 task",
+        measure: Measure::Tail(("redis-permit", "shared", Some("1-task"))),
+        limit: 3.0,
+        is_target: true,
     },
 ];
 
@@ -121,13 +294,31 @@ pub fn full_id((group, function, parameter): BenchId) -> String {
 pub fn bench_ids() -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     for target in &TARGETS {
-        for id in [full_id(target.ours), full_id(target.peer)] {
+        for id in target.measure.bench_ids().into_iter().map(full_id) {
             if !ids.contains(&id) {
                 ids.push(id);
             }
         }
     }
     ids
+}
+
+/// The targets whose two figures `run` lacks, in the targets' order: a benchmark renamed or
+/// dropped, or a count not made, leaves its targets unmeasured.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_reports::BenchRun;
+/// use fixed_window_reports::targets::{TARGETS, unmeasured};
+///
+/// assert_eq!(unmeasured(&BenchRun::default()).len(), TARGETS.len());
+/// ```
+pub fn unmeasured(run: &BenchRun) -> Vec<&'static Target> {
+    TARGETS
+        .iter()
+        .filter(|target| target.measure.figures(run).is_none())
+        .collect()
 }
 
 /// A criterion filter (a regular expression) that selects exactly `ids`.
@@ -174,7 +365,7 @@ pub enum Verdict {
     Smoke,
     /// Nobody recorded the results: ours and the peer's may come from different runs.
     Unrecorded,
-    /// Fewer full runs than [`RUNS_FOR_VERDICT`].
+    /// Fewer full runs than [`RUNS_FOR_VERDICT`] of a timed ratio.
     TooFewRuns {
         /// The runs there were.
         runs: usize,
@@ -186,18 +377,18 @@ pub enum Verdict {
 pub struct Checked {
     /// The target.
     pub target: Target,
-    /// (ours, peer) medians in nanoseconds, for each run that measured both, in run order.
+    /// The two figures (see [`Measure::figures`]), for each run that has both, in run order.
     pub per_run: Vec<(f64, f64)>,
     /// What the runs say.
     pub verdict: Verdict,
 }
 
 impl Checked {
-    /// Ours over the peer in each run.
+    /// The ratio in each run.
     pub fn ratios(&self) -> Vec<f64> {
         self.per_run
             .iter()
-            .map(|&(ours, peer)| ours / peer)
+            .map(|&(measured, against)| measured / against)
             .collect()
     }
 
@@ -206,13 +397,13 @@ impl Checked {
         Spread::of(&self.ratios())
     }
 
-    /// Our figures over the runs.
-    pub fn ours(&self) -> Option<Spread> {
+    /// The first figure (ours) over the runs.
+    pub fn measured(&self) -> Option<Spread> {
         Spread::of(&self.per_run.iter().map(|p| p.0).collect::<Vec<_>>())
     }
 
-    /// The peer's figures over the runs.
-    pub fn peer(&self) -> Option<Spread> {
+    /// The second figure (the peer's, or the reference) over the runs.
+    pub fn against(&self) -> Option<Spread> {
         Spread::of(&self.per_run.iter().map(|p| p.1).collect::<Vec<_>>())
     }
 
@@ -235,7 +426,8 @@ fn median(results: &BenchResults, (group, function, parameter): BenchId) -> Opti
 }
 
 /// Checks every target against `runs`: each run's ratio from that run's own two figures, the
-/// verdict from their median, and none from quick, unrecorded or too few runs.
+/// verdict from their median, and none from quick, unrecorded or too few runs (a ratio of
+/// counts needs one full run, a timed one [`RUNS_FOR_VERDICT`]).
 ///
 /// # Examples
 ///
@@ -260,7 +452,7 @@ fn median(results: &BenchResults, (group, function, parameter): BenchId) -> Opti
 ///         run: n, runs: 3, command: "cargo xtask bench".into(), mode: Mode::Full,
 ///         scope: Scope::Every, criterion_args: vec![], started: 0, finished: 0, cores: None,
 ///     };
-///     BenchRun { manifest: Some(manifest), results, cas_retries: None }
+///     BenchRun { manifest: Some(manifest), results, ..BenchRun::default() }
 /// };
 /// let runs = BenchRuns {
 ///     runs: vec![run(1, 9.0), run(2, 9.5), run(3, 11.0)],
@@ -279,14 +471,16 @@ pub fn check(runs: &BenchRuns) -> Vec<Checked> {
             let mut per_run = Vec::new();
             let mut quick = false;
             for run in &runs.runs {
-                if let (Some(ours), Some(peer)) = (
-                    median(&run.results, target.ours),
-                    median(&run.results, target.peer),
-                ) {
-                    per_run.push((ours, peer));
+                if let Some(figures) = target.measure.figures(run) {
+                    per_run.push(figures);
                     quick |= run.is_quick();
                 }
             }
+            let needed = if target.measure.is_count() {
+                1
+            } else {
+                RUNS_FOR_VERDICT as usize
+            };
             let checked = Checked {
                 target,
                 per_run,
@@ -297,9 +491,7 @@ pub fn check(runs: &BenchRuns) -> Vec<Checked> {
                 Some(_) if !target.is_target => Verdict::Reference,
                 Some(_) if quick => Verdict::Smoke,
                 Some(_) if !runs.is_recorded() => Verdict::Unrecorded,
-                Some(spread) if spread.runs < RUNS_FOR_VERDICT as usize => {
-                    Verdict::TooFewRuns { runs: spread.runs }
-                }
+                Some(spread) if spread.runs < needed => Verdict::TooFewRuns { runs: spread.runs },
                 Some(spread) if spread.median <= target.limit => Verdict::Met {
                     runs_over: checked
                         .ratios()

@@ -1,9 +1,13 @@
 //! `cargo xtask bench`: the criterion benchmarks, ours beside the peers, in several runs, each
 //! kept with a manifest in `target/bench-runs/<n>/` for the report.
 //!
-//! The first run measures every benchmark; the others repeat only those the targets compare,
-//! so that each target's ratio comes from several runs, ours and the peer's measured minutes
-//! apart within each. One run of a contention bench on a shared machine decides nothing.
+//! The first run measures every benchmark (`fixed-window-benches`' `limiters`, `keyed` and
+//! `redis` binaries, the simulator's `throughput`) and counts what criterion does not time:
+//! lost compare-and-set races and the keyed limiters' memory. The others repeat only the
+//! benchmarks the targets compare, so that each target's ratio comes from several runs, ours
+//! and the peer's measured minutes apart within each. One run of a contention bench on a shared
+//! machine decides nothing. The `redis` bench's percentiles and command counts are kept with
+//! every run that ran it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,7 +16,8 @@ use std::process::{Command, Stdio};
 use fixed_window_reports::numbers::unix_now;
 use fixed_window_reports::targets::{self, RUNS_FOR_VERDICT};
 use fixed_window_reports::{
-    BenchRuns, CAS_RETRIES, Measurement, Mode, RunManifest, Scope, begin_run, record_run,
+    BenchRun, BenchRuns, CAS_RETRIES, KEYED_MEMORY, Measurement, Mode, REDIS_LATENCY, RunManifest,
+    Scope, begin_run, record_run,
 };
 
 use crate::cargo::{Failure, cargo, run as run_step};
@@ -60,31 +65,36 @@ const QUICK: [&str; 9] = [
 ///
 /// If a benchmark or the count fails to build or run, or a run cannot be recorded.
 pub fn run(args: &Args) -> Result<(), Failure> {
+    redis_server_installed()?;
     let mode = if args.quick { Mode::Quick } else { Mode::Full };
     let session = Session::start(command_line(args), mode, args.runs)?;
     let every = criterion_args(args, args.filter.as_deref());
     session.run(1, Scope::Every, &every, |run_dir| {
-        run_step(
-            "bench",
-            bench("bench", "fixed-window-benches", "limiters", &every),
-        )?;
+        for binary in BINARIES {
+            bench_binary("bench", binary, &every, run_dir)?;
+        }
         run_step(
             "bench simulator",
             bench("bench", "fixed-window-sim", "throughput", &every),
         )?;
-        count_retries(args.quick, &run_dir.join(CAS_RETRIES))
+        count_retries(args.quick, &run_dir.join(CAS_RETRIES))?;
+        let keys = if args.quick { "1000000" } else { "10000000" };
+        count_keyed_memory("release", keys, run_dir)
     })?;
+    let first = session.first_run()?;
+    if args.filter.is_none() {
+        for target in targets::unmeasured(&first) {
+            eprintln!(
+                "xtask: bench: warning: the first run measured nothing for the target \"{}\"",
+                target.what
+            );
+        }
+    }
     if args.runs < 2 {
         return Ok(());
     }
     // The targets' benchmarks that the first run measured, the filter having let them through.
-    let first = BenchRuns::load(&session.dir)
-        .map_err(|err| format!("cannot read the first run back: {err}"))?;
-    let measured: Vec<String> = first
-        .runs
-        .first()
-        .map(|run| run.results.iter().map(Measurement::id).collect())
-        .unwrap_or_default();
+    let measured: Vec<String> = first.results.iter().map(Measurement::id).collect();
     let repeated: Vec<String> = targets::bench_ids()
         .into_iter()
         .filter(|id| measured.contains(id))
@@ -98,14 +108,92 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let filter = targets::filter(repeated.iter().map(String::as_str));
     let targets_only = criterion_args(args, Some(&filter));
     for n in 2..=args.runs {
-        session.run(n, Scope::Targets, &targets_only, |_| {
-            run_step(
-                "bench targets",
-                bench("bench", "fixed-window-benches", "limiters", &targets_only),
-            )
+        session.run(n, Scope::Targets, &targets_only, |run_dir| {
+            for binary in BINARIES {
+                if repeated.iter().any(|id| binary_of(id) == binary) {
+                    bench_binary("bench", binary, &targets_only, run_dir)?;
+                }
+            }
+            Ok(())
         })?;
     }
     Ok(())
+}
+
+/// The criterion binaries of `fixed-window-benches`, in the order a run measures them.
+const BINARIES: [&str; 3] = ["limiters", "keyed", "redis"];
+
+/// The binary that measures benchmark `id`: the keyed and shared limiters' groups are named
+/// for their binary (`keyed-…`, `redis-…`); every other group is `limiters`'.
+fn binary_of(id: &str) -> &'static str {
+    if id.starts_with("keyed-") {
+        "keyed"
+    } else if id.starts_with("redis-") {
+        "redis"
+    } else {
+        "limiters"
+    }
+}
+
+/// Runs one binary of `fixed-window-benches` in `profile` with criterion's `args`; the
+/// `redis` bench's percentiles and command counts are then moved into `run_dir`, so that
+/// each run keeps its own and none is left to pass for a later run's.
+fn bench_binary(
+    profile: &str,
+    binary: &str,
+    args: &[String],
+    run_dir: &Path,
+) -> Result<(), Failure> {
+    let written = target_dir().join(REDIS_LATENCY);
+    if binary == "redis" {
+        remove_stale(&written)?;
+    }
+    run_step(
+        &format!("bench {binary}"),
+        bench(profile, "fixed-window-benches", binary, args),
+    )?;
+    if binary == "redis" {
+        keep(&written, &run_dir.join(REDIS_LATENCY))?;
+    }
+    Ok(())
+}
+
+/// Fails early, with the way to install it, if `redis-server` (which the `redis` bench starts)
+/// is not on `PATH`.
+fn redis_server_installed() -> Result<(), Failure> {
+    match Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+    {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("redis-server --version failed ({status})")),
+        Err(err) => Err(format!(
+            "the redis bench needs redis-server on PATH ({err}): install Debian's package \
+             (apt-get install -y redis-server), as .ci/run does"
+        )),
+    }
+}
+
+/// Removes a file a bench writes, left by an earlier command.
+fn remove_stale(path: &Path) -> Result<(), Failure> {
+    match fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("cannot remove {}: {err}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Moves the file a bench or example just wrote into the run's directory.
+fn keep(written: &Path, into: &Path) -> Result<(), Failure> {
+    fs::rename(written, into).map_err(|err| {
+        format!(
+            "cannot move {} into {}: {err}",
+            written.display(),
+            into.display()
+        )
+    })
 }
 
 /// The runs of one command: where they are kept and what their manifests say.
@@ -132,6 +220,16 @@ impl Session {
             mode,
             runs,
         })
+    }
+
+    /// The first run, read back as the report reads it.
+    fn first_run(&self) -> Result<BenchRun, Failure> {
+        BenchRuns::load(&self.dir)
+            .map_err(|err| format!("cannot read the first run back: {err}"))?
+            .runs
+            .into_iter()
+            .next()
+            .ok_or_else(|| format!("no run recorded in {}", self.dir.display()))
     }
 
     /// Run `n`: marks its start, lets `measure` run the benchmarks (given the run's
@@ -263,26 +361,68 @@ fn count_retries(quick: bool, out: &Path) -> Result<(), Failure> {
     fs::write(out, &output.stdout).map_err(|err| format!("cannot write {}: {err}", out.display()))
 }
 
-/// The benchmarks' CI gate: every benchmark built and run briefly, recorded as one quick run
-/// (so the report renders from it, marked as smoke data).
-///
-/// Built in the dev profile, whose dependencies the workspace's tests have already compiled,
-/// so the gate costs one crate's build instead of a release build of criterion and governor;
-/// the figures are meaningless, but the run writes the same files the report reads. The
-/// simulator's benches (a thousand scenarios an iteration, slow unoptimised) run once each,
-/// in criterion's test mode, which writes no figures.
+/// Counts the keyed limiters' memory with the `keyed_memory` example built in `profile`:
+/// bytes per live key, and bytes held after `keys` distinct keys, a thousand a window; its
+/// `keyed-memory.json` is moved into `run_dir`.
 ///
 /// # Errors
 ///
-/// If a benchmark fails to build or run, or the run cannot be recorded.
+/// If the example fails to build or run, or its figures cannot be moved.
+fn count_keyed_memory(profile: &str, keys: &str, run_dir: &Path) -> Result<(), Failure> {
+    let written = target_dir().join(KEYED_MEMORY);
+    remove_stale(&written)?;
+    let command = cargo([
+        "run",
+        "--profile",
+        profile,
+        "--quiet",
+        "-p",
+        "fixed-window-benches",
+        "--example",
+        "keyed_memory",
+        "--",
+        keys,
+        "1000",
+    ]);
+    run_step("count keyed memory", command)?;
+    keep(&written, &run_dir.join(KEYED_MEMORY))
+}
+
+/// The keyed benchmarks CI runs: every one on the targets' population of 1,000 keys but the
+/// map candidates under contention (1,000,000-key tables take seconds each to fill in the dev
+/// profile, and the map candidates only justify the table's crate).
+const KEYED_SMOKE: &str = "^keyed-(permit|rejection|map-hit)/[^/]+/1000$\
+    |^keyed-contention-(permit|rejection)/[^/]+/1000-keys/[0-9]+$\
+    |^keyed-map-churn/";
+
+/// The benchmarks' CI gate: the benchmarks built and run briefly, recorded as one quick run
+/// (so the report renders from it, marked as smoke data), which must measure every target.
+///
+/// Built in the dev profile, whose dependencies the workspace's tests have already compiled,
+/// so the gate costs the bench crates' builds instead of a release build of criterion and
+/// governor; the figures are meaningless, but the run writes the same files the report reads.
+/// `limiters` and `redis` run every benchmark, `keyed` those of [`KEYED_SMOKE`]; the keyed
+/// memory is counted over 100,000 keys. The simulator's benches (a thousand scenarios an
+/// iteration, slow unoptimised) run once each, in criterion's test mode, which writes no
+/// figures.
+///
+/// # Errors
+///
+/// If a benchmark fails to build or run, the run cannot be recorded, or a target is left
+/// unmeasured (a benchmark it reads renamed or dropped).
 pub fn ci() -> Result<(), Failure> {
+    redis_server_installed()?;
     let session = Session::start("cargo xtask ci".to_owned(), Mode::Quick, 1)?;
     let quick: Vec<String> = QUICK.iter().map(|&s| s.to_owned()).collect();
-    session.run(1, Scope::Every, &quick, |_| {
-        run_step(
-            "bench smoke",
-            bench("dev", "fixed-window-benches", "limiters", &quick),
-        )?;
+    let keyed: Vec<String> = quick
+        .iter()
+        .cloned()
+        .chain([KEYED_SMOKE.to_owned()])
+        .collect();
+    session.run(1, Scope::Every, &quick, |run_dir| {
+        bench_binary("dev", "limiters", &quick, run_dir)?;
+        bench_binary("dev", "keyed", &keyed, run_dir)?;
+        bench_binary("dev", "redis", &quick, run_dir)?;
         run_step(
             "bench smoke simulator",
             bench(
@@ -291,13 +431,70 @@ pub fn ci() -> Result<(), Failure> {
                 "throughput",
                 &["--test".to_owned()],
             ),
-        )
-    })
+        )?;
+        count_keyed_memory("dev", "100000", run_dir)
+    })?;
+    let unmeasured: Vec<&str> = targets::unmeasured(&session.first_run()?)
+        .iter()
+        .map(|target| target.what)
+        .collect();
+    if unmeasured.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the bench smoke run measured nothing for these targets: {}",
+            unmeasured.join("; ")
+        ))
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Args, command_line, criterion_args};
+    use std::fs;
+
+    use fixed_window_reports::targets;
+
+    use super::{Args, BINARIES, binary_of, command_line, criterion_args};
+    use crate::cargo::workspace_root;
+
+    /// The sources of one bench binary of `fixed-window-benches`: `keyed` with its `keyed/`
+    /// modules, `redis`, and `limiters` with every other file of `benches/benches` (its
+    /// modules).
+    fn sources_of(binary: &str) -> String {
+        let dir = workspace_root().join("benches/benches");
+        let mut paths = Vec::new();
+        for entry in fs::read_dir(&dir).expect("benches/benches") {
+            let path = entry.expect("an entry").path();
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let own = match binary {
+                "limiters" => !BINARIES[1..].contains(&stem),
+                other => stem == other,
+            };
+            if path.extension().is_some_and(|e| e == "rs") && own {
+                paths.push(path);
+            }
+        }
+        if let Ok(modules) = fs::read_dir(dir.join(binary)) {
+            paths.extend(modules.map(|entry| entry.expect("an entry").path()));
+        }
+        paths
+            .iter()
+            .map(|path| fs::read_to_string(path).expect("a source file"))
+            .collect()
+    }
+
+    #[test]
+    fn each_targets_benchmark_is_repeated_by_the_binary_that_defines_its_group() {
+        for id in targets::bench_ids() {
+            let group = id.split('/').next().expect("a group");
+            let definition = format!("benchmark_group(\"{group}\")");
+            let defining: Vec<&str> = BINARIES
+                .into_iter()
+                .filter(|binary| sources_of(binary).contains(&definition))
+                .collect();
+            assert_eq!(defining, [binary_of(&id)], "{id}");
+        }
+    }
 
     fn args(quick: bool, runs: u32, filter: Option<&str>, rest: &[&str]) -> Args {
         Args {

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use fixed_window_reports::{CAS_RETRIES, KEYED_MEMORY, REDIS_LATENCY};
+
 use crate::cargo::{Failure, cargo, run as run_step, workspace_root};
 
 /// Flags of `cargo xtask report`.
@@ -17,8 +19,8 @@ pub fn target_dir() -> PathBuf {
 
 /// Renders `target/report/index.html` and its charts from the runs `cargo xtask bench`
 /// recorded in `<target>/bench-runs` (or, if there are none, criterion's latest results in
-/// `<target>/criterion`, shown as of unknown origin) and the simulator's `target/sim`; inputs
-/// that are missing are named on the page.
+/// `<target>/criterion` and the figures counted beside them in `<target>`, shown as of unknown
+/// origin) and the simulator's `target/sim`; inputs that are missing are named on the page.
 ///
 /// # Errors
 ///
@@ -40,7 +42,11 @@ pub fn run(_args: &Args) -> Result<(), Failure> {
         .arg("--criterion")
         .arg(target_dir().join("criterion"))
         .arg("--cas-retries")
-        .arg(target_dir().join("cas-retries.json"))
+        .arg(target_dir().join(CAS_RETRIES))
+        .arg("--redis-latency")
+        .arg(target_dir().join(REDIS_LATENCY))
+        .arg("--keyed-memory")
+        .arg(target_dir().join(KEYED_MEMORY))
         .arg("--sim")
         .arg(root.join("target/sim"))
         .arg("--out")

@@ -3,8 +3,10 @@
 
 mod backoff;
 mod contention;
+mod keyed;
 mod limiters;
 mod provenance;
+mod shared;
 mod simulation;
 mod simulator;
 pub(crate) mod table;
@@ -155,6 +157,8 @@ pub fn render(inputs: &Inputs) -> Report {
             limiters::section(&mut page, primary, runs);
             contention::section(&mut page, primary, runs);
             backoff::section(&mut page, primary, runs);
+            keyed::section(&mut page, primary, runs);
+            shared::section(&mut page, primary, runs);
         }
     } else {
         page.heading(2, "Benchmarks");

@@ -2,11 +2,11 @@
 //! with its spread, and a verdict only where the runs bear one.
 
 use crate::bench_runs::{BenchRun, BenchRuns};
-use crate::numbers::{DIGITS, ratio, significant};
+use crate::numbers::{DIGITS, nanoseconds, ratio, significant};
 use crate::page::Page;
 use crate::page::provenance;
 use crate::page::table::{Table, TableCell};
-use crate::targets::{self, RUNS_FOR_VERDICT, Verdict};
+use crate::targets::{self, Measure, RUNS_FOR_VERDICT, Verdict};
 
 pub fn section(page: &mut Page, runs: &BenchRuns) {
     page.heading(2, "Benchmark runs");
@@ -36,13 +36,18 @@ pub fn section(page: &mut Page, runs: &BenchRuns) {
     page.paragraph(
         "Each ratio is ours over the peer within one run (both measured by the same command \
          minutes apart); the table gives the median of those ratios over the runs and their \
-         spread, the smallest and largest. Ours and the peer's ns are the medians of each side \
-         over the same runs. Single-threaded figures are CPU time, contention figures wall time.",
+         spread, the smallest and largest. The two figures are the medians of each side over \
+         the same runs: criterion's median times (single-threaded figures in CPU time, \
+         contention and the shared limiter in wall time), the shared limiter's p99 over its p50, \
+         the commands its clients sent per attempt (counted with <code>MONITOR</code>), or the \
+         keyed limiter's bytes (counted by an allocator). A throughput target \
+         (≥ 1.5× the peer's) is held as time per attempt (≤ 1/1.5 = 0.667× the peer's). A timed \
+         ratio needs several runs for a verdict; a ratio of counts, the same in every run, one.",
     );
     let mut table = Table::new([
         "comparison",
-        "ours ns",
-        "peer ns",
+        "ours",
+        "against",
         "ratio (median)",
         "spread (min–max)",
         "runs",
@@ -52,12 +57,12 @@ pub fn section(page: &mut Page, runs: &BenchRuns) {
     for checked in targets::check(runs) {
         let target = checked.target;
         let limit = if target.is_target {
-            format!("≤ {:.1}×", target.limit)
+            target.bound()
         } else {
             "–".to_owned()
         };
         let (Some(spread), Some(ours), Some(peer)) =
-            (checked.ratio(), checked.ours(), checked.peer())
+            (checked.ratio(), checked.measured(), checked.against())
         else {
             table.row([
                 TableCell::text(target.what),
@@ -69,8 +74,8 @@ pub fn section(page: &mut Page, runs: &BenchRuns) {
         };
         table.row([
             TableCell::text(target.what),
-            TableCell::text(significant(ours.median, DIGITS)),
-            TableCell::text(significant(peer.median, DIGITS)),
+            TableCell::text(figure(target.measure, ours.median, Side::Measured)),
+            TableCell::text(figure(target.measure, peer.median, Side::Against)),
             TableCell::text(ratio(spread.median)),
             TableCell::text(if spread.runs > 1 {
                 format!("{}–{}", ratio(spread.min), ratio(spread.max))
@@ -83,6 +88,26 @@ pub fn section(page: &mut Page, runs: &BenchRuns) {
         ]);
     }
     page.table(&table);
+}
+
+/// Which of a target's two figures.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Measured,
+    Against,
+}
+
+/// A target's figure with its unit: `32.1 ns`, `p99 236 µs`, `100 commands`, `88,464 bytes`.
+fn figure(measure: Measure, value: f64, side: Side) -> String {
+    let counted = significant(value, DIGITS);
+    match (measure, side) {
+        (Measure::Medians { .. }, _) => nanoseconds(value),
+        (Measure::Tail(_), Side::Measured) => format!("p99 {}", nanoseconds(value)),
+        (Measure::Tail(_), Side::Against) => format!("p50 {}", nanoseconds(value)),
+        (Measure::Commands(_), Side::Measured) => format!("{counted} commands"),
+        (Measure::Commands(_), Side::Against) => format!("{counted} attempts"),
+        (Measure::MemoryAfterChurn, _) => format!("{counted} bytes"),
+    }
 }
 
 fn verdict(verdict: Verdict, runs: usize) -> TableCell {

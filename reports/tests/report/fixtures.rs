@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use fixed_window_reports::{
-    BenchResults, BenchRun, BenchRuns, Measurement, Mode, Paths, RunManifest, Scope, Source,
+    BenchResults, BenchRun, BenchRuns, Inputs, Measurement, Mode, Paths, RunManifest, Scope, Source,
 };
 
 /// The fixtures directory.
@@ -13,12 +13,16 @@ pub fn dir() -> PathBuf {
 }
 
 /// The complete fixture inputs: three recorded runs of `cargo xtask bench` (the first of
-/// every benchmark, the others of the targets' only) and a small simulator sweep.
+/// every benchmark, with the retry counts, the shared limiter's percentiles and the keyed
+/// memory; the others of the targets' benchmarks only, with their percentiles) and a small
+/// simulator sweep.
 pub fn complete() -> Paths {
     Paths {
         bench_runs: dir().join("bench-runs"),
         criterion: dir().join("criterion"),
         cas_retries: dir().join("cas-retries.json"),
+        redis_latency: dir().join("redis-latency.json"),
+        keyed_memory: dir().join("keyed-memory.json"),
         sim: dir().join("sim"),
     }
 }
@@ -78,7 +82,7 @@ pub fn runs(mode: Mode, each: &[Vec<Measurement>]) -> BenchRuns {
                     cores: Some(2),
                 }),
                 results,
-                cas_retries: None,
+                ..BenchRun::default()
             }
         })
         .collect();
@@ -101,4 +105,47 @@ pub fn permit_runs(mode: Mode, pairs: &[(f64, f64)]) -> BenchRuns {
         })
         .collect();
     runs(mode, &each)
+}
+
+/// The complete fixture runs.
+pub fn complete_runs() -> BenchRuns {
+    Inputs::gather(&complete()).bench.expect("the fixture runs")
+}
+
+/// `runs` without any result whose group starts with `prefix`.
+pub fn without_groups(mut runs: BenchRuns, prefix: &str) -> BenchRuns {
+    for run in &mut runs.runs {
+        let mut kept = BenchResults::default();
+        for m in run.results.iter().filter(|m| !m.group.starts_with(prefix)) {
+            kept.insert(m.clone());
+        }
+        run.results = kept;
+    }
+    runs
+}
+
+/// The row of the table cell holding exactly `first` (its HTML), up to the row's end.
+pub fn row<'a>(html: &'a str, first: &str) -> &'a str {
+    let start = html
+        .find(&format!(">{first}</td>"))
+        .unwrap_or_else(|| panic!("no row for {first}"));
+    let end = start + html[start..].find("</tr>").expect("the row's end");
+    &html[start..end]
+}
+
+/// A scratch `bench-runs` whose run 1 has only the fixture's manifest, and `files` (name,
+/// text) beside it.
+pub fn bare_run(test: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = scratch(test);
+    let run = dir.join("1");
+    std::fs::create_dir_all(&run).expect("a run directory");
+    std::fs::copy(
+        self::dir().join("bench-runs/1/run.json"),
+        run.join("run.json"),
+    )
+    .expect("the manifest");
+    for (name, text) in files {
+        std::fs::write(run.join(name), text).expect("a file");
+    }
+    dir
 }

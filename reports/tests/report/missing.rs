@@ -11,6 +11,8 @@ fn with_no_inputs_the_page_names_each_missing_one() {
         bench_runs: empty.join("bench-runs"),
         criterion: empty.join("criterion"),
         cas_retries: empty.join("cas-retries.json"),
+        redis_latency: empty.join("redis-latency.json"),
+        keyed_memory: empty.join("keyed-memory.json"),
         sim: empty.join("sim"),
     });
     assert_eq!(inputs.missing.len(), 3, "{:?}", inputs.missing);

@@ -26,6 +26,9 @@ fn the_fixtures_render_every_chart_with_nothing_missing() {
             "contention-rejection-throughput.svg",
             "cas-retries.svg",
             "backoff-sweep.svg",
+            "keyed-contention-permit-throughput.svg",
+            "keyed-contention-rejection-throughput.svg",
+            "shared-limiter-throughput.svg",
             "permits-per-window.svg",
             "permits-near-boundaries.svg",
             "wait-times.svg",
@@ -77,6 +80,10 @@ fn every_section_says_when_and_by_which_command_its_figures_were_produced() {
         "Single-threaded operations",
         "Contention",
         "Backoff sweep",
+        "Keyed limiter",
+        "Memory",
+        "Shared limiter (Redis)",
+        "Latency and commands per attempt",
         "Throughput",
     ] {
         let start = html.find(&format!(">{section}</h")).expect(section);
