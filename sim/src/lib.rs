@@ -51,6 +51,7 @@ mod scenario;
 pub use crate::scenario::{
     CallerSpec, Config, PanickingListener, ParseIdError, Pattern, Scenario, ScenarioId,
 };
+pub mod shared;
 mod shrink;
 pub use crate::shrink::shrink;
 mod simulation;
