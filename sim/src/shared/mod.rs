@@ -7,3 +7,20 @@ pub use crate::shared::engine::Reply;
 mod keyspace;
 mod server;
 pub use crate::shared::server::Script;
+mod faults;
+pub use crate::shared::faults::{Fault, Faults};
+mod planted;
+pub use crate::shared::planted::{Plant, UnknownPlant};
+mod record;
+pub use crate::shared::record::{
+    DecisionDigest, EventDigest, FaultRecord, Loss, Purpose, ReplyDigest, SharedOutcome,
+    SharedRecord,
+};
+mod run;
+pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, run_shared};
+mod scenario;
+pub use crate::shared::scenario::{
+    KeyMode, Link, ProcessClock, ProcessSpec, SHARED_NAME, SharedCaller, SharedScenario,
+};
+mod oracle;
+pub use crate::shared::oracle::check_shared;
