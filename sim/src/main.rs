@@ -13,6 +13,8 @@ use fixed_window_sim::{
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+mod shared_cli;
+
 /// The environment variable that may set the seed.
 const SEED_VARIABLE: &str = "FIXED_WINDOW_SEED";
 
@@ -42,12 +44,27 @@ struct Cli {
     /// Worker threads (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Drive a deliberately broken limiter instead, to watch the oracle catch it.
+    /// Drive a deliberately broken limiter instead, to watch the oracle catch it: a flaw of
+    /// the catalogue, or with `--limiter shared` a planted bug of the shared limiter.
     #[arg(long, value_name = "FLAW")]
-    broken: Option<Flaw>,
+    broken: Option<String>,
+    /// Which limiter to simulate: the in-process one (`fixed-window`) or the one shared by
+    /// processes through Redis (`fixed-window-redis`).
+    #[arg(long, value_enum, default_value_t = Limiter::InProcess)]
+    limiter: Limiter,
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
+}
+
+/// The limiter a run simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Limiter {
+    /// `fixed-window`'s `RateLimiter`.
+    InProcess,
+    /// `fixed-window-redis`'s `SharedRateLimiter`: client processes, a network, a simulated
+    /// Redis running its script, and faults.
+    Shared,
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), String> {
@@ -85,16 +102,41 @@ fn execute(cli: &Cli) -> Result<bool, String> {
             Err(_) => Sweep::DEFAULT_SEED,
         },
     };
-    let target = cli.broken.map_or(Target::Real, Target::Broken);
-    let command = command_line(target);
-    if let Some(id) = &cli.replay {
-        return replay(id, target, cli.trace.as_deref(), &command);
-    }
     let threads = cli.threads.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
     if threads == 0 {
         return Err("--threads must be at least 1".into());
+    }
+    if cli.limiter == Limiter::Shared {
+        let plant = cli
+            .broken
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|error| format!("--broken: {error}"))?;
+        return shared_cli::execute(&shared_cli::Options {
+            seed,
+            scenarios: cli.scenarios,
+            shard: cli.shard.unwrap_or((0, 1)),
+            replay: cli.replay.as_ref(),
+            trace: cli.trace.as_deref(),
+            check_determinism: cli.check_determinism,
+            threads,
+            plant,
+            out_dir: cli.out_dir.clone(),
+        });
+    }
+    let broken = cli
+        .broken
+        .as_deref()
+        .map(str::parse::<Flaw>)
+        .transpose()
+        .map_err(|error| format!("--broken: {error}"))?;
+    let target = broken.map_or(Target::Real, Target::Broken);
+    let command = command_line(target);
+    if let Some(id) = &cli.replay {
+        return replay(id, target, cli.trace.as_deref(), &command);
     }
     let config = Sweep {
         seed,
@@ -109,11 +151,7 @@ fn execute(cli: &Cli) -> Result<bool, String> {
         .filter(|k| k % config.shard.1 == config.shard.0)
         .count() as u64;
     let bar = progress_bar(mine);
-    let provenance = config.provenance(
-        &command,
-        cli.broken.map_or("real", Flaw::name),
-        unix_seconds(),
-    );
+    let provenance = config.provenance(&command, broken.map_or("real", Flaw::name), unix_seconds());
     let started = std::time::Instant::now();
     let summary = sweep(&config, |n| bar.inc(n));
     let wall = started.elapsed().as_secs_f64();

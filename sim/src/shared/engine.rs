@@ -18,7 +18,7 @@ use core::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value, VmState};
+use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
 
 use crate::shared::keyspace::Keyspace;
 
@@ -80,8 +80,9 @@ struct Context {
 /// A Lua 5.1 state with the Redis scripting surface.
 pub(crate) struct Engine {
     lua: Lua,
-    keys: Table,
-    argv: Table,
+    /// The Lua function that runs a script: it sets `KEYS` and `ARGV` from its arguments,
+    /// calls the script and flattens its reply (see [`RUNNER`]).
+    runner: Function,
     /// Compiled scripts by SHA-1.
     functions: HashMap<Box<str>, Function>,
     context: Rc<RefCell<Context>>,
@@ -120,19 +121,99 @@ pub(crate) fn sha1_hex(text: &str) -> Box<str> {
     sha1_smol::Sha1::from(text).digest().to_string().into()
 }
 
+/// The most keys and arguments a script call may have here (the shared limiter's have three
+/// and four, planted clients add one).
+const MOST_KEYS: usize = 4;
+const MOST_ARGS: usize = 8;
+
+/// The Redis scripting surface, in Lua around a few Rust functions: `redis.call` dispatches
+/// the modelled commands to them (the replies' tables are made here, in Lua, which is much
+/// cheaper than making them through the embedding), and refuses everything else by name.
+const SURFACE: &str = r"
+local get, set, time, refuse, wrong = ...
+local upper, select, format, type = string.upper, select, string.format, type
+-- Redis turns number arguments into their decimal text.
+local function text(value)
+  if type(value) == 'number' then return format('%.17g', value) end
+  return value
+end
+redis.call = function(command, ...)
+  local name = command
+  if name ~= 'GET' and name ~= 'SET' and name ~= 'TIME' then
+    if type(command) ~= 'string' then
+      error('ERR Lua redis lib command arguments must be strings or integers', 2)
+    end
+    name = upper(command)
+  end
+  local n = select('#', ...)
+  if name == 'GET' then
+    if n ~= 1 then return wrong('get') end
+    local value = get(text((...)))
+    if value == nil then return false end
+    return value
+  elseif name == 'SET' then
+    if n < 2 or n > 6 then return wrong('set') end
+    local key, value, a, b, c, d = ...
+    if set(text(key), text(value), text(a), text(b), text(c), text(d)) then return { ok = 'OK' } end
+    return false
+  elseif name == 'TIME' then
+    if n ~= 0 then return wrong('time') end
+    local seconds, micros = time()
+    return { seconds, micros }
+  end
+  return refuse(name)
+end
+";
+
+/// Runs a script: `f`, then `nkeys` keys and `nargs` arguments. Returns the reply flattened:
+/// a tag (0 nil, 1 integer, 2 bulk, 3 error, 4 status, 5 array of at most four integers,
+/// 6 any other table), then a string, a table, and numbers, as the tag needs.
+const RUNNER: &str = r"
+local KEYS, ARGV, select, type, rawget, unpack = KEYS, ARGV, select, type, rawget, unpack
+return function(f, nkeys, nargs, ...)
+  for i = 1, nkeys do KEYS[i] = (select(i, ...)) end
+  for i = #KEYS, nkeys + 1, -1 do KEYS[i] = nil end
+  for i = 1, nargs do ARGV[i] = (select(nkeys + i, ...)) end
+  for i = #ARGV, nargs + 1, -1 do ARGV[i] = nil end
+  local reply = f()
+  local kind = type(reply)
+  if kind == 'number' then return 1, nil, nil, reply end
+  if kind == 'string' then return 2, reply end
+  if kind == 'boolean' then
+    if reply then return 1, nil, nil, 1 end
+    return 0
+  end
+  if kind ~= 'table' then return 0 end
+  local err = rawget(reply, 'err')
+  if err ~= nil then return 3, tostring(err) end
+  local ok = rawget(reply, 'ok')
+  if ok ~= nil then return 4, tostring(ok) end
+  local n = 0
+  while reply[n + 1] ~= nil do
+    n = n + 1
+    if n > 4 or type(reply[n]) ~= 'number' then return 6, nil, reply end
+  end
+  return 5, nil, nil, n, unpack(reply, 1, n)
+end
+";
+
+/// What [`RUNNER`] returns.
+type Flat = (
+    u8,
+    Option<String>,
+    Option<Table>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+);
+
 impl Engine {
     fn new() -> mlua::Result<Engine> {
         let lua = Lua::new();
         let context = Rc::new(RefCell::new(Context::default()));
         let redis = lua.create_table()?;
-        let call_context = Rc::clone(&context);
-        redis.raw_set(
-            "call",
-            lua.create_function(move |lua, args: MultiValue| {
-                let mut context = call_context.borrow_mut();
-                command(lua, &mut context, &args)
-            })?,
-        )?;
         redis.raw_set(
             "error_reply",
             lua.create_function(|lua, message: mlua::String| {
@@ -149,6 +230,11 @@ impl Engine {
                 Ok(reply)
             })?,
         )?;
+        let globals = lua.globals();
+        globals.raw_set("redis", redis.clone())?;
+        globals.raw_set("KEYS", lua.create_table()?)?;
+        globals.raw_set("ARGV", lua.create_table()?)?;
+        lua.load(SURFACE).call::<()>(commands(&lua, &context)?)?;
         // Anything else of redis.* (pcall, log, sha1hex, setresp, …) is refused by name.
         let refuse_context = Rc::clone(&context);
         let refuse = lua.create_function(move |_, (_, name): (Value, mlua::String)| {
@@ -160,12 +246,7 @@ impl Engine {
         let refusing = lua.create_table()?;
         refusing.raw_set("__index", refuse)?;
         redis.set_metatable(Some(refusing))?;
-        let globals = lua.globals();
-        globals.raw_set("redis", redis)?;
-        let keys = lua.create_table()?;
-        let argv = lua.create_table()?;
-        globals.raw_set("KEYS", keys.clone())?;
-        globals.raw_set("ARGV", argv.clone())?;
+        let runner: Function = lua.load(RUNNER).call(())?;
         // Redis's guard: a script may neither make nor read undeclared globals.
         lua.load(
             r#"setmetatable(_G, {
@@ -194,8 +275,7 @@ impl Engine {
         )?;
         Ok(Engine {
             lua,
-            keys,
-            argv,
+            runner,
             functions: HashMap::new(),
             context,
         })
@@ -235,6 +315,34 @@ impl Engine {
                 None,
             );
         };
+        let mut k: [Option<&str>; MOST_KEYS] = [None; MOST_KEYS];
+        let mut a: [Option<&str>; MOST_ARGS] = [None; MOST_ARGS];
+        let (mut nkeys, mut nargs) = (0, 0);
+        for key in keys {
+            if nkeys == MOST_KEYS {
+                return (
+                    Reply::Error("ERR too many keys for the simulation".into()),
+                    None,
+                );
+            }
+            k[nkeys] = Some(key);
+            nkeys += 1;
+        }
+        for arg in args {
+            if nargs == MOST_ARGS {
+                return (
+                    Reply::Error("ERR too many arguments for the simulation".into()),
+                    None,
+                );
+            }
+            a[nargs] = Some(arg);
+            nargs += 1;
+        }
+        // Arguments follow the keys without gaps.
+        let mut packed: [Option<&str>; MOST_KEYS + MOST_ARGS] = [None; MOST_KEYS + MOST_ARGS];
+        for (slot, value) in packed.iter_mut().zip(k[..nkeys].iter().chain(&a[..nargs])) {
+            *slot = *value;
+        }
         {
             let mut context = self.context.borrow_mut();
             std::mem::swap(&mut context.keyspace, keyspace);
@@ -243,10 +351,30 @@ impl Engine {
             context.instructions = 0;
             context.refused = None;
         }
-        let filled =
-            fill(&self.lua, &self.keys, keys).and_then(|()| fill(&self.lua, &self.argv, args));
-        let reply = match filled.and_then(|()| function.call::<Value>(())) {
-            Ok(value) => to_reply(&value, 0),
+        let [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11] = packed;
+
+        let result = self.runner.call::<Flat>((
+            function, nkeys, nargs, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11,
+        ));
+        let reply = match result {
+            Ok((tag, text, table, n0, n1, n2, n3, n4)) => match tag {
+                1 => Reply::Integer(truncate(n0.unwrap_or(0.0))),
+                2 => Reply::Bulk(text.unwrap_or_default().into()),
+                3 => Reply::Error(text.unwrap_or_default().into()),
+                4 => Reply::Status(text.unwrap_or_default().into()),
+                5 => {
+                    let n = usize::try_from(truncate(n0.unwrap_or(0.0))).unwrap_or(0);
+                    Reply::Array(
+                        [n1, n2, n3, n4]
+                            .into_iter()
+                            .take(n)
+                            .map(|v| Reply::Integer(truncate(v.unwrap_or(0.0))))
+                            .collect(),
+                    )
+                }
+                6 => table.map_or(Reply::Nil, |t| to_reply(&Value::Table(t), 0)),
+                _ => Reply::Nil,
+            },
             Err(error) => Reply::Error(format!("ERR {}", script_error(&error)).into()),
         };
         let mut context = self.context.borrow_mut();
@@ -255,18 +383,65 @@ impl Engine {
     }
 }
 
-/// Sets `table` to the array of `items`, clearing what a longer earlier one left.
-fn fill<'a>(lua: &Lua, table: &Table, items: impl Iterator<Item = &'a str>) -> mlua::Result<()> {
-    let mut n = 0;
-    for item in items {
-        n += 1;
-        table.raw_set(n, lua.create_string(item)?)?;
-    }
-    let len = table.raw_len();
-    for i in n + 1..=len {
-        table.raw_set(i, Value::Nil)?;
-    }
-    Ok(())
+/// The Rust side of `redis.call`: `GET`, `SET`, `TIME`, and the refusals, for [`SURFACE`].
+fn commands(
+    lua: &Lua,
+    context: &Rc<RefCell<Context>>,
+) -> mlua::Result<(Function, Function, Function, Function, Function)> {
+    let get_context = Rc::clone(context);
+    let get = lua.create_function(move |_, key: String| {
+        let mut context = get_context.borrow_mut();
+        let now_ms = context.now_us / 1_000;
+        Ok(context.keyspace.get(&key, now_ms).map(str::to_owned))
+    })?;
+    let set_context = Rc::clone(context);
+    let set = lua.create_function(
+        move |_,
+              (key, value, a, b, c, d): (
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        )| {
+            let mut context = set_context.borrow_mut();
+            let given = [a.as_deref(), b.as_deref(), c.as_deref(), d.as_deref()];
+            let count = given.iter().take_while(|o| o.is_some()).count();
+            let mut options = [""; 4];
+            for (slot, option) in options.iter_mut().zip(given.iter().flatten()) {
+                *slot = option;
+            }
+            set_command(&mut context, &key, &value, &options[..count])
+        },
+    )?;
+    let time_context = Rc::clone(context);
+    let time = lua.create_function(move |_, ()| {
+        let now_us = time_context.borrow().now_us;
+        Ok((
+            (now_us / 1_000_000).to_string(),
+            (now_us % 1_000_000).to_string(),
+        ))
+    })?;
+    let refuse_context = Rc::clone(context);
+    let refuse = lua.create_function(move |_, name: String| {
+        let what = format!("the command {name}");
+        let message = not_modelled(&what);
+        refuse_context.borrow_mut().refused.get_or_insert(what);
+        Err::<(), _>(mlua::Error::runtime(format!("ERR {message}")))
+    })?;
+    let wrong = lua.create_function(|_, name: String| {
+        Err::<(), _>(mlua::Error::runtime(format!(
+            "ERR wrong number of arguments for '{name}' command"
+        )))
+    })?;
+    Ok((get, set, time, refuse, wrong))
+}
+
+/// Redis truncates Lua's numbers to integers.
+#[allow(clippy::cast_possible_truncation)]
+fn truncate(n: f64) -> i64 {
+    n as i64
 }
 
 /// The message of a script's error, without mlua's wrapping.
@@ -282,79 +457,32 @@ fn not_modelled(what: &str) -> String {
     format!("fixed-window-sim: {what} is not modelled by the simulated server")
 }
 
-/// An argument of `redis.call` as Redis reads it: strings as they are, numbers formatted.
-fn argument(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.to_string_lossy()),
-        Value::Integer(n) => Some(n.to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// One `redis.call`.
-fn command(lua: &Lua, context: &mut Context, args: &MultiValue) -> mlua::Result<Value> {
-    let mut words = Vec::with_capacity(args.len());
-    for value in args {
-        match argument(value) {
-            Some(word) => words.push(word),
-            None => {
-                return Err(mlua::Error::runtime(
-                    "ERR Lua redis lib command arguments must be strings or integers",
-                ));
-            }
-        }
-    }
-    let Some(name) = words.first() else {
-        return Err(mlua::Error::runtime(
-            "ERR Please specify at least one argument for this redis lib call",
-        ));
-    };
+/// `SET key value [options]`: whether it wrote.
+fn set_command(
+    context: &mut Context,
+    key: &str,
+    value: &str,
+    options: &[&str],
+) -> mlua::Result<bool> {
     let now_ms = context.now_us / 1_000;
-    match (name.to_ascii_uppercase().as_str(), &words[1..]) {
-        ("TIME", []) => {
-            let time = lua.create_table()?;
-            time.raw_set(1, (context.now_us / 1_000_000).to_string())?;
-            time.raw_set(2, (context.now_us % 1_000_000).to_string())?;
-            Ok(Value::Table(time))
-        }
-        ("GET", [key]) => match context.keyspace.get(key, now_ms) {
-            Some(value) => Ok(Value::String(lua.create_string(value)?)),
-            None => Ok(Value::Boolean(false)),
-        },
-        ("SET", [key, value, options @ ..]) => {
-            let (nx, px) = match set_options(options) {
-                Ok(options) => options,
-                Err(SetError::NotModelled(option)) => {
-                    let what = format!("SET option {option}");
-                    let message = not_modelled(&what);
-                    context.refused.get_or_insert(what);
-                    return Err(mlua::Error::runtime(format!("ERR {message}")));
-                }
-                Err(SetError::Invalid(message)) => return Err(mlua::Error::runtime(message)),
-            };
-            if nx && context.keyspace.exists(key, now_ms) {
-                return Ok(Value::Boolean(false));
-            }
-            let request = context.request;
-            context
-                .keyspace
-                .set(request, key, value, px.map(|ms| now_ms.saturating_add(ms)));
-            let ok = lua.create_table()?;
-            ok.raw_set("ok", "OK")?;
-            Ok(Value::Table(ok))
-        }
-        (upper @ ("TIME" | "GET" | "SET"), _) => Err(mlua::Error::runtime(format!(
-            "ERR wrong number of arguments for '{}' command",
-            upper.to_ascii_lowercase()
-        ))),
-        (other, _) => {
-            let what = format!("the command {other}");
+    let (nx, px) = match set_options(options) {
+        Ok(options) => options,
+        Err(SetError::NotModelled(option)) => {
+            let what = format!("SET option {option}");
             let message = not_modelled(&what);
             context.refused.get_or_insert(what);
-            Err(mlua::Error::runtime(format!("ERR {message}")))
+            return Err(mlua::Error::runtime(format!("ERR {message}")));
         }
+        Err(SetError::Invalid(message)) => return Err(mlua::Error::runtime(message)),
+    };
+    if nx && context.keyspace.exists(key, now_ms) {
+        return Ok(false);
     }
+    let request = context.request;
+    context
+        .keyspace
+        .set(request, key, value, px.map(|ms| now_ms.saturating_add(ms)));
+    Ok(true)
 }
 
 enum SetError {
@@ -363,14 +491,16 @@ enum SetError {
 }
 
 /// `SET`'s options: whether `NX` was given, and the `PX` milliseconds.
-fn set_options(options: &[String]) -> Result<(bool, Option<u64>), SetError> {
+fn set_options(options: &[&str]) -> Result<(bool, Option<u64>), SetError> {
     let mut nx = false;
     let mut px = None;
     let mut rest = options.iter();
     while let Some(option) = rest.next() {
-        match option.to_ascii_uppercase().as_str() {
-            "NX" if !nx => nx = true,
-            "PX" if px.is_none() => {
+        let upper = |name: &str| option.eq_ignore_ascii_case(name);
+        if upper("NX") && !nx {
+            nx = true;
+        } else if upper("PX") && px.is_none() {
+            {
                 let ms = rest
                     .next()
                     .ok_or(SetError::Invalid("ERR syntax error"))?
@@ -385,8 +515,10 @@ fn set_options(options: &[String]) -> Result<(bool, Option<u64>), SetError> {
                 }
                 px = Some(ms.unsigned_abs());
             }
-            "NX" | "PX" => return Err(SetError::Invalid("ERR syntax error")),
-            other => return Err(SetError::NotModelled(other.to_owned())),
+        } else if upper("NX") || upper("PX") {
+            return Err(SetError::Invalid("ERR syntax error"));
+        } else {
+            return Err(SetError::NotModelled(option.to_ascii_uppercase()));
         }
     }
     Ok((nx, px))

@@ -24,3 +24,9 @@ pub use crate::shared::scenario::{
 };
 mod oracle;
 pub use crate::shared::oracle::check_shared;
+mod sweep;
+pub use crate::shared::sweep::{
+    FAULT_NAMES, SharedFailure, SharedSummary, SharedSweep, sweep_shared,
+};
+mod trace;
+pub use crate::shared::trace::write_shared_trace;

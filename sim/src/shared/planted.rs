@@ -72,12 +72,13 @@ impl Plant {
     }
 }
 
-/// The script a planted client runs as its second command: sets a key's expiry by writing
-/// its value again with `PX` (`ARGV[1]` milliseconds), as EXPIRE would.
+/// The script a planted client runs as its second command, with the count's keys and
+/// arguments and the expiry in milliseconds last: sets the counter's (`KEYS[2]`) expiry by
+/// writing its value again with `PX`, as EXPIRE would.
 pub(crate) const EXPIRE_SCRIPT: &str = "\
-local value = redis.call('GET', KEYS[1])
+local value = redis.call('GET', KEYS[2])
 if value then
-  redis.call('SET', KEYS[1], value, 'PX', ARGV[1])
+  redis.call('SET', KEYS[2], value, 'PX', ARGV[#ARGV])
 end
 return 1
 ";

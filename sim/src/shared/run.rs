@@ -127,7 +127,7 @@ struct Attempt {
     number: u32,
     /// The local reading when it began (`now`, which the limiter also passes as `sent`).
     sent: Instant,
-    call: ScriptCall,
+    call: Rc<ScriptCall>,
     stage: Stage,
     request: u32,
     /// A planted client's retry of a lost reply has been spent.
@@ -209,8 +209,6 @@ struct Sim<'s> {
     stats: SharedStats,
     script: Rc<Script>,
     expire_script: Rc<Script>,
-    /// The counter key of each of the scenario's keys.
-    counter_keys: Vec<String>,
     now: u64,
     /// The number of the next attempt (registrations included), unique in the run, so that
     /// a stale timeout never matches a later attempt.
@@ -275,8 +273,6 @@ impl<'s> Sim<'s> {
                 failed_registrations: 0,
             })
             .collect();
-        let probe = config(scenario, 0);
-        let counter_keys = scenario.keys.iter().map(|k| probe.counter_key(k)).collect();
         let calls = scenario
             .callers
             .iter()
@@ -327,7 +323,6 @@ impl<'s> Sim<'s> {
                 plant.map_or(fixed_window_redis::SCRIPT, Plant::script),
             )),
             expire_script: Rc::new(Script::new(EXPIRE_SCRIPT)),
-            counter_keys,
             now: 0,
             next_attempt: 0,
             out_of_budget: false,
@@ -411,7 +406,7 @@ impl<'s> Sim<'s> {
     fn register(&mut self, process: u16) {
         let now = self.local(process);
         let p = &self.processes[process as usize];
-        let call = p.protocol.register_call();
+        let call = Rc::new(p.protocol.register_call());
         let number = self.next_attempt;
         self.next_attempt += 1;
         let extra = self.extra_args(process, now, true);
@@ -420,7 +415,7 @@ impl<'s> Sim<'s> {
             Owner::Register(process),
             Command::EvalSha {
                 script: Rc::clone(&self.script),
-                call: call.clone(),
+                call: Rc::clone(&call),
                 extra,
             },
             Purpose::Register,
@@ -502,13 +497,14 @@ impl<'s> Sim<'s> {
                 self.conclude(caller, &decision, now);
             }
             Ok(Begin::Call(call)) => {
+                let call = Rc::new(call);
                 let extra = self.extra_args(process, now, false);
                 let request = self.send(
                     process,
                     Owner::Call(caller),
                     Command::EvalSha {
                         script: Rc::clone(&self.script),
-                        call: call.clone(),
+                        call: Rc::clone(&call),
                         extra,
                     },
                     Purpose::Acquire,
@@ -598,7 +594,12 @@ impl<'s> Sim<'s> {
         let r = &self.requests[request as usize];
         let p = &self.processes[r.process as usize];
         if r.connection != p.connection.generation {
-            // Its connection was reset while it was on its way (recorded then).
+            // Its connection was reset while it was on its way.
+            self.records.push(SharedRecord::Lost {
+                t: self.now,
+                request,
+                loss: Loss::Reset,
+            });
             return;
         }
         if self.now < self.down_until {
@@ -681,6 +682,12 @@ impl<'s> Sim<'s> {
                 let r = &self.requests[request as usize];
                 if r.connection == self.processes[r.process as usize].connection.generation {
                     self.execute(request);
+                } else {
+                    self.records.push(SharedRecord::Lost {
+                        t: self.now,
+                        request,
+                        loss: Loss::Reset,
+                    });
                 }
             }
         }
@@ -726,7 +733,10 @@ impl<'s> Sim<'s> {
             self.failed(owner, UnavailableKind::Connection, "connection refused");
             return;
         }
-        let reply = r.reply.clone().unwrap_or(Reply::Nil);
+        let reply = self.requests[request as usize]
+            .reply
+            .take()
+            .unwrap_or(Reply::Nil);
         let Some(attempt) = self.waiting_attempt(request) else {
             return;
         };
@@ -763,7 +773,7 @@ impl<'s> Sim<'s> {
         let Some(attempt) = self.attempt_of(owner) else {
             return;
         };
-        let call = attempt.call.clone();
+        let call = Rc::clone(&attempt.call);
         let now = attempt.sent;
         let (command, purpose) = if stage == Stage::Load {
             (Command::ScriptLoad(Rc::clone(&self.script)), Purpose::Load)
@@ -889,14 +899,13 @@ impl<'s> Sim<'s> {
                         {
                             let end = window_start + self.scenario.period_us;
                             let ttl = end.saturating_sub(now).div_ceil(1_000) + 1_000;
-                            let counter = self.counter_keys[key as usize].clone();
                             let request_id = self.send(
                                 process,
                                 owner,
                                 Command::EvalSha {
                                     script: Rc::clone(&self.expire_script),
-                                    call: attempt.call.clone(),
-                                    extra: vec![counter, ttl.to_string()],
+                                    call: Rc::clone(&attempt.call),
+                                    extra: vec![ttl.to_string()],
                                 },
                                 Purpose::Expire,
                             );
@@ -968,6 +977,9 @@ impl<'s> Sim<'s> {
     }
 
     fn decided(&mut self, caller: u32, at: Instant, request: Option<u32>, decision: &Decision) {
+        if let Decision::Rejected { local: true, .. } = decision {
+            self.stats.local_rejections += 1;
+        }
         let call = &self.calls[caller as usize];
         self.records.push(SharedRecord::Decided {
             t: self.now,

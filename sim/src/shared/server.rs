@@ -48,7 +48,7 @@ pub(crate) enum Command {
         /// The script, called by its SHA-1.
         script: Rc<Script>,
         /// Its keys and first arguments.
-        call: ScriptCall,
+        call: Rc<ScriptCall>,
         /// Arguments after the call's own.
         extra: Vec<String>,
     },
@@ -183,7 +183,7 @@ mod tests {
     fn eval(script: &Rc<Script>, call: ScriptCall) -> Command {
         Command::EvalSha {
             script: Rc::clone(script),
-            call,
+            call: Rc::new(call),
             extra: Vec::new(),
         }
     }
