@@ -1,13 +1,15 @@
 //! The shared limiter under simulation: the real client and script pass, every planted bug
 //! is caught.
 
-use fixed_window_sim::shared::{Plant, SharedScenario, check_shared, run_shared};
+use fixed_window_sim::shared::{
+    FAULT_NAMES, Plant, SharedScenario, SharedSweep, check_shared, run_shared, sweep_shared,
+};
 use fixed_window_sim::{Invariant, ScenarioId};
 
 #[test]
 fn the_real_shared_limiter_breaks_no_rule() {
     let mut failures = Vec::new();
-    for seed in 0..3000 {
+    for seed in 0..500 {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         let run = run_shared(&scenario, None);
         let violations = check_shared(&scenario, &run);
@@ -24,7 +26,7 @@ fn the_real_shared_limiter_breaks_no_rule() {
     }
     assert!(
         failures.is_empty(),
-        "{} of 3000 scenarios failed",
+        "{} of 500 scenarios failed",
         failures.len()
     );
 }
@@ -86,4 +88,48 @@ fn the_scripts_boundary_off_by_one_is_caught() {
 #[test]
 fn memory_past_the_windows_end_is_caught() {
     assert_caught(Plant::MemoryPastEnd, Invariant::FalseRejection);
+}
+
+#[test]
+fn a_scenario_gives_the_same_trace_on_every_thread() {
+    let ids: Vec<ScenarioId> = (0..40).map(ScenarioId::seed).collect();
+    let hashes = |ids: &[ScenarioId]| -> Vec<u64> {
+        ids.iter()
+            .map(|id| run_shared(&SharedScenario::generate(id), None).trace_hash())
+            .collect()
+    };
+    let here = hashes(&ids);
+    let there = std::thread::scope(|scope| scope.spawn(|| hashes(&ids)).join().unwrap());
+    assert_eq!(here, there);
+    assert_eq!(here, hashes(&ids));
+}
+
+#[test]
+fn a_sweep_injects_every_fault_and_keeps_most_scenarios_healthy() {
+    let summary = sweep_shared(
+        &SharedSweep {
+            seed: 1,
+            scenarios: 300,
+            shard: (0, 1),
+            threads: 2,
+            plant: None,
+            check_determinism: false,
+        },
+        |_| {},
+    );
+    for name in FAULT_NAMES {
+        assert!(
+            summary.faults[name] > 0,
+            "{name} never happened: {:?}",
+            summary.faults
+        );
+    }
+    assert!(
+        summary.healthy * 3 > summary.scenarios,
+        "{} healthy of {}",
+        summary.healthy,
+        summary.scenarios
+    );
+    assert!(summary.local_rejections > 0 && summary.waits > 0 && summary.failed_open > 0);
+    assert!(summary.failures.is_empty());
 }
