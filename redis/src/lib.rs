@@ -33,7 +33,8 @@
 //! - [`SCRIPT`]: the Lua script every attempt runs; [`ScriptReply`]: its replies.
 //! - [`Protocol`]: [`begin`](Protocol::begin) an attempt (a local [`Decision`] or a
 //!   [`ScriptCall`]), [`finish`](Protocol::finish) it with the reply or the [`Unavailable`]
-//!   cause.
+//!   cause, and [`conclude`](Protocol::conclude) the call ([`Conclusion`]): its result and
+//!   event, or a sleep.
 //!
 //! Events and errors
 //! - [`SharedEvent`]: core's [`RateLimiterEvent`](fixed_window::RateLimiterEvent)s, and
@@ -120,7 +121,7 @@ pub use crate::memory::DRIFT_ALLOWANCE;
 mod permit;
 pub use crate::permit::SharedPermit;
 mod protocol;
-pub use crate::protocol::{Begin, Decision, Protocol, ScriptCall};
+pub use crate::protocol::{Begin, Conclusion, Decision, Protocol, ScriptCall};
 mod script;
 pub use crate::script::{SCRIPT, ScriptReply};
 mod service;

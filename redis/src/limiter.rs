@@ -14,7 +14,7 @@ use crate::connection::Connection;
 use crate::error::SharedError;
 use crate::event::SharedEvent;
 use crate::permit::SharedPermit;
-use crate::protocol::{Begin, Decision, Protocol};
+use crate::protocol::{Begin, Conclusion, Decision, Protocol};
 use crate::unavailable::Unavailable;
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
@@ -624,15 +624,21 @@ impl<C: Clock> SharedRateLimiter<C> {
         at: Instant,
         decision: &Decision,
     ) -> Result<SharedPermit, SharedError> {
-        match self.step(key, at, at, decision, None) {
+        match self.conclude(key, at, decision, false) {
             Step::Done(result) => result,
-            // A deadline of `now` never yields a wait; were one to come, it is a rejection.
-            Step::Sleep(pause) => Err(self.reject(key, at, pause)),
+            // A call that may not sleep is never told to; were it, that is a rejection.
+            Step::Sleep(retry_after) => Err(SharedError::Limited(RateLimiterError::Rejected {
+                name: self.config().name(),
+                limit: self.config().limit(),
+                period: self.config().period(),
+                max_wait: self.config().max_wait(),
+                retry_after,
+            })),
         }
     }
 
     /// What a waiting call does after an attempt started at `now` and decided at `at`:
-    /// return, or sleep. Emits the decision's event.
+    /// return, or sleep.
     fn step(
         &self,
         key: &str,
@@ -641,29 +647,23 @@ impl<C: Clock> SharedRateLimiter<C> {
         decision: &Decision,
         slept_from: Option<Instant>,
     ) -> Step {
-        let result = match decision {
-            &Decision::Wait { until } => {
-                let pause = until.saturating_duration_since(at);
-                // A stopped clock (or one that stepped back across the sleep) would otherwise
-                // keep the caller sleeping forever.
-                if slept_from.is_some_and(|before| now <= before) {
-                    return Step::Done(Err(self.reject(key, at, pause)));
+        // A stopped clock (or one that stepped back across the sleep) would otherwise keep
+        // the caller sleeping forever.
+        let stalled = slept_from.is_some_and(|before| now <= before);
+        self.conclude(key, at, decision, !stalled)
+    }
+
+    /// The protocol's conclusion, with its event emitted.
+    fn conclude(&self, key: &str, at: Instant, decision: &Decision, may_sleep: bool) -> Step {
+        match self.protocol.conclude(decision, at, may_sleep) {
+            Conclusion::Sleep(pause) => Step::Sleep(pause),
+            Conclusion::Done { result, event } => {
+                if let Some(event) = event {
+                    self.emit(key, &event);
                 }
-                return Step::Sleep(pause);
+                Step::Done(result)
             }
-            &Decision::Permitted { remaining } => Ok(SharedPermit::counted(at, remaining)),
-            Decision::FailedOpen(cause) => Ok(SharedPermit::failed_open_with(at, cause.clone())),
-            &Decision::Rejected { retry_after, .. } => Err(self.rejected(retry_after)),
-            Decision::Unavailable(cause) => Err(SharedError::Unavailable {
-                name: self.config().name(),
-                cause: cause.clone(),
-            }),
-            &Decision::Conflict(conflict) => Err(SharedError::Conflict(conflict)),
-        };
-        if let Some(event) = decision.event(at, self.config().name()) {
-            self.emit(key, &event);
         }
-        Step::Done(result)
     }
 
     fn emit(&self, key: &str, event: &SharedEvent) {
@@ -671,29 +671,6 @@ impl<C: Clock> SharedRateLimiter<C> {
             // A listener's panic is its own failure, not the caller's or the limiter's.
             let _ = catch_unwind(AssertUnwindSafe(|| listener(key, event)));
         }
-    }
-
-    fn rejected(&self, retry_after: Duration) -> SharedError {
-        let config = self.config();
-        SharedError::Limited(RateLimiterError::Rejected {
-            name: config.name(),
-            limit: config.limit(),
-            period: config.period(),
-            max_wait: config.max_wait(),
-            retry_after,
-        })
-    }
-
-    /// A rejection decided here rather than by the protocol, so its event is emitted here.
-    fn reject(&self, key: &str, at: Instant, retry_after: Duration) -> SharedError {
-        let decision = Decision::Rejected {
-            retry_after,
-            local: true,
-        };
-        if let Some(event) = decision.event(at, self.config().name()) {
-            self.emit(key, &event);
-        }
-        self.rejected(retry_after)
     }
 
     fn interrupted(&self) -> SharedError {

@@ -8,13 +8,14 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use fixed_window::{Instant, RateLimiterEvent};
+use fixed_window::{Instant, RateLimiterError, RateLimiterEvent};
 
 use crate::config::{Config, FailPolicy};
 use crate::error::{Conflict, SharedError};
 use crate::event::SharedEvent;
 use crate::key::{KeyError, check_key};
 use crate::memory::{FullWindow, FullWindows};
+use crate::permit::SharedPermit;
 use crate::script::ScriptReply;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
@@ -188,7 +189,7 @@ impl Decision {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::{Instant, RateLimiterEvent};
+    /// use fixed_window::{Instant, RateLimiterError, RateLimiterEvent};
     /// use fixed_window_redis::{Decision, SharedEvent};
     ///
     /// let decision = Decision::Rejected { retry_after: Duration::from_secs(1), local: true };
@@ -232,6 +233,37 @@ impl Decision {
             Decision::Wait { .. } | Decision::Conflict(_) => None,
         }
     }
+}
+
+/// What a call does after an attempt's [`Decision`]: return, telling listeners, or sleep and
+/// attempt again. The production limiter and a simulator both get it from
+/// [`Protocol::conclude`], so results, errors and events are made by the same code.
+///
+/// # Examples
+///
+/// See [`Protocol::conclude`].
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::Instant;
+/// use fixed_window_redis::{Conclusion, Config, Decision, Protocol};
+///
+/// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+/// let permitted = protocol.conclude(&Decision::Permitted { remaining: 0 }, Instant::ZERO, true);
+/// assert!(matches!(permitted, Conclusion::Done { result: Ok(_), event: Some(_) }));
+/// # Ok::<(), fixed_window_redis::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Conclusion {
+    /// The call ends with `result`; listeners get `event` first, if there is one.
+    Done {
+        /// What the call returns.
+        result: Result<SharedPermit, SharedError>,
+        /// The event of the decision.
+        event: Option<SharedEvent>,
+    },
+    /// The call sleeps this long (on its clock), then attempts again.
+    Sleep(Duration),
 }
 
 /// The sans-IO shared limiter of one process: its [`Config`] and its memory of full windows.
@@ -478,6 +510,73 @@ impl Protocol {
                 format!("the script never answers {reply:?}"),
             )),
         }
+    }
+
+    /// What the call does after `decision`, known at local instant `at`: the result and the
+    /// event, or a sleep. A call that may not sleep (one that never waits, or whose clock did
+    /// not move across its last sleep, which would otherwise sleep forever on a stopped clock)
+    /// turns a [`Decision::Wait`] into a rejection with the wait as its `retry_after`.
+    ///
+    /// # Examples
+    ///
+    /// A wait for a call whose clock stood still across its last sleep is a rejection.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, RateLimiterError};
+    /// use fixed_window_redis::{Conclusion, Config, Decision, Protocol, SharedError};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// let wait = Decision::Wait { until: Instant::from_nanos(300) };
+    /// let at = Instant::from_nanos(100);
+    /// assert_eq!(protocol.conclude(&wait, at, true), Conclusion::Sleep(Duration::from_nanos(200)));
+    /// let Conclusion::Done { result: Err(SharedError::Limited(error)), .. } = protocol.conclude(&wait, at, false) else {
+    ///     panic!("a call that may not sleep is rejected");
+    /// };
+    /// assert!(matches!(error, RateLimiterError::Rejected { retry_after, .. } if retry_after == Duration::from_nanos(200)));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn conclude(&self, decision: &Decision, at: Instant, may_sleep: bool) -> Conclusion {
+        let name = self.config.name();
+        let result = match decision {
+            &Decision::Wait { until } => {
+                let pause = until.saturating_duration_since(at);
+                if may_sleep {
+                    return Conclusion::Sleep(pause);
+                }
+                let rejection = Decision::Rejected {
+                    retry_after: pause,
+                    local: true,
+                };
+                return Conclusion::Done {
+                    result: Err(self.rejected(pause)),
+                    event: rejection.event(at, name),
+                };
+            }
+            &Decision::Permitted { remaining } => Ok(SharedPermit::counted(at, remaining)),
+            Decision::FailedOpen(cause) => Ok(SharedPermit::failed_open_with(at, cause.clone())),
+            &Decision::Rejected { retry_after, .. } => Err(self.rejected(retry_after)),
+            Decision::Unavailable(cause) => Err(SharedError::Unavailable {
+                name,
+                cause: cause.clone(),
+            }),
+            &Decision::Conflict(conflict) => Err(SharedError::Conflict(conflict)),
+        };
+        Conclusion::Done {
+            result,
+            event: decision.event(at, name),
+        }
+    }
+
+    fn rejected(&self, retry_after: Duration) -> SharedError {
+        let config = &self.config;
+        SharedError::Limited(RateLimiterError::Rejected {
+            name: config.name(),
+            limit: config.limit(),
+            period: config.period(),
+            max_wait: config.max_wait(),
+            retry_after,
+        })
     }
 
     fn call(&self, key: Option<&str>, mode: &'static str) -> ScriptCall {

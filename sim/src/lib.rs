@@ -36,6 +36,11 @@
 //! - [`silence_simulated_panics`]: the panic hook that keeps deliberate panics quiet.
 //! - [`write_trace`], [`TraceLine`], [`CallOutcome`]: a run as JSON Lines, the format the
 //!   report reads.
+//!
+//! The shared limiter
+//! - [`shared`]: `fixed-window-redis` driven through its sans-IO client by simulated
+//!   processes over a simulated network to a simulated Redis running its Lua script, with
+//!   faults; its oracle, planted bugs and sweep.
 
 mod broken;
 pub use crate::broken::{Broken, Flaw};
@@ -51,6 +56,7 @@ mod scenario;
 pub use crate::scenario::{
     CallerSpec, Config, PanickingListener, ParseIdError, Pattern, Scenario, ScenarioId,
 };
+pub mod shared;
 mod shrink;
 pub use crate::shrink::shrink;
 mod simulation;

@@ -15,6 +15,8 @@ use fixed_window_sim::{
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+mod shared_cli;
+
 /// The environment variable that may set the seed.
 const SEED_VARIABLE: &str = "FIXED_WINDOW_SEED";
 
@@ -44,12 +46,27 @@ struct Cli {
     /// Worker threads, at least 1 (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     threads: Option<NonZeroUsize>,
-    /// Drive a deliberately broken limiter instead, to watch the oracle catch it.
+    /// Drive a deliberately broken limiter instead, to watch the oracle catch it: a flaw of
+    /// the catalogue, or with `--limiter shared` a planted bug of the shared limiter.
     #[arg(long, value_name = "FLAW")]
-    broken: Option<Flaw>,
+    broken: Option<String>,
+    /// Which limiter to simulate: the in-process one (`fixed-window`) or the one shared by
+    /// processes through Redis (`fixed-window-redis`).
+    #[arg(long, value_enum, default_value_t = Limiter::InProcess)]
+    limiter: Limiter,
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
+}
+
+/// The limiter a run simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Limiter {
+    /// `fixed-window`'s `RateLimiter`.
+    InProcess,
+    /// `fixed-window-redis`'s `SharedRateLimiter`: client processes, a network, a simulated
+    /// Redis running its script, and faults.
+    Shared,
 }
 
 /// One shard of a sweep split `count` ways: scenario `k` belongs to shard `k mod count`.
@@ -126,16 +143,41 @@ fn execute(cli: &Cli) -> Result<bool, String> {
             Err(_) => Sweep::DEFAULT_SEED,
         },
     };
-    let target = cli.broken.map_or(Target::Real, Target::Broken);
-    let command = command_line(target);
-    if let Some(id) = &cli.replay {
-        return replay(id, target, cli.trace.as_deref(), &command);
-    }
     let threads = cli
         .threads
         .or_else(|| std::thread::available_parallelism().ok())
         .map_or(1, NonZeroUsize::get);
     let shard = cli.shard.unwrap_or(Shard::WHOLE);
+    if cli.limiter == Limiter::Shared {
+        let plant = cli
+            .broken
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|error| format!("--broken: {error}"))?;
+        return shared_cli::execute(&shared_cli::Options {
+            seed,
+            scenarios: cli.scenarios,
+            shard: (shard.index, shard.count.get()),
+            replay: cli.replay.as_ref(),
+            trace: cli.trace.as_deref(),
+            check_determinism: cli.check_determinism,
+            threads,
+            plant,
+            out_dir: cli.out_dir.clone(),
+        });
+    }
+    let broken = cli
+        .broken
+        .as_deref()
+        .map(str::parse::<Flaw>)
+        .transpose()
+        .map_err(|error| format!("--broken: {error}"))?;
+    let target = broken.map_or(Target::Real, Target::Broken);
+    let command = command_line(target);
+    if let Some(id) = &cli.replay {
+        return replay(id, target, cli.trace.as_deref(), &command);
+    }
     let config = Sweep {
         seed,
         scenarios: cli.scenarios,
@@ -146,11 +188,7 @@ fn execute(cli: &Cli) -> Result<bool, String> {
     };
     let out_dir = cli.out_dir.clone().unwrap_or_else(default_out_dir);
     let bar = progress_bar(shard.scenarios_of(config.scenarios));
-    let provenance = config.provenance(
-        &command,
-        cli.broken.map_or("real", Flaw::name),
-        unix_seconds(),
-    );
+    let provenance = config.provenance(&command, broken.map_or("real", Flaw::name), unix_seconds());
     let started = std::time::Instant::now();
     let summary = sweep(&config, |n| bar.inc(n));
     let wall = started.elapsed().as_secs_f64();

@@ -46,6 +46,19 @@ pub enum Invariant {
     Panic,
     /// Every call ends.
     Liveness,
+    /// (Shared limiter) `Unavailable`, or a permit granted by the fail-open policy, only when
+    /// a fault explains it (a request or reply lost or late, a reset, a server down), and
+    /// each only under its own policy.
+    Unavailable,
+    /// (Shared limiter) A call counts at most one permit on the server, whatever its
+    /// retries.
+    DoubleCount,
+    /// (Shared limiter) Every counter lives through its window and expires by its end plus
+    /// the margin: no counter expires early, none lives forever.
+    Expiry,
+    /// (Shared limiter) The script runs without error, on the commands the simulated server
+    /// models.
+    Script,
 }
 
 impl Invariant {
@@ -63,6 +76,21 @@ impl Invariant {
         Invariant::Liveness,
     ];
 
+    /// The invariants the shared limiter's oracle checks, in report order.
+    pub const SHARED: [Invariant; 11] = [
+        Invariant::WindowLimit,
+        Invariant::CarryOver,
+        Invariant::Alignment,
+        Invariant::FalseRejection,
+        Invariant::Deadline,
+        Invariant::Events,
+        Invariant::Unavailable,
+        Invariant::DoubleCount,
+        Invariant::Expiry,
+        Invariant::Script,
+        Invariant::Liveness,
+    ];
+
     /// The invariant's name in reports and `summary.json`.
     pub fn name(self) -> &'static str {
         match self {
@@ -76,6 +104,10 @@ impl Invariant {
             Invariant::Interrupt => "interrupt",
             Invariant::Panic => "panic",
             Invariant::Liveness => "liveness",
+            Invariant::Unavailable => "unavailable",
+            Invariant::DoubleCount => "double_count",
+            Invariant::Expiry => "expiry",
+            Invariant::Script => "script",
         }
     }
 }

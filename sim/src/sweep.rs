@@ -54,7 +54,7 @@ impl Sweep {
     /// assert_ne!(sweep.scenario(0), sweep.scenario(1));
     /// ```
     pub fn scenario(&self, index: u64) -> ScenarioId {
-        ScenarioId::seed(split_mix(self.seed ^ split_mix(index)))
+        scenario_id(self.seed, index)
     }
 }
 
@@ -135,6 +135,12 @@ impl Provenance {
     pub fn trace_line(&self) -> serde_json::Result<String> {
         serde_json::to_string(&crate::trace::TraceLine::Sweep(self.clone()))
     }
+}
+
+/// The id of scenario `index` of the sweep seeded `seed` (the shared limiter's sweep draws
+/// its scenarios' seeds the same way).
+pub(crate) fn scenario_id(seed: u64, index: u64) -> ScenarioId {
+    ScenarioId::seed(split_mix(seed ^ split_mix(index)))
 }
 
 /// `SplitMix64`'s finaliser: spreads nearby inputs over the whole range.

@@ -96,3 +96,66 @@ fn a_small_sweep_writes_its_summary_and_trace() {
     assert!(trace.lines().count() > 1);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn an_unknown_planted_bug_of_the_shared_limiter_is_refused() {
+    let output = simulator(&["--limiter", "shared", "--broken", "typo"]);
+    assert_refused(&output, "two-commands");
+}
+
+#[test]
+fn a_shared_sweep_lists_its_faults_and_rules_and_a_planted_bug_fails_it() {
+    let dir = std::env::temp_dir().join(format!("fixed-window-sim-shared-{}", std::process::id()));
+    let output = simulator(&[
+        "--limiter",
+        "shared",
+        "--scenarios",
+        "40",
+        "--check-determinism",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in ["failover", "client_crash", "double_count", "determinism"] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["limiter"], "shared");
+    assert_eq!(summary["scenarios"], 40);
+    assert_eq!(summary["violations"]["window_limit"], 0);
+    assert!(summary["faults"]["request_lost"].is_u64());
+    let trace = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap();
+    assert!(trace.starts_with(r#"{"type":"shared_scenario""#), "{trace}");
+
+    let planted = simulator(&[
+        "--limiter",
+        "shared",
+        "--broken",
+        "retry-lost-reply",
+        "--scenarios",
+        "300",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&planted.stdout);
+    assert_eq!(planted.status.code(), Some(1), "{stdout}");
+    let replay = stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("replay: cargo xtask simulate "))
+        .unwrap_or_else(|| panic!("no replay line: {stdout}"));
+    assert!(replay.starts_with("--limiter shared --broken retry-lost-reply --replay "));
+    let id = replay.rsplit(' ').next().unwrap();
+    let again = simulator(&[
+        "--limiter",
+        "shared",
+        "--broken",
+        "retry-lost-reply",
+        "--replay",
+        id,
+    ]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("VIOLATION"));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -7,6 +7,7 @@ mod coverage;
 mod determinism;
 mod oracle;
 mod replay;
+mod shared;
 mod trace;
 
 use fixed_window_sim::{Invariant, Scenario, ScenarioId, Target, Violation, check, run};

@@ -1,0 +1,708 @@
+//! The script engine: an embedded Lua 5.1 (built from source with the `mlua` crate, as Redis
+//! and Valkey embed it) that runs a script's text against the simulated keyspace, with the
+//! Redis scripting surface the shared limiter's script uses and nothing more.
+//!
+//! `redis.call` implements `TIME` (the server's clock), `GET` and `SET` (with `NX` and `PX`);
+//! any other command, option or `redis.*` function is refused with an error naming it, so a
+//! script cannot silently use something the simulation does not model. As in Redis, scripts
+//! may not create or read undeclared globals, replies are converted the way Redis converts
+//! them (numbers truncated to integers, tables to arrays, `{err = …}` to an error), and a
+//! script that runs too long is stopped.
+//!
+//! One engine serves every run on a thread: compiling a script and making a Lua state cost
+//! far more than a run's worth of calls. What a run's server holds (its keyspace, its loaded
+//! scripts) is the server's; the engine keeps only compiled functions, which depend on
+//! nothing but the script's text.
+
+use core::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
+
+use crate::shared::keyspace::Keyspace;
+
+/// Lua instructions a script may run before it is stopped (Redis's busy-script limit is a
+/// time; a count keeps the simulation deterministic). The limiter's script runs a few hundred.
+const INSTRUCTION_BUDGET: u32 = 1_000_000;
+/// How often the budget is checked, in instructions.
+const HOOK_EVERY: u32 = 10_000;
+
+/// A reply of the server, as RESP types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// An integer.
+    Integer(i64),
+    /// A bulk string.
+    Bulk(Box<str>),
+    /// The null reply.
+    Nil,
+    /// A status reply (`+OK`).
+    Status(Box<str>),
+    /// An error reply, its code first (`ERR …`, `NOSCRIPT …`).
+    Error(Box<str>),
+    /// An array.
+    Array(Vec<Reply>),
+}
+
+impl Reply {
+    /// The reply as the array of integers the shared limiter's client reads (redis-rs's
+    /// `Vec<i64>`), or why it is not one.
+    pub(crate) fn integers(&self) -> Result<Vec<i64>, &Reply> {
+        let Reply::Array(items) = self else {
+            return Err(self);
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                Reply::Integer(n) => Ok(*n),
+                _ => Err(self),
+            })
+            .collect()
+    }
+}
+
+/// What a script's calls see while it runs.
+#[derive(Debug, Default)]
+struct Context {
+    /// The server's keyspace, lent for the run.
+    keyspace: Keyspace,
+    /// The server's time, in microseconds.
+    now_us: u64,
+    /// The request whose script runs, for the write log.
+    request: u32,
+    /// Instructions run so far, in steps of [`HOOK_EVERY`].
+    instructions: u32,
+    /// The first command or function the script tried that is not modelled.
+    refused: Option<String>,
+}
+
+/// A Lua 5.1 state with the Redis scripting surface.
+pub(crate) struct Engine {
+    lua: Lua,
+    /// The Lua function that runs a script: it sets `KEYS` and `ARGV` from its arguments,
+    /// calls the script and flattens its reply (see [`RUNNER`]).
+    runner: Function,
+    /// Compiled scripts by SHA-1.
+    functions: HashMap<Box<str>, Function>,
+    context: Rc<RefCell<Context>>,
+}
+
+impl core::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Engine")
+            .field("compiled", &self.functions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    /// This thread's engine, made on first use.
+    static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's engine.
+///
+/// # Panics
+///
+/// If the Lua state cannot be made (out of memory), or `f` reenters.
+pub(crate) fn with_engine<T>(f: impl FnOnce(&mut Engine) -> T) -> T {
+    ENGINE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let engine = slot.get_or_insert_with(|| {
+            Engine::new().unwrap_or_else(|error| panic!("cannot start Lua: {error}"))
+        });
+        f(engine)
+    })
+}
+
+/// The hex SHA-1 of a script's text, the name `EVALSHA` calls it by.
+pub(crate) fn sha1_hex(text: &str) -> Box<str> {
+    sha1_smol::Sha1::from(text).digest().to_string().into()
+}
+
+/// The most keys and arguments a script call may have here (the shared limiter's have three
+/// and four, planted clients add one).
+const MOST_KEYS: usize = 4;
+const MOST_ARGS: usize = 8;
+
+/// The Redis scripting surface, in Lua around a few Rust functions: `redis.call` dispatches
+/// the modelled commands to them (the replies' tables are made here, in Lua, which is much
+/// cheaper than making them through the embedding), and refuses everything else by name.
+const SURFACE: &str = r"
+local get, set, time, refuse, wrong = ...
+local upper, select, format, type = string.upper, select, string.format, type
+-- Redis turns number arguments into their decimal text.
+local function text(value)
+  if type(value) == 'number' then return format('%.17g', value) end
+  return value
+end
+redis.call = function(command, ...)
+  local name = command
+  if name ~= 'GET' and name ~= 'SET' and name ~= 'TIME' then
+    if type(command) ~= 'string' then
+      error('ERR Lua redis lib command arguments must be strings or integers', 2)
+    end
+    name = upper(command)
+  end
+  local n = select('#', ...)
+  if name == 'GET' then
+    if n ~= 1 then return wrong('get') end
+    local value = get(text((...)))
+    if value == nil then return false end
+    return value
+  elseif name == 'SET' then
+    if n < 2 or n > 6 then return wrong('set') end
+    local key, value, a, b, c, d = ...
+    if set(text(key), text(value), text(a), text(b), text(c), text(d)) then return { ok = 'OK' } end
+    return false
+  elseif name == 'TIME' then
+    if n ~= 0 then return wrong('time') end
+    local seconds, micros = time()
+    return { seconds, micros }
+  end
+  return refuse(name)
+end
+";
+
+/// Runs a script: `f`, then `nkeys` keys and `nargs` arguments. Returns the reply flattened:
+/// a tag (0 nil, 1 integer, 2 bulk, 3 error, 4 status, 5 array of at most four integers,
+/// 6 any other table), then a string, a table, and numbers, as the tag needs.
+const RUNNER: &str = r"
+local KEYS, ARGV, select, type, rawget, unpack = KEYS, ARGV, select, type, rawget, unpack
+return function(f, nkeys, nargs, ...)
+  for i = 1, nkeys do KEYS[i] = (select(i, ...)) end
+  for i = #KEYS, nkeys + 1, -1 do KEYS[i] = nil end
+  for i = 1, nargs do ARGV[i] = (select(nkeys + i, ...)) end
+  for i = #ARGV, nargs + 1, -1 do ARGV[i] = nil end
+  local reply = f()
+  local kind = type(reply)
+  if kind == 'number' then return 1, nil, nil, reply end
+  if kind == 'string' then return 2, reply end
+  if kind == 'boolean' then
+    if reply then return 1, nil, nil, 1 end
+    return 0
+  end
+  if kind ~= 'table' then return 0 end
+  local err = rawget(reply, 'err')
+  if err ~= nil then return 3, tostring(err) end
+  local ok = rawget(reply, 'ok')
+  if ok ~= nil then return 4, tostring(ok) end
+  local n = 0
+  while reply[n + 1] ~= nil do
+    n = n + 1
+    if n > 4 or type(reply[n]) ~= 'number' then return 6, nil, reply end
+  end
+  return 5, nil, nil, n, unpack(reply, 1, n)
+end
+";
+
+/// What [`RUNNER`] returns.
+type Flat = (
+    u8,
+    Option<String>,
+    Option<Table>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+);
+
+impl Engine {
+    fn new() -> mlua::Result<Engine> {
+        let lua = Lua::new();
+        let context = Rc::new(RefCell::new(Context::default()));
+        let redis = lua.create_table()?;
+        redis.raw_set(
+            "error_reply",
+            lua.create_function(|lua, message: mlua::String| {
+                let reply = lua.create_table()?;
+                reply.raw_set("err", message)?;
+                Ok(reply)
+            })?,
+        )?;
+        redis.raw_set(
+            "status_reply",
+            lua.create_function(|lua, message: mlua::String| {
+                let reply = lua.create_table()?;
+                reply.raw_set("ok", message)?;
+                Ok(reply)
+            })?,
+        )?;
+        let globals = lua.globals();
+        globals.raw_set("redis", redis.clone())?;
+        globals.raw_set("KEYS", lua.create_table()?)?;
+        globals.raw_set("ARGV", lua.create_table()?)?;
+        lua.load(SURFACE).call::<()>(commands(&lua, &context)?)?;
+        // Anything else of redis.* (pcall, log, sha1hex, setresp, …) is refused by name.
+        let refuse_context = Rc::clone(&context);
+        let refuse = lua.create_function(move |_, (_, name): (Value, mlua::String)| {
+            let name = format!("redis.{}", name.to_string_lossy());
+            let message = not_modelled(&name);
+            refuse_context.borrow_mut().refused.get_or_insert(name);
+            Err::<Value, _>(mlua::Error::runtime(message))
+        })?;
+        let refusing = lua.create_table()?;
+        refusing.raw_set("__index", refuse)?;
+        redis.set_metatable(Some(refusing))?;
+        let runner: Function = lua.load(RUNNER).call(())?;
+        // Redis's guard: a script may neither make nor read undeclared globals.
+        lua.load(
+            r#"setmetatable(_G, {
+                __newindex = function(_, name)
+                    error("Script attempted to create global variable '" .. tostring(name) .. "'", 2)
+                end,
+                __index = function(_, name)
+                    error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+                end,
+            })"#,
+        )
+        .exec()?;
+        let hook_context = Rc::clone(&context);
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+            move |_, _| {
+                let mut context = hook_context.borrow_mut();
+                context.instructions += HOOK_EVERY;
+                if context.instructions >= INSTRUCTION_BUDGET {
+                    return Err(mlua::Error::runtime(
+                        "BUSY the script ran past the simulation's instruction budget",
+                    ));
+                }
+                Ok(VmState::Continue)
+            },
+        )?;
+        Ok(Engine {
+            lua,
+            runner,
+            functions: HashMap::new(),
+            context,
+        })
+    }
+
+    /// Compiles `text` (known by `sha`) unless it is compiled already; the error reply of
+    /// `SCRIPT LOAD` if it does not compile.
+    pub(crate) fn compile(&mut self, sha: &str, text: &str) -> Result<(), Reply> {
+        if self.functions.contains_key(sha) {
+            return Ok(());
+        }
+        let function = self
+            .lua
+            .load(text)
+            .set_name(format!("@user_script:{sha}"))
+            .into_function()
+            .map_err(|error| Reply::Error(format!("ERR Error compiling script: {error}").into()))?;
+        self.functions.insert(sha.into(), function);
+        Ok(())
+    }
+
+    /// Runs the compiled script `sha` with `keys` and `args`, at server time `now_us`, on
+    /// `keyspace`, for `request`: its reply, and the name of the first thing it used that is
+    /// not modelled, if it did.
+    pub(crate) fn run<'a>(
+        &mut self,
+        sha: &str,
+        keyspace: &mut Keyspace,
+        now_us: u64,
+        request: u32,
+        keys: impl Iterator<Item = &'a str>,
+        args: impl Iterator<Item = &'a str>,
+    ) -> (Reply, Option<String>) {
+        let Some(function) = self.functions.get(sha) else {
+            return (
+                Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into()),
+                None,
+            );
+        };
+        let mut k: [Option<&str>; MOST_KEYS] = [None; MOST_KEYS];
+        let mut a: [Option<&str>; MOST_ARGS] = [None; MOST_ARGS];
+        let (mut nkeys, mut nargs) = (0, 0);
+        for key in keys {
+            if nkeys == MOST_KEYS {
+                return (
+                    Reply::Error("ERR too many keys for the simulation".into()),
+                    None,
+                );
+            }
+            k[nkeys] = Some(key);
+            nkeys += 1;
+        }
+        for arg in args {
+            if nargs == MOST_ARGS {
+                return (
+                    Reply::Error("ERR too many arguments for the simulation".into()),
+                    None,
+                );
+            }
+            a[nargs] = Some(arg);
+            nargs += 1;
+        }
+        // Arguments follow the keys without gaps.
+        let mut packed: [Option<&str>; MOST_KEYS + MOST_ARGS] = [None; MOST_KEYS + MOST_ARGS];
+        for (slot, value) in packed.iter_mut().zip(k[..nkeys].iter().chain(&a[..nargs])) {
+            *slot = *value;
+        }
+        {
+            let mut context = self.context.borrow_mut();
+            std::mem::swap(&mut context.keyspace, keyspace);
+            context.now_us = now_us;
+            context.request = request;
+            context.instructions = 0;
+            context.refused = None;
+        }
+        let [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11] = packed;
+
+        let result = self.runner.call::<Flat>((
+            function, nkeys, nargs, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11,
+        ));
+        let reply = match result {
+            Ok((tag, text, table, n0, n1, n2, n3, n4)) => match tag {
+                1 => Reply::Integer(truncate(n0.unwrap_or(0.0))),
+                2 => Reply::Bulk(text.unwrap_or_default().into()),
+                3 => Reply::Error(text.unwrap_or_default().into()),
+                4 => Reply::Status(text.unwrap_or_default().into()),
+                5 => {
+                    let n = usize::try_from(truncate(n0.unwrap_or(0.0))).unwrap_or(0);
+                    Reply::Array(
+                        [n1, n2, n3, n4]
+                            .into_iter()
+                            .take(n)
+                            .map(|v| Reply::Integer(truncate(v.unwrap_or(0.0))))
+                            .collect(),
+                    )
+                }
+                6 => table.map_or(Reply::Nil, |t| to_reply(&Value::Table(t), 0)),
+                _ => Reply::Nil,
+            },
+            Err(error) => Reply::Error(format!("ERR {}", script_error(&error)).into()),
+        };
+        let mut context = self.context.borrow_mut();
+        std::mem::swap(&mut context.keyspace, keyspace);
+        (reply, context.refused.take())
+    }
+}
+
+/// The Rust side of `redis.call`: `GET`, `SET`, `TIME`, and the refusals, for [`SURFACE`].
+fn commands(
+    lua: &Lua,
+    context: &Rc<RefCell<Context>>,
+) -> mlua::Result<(Function, Function, Function, Function, Function)> {
+    let get_context = Rc::clone(context);
+    let get = lua.create_function(move |_, key: String| {
+        let mut context = get_context.borrow_mut();
+        let now_ms = context.now_us / 1_000;
+        Ok(context.keyspace.get(&key, now_ms).map(str::to_owned))
+    })?;
+    let set_context = Rc::clone(context);
+    let set = lua.create_function(
+        move |_,
+              (key, value, a, b, c, d): (
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        )| {
+            let mut context = set_context.borrow_mut();
+            let given = [a.as_deref(), b.as_deref(), c.as_deref(), d.as_deref()];
+            let count = given.iter().take_while(|o| o.is_some()).count();
+            let mut options = [""; 4];
+            for (slot, option) in options.iter_mut().zip(given.iter().flatten()) {
+                *slot = option;
+            }
+            set_command(&mut context, &key, &value, &options[..count])
+        },
+    )?;
+    let time_context = Rc::clone(context);
+    let time = lua.create_function(move |_, ()| {
+        let now_us = time_context.borrow().now_us;
+        Ok((
+            (now_us / 1_000_000).to_string(),
+            (now_us % 1_000_000).to_string(),
+        ))
+    })?;
+    let refuse_context = Rc::clone(context);
+    let refuse = lua.create_function(move |_, name: String| {
+        let what = format!("the command {name}");
+        let message = not_modelled(&what);
+        refuse_context.borrow_mut().refused.get_or_insert(what);
+        Err::<(), _>(mlua::Error::runtime(format!("ERR {message}")))
+    })?;
+    let wrong = lua.create_function(|_, name: String| {
+        Err::<(), _>(mlua::Error::runtime(format!(
+            "ERR wrong number of arguments for '{name}' command"
+        )))
+    })?;
+    Ok((get, set, time, refuse, wrong))
+}
+
+/// Redis truncates Lua's numbers to integers.
+#[allow(clippy::cast_possible_truncation)]
+fn truncate(n: f64) -> i64 {
+    n as i64
+}
+
+/// The message of a script's error, without mlua's wrapping.
+fn script_error(error: &mlua::Error) -> String {
+    match error {
+        mlua::Error::CallbackError { cause, .. } => script_error(cause),
+        mlua::Error::RuntimeError(message) => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn not_modelled(what: &str) -> String {
+    format!("fixed-window-sim: {what} is not modelled by the simulated server")
+}
+
+/// `SET key value [options]`: whether it wrote.
+fn set_command(
+    context: &mut Context,
+    key: &str,
+    value: &str,
+    options: &[&str],
+) -> mlua::Result<bool> {
+    let now_ms = context.now_us / 1_000;
+    let (nx, px) = match set_options(options) {
+        Ok(options) => options,
+        Err(SetError::NotModelled(option)) => {
+            let what = format!("SET option {option}");
+            let message = not_modelled(&what);
+            context.refused.get_or_insert(what);
+            return Err(mlua::Error::runtime(format!("ERR {message}")));
+        }
+        Err(SetError::Invalid(message)) => return Err(mlua::Error::runtime(message)),
+    };
+    if nx && context.keyspace.exists(key, now_ms) {
+        return Ok(false);
+    }
+    let request = context.request;
+    context
+        .keyspace
+        .set(request, key, value, px.map(|ms| now_ms.saturating_add(ms)));
+    Ok(true)
+}
+
+enum SetError {
+    NotModelled(String),
+    Invalid(&'static str),
+}
+
+/// `SET`'s options: whether `NX` was given, and the `PX` milliseconds.
+fn set_options(options: &[&str]) -> Result<(bool, Option<u64>), SetError> {
+    let mut nx = false;
+    let mut px = None;
+    let mut rest = options.iter();
+    while let Some(option) = rest.next() {
+        let upper = |name: &str| option.eq_ignore_ascii_case(name);
+        if upper("NX") && !nx {
+            nx = true;
+        } else if upper("PX") && px.is_none() {
+            {
+                let ms = rest
+                    .next()
+                    .ok_or(SetError::Invalid("ERR syntax error"))?
+                    .parse::<i64>()
+                    .map_err(|_| {
+                        SetError::Invalid("ERR value is not an integer or out of range")
+                    })?;
+                if ms <= 0 {
+                    return Err(SetError::Invalid(
+                        "ERR invalid expire time in 'set' command",
+                    ));
+                }
+                px = Some(ms.unsigned_abs());
+            }
+        } else if upper("NX") || upper("PX") {
+            return Err(SetError::Invalid("ERR syntax error"));
+        } else {
+            return Err(SetError::NotModelled(option.to_ascii_uppercase()));
+        }
+    }
+    Ok((nx, px))
+}
+
+/// Nesting deeper than this is not a reply any script here gives.
+const DEEPEST_REPLY: usize = 8;
+
+/// A script's return value as Redis converts it.
+fn to_reply(value: &Value, depth: usize) -> Reply {
+    match value {
+        // Redis truncates Lua's numbers to integers.
+        #[allow(clippy::cast_possible_truncation)]
+        Value::Number(n) => Reply::Integer(*n as i64),
+        Value::Integer(n) => Reply::Integer(*n),
+        Value::String(s) => Reply::Bulk(s.to_string_lossy().into()),
+        Value::Boolean(true) => Reply::Integer(1),
+        Value::Table(table) => {
+            if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
+                return Reply::Error(err.to_string_lossy().into());
+            }
+            if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {
+                return Reply::Status(ok.to_string_lossy().into());
+            }
+            if depth >= DEEPEST_REPLY {
+                return Reply::Error("ERR reply nested too deeply".into());
+            }
+            let mut items = Vec::new();
+            for i in 1.. {
+                match table.raw_get::<Value>(i) {
+                    Ok(Value::Nil) | Err(_) => break,
+                    Ok(item) => items.push(to_reply(&item, depth + 1)),
+                }
+            }
+            Reply::Array(items)
+        }
+        _ => Reply::Nil,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(
+        text: &str,
+        keyspace: &mut Keyspace,
+        now_us: u64,
+        keys: &[&str],
+        args: &[&str],
+    ) -> (Reply, Option<String>) {
+        let sha = sha1_hex(text);
+        with_engine(|engine| {
+            engine.compile(&sha, text).expect("compiles");
+            engine.run(
+                &sha,
+                keyspace,
+                now_us,
+                0,
+                keys.iter().copied(),
+                args.iter().copied(),
+            )
+        })
+    }
+
+    #[test]
+    fn time_reads_the_servers_clock_in_seconds_and_microseconds() {
+        let mut keys = Keyspace::default();
+        let (reply, _) = run("return redis.call('TIME')", &mut keys, 12_345_678, &[], &[]);
+        assert_eq!(
+            reply,
+            Reply::Array(vec![Reply::Bulk("12".into()), Reply::Bulk("345678".into())])
+        );
+    }
+
+    #[test]
+    fn set_with_nx_and_px_and_get_follow_redis() {
+        let mut keys = Keyspace::default();
+        let script = "local a = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', 5)
+                      local b = redis.call('SET', KEYS[1], 'other', 'NX')
+                      return { a.ok, tostring(b), redis.call('GET', KEYS[1]) }";
+        let (reply, _) = run(script, &mut keys, 1_000, &["k"], &["v"]);
+        assert_eq!(
+            reply,
+            Reply::Array(vec![
+                Reply::Bulk("OK".into()),
+                Reply::Bulk("false".into()),
+                Reply::Bulk("v".into())
+            ])
+        );
+        // Set at millisecond 1 for 5 ms: alive through millisecond 6.
+        let get = "return redis.call('GET', KEYS[1])";
+        assert_eq!(
+            run(get, &mut keys, 6_999, &["k"], &[]).0,
+            Reply::Bulk("v".into())
+        );
+        assert_eq!(run(get, &mut keys, 7_000, &["k"], &[]).0, Reply::Nil);
+    }
+
+    #[test]
+    fn numbers_are_truncated_and_tables_become_arrays_up_to_the_first_nil() {
+        let mut keys = Keyspace::default();
+        let (reply, _) = run(
+            "return { 1, 2.9, -3.5, 'x', nil, 7 }",
+            &mut keys,
+            0,
+            &[],
+            &[],
+        );
+        assert_eq!(
+            reply,
+            Reply::Array(vec![
+                Reply::Integer(1),
+                Reply::Integer(2),
+                Reply::Integer(-3),
+                Reply::Bulk("x".into())
+            ])
+        );
+        assert_eq!(
+            run("return redis.error_reply('boom')", &mut keys, 0, &[], &[]).0,
+            Reply::Error("boom".into())
+        );
+    }
+
+    #[test]
+    fn commands_options_and_functions_not_modelled_are_refused_by_name() {
+        let mut keys = Keyspace::default();
+        for (script, refused) in [
+            ("return redis.call('INCR', 'k')", "the command INCR"),
+            (
+                "return redis.call('set', 'k', 'v', 'EX', 1)",
+                "SET option EX",
+            ),
+            ("return redis.pcall('GET', 'k')", "redis.pcall"),
+            ("return redis.sha1hex('x')", "redis.sha1hex"),
+        ] {
+            let (reply, what) = run(script, &mut keys, 0, &[], &[]);
+            assert_eq!(what.as_deref(), Some(refused), "{script}");
+            assert!(
+                matches!(&reply, Reply::Error(message) if message.contains("not modelled")),
+                "{script}: {reply:?}"
+            );
+        }
+        assert_eq!(keys.live(0), []);
+    }
+
+    #[test]
+    fn globals_are_guarded_and_runaway_scripts_stopped() {
+        let mut keys = Keyspace::default();
+        let (reply, _) = run("x = 1 return 1", &mut keys, 0, &[], &[]);
+        assert!(
+            matches!(&reply, Reply::Error(m) if m.contains("create global variable")),
+            "{reply:?}"
+        );
+        let (reply, _) = run("return y", &mut keys, 0, &[], &[]);
+        assert!(
+            matches!(&reply, Reply::Error(m) if m.contains("nonexistent global")),
+            "{reply:?}"
+        );
+        let (reply, _) = run("while true do end", &mut keys, 0, &[], &[]);
+        assert!(
+            matches!(&reply, Reply::Error(m) if m.contains("BUSY")),
+            "{reply:?}"
+        );
+    }
+
+    #[test]
+    fn keys_and_argv_hold_only_this_calls_values() {
+        let mut keys = Keyspace::default();
+        let script = "return { #KEYS, #ARGV }";
+        assert_eq!(
+            run(
+                script,
+                &mut keys,
+                0,
+                &["a", "b", "c"],
+                &["1", "2", "3", "4"]
+            )
+            .0,
+            Reply::Array(vec![Reply::Integer(3), Reply::Integer(4)])
+        );
+        assert_eq!(
+            run(script, &mut keys, 0, &["a"], &["1"]).0,
+            Reply::Array(vec![Reply::Integer(1), Reply::Integer(1)])
+        );
+    }
+}

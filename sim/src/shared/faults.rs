@@ -1,0 +1,162 @@
+//! The faults a shared-limiter scenario injects, drawn swarm style: most scenarios are
+//! healthy (delay and jitter only); the others each enable their own mix of fault kinds.
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use crate::shared::keyspace::MOST_LAG;
+use crate::shared::scenario::ProcessSpec;
+
+/// A fault planned at a virtual time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// A process's connection is reset.
+    Reset {
+        /// The process.
+        process: u16,
+    },
+    /// The server stops executing requests for `for_ns`.
+    Pause {
+        /// How long.
+        for_ns: u64,
+    },
+    /// The server restarts without persistence, down for `for_ns`.
+    Restart {
+        /// How long.
+        for_ns: u64,
+    },
+    /// A replica that lags by `lag` writes takes over.
+    Failover {
+        /// Writes it lacks (at most 16).
+        lag: u8,
+        /// Whether it has the scripts.
+        keeps_scripts: bool,
+    },
+    /// `SCRIPT FLUSH`.
+    Flush,
+    /// The server's clock steps by `delta_ns`.
+    ClockStep {
+        /// Forward if positive.
+        delta_ns: i64,
+    },
+    /// A client process crashes mid-call and restarts after `for_ns`.
+    Crash {
+        /// The process.
+        process: u16,
+        /// How long it stays down.
+        for_ns: u64,
+    },
+}
+
+/// A scenario's faults.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Faults {
+    /// Requests lost on the way, per million.
+    pub request_loss_ppm: u32,
+    /// Replies lost on the way back, per million.
+    pub reply_loss_ppm: u32,
+    /// The planned faults, by virtual time.
+    pub planned: Vec<(u64, Fault)>,
+}
+
+impl Faults {
+    /// Whether the scenario is healthy: delay and jitter only.
+    pub fn healthy(&self) -> bool {
+        self.request_loss_ppm == 0 && self.reply_loss_ppm == 0 && self.planned.is_empty()
+    }
+}
+
+/// How many fault kinds [`pick_faults`] chooses among.
+const KINDS: usize = 9;
+
+/// Draws the faults of a scenario whose calls arrive over `span` nanoseconds.
+pub(crate) fn pick_faults(
+    rng: &mut ChaCha8Rng,
+    processes: &[ProcessSpec],
+    span: u64,
+    period_ns: u64,
+) -> Faults {
+    // The healthy case is the most common.
+    if rng.random_bool(0.4) {
+        return Faults::default();
+    }
+    let mut enabled: Vec<usize> = (0..KINDS).filter(|_| rng.random_bool(0.3)).collect();
+    if enabled.is_empty() {
+        enabled.push(rng.random_range(0..KINDS));
+    }
+    let timeout = processes
+        .iter()
+        .map(|p| u64::try_from(p.timeout.as_nanos()).unwrap_or(u64::MAX))
+        .max()
+        .unwrap_or(1_000_000);
+    let process_count = u16::try_from(processes.len()).unwrap_or(1);
+    let mut faults = Faults::default();
+    let at = |rng: &mut ChaCha8Rng| rng.random_range(0..=span);
+    for kind in enabled {
+        let times = rng.random_range(1..=3);
+        match kind {
+            0 => faults.request_loss_ppm = rng.random_range(5_000..=300_000),
+            1 => faults.reply_loss_ppm = rng.random_range(5_000..=300_000),
+            2 => {
+                for _ in 0..times {
+                    let process = rng.random_range(0..process_count);
+                    faults.planned.push((at(rng), Fault::Reset { process }));
+                }
+            }
+            3 => {
+                for _ in 0..times {
+                    let for_ns = rng.random_range(timeout / 2..=timeout * 5);
+                    faults.planned.push((at(rng), Fault::Pause { for_ns }));
+                }
+            }
+            4 => {
+                for _ in 0..times.min(2) {
+                    let for_ns = rng.random_range(0..=timeout * 2);
+                    faults.planned.push((at(rng), Fault::Restart { for_ns }));
+                }
+            }
+            5 => {
+                for _ in 0..times.min(2) {
+                    let lag = rng.random_range(0..=u8::try_from(MOST_LAG).unwrap_or(16));
+                    let keeps_scripts = rng.random_bool(0.5);
+                    faults
+                        .planned
+                        .push((at(rng), Fault::Failover { lag, keeps_scripts }));
+                }
+            }
+            6 => {
+                for _ in 0..times {
+                    faults.planned.push((at(rng), Fault::Flush));
+                }
+            }
+            7 => {
+                for _ in 0..times {
+                    let size = match rng.random_range(0..3) {
+                        // Within a window, or across a few.
+                        0 => rng.random_range(1..=period_ns.max(1)),
+                        1 => rng.random_range(1..=period_ns.saturating_mul(3).max(1)),
+                        // Seconds: past the counters' expiry margin.
+                        _ => rng.random_range(1_000_000..=3_000_000_000),
+                    };
+                    let size = i64::try_from(size).unwrap_or(i64::MAX);
+                    let delta_ns = if rng.random_bool(0.5) { size } else { -size };
+                    faults
+                        .planned
+                        .push((at(rng), Fault::ClockStep { delta_ns }));
+                }
+            }
+            _ => {
+                for _ in 0..times.min(2) {
+                    let process = rng.random_range(0..process_count);
+                    let for_ns = rng.random_range(0..=timeout * 4);
+                    faults
+                        .planned
+                        .push((at(rng), Fault::Crash { process, for_ns }));
+                }
+            }
+        }
+    }
+    // Stable: faults drawn for the same instant keep the order they were drawn in.
+    faults.planned.sort_by_key(|&(t, _)| t);
+    faults
+}

@@ -1,0 +1,199 @@
+//! The simulated server's keyspace: string values with Redis's expiry rule on the server's
+//! clock, and the log of recent writes a lagging replica has not received.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, DefaultHasher};
+
+/// The most writes a replica may lag behind by: the undo log keeps this many.
+pub(crate) const MOST_LAG: usize = 16;
+
+/// One stored value and when it expires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The value, as a Redis string.
+    pub(crate) value: Box<str>,
+    /// The last server millisecond the key lives in (Redis's `when`: the key is expired once
+    /// the server's time in milliseconds is past it); `None` lives until deleted.
+    pub(crate) expires_at_ms: Option<u64>,
+}
+
+/// A write the server made: which request wrote which key, and what the key held before, so
+/// that a failover to a lagging replica can undo it.
+#[derive(Debug, Clone)]
+pub(crate) struct Write {
+    /// The request whose script wrote.
+    pub(crate) request: u32,
+    /// The key written.
+    pub(crate) key: Box<str>,
+    /// What it held before (`None`: absent).
+    pub(crate) before: Option<Entry>,
+}
+
+/// A key the server found expired when a command touched it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Expired {
+    /// The key.
+    pub(crate) key: Box<str>,
+    /// The last millisecond it lived in.
+    pub(crate) expires_at_ms: u64,
+}
+
+/// A deterministic hasher: nothing iterates the map in its own order (keys are sorted first),
+/// but a fixed hasher keeps even its layout the same from run to run.
+type Map = HashMap<Box<str>, Entry, BuildHasherDefault<DefaultHasher>>;
+
+/// The keyspace: expiry is lazy (a key past its time is dropped when a command touches it),
+/// as Redis does between its active expiry cycles; the simulation has no other way to observe
+/// a key, so the difference cannot show.
+#[derive(Debug, Default)]
+pub(crate) struct Keyspace {
+    entries: Map,
+    /// The latest writes, oldest first, at most [`MOST_LAG`].
+    log: VecDeque<Write>,
+    /// Keys found expired since the server last took them.
+    expired: Vec<Expired>,
+}
+
+/// Redis's rule: a key is expired once the time is past its `when`.
+fn is_expired(entry: &Entry, now_ms: u64) -> bool {
+    entry.expires_at_ms.is_some_and(|when| now_ms > when)
+}
+
+impl Keyspace {
+    /// The value of `key` at server millisecond `now_ms`, dropping it if it expired.
+    pub(crate) fn get(&mut self, key: &str, now_ms: u64) -> Option<&str> {
+        if self.entries.get(key).is_some_and(|e| is_expired(e, now_ms)) {
+            if let Some((key, entry)) = self.entries.remove_entry(key) {
+                self.expired.push(Expired {
+                    key,
+                    expires_at_ms: entry.expires_at_ms.unwrap_or(u64::MAX),
+                });
+            }
+            return None;
+        }
+        self.entries.get(key).map(|entry| &*entry.value)
+    }
+
+    /// Whether `key` exists at `now_ms` (dropping it if it expired).
+    pub(crate) fn exists(&mut self, key: &str, now_ms: u64) -> bool {
+        self.get(key, now_ms).is_some()
+    }
+
+    /// Stores `value` at `key` for `request`, replacing its expiry (a plain `SET` makes a key
+    /// live forever, as in Redis), and logs the write.
+    pub(crate) fn set(&mut self, request: u32, key: &str, value: &str, expires_at_ms: Option<u64>) {
+        let entry = Entry {
+            value: value.into(),
+            expires_at_ms,
+        };
+        let before = self.entries.insert(key.into(), entry);
+        if self.log.len() == MOST_LAG {
+            self.log.pop_front();
+        }
+        self.log.push_back(Write {
+            request,
+            key: key.into(),
+            before,
+        });
+    }
+
+    /// Forgets everything: a restart without persistence.
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.log.clear();
+        self.expired.clear();
+    }
+
+    /// Undoes the latest `lag` writes (at most those logged), newest first: what a replica
+    /// that lags by `lag` writes holds. Returns the writes undone, newest first.
+    pub(crate) fn undo(&mut self, lag: usize) -> Vec<Write> {
+        let mut undone = Vec::new();
+        while undone.len() < lag {
+            let Some(write) = self.log.pop_back() else {
+                break;
+            };
+            match &write.before {
+                Some(entry) => {
+                    self.entries.insert(write.key.clone(), entry.clone());
+                }
+                None => {
+                    self.entries.remove(&write.key);
+                }
+            }
+            undone.push(write);
+        }
+        // The replica now is the primary: earlier writes are no longer anyone's lag.
+        self.log.clear();
+        undone
+    }
+
+    /// The keys found expired since the last call, in the order found.
+    pub(crate) fn take_expired(&mut self) -> Vec<Expired> {
+        std::mem::take(&mut self.expired)
+    }
+
+    /// Whether any key was found expired since the last [`take_expired`](Keyspace::take_expired).
+    pub(crate) fn has_expired(&self) -> bool {
+        !self.expired.is_empty()
+    }
+
+    /// Every live key at `now_ms` with its expiry, sorted by key.
+    pub(crate) fn live(&self, now_ms: u64) -> Vec<(Box<str>, Option<u64>)> {
+        let mut live: Vec<_> = self
+            .entries
+            .iter()
+            .filter(|(_, entry)| !is_expired(entry, now_ms))
+            .map(|(key, entry)| (key.clone(), entry.expires_at_ms))
+            .collect();
+        live.sort_unstable();
+        live
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_lives_through_its_last_millisecond_and_not_after() {
+        let mut keys = Keyspace::default();
+        keys.set(0, "a", "1", Some(10));
+        assert_eq!(keys.get("a", 10), Some("1"));
+        assert!(!keys.has_expired());
+        assert_eq!(keys.get("a", 11), None);
+        assert_eq!(
+            keys.take_expired(),
+            [Expired {
+                key: "a".into(),
+                expires_at_ms: 10
+            }]
+        );
+        keys.set(1, "b", "2", None);
+        assert_eq!(keys.get("b", u64::MAX), Some("2"));
+    }
+
+    #[test]
+    fn a_lagging_replica_lacks_the_latest_writes() {
+        let mut keys = Keyspace::default();
+        keys.set(0, "a", "1", None);
+        keys.set(1, "a", "2", Some(5));
+        keys.set(2, "b", "3", None);
+        let undone = keys.undo(2);
+        assert_eq!(undone.iter().map(|w| w.request).collect::<Vec<_>>(), [2, 1]);
+        assert_eq!(keys.get("a", 100), Some("1"));
+        assert_eq!(keys.get("b", 0), None);
+        // Nothing older is undone by a later failover.
+        assert!(keys.undo(5).is_empty());
+        assert_eq!(keys.live(0), [("a".into(), None)]);
+    }
+
+    #[test]
+    fn the_log_keeps_only_the_most_lag_latest_writes() {
+        let mut keys = Keyspace::default();
+        for request in 0..40 {
+            keys.set(request, "k", &request.to_string(), None);
+        }
+        assert_eq!(keys.undo(100).len(), MOST_LAG);
+        assert_eq!(keys.get("k", 0), Some("23"));
+    }
+}

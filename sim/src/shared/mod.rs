@@ -1,0 +1,61 @@
+//! The shared limiter (`fixed-window-redis`) under simulation: client processes driving its
+//! sans-IO [`Protocol`](fixed_window_redis::Protocol) over simulated connections to a
+//! simulated Redis that runs the limiter's own Lua script.
+//!
+//! ```
+//! use fixed_window_sim::ScenarioId;
+//! use fixed_window_sim::shared::{Plant, SharedScenario, check_shared, run_shared};
+//!
+//! let scenario = SharedScenario::generate(&ScenarioId::seed(42));
+//! assert!(check_shared(&scenario, &run_shared(&scenario, None)).is_empty());
+//! // A planted bug runs through the same scenario; the oracle judges it the same way.
+//! let planted = run_shared(&scenario, Some(Plant::RetryLostReply));
+//! assert!(planted.stats.calls > 0);
+//! ```
+//!
+//! # Types
+//!
+//! Scenarios
+//! - [`SharedScenario`]: the shared limit, the [`ProcessSpec`]s (clock [`ProcessClock`],
+//!   connection [`Link`], configuration), the [`SharedCaller`]s and their keys
+//!   ([`KeyMode`]), the [`Faults`] ([`Fault`]).
+//!
+//! Running
+//! - [`run_shared`]: one scenario, with the real limiter or a [`Plant`]ed bug;
+//!   [`SharedRun`], [`SharedStats`]; the trace, [`SharedRecord`] and its parts; the server's
+//!   [`Script`]s and [`Reply`]s.
+//!
+//! Checking
+//! - [`check_shared`]: the oracle, reporting [`Invariant`](crate::Invariant)s
+//!   ([`Invariant::SHARED`](crate::Invariant::SHARED)).
+//! - [`sweep_shared`], [`SharedSweep`], [`SharedSummary`] (with [`FAULT_NAMES`]),
+//!   [`SharedFailure`]; [`write_shared_trace`].
+
+mod engine;
+pub use crate::shared::engine::Reply;
+mod keyspace;
+mod server;
+pub use crate::shared::server::Script;
+mod faults;
+pub use crate::shared::faults::{Fault, Faults};
+mod planted;
+pub use crate::shared::planted::{Plant, UnknownPlant};
+mod record;
+pub use crate::shared::record::{
+    DecisionDigest, EventDigest, FaultRecord, Loss, Purpose, ReplyDigest, SharedOutcome,
+    SharedRecord,
+};
+mod run;
+pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, run_shared};
+mod scenario;
+pub use crate::shared::scenario::{
+    KeyMode, Link, ProcessClock, ProcessSpec, SHARED_NAME, SharedCaller, SharedScenario,
+};
+mod oracle;
+pub use crate::shared::oracle::check_shared;
+mod sweep;
+pub use crate::shared::sweep::{
+    FAULT_NAMES, SharedFailure, SharedSummary, SharedSweep, sweep_shared,
+};
+mod trace;
+pub use crate::shared::trace::write_shared_trace;

@@ -1,0 +1,195 @@
+//! Planted bugs: the shared limiter with one classic distributed-rate-limiter mistake each,
+//! for the oracle to catch. Each is the production script with a few lines changed, or the
+//! production client step with one behaviour added; everything else is the real code.
+
+use core::fmt;
+use core::str::FromStr;
+use std::sync::LazyLock;
+
+use fixed_window_redis::SCRIPT;
+
+/// One planted bug.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Plant {
+    /// Count and expiry as two commands (INCR, then EXPIRE): the counter is written without
+    /// an expiry, and a second round trip sets it. A client that dies (or a request lost)
+    /// between the two leaves a counter that never expires.
+    TwoCommands,
+    /// The client's clock instead of the server's: each process sends its own reading, so
+    /// skewed processes disagree on the windows.
+    ClientClock,
+    /// Each process aligns windows to its own origin (its registration's server time)
+    /// instead of the stored one.
+    OwnOrigin,
+    /// A lost reply retried: the attempt is sent again, so a script that ran counts twice.
+    RetryLostReply,
+    /// The counter's window starts at its first hit and expires a period later, instead of
+    /// on the shared grid: counts carry over across windows.
+    FirstHitExpiry,
+    /// The script's window boundary off by one: the instant a window starts still counts
+    /// against the previous one.
+    BoundaryOffByOne,
+    /// The local memory of a full window kept half a period past the window's end: local
+    /// rejections run late.
+    MemoryPastEnd,
+}
+
+impl Plant {
+    /// Every planted bug.
+    pub const ALL: [Plant; 7] = [
+        Plant::TwoCommands,
+        Plant::ClientClock,
+        Plant::OwnOrigin,
+        Plant::RetryLostReply,
+        Plant::FirstHitExpiry,
+        Plant::BoundaryOffByOne,
+        Plant::MemoryPastEnd,
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Plant::TwoCommands => "two-commands",
+            Plant::ClientClock => "client-clock",
+            Plant::OwnOrigin => "own-origin",
+            Plant::RetryLostReply => "retry-lost-reply",
+            Plant::FirstHitExpiry => "first-hit-expiry",
+            Plant::BoundaryOffByOne => "boundary-off-by-one",
+            Plant::MemoryPastEnd => "memory-past-end",
+        }
+    }
+
+    /// The script its clients load: the production one or a variant.
+    pub fn script(self) -> &'static str {
+        match self {
+            Plant::TwoCommands => &TWO_COMMANDS,
+            Plant::ClientClock => &CLIENT_CLOCK,
+            Plant::OwnOrigin => &OWN_ORIGIN,
+            Plant::FirstHitExpiry => &FIRST_HIT_EXPIRY,
+            Plant::BoundaryOffByOne => &BOUNDARY_OFF_BY_ONE,
+            Plant::RetryLostReply | Plant::MemoryPastEnd => SCRIPT,
+        }
+    }
+}
+
+/// The script a planted client runs as its second command, with the count's keys and
+/// arguments and the expiry in milliseconds last: sets the counter's (`KEYS[2]`) expiry by
+/// writing its value again with `PX`, as EXPIRE would.
+pub(crate) const EXPIRE_SCRIPT: &str = "\
+local value = redis.call('GET', KEYS[2])
+if value then
+  redis.call('SET', KEYS[2], value, 'PX', ARGV[#ARGV])
+end
+return 1
+";
+
+/// `SCRIPT` with each `(from, to)` replaced.
+///
+/// # Panics
+///
+/// If the production script no longer contains `from`: the planted bug would silently be
+/// the production script.
+fn variant(replacements: &[(&str, &str)]) -> &'static str {
+    let mut text = SCRIPT.to_owned();
+    for (from, to) in replacements {
+        assert!(
+            text.contains(from),
+            "the production script no longer contains {from:?}"
+        );
+        text = text.replace(from, to);
+    }
+    Box::leak(text.into_boxed_str())
+}
+
+static TWO_COMMANDS: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used), 'PX', ttl)",
+        "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used))",
+    )])
+});
+
+static CLIENT_CLOCK: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "local time = redis.call('TIME')\n  now = tonumber(time[1]) * 1000000 + tonumber(time[2])",
+        "now = tonumber(ARGV[5])",
+    )])
+});
+
+static OWN_ORIGIN: LazyLock<&'static str> =
+    LazyLock::new(|| variant(&[("origin = tonumber(o)", "origin = tonumber(ARGV[5] or o)")]));
+
+static FIRST_HIT_EXPIRY: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[
+        ("local used = 0\n", "local used = 0\nlocal first = now\n"),
+        (
+            "  if s >= start then\n    start = s\n    used = tonumber(u)\n  end",
+            "  first = s\n  used = tonumber(u)",
+        ),
+        (
+            "local ttl = math.ceil((next_start - now) / 1000) + margin",
+            "local ttl = math.max(1, math.ceil((first + period - now) / 1000))",
+        ),
+        (
+            "string.format('%.0f:%.0f', start, used), 'PX', ttl)",
+            "string.format('%.0f:%.0f', first, used), 'PX', ttl)",
+        ),
+    ])
+});
+
+static BOUNDARY_OFF_BY_ONE: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "math.floor((now - origin) / period)",
+        "math.floor((now - origin - 1) / period)",
+    )])
+});
+
+impl fmt::Display for Plant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is no planted bug's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPlant(String);
+
+impl fmt::Display for UnknownPlant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Plant::ALL.iter().map(|p| p.name()).collect();
+        write!(
+            f,
+            "no planted bug is called `{}`; the shared limiter's are: {}",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownPlant {}
+
+impl FromStr for Plant {
+    type Err = UnknownPlant;
+
+    fn from_str(s: &str) -> Result<Plant, UnknownPlant> {
+        Plant::ALL
+            .into_iter()
+            .find(|plant| plant.name() == s)
+            .ok_or_else(|| UnknownPlant(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_differs_from_the_production_script() {
+        for plant in Plant::ALL {
+            let script = plant.script();
+            let client_only = matches!(plant, Plant::RetryLostReply | Plant::MemoryPastEnd);
+            assert_eq!(script == SCRIPT, client_only, "{plant}");
+            assert_eq!(plant.name().parse::<Plant>(), Ok(plant));
+        }
+        assert!("nope".parse::<Plant>().is_err());
+    }
+}

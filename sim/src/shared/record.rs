@@ -1,0 +1,358 @@
+//! What a shared-limiter run writes down: the trace the [oracle](crate::shared::check) reads
+//! and `--trace` writes as JSON Lines.
+//!
+//! Every record carries `t`, the virtual time (nanoseconds) it happened at. Local instants
+//! (`local`, `until`, `deadline`) are readings of the process's own clock in nanoseconds;
+//! server times (`server_us`) are the server's clock in microseconds, the timeline of the
+//! windows.
+
+use serde::Serialize;
+
+/// What a request asks of the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// The process registers (stores or checks the configuration, fixing the origin).
+    Register,
+    /// An attempt on a caller's key.
+    Acquire,
+    /// `SCRIPT LOAD` after `NOSCRIPT`.
+    Load,
+    /// A planted client's second command (sets a counter's expiry).
+    Expire,
+}
+
+/// A script reply as the trace keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ReplyDigest {
+    /// An array of four integers, as the script returns.
+    Four {
+        /// The elements.
+        values: [i64; 4],
+    },
+    /// An error reply; `noscript` for `NOSCRIPT`.
+    Error {
+        /// Whether it was `NOSCRIPT`.
+        noscript: bool,
+    },
+    /// Anything else (a loaded script's SHA, an integer, …).
+    Other,
+}
+
+/// Why a request or its reply never came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Loss {
+    /// The request was lost on its way: the server never saw it.
+    Request,
+    /// The server ran it; its reply was lost.
+    Reply,
+    /// The connection was reset while it was in flight.
+    Reset,
+    /// The server was down (restarting): the connection was refused.
+    Down,
+    /// The client process crashed: any reply has nobody to go to.
+    Crash,
+}
+
+/// What the limiter decided in one attempt, as [`Decision`](fixed_window_redis::Decision)
+/// says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "decision")]
+pub enum DecisionDigest {
+    /// A counted permit.
+    Permitted {
+        /// `remaining`.
+        remaining: u32,
+    },
+    /// Sleep until this local instant, then attempt again.
+    Wait {
+        /// The local instant.
+        until: u128,
+    },
+    /// Rejected.
+    Rejected {
+        /// `retry_after`, in nanoseconds.
+        retry_after: u128,
+        /// Decided from the local memory of full windows.
+        local: bool,
+    },
+    /// The server could not decide; the fail-open policy granted a permit.
+    FailedOpen {
+        /// Whether the attempt may have counted.
+        may_have_counted: bool,
+    },
+    /// The server could not decide; fail closed.
+    Unavailable {
+        /// Whether the attempt may have counted.
+        may_have_counted: bool,
+    },
+    /// The server holds another configuration.
+    Conflict,
+}
+
+/// How a call ended, as its result says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum SharedOutcome {
+    /// A permit: counted (`remaining`) or granted by the fail-open policy.
+    Permitted {
+        /// The permit's `remaining`; `None` for a fail-open permit.
+        remaining: Option<u32>,
+    },
+    /// `Limited(Rejected)`.
+    Rejected {
+        /// Its `retry_after`, in nanoseconds.
+        retry_after: u128,
+        /// Whether its name, limit, period and `max_wait` are the limiter's.
+        fields_match: bool,
+    },
+    /// `Unavailable`.
+    Unavailable,
+    /// `Conflict`, `InvalidKey` or an error kind the oracle does not know.
+    OtherError,
+    /// The caller's process crashed during the call.
+    Crashed,
+    /// The run ended (its event budget ran out) before the call did.
+    Unfinished,
+}
+
+/// The event listeners got with a call's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+pub enum EventDigest {
+    /// None.
+    None,
+    /// `Permitted { remaining }`.
+    Permitted {
+        /// `remaining`.
+        remaining: u32,
+    },
+    /// `Rejected { retry_after }`.
+    Rejected {
+        /// In nanoseconds.
+        retry_after: u128,
+    },
+    /// `Unavailable { failed_open }`.
+    Unavailable {
+        /// Whether a permit was granted anyway.
+        failed_open: bool,
+    },
+}
+
+/// A fault the run injected.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "fault")]
+pub enum FaultRecord {
+    /// A process's connection was reset.
+    Reset {
+        /// The process.
+        process: u16,
+    },
+    /// The server stopped executing requests until `until` (virtual time).
+    Pause {
+        /// When it resumes.
+        until: u64,
+    },
+    /// The server restarted without persistence and is down until `until`.
+    Restart {
+        /// When it accepts connections again.
+        until: u64,
+    },
+    /// A replica lacking the latest writes took over; the writes it lacks, newest first:
+    /// the request that made each and the key written.
+    Failover {
+        /// The lag drawn (the writes undone may be fewer: the log holds the latest 16).
+        lag: u8,
+        /// Whether the replica had the scripts.
+        keeps_scripts: bool,
+        /// The writes undone.
+        undone: Vec<(u32, Box<str>)>,
+    },
+    /// `SCRIPT FLUSH`.
+    Flush,
+    /// The server's clock stepped by `delta_ns`.
+    ClockStep {
+        /// Forward if positive.
+        delta_ns: i64,
+    },
+    /// A client process crashed; it comes back at `until` with nothing remembered.
+    Crash {
+        /// The process.
+        process: u16,
+        /// When it restarts.
+        until: u64,
+    },
+}
+
+impl FaultRecord {
+    /// The fault's name in summaries.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultRecord::Reset { .. } => "connection_reset",
+            FaultRecord::Pause { .. } => "server_paused",
+            FaultRecord::Restart { .. } => "server_restarted",
+            FaultRecord::Failover { .. } => "failover",
+            FaultRecord::Flush => "script_flush",
+            FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => "clock_step_forward",
+            FaultRecord::ClockStep { .. } => "clock_step_back",
+            FaultRecord::Crash { .. } => "client_crash",
+        }
+    }
+}
+
+/// One thing that happened in a shared-limiter run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum SharedRecord {
+    /// A process registered: the origin the server gave it.
+    Registered {
+        /// Virtual time.
+        t: u64,
+        /// The process.
+        process: u16,
+        /// The shared origin it adopted, server microseconds.
+        origin_us: u64,
+    },
+    /// A call began.
+    Start {
+        /// Virtual time.
+        t: u64,
+        /// The caller.
+        caller: u32,
+        /// Its process's reading.
+        local: u64,
+        /// The call's deadline on that clock.
+        deadline: u64,
+    },
+    /// A request went out.
+    Sent {
+        /// Virtual time.
+        t: u64,
+        /// Its id.
+        request: u32,
+        /// The caller it is for (`None`: its process's registration).
+        caller: Option<u32>,
+        /// The process.
+        process: u16,
+        /// What it asks.
+        purpose: Purpose,
+    },
+    /// The server executed a request.
+    Executed {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+        /// The server's clock then, in microseconds.
+        server_us: u64,
+        /// Whether a script ran (not `NOSCRIPT`, not a load).
+        ran_script: bool,
+        /// Its reply.
+        reply: ReplyDigest,
+    },
+    /// The script used something the simulated server does not model, and failed.
+    Refused {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+        /// What it used.
+        what: Box<str>,
+    },
+    /// The server found a key expired.
+    Expired {
+        /// Virtual time.
+        t: u64,
+        /// The key.
+        key: Box<str>,
+        /// The last server millisecond it lived in.
+        expires_at_ms: u64,
+    },
+    /// A request or its reply was lost.
+    Lost {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+        /// How.
+        loss: Loss,
+    },
+    /// A request reached a paused server, which holds it until it resumes.
+    Held {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+    },
+    /// A reply came back after its attempt had ended (timed out): dropped.
+    Late {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+    },
+    /// An attempt's round trip got no usable reply within the timeout.
+    TimedOut {
+        /// Virtual time.
+        t: u64,
+        /// The caller (`None`: a registration).
+        caller: Option<u32>,
+    },
+    /// An attempt decided.
+    Decided {
+        /// Virtual time.
+        t: u64,
+        /// The caller.
+        caller: u32,
+        /// The process's reading when the attempt began (`now`, also `sent`).
+        local: u64,
+        /// The reading when it decided (`received` for a round trip).
+        at: u64,
+        /// The request whose reply decided it; `None` if decided locally.
+        request: Option<u32>,
+        /// The decision.
+        decision: DecisionDigest,
+    },
+    /// A caller began a sleep.
+    Sleep {
+        /// Virtual time.
+        t: u64,
+        /// The caller.
+        caller: u32,
+        /// The reading when it began.
+        local: u64,
+        /// The reading it sleeps until.
+        until: u64,
+    },
+    /// A call ended.
+    Finish {
+        /// Virtual time.
+        t: u64,
+        /// The caller.
+        caller: u32,
+        /// The process's reading.
+        local: u64,
+        /// Its result.
+        outcome: SharedOutcome,
+        /// The event its listeners got.
+        event: EventDigest,
+    },
+    /// A fault.
+    Fault {
+        /// Virtual time.
+        t: u64,
+        /// Which.
+        fault: FaultRecord,
+    },
+    /// The keyspace when the run ended: each live key and the last millisecond it lives in.
+    Keyspace {
+        /// Virtual time.
+        t: u64,
+        /// The server's clock then.
+        server_us: u64,
+        /// Live keys.
+        keys: Vec<(Box<str>, Option<u64>)>,
+    },
+}

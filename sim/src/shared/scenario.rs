@@ -1,0 +1,406 @@
+//! A shared-limiter scenario, drawn from one seed (swarm style): the limit and period every
+//! process shares, the client processes (each with its own configuration, clock and
+//! connection), the callers and their keys, and the faults.
+
+use core::time::Duration;
+
+use fixed_window_redis::FailPolicy;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::scenario::ScenarioId;
+use crate::shared::faults::{Faults, pick_faults};
+
+/// The limiter's name in every process.
+pub const SHARED_NAME: &str = "sim";
+
+/// A process's clock: virtual time shifted by `offset_ns` and running `ppm` parts per
+/// million fast (slow if negative).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcessClock {
+    /// The reading at virtual time zero.
+    pub offset_ns: u64,
+    /// The rate error, in parts per million (|ppm| < 1,000: the documented allowance).
+    pub ppm: i32,
+}
+
+impl ProcessClock {
+    /// The reading at virtual time `t`.
+    pub fn reading(&self, t: u64) -> u64 {
+        let drift = i128::from(t) * i128::from(self.ppm) / 1_000_000;
+        let reading = i128::from(self.offset_ns) + i128::from(t) + drift;
+        u64::try_from(reading.max(0)).unwrap_or(u64::MAX)
+    }
+
+    /// The first virtual time at or after `from` whose reading is at least `target`.
+    pub fn virtual_at(&self, target: u64, from: u64) -> u64 {
+        if self.reading(from) >= target {
+            return from;
+        }
+        let rate = 1_000_000 + i128::from(self.ppm);
+        let estimate = (i128::from(target) - i128::from(self.offset_ns)) * 1_000_000 / rate;
+        let mut t = u64::try_from(estimate.max(0))
+            .unwrap_or(u64::MAX)
+            .max(from)
+            .saturating_sub(2);
+        while self.reading(t) < target && t < u64::MAX {
+            t += 1;
+        }
+        t.max(from)
+    }
+}
+
+/// A process's connection: one-way delay and jitter, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Link {
+    /// The least one-way delay.
+    pub delay_ns: u64,
+    /// Up to this much more, drawn per message (messages stay in order).
+    pub jitter_ns: u64,
+}
+
+/// One client process: its own limiter instance.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProcessSpec {
+    /// Virtual time it starts (and registers) at.
+    pub start: u64,
+    /// Its clock.
+    pub clock: ProcessClock,
+    /// Its connection.
+    pub link: Link,
+    /// Its `max_wait`.
+    pub max_wait: Duration,
+    /// Its fail policy.
+    pub fail_policy: FailPolicy,
+    /// Its round-trip timeout.
+    pub timeout: Duration,
+    /// How many full windows it may remember.
+    pub local_memory: usize,
+}
+
+/// One caller: a call of `try_acquire` (never waits) or `acquire` (waits up to `max_wait`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SharedCaller {
+    /// Virtual time of arrival.
+    pub arrival: u64,
+    /// Its process.
+    pub process: u16,
+    /// Its key, an index into [`SharedScenario::keys`].
+    pub key: u16,
+    /// Whether it calls `acquire` (and may wait).
+    pub waits: bool,
+}
+
+/// How many keys callers use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyMode {
+    /// Every caller uses one key.
+    Hot,
+    /// A few keys, evenly.
+    Few,
+    /// Many keys, a few of them hot.
+    Many,
+}
+
+/// A shared-limiter scenario.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SharedScenario {
+    /// The id that reproduces it.
+    pub id: ScenarioId,
+    /// Permits per window, shared.
+    pub limit: u32,
+    /// The window's length in microseconds (the server's resolution), shared.
+    pub period_us: u64,
+    /// The client processes.
+    pub processes: Vec<ProcessSpec>,
+    /// The keys callers use.
+    pub keys: Vec<String>,
+    /// How they were drawn.
+    pub key_mode: KeyMode,
+    /// The callers, in order of arrival.
+    pub callers: Vec<SharedCaller>,
+    /// The faults.
+    pub faults: Faults,
+}
+
+/// Scenarios have at most this many callers.
+const MOST_CALLERS: usize = 400;
+/// And at most this many processes (the issue's range is 1 to 16).
+pub(crate) const MOST_PROCESSES: u16 = 16;
+
+impl SharedScenario {
+    /// The scenario `id` names: the one its seed draws, keeping only the listed callers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::ScenarioId;
+    /// use fixed_window_sim::shared::SharedScenario;
+    ///
+    /// let a = SharedScenario::generate(&ScenarioId::seed(7));
+    /// assert_eq!(a, SharedScenario::generate(&ScenarioId::seed(7)));
+    /// assert!((1..=16).contains(&a.processes.len()));
+    /// ```
+    pub fn generate(id: &ScenarioId) -> SharedScenario {
+        let mut rng = ChaCha8Rng::seed_from_u64(id.seed ^ 0x5AA2_ED00);
+        let limit = match rng.random_range(0..100) {
+            0..20 => 1,
+            20..75 => rng.random_range(2..=10),
+            75..95 => rng.random_range(11..=100),
+            _ => rng.random_range(101..=2_000),
+        };
+        let processes = pick_processes(&mut rng);
+        let slowest = processes
+            .iter()
+            .map(|p| p.link.delay_ns + p.link.jitter_ns)
+            .max()
+            .unwrap_or(0);
+        let period_us = match rng.random_range(0..100) {
+            // Windows of a few microseconds: requests land on boundaries all the time.
+            0..20 => rng.random_range(1..=20),
+            20..75 => rng.random_range(20..=20_000),
+            75..95 => rng.random_range(20_000..=2_000_000),
+            // Windows much shorter than a round trip.
+            _ => (slowest / 1_000 / rng.random_range(2..=20)).max(1),
+        };
+        let (key_mode, keys) = pick_keys(&mut rng);
+        let window_ns = period_us * 1_000;
+        let callers = pick_callers(&mut rng, &processes, keys.len(), limit, window_ns);
+        let span = callers
+            .last()
+            .map_or(window_ns, |c| c.arrival)
+            .max(window_ns);
+        let faults = pick_faults(&mut rng, &processes, span, window_ns);
+        let callers = match &id.kept {
+            None => callers,
+            Some(kept) => kept
+                .iter()
+                .filter_map(|&i| callers.get(i as usize).copied())
+                .collect(),
+        };
+        SharedScenario {
+            id: id.clone(),
+            limit,
+            period_us,
+            processes,
+            keys,
+            key_mode,
+            callers,
+            faults,
+        }
+    }
+}
+
+fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
+    let count: u16 = match rng.random_range(0..100) {
+        0..25 => 1,
+        25..70 => rng.random_range(2..=4),
+        _ => rng.random_range(5..=MOST_PROCESSES),
+    };
+    // One network for the scenario, each process's link a variation of it.
+    let (delay, jitter) = match rng.random_range(0..100) {
+        0..50 => (
+            rng.random_range(1_000..=100_000),
+            rng.random_range(0..=50_000),
+        ),
+        50..85 => (
+            rng.random_range(100_000..=2_000_000),
+            rng.random_range(0..=1_000_000),
+        ),
+        _ => (
+            rng.random_range(2_000_000..=20_000_000),
+            rng.random_range(0..=20_000_000),
+        ),
+    };
+    let max_wait_scale = rng.random_range(0..=3);
+    (0..count)
+        .map(|_| {
+            let link = Link {
+                delay_ns: rng.random_range(delay / 2..=delay),
+                jitter_ns: rng.random_range(0..=jitter),
+            };
+            let round_trip = 2 * (link.delay_ns + link.jitter_ns);
+            let timeout_ns = match rng.random_range(0..100) {
+                // Tight: the slower round trips time out, the faster ones do not.
+                0..15 => {
+                    rng.random_range(2 * link.delay_ns + link.jitter_ns / 2..=round_trip) + 1_000
+                }
+                _ => rng
+                    .random_range(round_trip * 2..=round_trip * 20)
+                    .max(1_000),
+            };
+            let max_wait = match (max_wait_scale, rng.random_range(0..100)) {
+                (0, _) | (_, 0..40) => Duration::ZERO,
+                (scale, _) => Duration::from_nanos(rng.random_range(1..=round_trip * 10 * scale)),
+            };
+            let clock = ProcessClock {
+                offset_ns: rng.random_range(0..=1_u64 << 45),
+                ppm: if rng.random_bool(0.3) {
+                    rng.random_range(-999..=999)
+                } else {
+                    0
+                },
+            };
+            ProcessSpec {
+                start: rng.random_range(0..=round_trip * 4),
+                clock,
+                link,
+                max_wait,
+                fail_policy: if rng.random_bool(0.3) {
+                    FailPolicy::Open
+                } else {
+                    FailPolicy::Closed
+                },
+                timeout: Duration::from_nanos(timeout_ns),
+                local_memory: match rng.random_range(0..100) {
+                    0..60 => fixed_window_redis::DEFAULT_LOCAL_MEMORY,
+                    60..80 => 0,
+                    _ => rng.random_range(1..=4),
+                },
+            }
+        })
+        .collect()
+}
+
+fn pick_keys(rng: &mut ChaCha8Rng) -> (KeyMode, Vec<String>) {
+    let (mode, count) = match rng.random_range(0..100) {
+        0..45 => (KeyMode::Hot, 1),
+        45..80 => (KeyMode::Few, rng.random_range(2..=5)),
+        _ => (KeyMode::Many, rng.random_range(6..=200)),
+    };
+    (mode, (0..count).map(|k| format!("k{k}")).collect())
+}
+
+fn pick_key(rng: &mut ChaCha8Rng, keys: usize) -> u16 {
+    let key = if keys > 5 && rng.random_bool(0.5) {
+        // Half the traffic on the first few keys: some hot keys among many cold ones.
+        rng.random_range(0..3)
+    } else {
+        rng.random_range(0..keys)
+    };
+    u16::try_from(key).unwrap_or(0)
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+fn pick_callers(
+    rng: &mut ChaCha8Rng,
+    processes: &[ProcessSpec],
+    keys: usize,
+    limit: u32,
+    period_ns: u64,
+) -> Vec<SharedCaller> {
+    let first = processes.iter().map(|p| p.start).min().unwrap_or(0);
+    let slowest = processes
+        .iter()
+        .map(|p| 2 * (p.link.delay_ns + p.link.jitter_ns))
+        .max()
+        .unwrap_or(0);
+    let count = rng.random_range(10..=MOST_CALLERS);
+    let mut arrivals = Vec::with_capacity(count);
+    // The run lasts a few windows or a few round trips, whichever is longer.
+    let span = period_ns
+        .saturating_mul(rng.random_range(2..=40))
+        .max(slowest.saturating_mul(rng.random_range(5..=50)))
+        .min(1 << 50);
+    let rate = (count as f64) / (span as f64);
+    while arrivals.len() < count {
+        match rng.random_range(0..4) {
+            // Poisson.
+            0 => {
+                let mut t = first as f64;
+                for _ in 0..rng.random_range(1..=count) {
+                    let u: f64 = rng.random_range(f64::EPSILON..1.0);
+                    t += -u.ln() / rate;
+                    arrivals.push(t as u64);
+                }
+            }
+            // Steady.
+            1 => {
+                let step = span / (count as u64).max(1);
+                let start = first + rng.random_range(0..=step);
+                for i in 0..rng.random_range(1..=count as u64) {
+                    arrivals.push(start + i * step);
+                }
+            }
+            // Bursts around the window boundaries of a grid started near the first process's
+            // registration: the real origin is that registration's server time.
+            2 => {
+                for _ in 0..rng.random_range(1..=4) {
+                    let k = rng.random_range(1..=20_u64);
+                    let at = first + k * period_ns;
+                    let spread = slowest.max(1);
+                    for _ in 0..rng.random_range(1..=(limit as usize * 2 + 1).min(count)) {
+                        let offset = rng.random_range(0..=spread);
+                        arrivals.push(if rng.random_bool(0.5) {
+                            at.saturating_sub(offset)
+                        } else {
+                            at + offset
+                        });
+                    }
+                }
+            }
+            // A herd: many callers at once.
+            _ => {
+                let at = first + rng.random_range(0..=span);
+                for _ in 0..rng.random_range(1..=count / 2 + 1) {
+                    arrivals.push(at + rng.random_range(0..=slowest / 4 + 1));
+                }
+            }
+        }
+    }
+    arrivals.truncate(count);
+    arrivals.sort_unstable();
+    let waiting = rng.random_range(0.0..1.0);
+    let process_count = processes.len();
+    arrivals
+        .into_iter()
+        .map(|arrival| SharedCaller {
+            arrival,
+            process: u16::try_from(rng.random_range(0..process_count)).unwrap_or(0),
+            key: pick_key(rng, keys),
+            waits: rng.random_bool(waiting),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_drifting_clock_maps_back_to_the_first_virtual_time_reaching_a_reading() {
+        for ppm in [-999, -1, 0, 1, 999] {
+            let clock = ProcessClock {
+                offset_ns: 1_000,
+                ppm,
+            };
+            for target in [0, 1_000, 1_001, 5_000_000, 123_456_789_012] {
+                let t = clock.virtual_at(target, 0);
+                assert!(clock.reading(t) >= target, "{ppm} {target}");
+                assert!(t == 0 || clock.reading(t - 1) < target, "{ppm} {target}");
+            }
+        }
+    }
+
+    #[test]
+    fn scenarios_draw_every_key_mode_and_the_whole_range_of_processes() {
+        let scenarios: Vec<_> = (0..300)
+            .map(|seed| SharedScenario::generate(&ScenarioId::seed(seed)))
+            .collect();
+        for mode in [KeyMode::Hot, KeyMode::Few, KeyMode::Many] {
+            assert!(scenarios.iter().any(|s| s.key_mode == mode), "{mode:?}");
+        }
+        assert!(scenarios.iter().any(|s| s.processes.len() == 1));
+        assert!(scenarios.iter().any(|s| s.processes.len() >= 12));
+        assert!(scenarios.iter().all(|s| s.processes.len() <= 16));
+        assert!(
+            scenarios
+                .iter()
+                .all(|s| s.callers.is_sorted_by_key(|c| c.arrival))
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! The simulated Redis server: a keyspace, a script cache and a clock, executing the commands
+//! the shared limiter's client sends (`EVALSHA`, `SCRIPT LOAD`) by running the scripts' own
+//! text in the [engine](crate::shared::engine).
+//!
+//! It models what the shared limiter meets in production: `TIME` answers the server's clock,
+//! which the simulation can step; `EVALSHA` of a script the cache lacks answers `NOSCRIPT`
+//! (the cache is emptied by `SCRIPT FLUSH`, a restart or a failover); a restart without
+//! persistence loses the keyspace; a failover promotes a replica that lacks the latest writes.
+//! Requests are executed one at a time, in the order they arrive, and take no virtual time.
+
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use fixed_window_redis::ScriptCall;
+
+use crate::shared::engine::{Reply, sha1_hex, with_engine};
+use crate::shared::keyspace::{Expired, Keyspace, Write};
+
+/// The server's clock at virtual time zero, in nanoseconds since the Unix epoch: the first
+/// of November 2023, so that times are of the size Redis's `TIME` gives.
+pub(crate) const SERVER_EPOCH_NS: u64 = 1_698_796_800_000_000_000;
+
+/// A script a client knows by text and SHA-1.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Script {
+    /// The Lua text.
+    pub text: &'static str,
+    /// Its SHA-1, in hex.
+    pub sha: Box<str>,
+}
+
+impl Script {
+    /// The script of `text`.
+    pub fn new(text: &'static str) -> Script {
+        Script {
+            text,
+            sha: sha1_hex(text),
+        }
+    }
+}
+
+/// A command a client sends.
+#[derive(Debug, Clone)]
+pub(crate) enum Command {
+    /// `EVALSHA sha numkeys keys… args…`: the call's keys and arguments, then `extra`
+    /// arguments a planted client adds.
+    EvalSha {
+        /// The script, called by its SHA-1.
+        script: Rc<Script>,
+        /// Its keys and first arguments.
+        call: Rc<ScriptCall>,
+        /// Arguments after the call's own.
+        extra: Vec<String>,
+    },
+    /// `SCRIPT LOAD text`.
+    ScriptLoad(Rc<Script>),
+}
+
+/// What one executed request did, besides its reply.
+#[derive(Debug, Default)]
+pub(crate) struct Effects {
+    /// The server's time when it ran, in microseconds.
+    pub(crate) server_us: u64,
+    /// The first thing the script used that the simulation does not model.
+    pub(crate) refused: Option<String>,
+    /// Keys found expired while it ran.
+    pub(crate) expired: Vec<Expired>,
+    /// Whether it ran a script (rather than answering `NOSCRIPT` or loading one).
+    pub(crate) ran_script: bool,
+}
+
+/// The server.
+#[derive(Debug, Default)]
+pub(crate) struct Server {
+    keyspace: Keyspace,
+    /// SHA-1s of the loaded scripts.
+    scripts: BTreeSet<Box<str>>,
+    /// The server's clock minus virtual time, in nanoseconds (steps move it).
+    offset_ns: i64,
+}
+
+impl Server {
+    /// The server's clock at virtual time `t`, in microseconds since the Unix epoch.
+    pub(crate) fn now_us(&self, t: u64) -> u64 {
+        let ns = i128::from(SERVER_EPOCH_NS) + i128::from(t) + i128::from(self.offset_ns);
+        u64::try_from(ns.max(0) / 1_000).unwrap_or(u64::MAX)
+    }
+
+    /// Steps the server's clock by `delta_ns` (forward if positive).
+    pub(crate) fn step_clock(&mut self, delta_ns: i64) {
+        self.offset_ns = self.offset_ns.saturating_add(delta_ns);
+    }
+
+    /// Executes `command` of `request` at virtual time `t`.
+    pub(crate) fn execute(&mut self, request: u32, command: &Command, t: u64) -> (Reply, Effects) {
+        let server_us = self.now_us(t);
+        let mut effects = Effects {
+            server_us,
+            ..Effects::default()
+        };
+        let reply = match command {
+            Command::ScriptLoad(script) => with_engine(|engine| {
+                engine.compile(&script.sha, script.text)?;
+                self.scripts.insert(script.sha.clone());
+                Ok(Reply::Bulk(script.sha.clone()))
+            })
+            .unwrap_or_else(|error| error),
+            Command::EvalSha {
+                script,
+                call,
+                extra,
+            } => {
+                if self.scripts.contains(&script.sha) {
+                    effects.ran_script = true;
+                    let keyspace = &mut self.keyspace;
+                    let (reply, refused) = with_engine(|engine| {
+                        engine.run(
+                            &script.sha,
+                            keyspace,
+                            server_us,
+                            request,
+                            call.keys(),
+                            call.args()
+                                .into_iter()
+                                .chain(extra.iter().map(String::as_str)),
+                        )
+                    });
+                    effects.refused = refused;
+                    if self.keyspace.has_expired() {
+                        effects.expired = self.keyspace.take_expired();
+                    }
+                    reply
+                } else {
+                    Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into())
+                }
+            }
+        };
+        (reply, effects)
+    }
+
+    /// `SCRIPT FLUSH`.
+    pub(crate) fn flush_scripts(&mut self) {
+        self.scripts.clear();
+    }
+
+    /// A restart without persistence: no keys, no scripts.
+    pub(crate) fn restart(&mut self) {
+        self.keyspace.clear();
+        self.scripts.clear();
+    }
+
+    /// A failover to a replica lagging by `lag` writes, which has the scripts if
+    /// `keeps_scripts`; the writes it lacks, newest first.
+    pub(crate) fn failover(&mut self, lag: usize, keeps_scripts: bool) -> Vec<Write> {
+        if !keeps_scripts {
+            self.scripts.clear();
+        }
+        self.keyspace.undo(lag)
+    }
+
+    /// The live keys at virtual time `t`, with the last millisecond each lives in.
+    pub(crate) fn live_keys(&self, t: u64) -> Vec<(Box<str>, Option<u64>)> {
+        self.keyspace.live(self.now_us(t) / 1_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use core::time::Duration;
+
+    use fixed_window::Instant;
+    use fixed_window_redis::{Begin, Config, Protocol, SCRIPT, ScriptReply};
+
+    use super::*;
+
+    fn script_call(protocol: &Protocol, key: &str) -> ScriptCall {
+        match protocol.begin(key, Instant::ZERO, Instant::ZERO) {
+            Ok(Begin::Call(call)) => call,
+            other => panic!("expected a call, got {other:?}"),
+        }
+    }
+
+    fn eval(script: &Rc<Script>, call: ScriptCall) -> Command {
+        Command::EvalSha {
+            script: Rc::clone(script),
+            call: Rc::new(call),
+            extra: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_production_script_counts_on_the_servers_clock_and_sets_the_shared_origin() {
+        let mut server = Server::default();
+        let script = Rc::new(Script::new(SCRIPT));
+        let protocol =
+            Protocol::new(Config::of("api", 2, Duration::from_millis(10)).expect("valid"));
+        let register = eval(&script, protocol.register_call());
+        let (reply, _) = server.execute(0, &register, 0);
+        assert!(
+            matches!(&reply, Reply::Error(m) if m.starts_with("NOSCRIPT")),
+            "{reply:?}"
+        );
+        server.execute(1, &Command::ScriptLoad(Rc::clone(&script)), 0);
+        let (reply, effects) = server.execute(2, &register, 5_000);
+        let origin = effects.server_us;
+        assert_eq!(
+            reply
+                .integers()
+                .ok()
+                .as_deref()
+                .and_then(ScriptReply::parse),
+            Some(ScriptReply::Registered {
+                origin,
+                now: origin
+            })
+        );
+        let acquire = eval(&script, script_call(&protocol, "alice"));
+        let replies: Vec<_> = [1_000_000, 2_000_000, 3_000_000, 10_005_000]
+            .into_iter()
+            .zip(3..)
+            .map(|(t, request)| {
+                let (reply, effects) = server.execute(request, &acquire, t);
+                assert!(effects.ran_script && effects.refused.is_none());
+                reply
+                    .integers()
+                    .ok()
+                    .as_deref()
+                    .and_then(ScriptReply::parse)
+            })
+            .collect();
+        assert_eq!(
+            replies,
+            [
+                Some(ScriptReply::Permitted {
+                    remaining: 1,
+                    now: origin + 995,
+                    window_start: origin
+                }),
+                Some(ScriptReply::Permitted {
+                    remaining: 0,
+                    now: origin + 1_995,
+                    window_start: origin
+                }),
+                Some(ScriptReply::Full {
+                    retry_after: 7_005,
+                    now: origin + 2_995,
+                    window_start: origin
+                }),
+                // Exactly at the next window's start: the new window is in effect.
+                Some(ScriptReply::Permitted {
+                    remaining: 1,
+                    now: origin + 10_000,
+                    window_start: origin + 10_000
+                }),
+            ]
+        );
+        // The counter expires at its window's end plus the margin; the configuration never.
+        let live = server.live_keys(10_005_000);
+        assert_eq!(live.len(), 2);
+        assert_eq!(live[0], ("fixed-window:{api}".into(), None));
+        assert_eq!(live[1].1, Some((origin + 20_000) / 1_000 + 1_000));
+    }
+
+    #[test]
+    fn a_flushed_cache_answers_noscript_and_a_lagging_replica_forgets() {
+        let mut server = Server::default();
+        let script = Rc::new(Script::new(SCRIPT));
+        let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1)).expect("valid"));
+        server.execute(0, &Command::ScriptLoad(Rc::clone(&script)), 0);
+        let acquire = eval(&script, script_call(&protocol, "k"));
+        server.execute(1, &acquire, 0);
+        server.execute(2, &acquire, 0);
+        let undone = server.failover(1, true);
+        assert_eq!(undone.iter().map(|w| w.request).collect::<Vec<_>>(), [2]);
+        let (reply, _) = server.execute(3, &acquire, 0);
+        assert!(matches!(
+            reply
+                .integers()
+                .ok()
+                .as_deref()
+                .and_then(ScriptReply::parse),
+            Some(ScriptReply::Permitted { remaining: 3, .. })
+        ));
+        server.flush_scripts();
+        let (reply, effects) = server.execute(4, &acquire, 0);
+        assert!(matches!(&reply, Reply::Error(m) if m.starts_with("NOSCRIPT")));
+        assert!(!effects.ran_script);
+        server.step_clock(-1_000_000_000);
+        assert_eq!(server.now_us(1_000_000_000), SERVER_EPOCH_NS / 1_000);
+        server.restart();
+        assert_eq!(server.live_keys(0), []);
+    }
+}

@@ -1,0 +1,304 @@
+//! A sweep of shared-limiter scenarios over threads: each run, checked, counted, with the
+//! faults it injected and the rules it broke.
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::oracle::{Invariant, Violation};
+use crate::scenario::ScenarioId;
+use crate::shared::oracle::check_shared;
+use crate::shared::planted::Plant;
+use crate::shared::record::{Loss, SharedRecord};
+use crate::shared::run::{SharedRun, run_shared};
+use crate::shared::scenario::SharedScenario;
+use crate::sweep::{DETERMINISM, scenario_id};
+
+/// What to sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedSweep {
+    /// The sweep's seed; scenario `i`'s seed derives from it and `i`, as for the
+    /// in-process limiter's sweep.
+    pub seed: u64,
+    /// Scenarios in the whole sweep (over all shards).
+    pub scenarios: u64,
+    /// This shard and the number of shards: scenario `i` belongs to shard `i % n`.
+    pub shard: (u64, u64),
+    /// Worker threads.
+    pub threads: usize,
+    /// A planted bug, or `None` for the real shared limiter.
+    pub plant: Option<Plant>,
+    /// Whether to run every scenario twice and compare trace hashes.
+    pub check_determinism: bool,
+}
+
+impl SharedSweep {
+    /// The id of scenario `index`.
+    pub fn scenario(&self, index: u64) -> ScenarioId {
+        scenario_id(self.seed, index)
+    }
+}
+
+/// A failing scenario.
+#[derive(Debug, Clone)]
+pub struct SharedFailure {
+    /// Its id, for `--replay`.
+    pub id: ScenarioId,
+    /// What the oracle reported.
+    pub violations: Vec<Violation>,
+    /// Whether its two runs differed.
+    pub nondeterministic: bool,
+    /// A panic's message, if one escaped.
+    pub panic: Option<String>,
+}
+
+/// Totals of a shared sweep.
+#[derive(Debug, Clone, Default)]
+pub struct SharedSummary {
+    /// The sweep's seed.
+    pub seed: u64,
+    /// Scenarios run.
+    pub scenarios: u64,
+    /// Of them, healthy (delay and jitter only).
+    pub healthy: u64,
+    /// Client processes over all scenarios.
+    pub processes: u64,
+    /// Calls begun.
+    pub calls: u64,
+    /// Counted permits.
+    pub permits: u64,
+    /// Fail-open permits.
+    pub failed_open: u64,
+    /// Rejections.
+    pub rejections: u64,
+    /// Of them, decided from the local memory.
+    pub local_rejections: u64,
+    /// Calls that failed `Unavailable`.
+    pub unavailable: u64,
+    /// Sleeps.
+    pub waits: u64,
+    /// Scripts the server ran.
+    pub scripts: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Virtual time, summed.
+    pub simulated_ns: u128,
+    /// Faults injected, by name, each counted once per occurrence.
+    pub faults: BTreeMap<&'static str, u64>,
+    /// Scenarios that broke each rule, by name (every rule listed).
+    pub violations: BTreeMap<&'static str, u64>,
+    /// The failing scenarios, in index order.
+    pub failures: Vec<SharedFailure>,
+}
+
+/// Every fault name a summary lists, zero or not.
+pub const FAULT_NAMES: [&str; 13] = [
+    "request_lost",
+    "reply_lost",
+    "connection_reset",
+    "server_paused",
+    "server_restarted",
+    "failover",
+    "writes_lost_in_failover",
+    "script_flush",
+    "noscript_reloads",
+    "clock_step_forward",
+    "clock_step_back",
+    "client_crash",
+    "counters_expired",
+];
+
+impl SharedSummary {
+    fn add(&mut self, other: SharedSummary) {
+        self.scenarios += other.scenarios;
+        self.healthy += other.healthy;
+        self.processes += other.processes;
+        self.calls += other.calls;
+        self.permits += other.permits;
+        self.failed_open += other.failed_open;
+        self.rejections += other.rejections;
+        self.local_rejections += other.local_rejections;
+        self.unavailable += other.unavailable;
+        self.waits += other.waits;
+        self.scripts += other.scripts;
+        self.events += other.events;
+        self.simulated_ns += other.simulated_ns;
+        for (name, count) in other.faults {
+            *self.faults.entry(name).or_insert(0) += count;
+        }
+        for (name, count) in other.violations {
+            *self.violations.entry(name).or_insert(0) += count;
+        }
+        self.failures.extend(other.failures);
+    }
+
+    fn count(&mut self, scenario: &SharedScenario, run: &SharedRun) {
+        let stats = run.stats;
+        self.scenarios += 1;
+        self.healthy += u64::from(scenario.faults.healthy());
+        self.processes += scenario.processes.len() as u64;
+        self.calls += stats.calls;
+        self.permits += stats.permits;
+        self.failed_open += stats.failed_open;
+        self.rejections += stats.rejections;
+        self.local_rejections += stats.local_rejections;
+        self.unavailable += stats.unavailable;
+        self.waits += stats.waits;
+        self.scripts += stats.scripts;
+        self.events += stats.events;
+        self.simulated_ns += u128::from(stats.simulated_ns);
+        for record in &run.records {
+            let name = match record {
+                SharedRecord::Lost {
+                    loss: Loss::Request,
+                    ..
+                } => "request_lost",
+                SharedRecord::Lost {
+                    loss: Loss::Reply, ..
+                } => "reply_lost",
+                SharedRecord::Executed {
+                    reply: crate::shared::ReplyDigest::Error { noscript: true },
+                    ..
+                } => "noscript_reloads",
+                SharedRecord::Expired { .. } => "counters_expired",
+                SharedRecord::Fault { fault, .. } => {
+                    if let crate::shared::FaultRecord::Failover { undone, .. } = fault {
+                        *self.faults.entry("writes_lost_in_failover").or_insert(0) +=
+                            undone.len() as u64;
+                    }
+                    fault.name()
+                }
+                _ => continue,
+            };
+            *self.faults.entry(name).or_insert(0) += 1;
+        }
+    }
+}
+
+/// Runs the sweep, calling `progress` after each scenario.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_sim::shared::{SharedSweep, sweep_shared};
+///
+/// let summary = sweep_shared(
+///     &SharedSweep { seed: 9, scenarios: 8, shard: (0, 1), threads: 2, plant: None, check_determinism: true },
+///     |_| {},
+/// );
+/// assert_eq!(summary.scenarios, 8);
+/// assert!(summary.failures.is_empty());
+/// ```
+pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> SharedSummary {
+    let (shard, shards) = config.shard;
+    let shards = shards.max(1);
+    let mine: Vec<u64> = (0..config.scenarios)
+        .filter(|index| index % shards == shard)
+        .collect();
+    let next = AtomicU64::new(0);
+    let mut total = SharedSummary {
+        seed: config.seed,
+        faults: FAULT_NAMES.iter().map(|&name| (name, 0)).collect(),
+        violations: std::iter::once(DETERMINISM)
+            .chain(Invariant::SHARED.iter().map(|invariant| invariant.name()))
+            .chain(std::iter::once(Invariant::Panic.name()))
+            .map(|name| (name, 0))
+            .collect(),
+        ..SharedSummary::default()
+    };
+    let parts = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..config.threads.max(1) {
+            scope.spawn(|| {
+                let mut local = SharedSummary::default();
+                let mut found = Vec::new();
+                loop {
+                    let position = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&index) = usize::try_from(position).ok().and_then(|p| mine.get(p))
+                    else {
+                        break;
+                    };
+                    if let Some(failure) = one(config, index, &mut local) {
+                        found.push((index, failure));
+                    }
+                    progress(1);
+                }
+                parts
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((local, found));
+            });
+        }
+    });
+    let mut failures = Vec::new();
+    for (local, found) in parts
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        total.add(local);
+        failures.extend(found);
+    }
+    failures.sort_by_key(|(index, _)| *index);
+    total.failures = failures.into_iter().map(|(_, failure)| failure).collect();
+    total
+}
+
+/// A run and its check, with any panic caught and described.
+pub(crate) fn run_checked(
+    scenario: &SharedScenario,
+    plant: Option<Plant>,
+) -> Result<(SharedRun, Vec<Violation>), String> {
+    catch_unwind(AssertUnwindSafe(|| {
+        let run = run_shared(scenario, plant);
+        let violations = check_shared(scenario, &run);
+        (run, violations)
+    }))
+    .map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic whose payload is not a string".to_owned())
+    })
+}
+
+fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<SharedFailure> {
+    let id = config.scenario(index);
+    let scenario = SharedScenario::generate(&id);
+    let (run, violations) = match run_checked(&scenario, config.plant) {
+        Ok(checked) => checked,
+        Err(message) => {
+            local.scenarios += 1;
+            *local.violations.entry(Invariant::Panic.name()).or_insert(0) += 1;
+            return Some(SharedFailure {
+                id,
+                violations: Vec::new(),
+                nondeterministic: false,
+                panic: Some(message),
+            });
+        }
+    };
+    local.count(&scenario, &run);
+    let nondeterministic = config.check_determinism
+        && run_checked(&scenario, config.plant)
+            .map_or(true, |(again, _)| again.trace_hash() != run.trace_hash());
+    if violations.is_empty() && !nondeterministic {
+        return None;
+    }
+    let mut broken: Vec<Invariant> = violations.iter().map(|v| v.invariant).collect();
+    broken.sort_unstable();
+    broken.dedup();
+    for invariant in broken {
+        *local.violations.entry(invariant.name()).or_insert(0) += 1;
+    }
+    if nondeterministic {
+        *local.violations.entry(DETERMINISM).or_insert(0) += 1;
+    }
+    Some(SharedFailure {
+        id,
+        violations,
+        nondeterministic,
+        panic: None,
+    })
+}

@@ -1,0 +1,265 @@
+//! `--limiter shared`: the shared limiter's sweep and replay, with the same flags as the
+//! in-process limiter's.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use fixed_window_sim::ScenarioId;
+use fixed_window_sim::shared::{
+    Plant, SharedScenario, SharedSummary, SharedSweep, check_shared, run_shared, sweep_shared,
+    write_shared_trace,
+};
+
+use crate::{progress_bar, unix_seconds};
+
+/// The flags, as read for the shared limiter.
+#[derive(Debug)]
+pub(crate) struct Options<'a> {
+    pub(crate) seed: u64,
+    pub(crate) scenarios: u64,
+    pub(crate) shard: (u64, u64),
+    pub(crate) replay: Option<&'a ScenarioId>,
+    pub(crate) trace: Option<&'a Path>,
+    pub(crate) check_determinism: bool,
+    pub(crate) threads: usize,
+    pub(crate) plant: Option<Plant>,
+    pub(crate) out_dir: Option<PathBuf>,
+}
+
+/// The command that reruns this sweep's limiter, for replay lines.
+fn command_line(plant: Option<Plant>) -> String {
+    let mut command = "cargo xtask simulate --limiter shared".to_owned();
+    if let Some(plant) = plant {
+        command.push_str(" --broken ");
+        command.push_str(plant.name());
+    }
+    command
+}
+
+fn default_out_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("target"), |root| root.join("target"))
+        .join("sim-shared")
+}
+
+/// Whether everything passed, or what could not be done.
+pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
+    let command = command_line(options.plant);
+    if let Some(id) = options.replay {
+        return replay(id, options, &command);
+    }
+    let config = SharedSweep {
+        seed: options.seed,
+        scenarios: options.scenarios,
+        shard: options.shard,
+        threads: options.threads,
+        plant: options.plant,
+        check_determinism: options.check_determinism,
+    };
+    let mine = (0..config.scenarios)
+        .filter(|k| k % config.shard.1 == config.shard.0)
+        .count() as u64;
+    let bar = progress_bar(mine);
+    let started_at = unix_seconds();
+    let started = std::time::Instant::now();
+    let summary = sweep_shared(&config, |n| bar.inc(n));
+    let wall = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    print_summary(&summary, options, wall);
+    let out_dir = options.out_dir.clone().unwrap_or_else(default_out_dir);
+    write_summary(&out_dir, &summary, options, wall, &command, started_at)?;
+    // The trace of the first failing scenario, else of the sweep's first.
+    let index = summary
+        .failures
+        .first()
+        .map_or_else(|| config.scenario(0), |f| f.id.clone());
+    let trace_path = options
+        .trace
+        .map_or_else(|| out_dir.join("trace.jsonl"), Path::to_path_buf);
+    write_trace_file(&trace_path, &index, options.plant)?;
+    eprintln!(
+        "trace of scenario {index} written to {}",
+        trace_path.display()
+    );
+    for failure in &summary.failures {
+        let first = if let Some(message) = &failure.panic {
+            format!("panic: {message}")
+        } else {
+            failure.violations.first().map_or_else(
+                || "trace differs between runs".to_owned(),
+                ToString::to_string,
+            )
+        };
+        println!("FAIL scenario {}: {first}", failure.id);
+        println!("  replay: {command} --replay {}", failure.id);
+    }
+    Ok(summary.failures.is_empty())
+}
+
+fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool, String> {
+    let scenario = SharedScenario::generate(id);
+    let run = run_shared(&scenario, options.plant);
+    let violations = check_shared(&scenario, &run);
+    println!(
+        "scenario {id}: limit {} per {} µs, {} processes, {} keys ({:?}), {} callers, {}",
+        scenario.limit,
+        scenario.period_us,
+        scenario.processes.len(),
+        scenario.keys.len(),
+        scenario.key_mode,
+        scenario.callers.len(),
+        if scenario.faults.healthy() {
+            "healthy".to_owned()
+        } else {
+            format!(
+                "faults: request loss {} ppm, reply loss {} ppm, {:?}",
+                scenario.faults.request_loss_ppm,
+                scenario.faults.reply_loss_ppm,
+                scenario.faults.planned
+            )
+        }
+    );
+    let stats = run.stats;
+    println!(
+        "{} calls, {} permits, {} fail-open permits, {} rejections ({} local), {} unavailable, {} waits, {} scripts run, trace hash {:016x}",
+        stats.calls,
+        stats.permits,
+        stats.failed_open,
+        stats.rejections,
+        stats.local_rejections,
+        stats.unavailable,
+        stats.waits,
+        stats.scripts,
+        run.trace_hash()
+    );
+    if let Some(path) = options.trace {
+        write_trace_file(path, id, options.plant)?;
+        println!("trace written to {}", path.display());
+    }
+    for violation in &violations {
+        println!("VIOLATION {violation}");
+    }
+    if !violations.is_empty() {
+        println!("replay: {command} --replay {id}");
+    }
+    Ok(violations.is_empty())
+}
+
+fn write_trace_file(path: &Path, id: &ScenarioId, plant: Option<Plant>) -> Result<(), String> {
+    let scenario = SharedScenario::generate(id);
+    let run = run_shared(&scenario, plant);
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)
+            .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
+    }
+    let file =
+        File::create(path).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    let mut out = BufWriter::new(file);
+    write_shared_trace(&mut out, &scenario, &run, plant.map(Plant::name))
+        .and_then(|()| out.flush())
+        .map_err(|error| format!("cannot write {}: {error}", path.display()))
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn per_second(count: u64, wall: f64) -> f64 {
+    if wall > 0.0 { count as f64 / wall } else { 0.0 }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn print_summary(summary: &SharedSummary, options: &Options<'_>, wall: f64) {
+    let limiter = options.plant.map_or_else(
+        || "the real shared limiter".to_owned(),
+        |p| format!("planted bug {p}"),
+    );
+    println!(
+        "fixed-window shared-limiter simulation, seed {}, {limiter}",
+        summary.seed
+    );
+    let rows = [
+        ("scenarios", summary.scenarios),
+        ("  healthy", summary.healthy),
+        ("client processes", summary.processes),
+        ("simulated calls", summary.calls),
+        ("permits", summary.permits),
+        ("fail-open permits", summary.failed_open),
+        ("rejections", summary.rejections),
+        ("  local", summary.local_rejections),
+        ("unavailable", summary.unavailable),
+        ("waits", summary.waits),
+        ("scripts run", summary.scripts),
+        ("events", summary.events),
+    ];
+    for (name, value) in rows {
+        println!("  {name:<20} {value:>14}");
+    }
+    println!(
+        "  simulated time       {:>14.3} s",
+        summary.simulated_ns as f64 / 1e9
+    );
+    println!(
+        "  wall time            {wall:>14.2} s on {} threads",
+        options.threads
+    );
+    println!(
+        "  calls per second     {:>14.0}",
+        per_second(summary.calls, wall)
+    );
+    println!("  faults injected");
+    for (name, count) in &summary.faults {
+        println!("    {name:<24} {count:>10}");
+    }
+    println!("  violations (scenarios breaking each rule)");
+    for (name, count) in &summary.violations {
+        println!("    {name:<24} {count:>10}");
+    }
+}
+
+fn write_summary(
+    dir: &Path,
+    summary: &SharedSummary,
+    options: &Options<'_>,
+    wall: f64,
+    command: &str,
+    started: u64,
+) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
+    let (shard, shards) = options.shard;
+    let json = serde_json::json!({
+        "limiter": "shared",
+        "planted": options.plant.map(Plant::name),
+        "seed": summary.seed,
+        "scenarios": summary.scenarios,
+        "healthy": summary.healthy,
+        "processes": summary.processes,
+        "calls": summary.calls,
+        "permits": summary.permits,
+        "failed_open": summary.failed_open,
+        "rejections": summary.rejections,
+        "local_rejections": summary.local_rejections,
+        "unavailable": summary.unavailable,
+        "waits": summary.waits,
+        "scripts": summary.scripts,
+        "events": summary.events,
+        "faults": summary.faults,
+        "violations": summary.violations,
+        "simulated_ns": summary.simulated_ns.to_string(),
+        "wall_seconds": wall,
+        "calls_per_second": per_second(summary.calls, wall),
+        "sweep": {
+            "command": format!(
+                "{command} --seed {} --scenarios {}{}{}",
+                summary.seed,
+                options.scenarios,
+                if shards > 1 { format!(" --shard {shard}/{shards}") } else { String::new() },
+                if options.check_determinism { " --check-determinism" } else { "" }
+            ),
+            "shard": format!("{shard}/{shards}"),
+            "started": started,
+        },
+    });
+    let path = dir.join("summary.json");
+    fs::write(&path, format!("{json:#}\n"))
+        .map_err(|error| format!("cannot write {}: {error}", path.display()))
+}
