@@ -4,5 +4,7 @@
 #![cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 
 mod hand_made;
+mod indeterminate;
 mod planted;
 mod real_threads;
+mod shared;
