@@ -11,6 +11,7 @@ mod clock;
 mod limiter;
 mod plans;
 mod planted;
+mod processes;
 mod proxy;
 mod run;
 mod subject;
