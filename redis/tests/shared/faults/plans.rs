@@ -9,7 +9,7 @@ use crate::faults::proxy::Faults;
 use crate::faults::run::{Plan, ServerFault, TIMEOUT};
 
 /// A request held past the clients' timeout.
-const LATE: Duration = Duration::from_millis(60);
+const LATE: Duration = Duration::from_millis(400);
 
 /// Nothing goes wrong.
 pub fn none(name: &'static str) -> Plan {
@@ -35,8 +35,8 @@ pub fn delay(name: &'static str) -> Plan {
 pub fn lost_reply(name: &'static str) -> Plan {
     Plan {
         faults: Faults {
-            lose_reply: 0.03,
-            stall_reply: 0.02,
+            lose_reply: 0.05,
+            stall_reply: 0.01,
             stall: LATE,
             ..Faults::NONE
         },
@@ -65,13 +65,13 @@ pub fn crash(name: &'static str) -> Plan {
     }
 }
 
-/// The server stopped in place twice, each time for three timeouts.
+/// The server stopped in place twice, each time for twice the timeout.
 pub fn pause(name: &'static str, policy: FailPolicy) -> Plan {
     Plan {
         policy,
         server: ServerFault::Pause {
             times: 2,
-            length: TIMEOUT * 3,
+            length: TIMEOUT * 2,
         },
         ..Plan::new(name, 6)
     }

@@ -169,7 +169,7 @@ fn drive(
     children[0].wait()?;
     wait_for_lines(logs.get(1).ok_or("no second child")?, ATTEMPTS)?;
     server.pause()?;
-    std::thread::sleep(TIMEOUT * 3);
+    std::thread::sleep(TIMEOUT * 2);
     server.resume()?;
     let started = std::time::Instant::now();
     let mut statuses = vec![false; children.len()];
