@@ -370,9 +370,12 @@ fn control(
         }
         ServerFault::Restart => {
             if reached(1, 3) {
+                // The state is lost when the process dies; the restart that follows only makes
+                // the server unavailable for a while.
                 let from = server_now();
-                lock().primary.restart()?;
+                lock().primary.stop()?;
                 let to = server_now();
+                lock().primary.restart()?;
                 // The origin is read once the run is over: the first attempt after the restart
                 // fixes it.
                 controlled.losses.push(Loss::restart(from, to, 0));
