@@ -101,12 +101,12 @@ pub fn mixed(name: &'static str, policy: FailPolicy) -> Plan {
         faults: Faults {
             delay: 0.2,
             delay_max: Duration::from_millis(2),
-            long_delay: 0.01,
+            long_delay: 0.02,
             long_delay_by: LATE,
-            lose_reply: 0.02,
+            lose_reply: 0.04,
             stall_reply: 0.01,
             stall: LATE,
-            reset: 0.02,
+            reset: 0.04,
         },
         crash: 0.02,
         ..Plan::new(name, 9)

@@ -221,14 +221,6 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// How one direction of a connection ended.
-enum End {
-    /// A side closed or failed: close the other.
-    Closed,
-    /// The proxy decided to cut the connection.
-    Cut,
-}
-
 async fn connection(client: TcpStream, shared: Arc<Shared>, mut rng: ChaCha8Rng) {
     let mut severed = shared.sever.subscribe();
     let upstream = shared.upstream.load(Ordering::SeqCst);
@@ -259,8 +251,8 @@ async fn connection(client: TcpStream, shared: Arc<Shared>, mut rng: ChaCha8Rng)
         rng,
     );
     tokio::select! {
-        _ = requests => {}
-        _ = replies => {}
+        () = requests => {}
+        () = replies => {}
         _ = severed.changed() => {
             shared.counts.severed.fetch_add(1, Ordering::SeqCst);
         }
@@ -274,17 +266,19 @@ enum Direction {
     Replies,
 }
 
+/// Forwards one direction of a connection until a side closes or a fault cuts it; either way
+/// the connection then closes.
 async fn pump(
     direction: Direction,
     mut from: OwnedReadHalf,
     mut to: OwnedWriteHalf,
     shared: Arc<Shared>,
     mut rng: ChaCha8Rng,
-) -> End {
+) {
     let mut buffer = vec![0_u8; 16 * 1024];
     loop {
         let read = match from.read(&mut buffer).await {
-            Ok(0) | Err(_) => return End::Closed,
+            Ok(0) | Err(_) => return,
             Ok(read) => read,
         };
         let faults = *shared.faults.lock().unwrap_or_else(PoisonError::into_inner);
@@ -298,7 +292,7 @@ async fn pump(
         match direction {
             Direction::Requests if strikes(faults.reset) => {
                 counts.resets.fetch_add(1, Ordering::SeqCst);
-                return End::Cut;
+                return;
             }
             Direction::Requests if strikes(faults.long_delay) => {
                 counts.delayed_past_timeout.fetch_add(1, Ordering::SeqCst);
@@ -306,12 +300,12 @@ async fn pump(
             }
             Direction::Replies if strikes(faults.lose_reply) => {
                 counts.replies_lost.fetch_add(1, Ordering::SeqCst);
-                return End::Cut;
+                return;
             }
             Direction::Replies if strikes(faults.stall_reply) => {
                 counts.replies_stalled.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(faults.stall).await;
-                return End::Cut;
+                return;
             }
             _ if strikes(faults.delay) => {
                 counts.delayed.fetch_add(1, Ordering::SeqCst);
@@ -321,7 +315,7 @@ async fn pump(
             _ => {}
         }
         if to.write_all(&buffer[..read]).await.is_err() {
-            return End::Closed;
+            return;
         }
         counts.forwarded.fetch_add(1, Ordering::SeqCst);
     }
