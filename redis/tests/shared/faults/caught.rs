@@ -93,7 +93,33 @@ fn expiry_from_the_first_hit_carries_permits_over() -> TestResult {
 }
 
 #[test]
-fn every_planted_bug_has_a_test() {
-    // The tests above, one per flaw; a new flaw without a test fails here.
-    assert_eq!(Flaw::ALL.len(), 5);
+fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
+    use fixed_window_redis::SCRIPT;
+
+    let counter_write = "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used)";
+    for flaw in Flaw::ALL {
+        let script = flaw.script();
+        match flaw {
+            // The client's step is the flaw; the script is production's.
+            Flaw::RetryLostReply | Flaw::OwnOrigin => assert_eq!(script, SCRIPT),
+            Flaw::TwoCommands => {
+                assert!(script.contains(&format!("{counter_write})")));
+                assert!(!script.contains("'PX', ttl"));
+            }
+            Flaw::ClientClock => {
+                assert!(script.contains("now = tonumber(ARGV[5])"));
+                assert!(!script.contains("redis.call('TIME')"));
+            }
+            Flaw::FirstHitExpiry => {
+                assert!(!script.contains(counter_write));
+                assert!(script.contains("'PX', math.ceil(period / 1000)"));
+            }
+        }
+        // Everything up to the counting is production's: the configuration and the origin.
+        let registration = SCRIPT
+            .find("if ARGV[4] == 'register'")
+            .unwrap_or_else(|| panic!("the script no longer registers"));
+        let shared_part = &SCRIPT[SCRIPT.find("local origin").unwrap_or(0)..registration];
+        assert!(script.contains(shared_part), "{flaw:?}");
+    }
 }

@@ -44,7 +44,7 @@ impl Flaw {
     ];
 
     /// The script this flaw runs: the production text with one change, or the production text.
-    fn script(self) -> String {
+    pub fn script(self) -> String {
         match self {
             Flaw::TwoCommands => replaced(
                 SCRIPT,

@@ -104,7 +104,8 @@ fn parent(test: &str, subject: &str) -> Result<Verdict, Box<dyn std::error::Erro
             Command::new(std::env::current_exe()?)
                 .args([test, "--exact", "--test-threads=1", "--quiet"])
                 .env(CHILD, spec)
-                .stdout(Stdio::null())
+                // A failing child's test harness says why on its standard output.
+                .stdout(File::create(log.with_extension("out"))?)
                 .stderr(Stdio::null())
                 .spawn()?,
         );
@@ -118,14 +119,18 @@ fn parent(test: &str, subject: &str) -> Result<Verdict, Box<dyn std::error::Erro
         let attempts = read_logs(&logs)?;
         Ok((statuses, attempts))
     });
+    let outputs: Vec<String> = logs
+        .iter()
+        .map(|log| std::fs::read_to_string(log.with_extension("out")).unwrap_or_default())
+        .collect();
     for log in &logs {
         let _ = std::fs::remove_file(log);
+        let _ = std::fs::remove_file(log.with_extension("out"));
     }
     let (statuses, attempts) = attempts?;
-    assert!(
-        statuses.iter().skip(1).all(|ok| *ok),
-        "a child failed: {statuses:?}"
-    );
+    for (n, ok) in statuses.iter().enumerate().skip(1) {
+        assert!(ok, "child {n} failed:\n{}", outputs[n]);
+    }
 
     let mut history = SharedHistory::new(origin, micros(PERIOD), LIMIT);
     history.attempts = attempts;
