@@ -117,6 +117,12 @@ fn a_failover_to_a_lagging_replica_forgets_no_more_than_the_ledger_allows() -> T
     holds(&ran)?;
     assert_eq!((ran.server_faults, ran.history.losses.len()), (1, 1));
     assert!(ran.injected.severed > 0, "{:?}", ran.injected);
+    // The replica really lagged: the primary had counted permits it lacked.
+    assert!(ran.lag > 0, "the replica lacked nothing");
+    eprintln!(
+        "figures faults-failover: the replica lacked {} permits",
+        ran.lag
+    );
     Ok(())
 }
 

@@ -14,5 +14,6 @@ mod planted;
 mod processes;
 mod proxy;
 mod run;
+mod servers;
 mod subject;
 mod verdict;

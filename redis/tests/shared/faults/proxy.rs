@@ -250,12 +250,15 @@ async fn connection(client: TcpStream, shared: Arc<Shared>, mut rng: ChaCha8Rng)
         Arc::clone(&shared),
         rng,
     );
+    // Biased, the sever first: a sever closes the server behind it too (a failover stops the
+    // old primary), and the connection counts as severed whichever it noticed first.
     tokio::select! {
-        () = requests => {}
-        () = replies => {}
+        biased;
         _ = severed.changed() => {
             shared.counts.severed.fetch_add(1, Ordering::SeqCst);
         }
+        () = requests => {}
+        () = replies => {}
     }
     // Dropping both pumps drops all four halves: both sockets close.
 }

@@ -139,6 +139,9 @@ pub struct Ran {
     pub tally: Tally,
     /// Server faults carried out (pauses, restarts, failovers).
     pub server_faults: usize,
+    /// Permits the primary had counted (in the keys' current windows) that the replica lacked
+    /// when it took over.
+    pub lag: u64,
     /// Counters left without an expiry at the end: keys that would live forever.
     pub immortal: Vec<String>,
 }
@@ -195,7 +198,10 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
             .iter()
             .map(|k| config.counter_key(k))
             .collect();
-        std::thread::spawn(move || control(plan, &servers, &proxy, &progress, total, &keys))
+        let config_key = config.config_key().to_owned();
+        std::thread::spawn(move || {
+            control(plan, &servers, &proxy, &progress, total, &config_key, &keys)
+        })
     };
     let records = runtime.block_on(callers(&plan, replicas, &progress))?;
     let controlled = control_thread
@@ -245,6 +251,7 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
         injected: proxy.injected(),
         tally,
         server_faults: controlled.done,
+        lag: controlled.lag,
         immortal,
     })
 }
@@ -338,6 +345,8 @@ async fn callers(
 struct Controlled {
     losses: Vec<Loss>,
     done: usize,
+    /// Permits the primary had counted that the replica lacked at the failover.
+    lag: u64,
 }
 
 /// Carries out the server fault, each step when the callers have made enough progress.
@@ -347,6 +356,7 @@ fn control(
     proxy: &FaultProxy,
     progress: &AtomicUsize,
     total: usize,
+    config_key: &str,
     counters: &[String],
 ) -> Result<Controlled, Error> {
     let reached = |fraction: usize, of: usize| wait_for(progress, total * fraction / of);
@@ -354,6 +364,7 @@ fn control(
     let mut controlled = Controlled {
         losses: Vec::new(),
         done: 0,
+        lag: 0,
     };
     match plan.server {
         ServerFault::None => {}
@@ -386,8 +397,10 @@ fn control(
             if reached(1, 4) {
                 let servers = lock();
                 let replica = servers.replica.as_ref().ok_or("no replica")?;
+                // Everything written so far reaches the replica; then it stops replicating:
+                // what the primary counts from now on, it lacks.
+                caught_up(&servers.primary, replica)?;
                 let mut connection = replica.client()?.get_connection()?;
-                // The replica stops replicating: what the primary counts from now on, it lacks.
                 redis::cmd("REPLICAOF")
                     .arg("NO")
                     .arg("ONE")
@@ -397,12 +410,31 @@ fn control(
                 let mut servers = lock();
                 let from = server_now();
                 let replica = servers.replica.as_ref().ok_or("no replica")?;
+                let counted = counters_of(&servers.primary, counters)?;
                 let restored = counters_of(replica, counters)?;
+                let configured: bool = redis::cmd("EXISTS")
+                    .arg(config_key)
+                    .query(&mut replica.client()?.get_connection()?)?;
+                // What the replica lacks of the primary's current counts: its lag.
+                controlled.lag = counted
+                    .iter()
+                    .map(|(key, &(start, used))| match restored.get(key) {
+                        Some(&(same, kept)) if same == start => used.saturating_sub(kept),
+                        _ => used,
+                    })
+                    .map(u64::from)
+                    .sum();
                 proxy.set_upstream(replica.port());
                 proxy.sever();
                 let to = server_now();
                 servers.primary.stop()?;
-                controlled.losses.push(Loss::failover(from, to, restored));
+                let mut loss = Loss::failover(from, to, restored);
+                if !configured {
+                    // The replica lacks the configuration too: the next attempt fixes a new
+                    // origin, read once the run is over.
+                    loss.origin = Some(0);
+                }
+                controlled.losses.push(loss);
                 controlled.done += 1;
             }
         }
@@ -422,26 +454,58 @@ fn wait_for(progress: &AtomicUsize, target: usize) -> bool {
     true
 }
 
-/// Makes `replica` replicate `primary`, and waits until it has synchronised.
+/// Makes `replica` replicate `primary`, and waits until writes on the primary reach it.
 fn replicate(replica: &RedisServer, primary: &RedisServer) -> Result<(), Error> {
+    // The primary would otherwise wait 5 s for more replicas before its first sync.
+    let mut on_primary = primary.client()?.get_connection()?;
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("repl-diskless-sync-delay")
+        .arg(0)
+        .exec(&mut on_primary)?;
     let mut connection = replica.client()?.get_connection()?;
     redis::cmd("REPLICAOF")
         .arg("127.0.0.1")
         .arg(primary.port())
         .exec(&mut connection)?;
+    // Twice: the first time the replica may have caught up by loading the synchronised data;
+    // the second marker, written after that, can only reach it by the stream.
+    caught_up(primary, replica)?;
+    caught_up(primary, replica)
+}
+
+/// Waits until `replica` has applied everything `primary` wrote so far. A link reported up
+/// may not carry the stream yet (after a diskless sync the primary streams to the replica only
+/// once it acknowledges, within a second), and `WAIT` can be satisfied by that first
+/// acknowledgement of the synchronised data; the offset of the stream the replica applied
+/// cannot.
+fn caught_up(primary: &RedisServer, replica: &RedisServer) -> Result<(), Error> {
+    let mut on_primary = primary.client()?.get_connection()?;
+    let mut on_replica = replica.client()?.get_connection()?;
     let started = std::time::Instant::now();
     loop {
-        let info: String = redis::cmd("INFO")
-            .arg("replication")
-            .query(&mut connection)?;
-        if info.contains("master_link_status:up") {
+        redis::cmd("INCR")
+            .arg("test:replicated")
+            .exec(&mut on_primary)?;
+        let written = replication_offset(&mut on_primary, "master_repl_offset")?;
+        std::thread::sleep(Duration::from_millis(1));
+        if replication_offset(&mut on_replica, "slave_repl_offset")? >= written {
             return Ok(());
         }
         if started.elapsed() > DEADLINE {
-            return Err("the replica did not synchronise".into());
+            return Err("the replica did not catch up with the primary".into());
         }
-        std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// A replication offset from `INFO replication`.
+fn replication_offset(connection: &mut redis::Connection, field: &str) -> Result<u64, Error> {
+    let info: String = redis::cmd("INFO").arg("replication").query(connection)?;
+    let value = info
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .ok_or_else(|| format!("no {field} in INFO replication"))?;
+    Ok(value.trim().parse()?)
 }
 
 /// The counters a server holds for `counters`: per limiter key (the counter key's last part),
