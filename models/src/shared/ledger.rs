@@ -12,6 +12,8 @@
 
 use std::collections::BTreeMap;
 
+use core::num::NonZeroU128;
+
 use fixed_window_spec::{Grid, Ledger};
 
 use crate::shared::history::{Attempt, Reply, SharedHistory};
@@ -125,8 +127,9 @@ pub fn check(history: &SharedHistory) -> Result<Bounded, Violation> {
 }
 
 fn grid(history: &SharedHistory, origin: u64) -> Grid {
-    Grid::checked(u128::from(origin), u128::from(history.period.max(1)))
-        .unwrap_or_else(|| unreachable!("the period is at least 1"))
+    // A zero period, which no limiter has, counts as one microsecond.
+    let period = NonZeroU128::new(u128::from(history.period)).unwrap_or(NonZeroU128::MIN);
+    Grid::new(u128::from(origin), period)
 }
 
 /// The windows a permit between `invoked` and `returned` certainly counts in: the window of its

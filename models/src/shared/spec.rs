@@ -12,6 +12,8 @@
 //! never. A loss replaces the key's counter with what the new state holds, and may bring a new
 //! origin.
 
+use core::num::NonZeroU128;
+
 use fixed_window_spec::Grid;
 
 use crate::linearizability::Specification;
@@ -109,14 +111,19 @@ impl<'h> KeyWindow<'h> {
 
     fn grid(&self, losses: usize) -> Grid {
         let origin = u128::from(self.history.origin_after(losses));
-        Grid::checked(origin, u128::from(self.history.period.max(1)))
-            .unwrap_or_else(|| unreachable!("the period is at least 1"))
+        // A zero period, which no limiter has, counts as one microsecond.
+        let period = NonZeroU128::new(u128::from(self.history.period)).unwrap_or(NonZeroU128::MIN);
+        Grid::new(origin, period)
     }
 
     fn attempt(&self, state: &KeyState, attempt: &Attempt, horizon: u64) -> Vec<KeyState> {
         let limit = self.history.limit;
         let period = self.history.period.max(1);
         let indeterminate = attempt.is_indeterminate();
+        if attempt.reply == Reply::NotCounted && !indeterminate {
+            // The server never ran it: it changes nothing, wherever it is placed.
+            return vec![*state];
+        }
         let lo = attempt.invoked.max(state.time);
         let hi = match attempt.returned {
             Some(returned) if !indeterminate => returned,
@@ -176,8 +183,8 @@ impl<'h> KeyWindow<'h> {
                         next.push(with(used, reading));
                     }
                 }
-                Reply::NotCounted => next.push(*state),
-                Reply::Lost => unreachable!("lost replies are indeterminate"),
+                // Handled above: no effect, or indeterminate.
+                Reply::NotCounted | Reply::Lost => {}
             }
         }
         next
