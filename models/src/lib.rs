@@ -28,6 +28,12 @@
 //! - [`linearizability::check`]: a Wing–Gong search with Lowe's memoisation against the
 //!   sequential specification in [`spec`].
 //! - [`Violation`]: a checker's verdict.
+//! - [`linearizability::linearize`]: the same search for any
+//!   [`Specification`](linearizability::Specification), with indeterminate operations (a reply
+//!   lost: it may take effect at any point after its invocation, or never).
+//! - [`shared`]: the shared limiter's histories (many processes, keys, the server's clock, lost
+//!   replies, lost server state), checked for linearizability key by key and against the
+//!   ledger's bound.
 //! - [`scenario`]: scripts of racing threads on a manual clock, the assertion every run
 //!   makes, and [`scenario::violation_found`] for proving a checker fails.
 //!
@@ -56,6 +62,7 @@ pub use crate::outcome::{Event, Kind, Outcome};
 mod planted;
 pub use crate::planted::{Flaw, Planted};
 pub mod scenario;
+pub mod shared;
 pub mod spec;
 mod subject;
 pub use crate::subject::{Events, Subject, Target};

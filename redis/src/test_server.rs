@@ -4,6 +4,7 @@ use core::fmt;
 use core::time::Duration;
 use std::io;
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 /// How long a starting server may take to answer `PING`.
@@ -17,6 +18,10 @@ const PORT_TRIES: usize = 5;
 
 /// A `redis-server` process on a free loopback port, with persistence off (`--save ''
 /// --appendonly no`), stopped when dropped (feature `test-server`).
+///
+/// Each server works in a directory of its own (removed when dropped), and every start and
+/// restart begins with an empty keyspace: nothing a server wrote there (a replica keeps the data
+/// of its synchronisation in `dump.rdb`) is loaded by another, or by itself when restarted.
 ///
 /// It runs the `redis-server` found on `PATH` (Debian's package `redis-server`; `.ci/run`
 /// installs it when missing). It listens on 127.0.0.1 only. [`restart`](RedisServer::restart)
@@ -38,6 +43,7 @@ const PORT_TRIES: usize = 5;
 pub struct RedisServer {
     port: u16,
     child: Option<Child>,
+    dir: PathBuf,
 }
 
 impl RedisServer {
@@ -58,7 +64,14 @@ impl RedisServer {
         let mut last = None;
         for _ in 0..PORT_TRIES {
             let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-            let mut server = RedisServer { port, child: None };
+            let dir = std::env::temp_dir()
+                .join(format!("fixed-window-redis-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let mut server = RedisServer {
+                port,
+                child: None,
+                dir,
+            };
             match server.launch() {
                 Ok(()) => return Ok(server),
                 Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(err),
@@ -211,11 +224,17 @@ impl RedisServer {
     }
 
     fn launch(&mut self) -> io::Result<()> {
+        // A server starting finds nothing to load: a restart without persistence is empty even
+        // if the server synchronised as a replica (which writes the data it received there).
+        match std::fs::remove_file(self.dir.join("dump.rdb")) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+            _ => {}
+        }
         let mut child = Command::new("redis-server")
             .args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1", "--protected-mode", "yes"])
             .args(["--save", "", "--appendonly", "no"])
-            .args(["--dir", &std::env::temp_dir().to_string_lossy()])
+            .args(["--dir", &self.dir.to_string_lossy()])
             .args(["--loglevel", "warning"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -272,6 +291,7 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -280,6 +300,7 @@ impl fmt::Debug for RedisServer {
         f.debug_struct("RedisServer")
             .field("port", &self.port)
             .field("running", &self.child.is_some())
+            .field("dir", &self.dir)
             .finish()
     }
 }

@@ -4,6 +4,8 @@
 #![cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 
 mod hand_made;
+mod indeterminate;
 mod keyed;
 mod planted;
 mod real_threads;
+mod shared;

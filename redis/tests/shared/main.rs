@@ -9,6 +9,7 @@ mod bad_input;
 mod boundaries;
 mod configuration;
 mod expiry;
+mod faults;
 mod layer;
 mod local;
 mod outage;

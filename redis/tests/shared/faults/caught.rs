@@ -1,0 +1,125 @@
+//! Every planted bug that a real server can show, run through the same plans as the production
+//! limiter, and caught by the same checks. A plan's faults are drawn at random, so a bug that
+//! needs one (a lost reply, a caller dying between two commands) gets a few runs, each with its
+//! own seed, and must be caught in one of them.
+
+use crate::faults::plans;
+use crate::faults::planted::Flaw;
+use crate::faults::run::{Plan, Subject, run};
+use crate::faults::verdict::Verdict;
+use crate::support::TestResult;
+
+/// Runs allowed to catch a bug.
+const RUNS: u64 = 8;
+
+/// Runs `plan` with `flaw` until the checks `by` expects fail (at most [`RUNS`] runs); the
+/// verdict that caught it.
+fn caught(
+    flaw: Flaw,
+    plan: Plan,
+    by: impl Fn(&Verdict) -> bool,
+) -> Result<Verdict, Box<dyn std::error::Error>> {
+    for n in 0..RUNS {
+        let ran = run(Plan {
+            subject: Subject::Planted(flaw),
+            seed: plan.seed + n,
+            ..plan
+        })?;
+        let verdict = Verdict::of(&ran);
+        if by(&verdict) {
+            eprintln!("caught {flaw:?} in run {}: {verdict:?}", n + 1);
+            return Ok(verdict);
+        }
+    }
+    Err(format!("{flaw:?} was not caught in {RUNS} runs of {:?}", plan.name).into())
+}
+
+#[test]
+fn incr_then_expire_as_two_commands_leaves_an_immortal_counter() -> TestResult {
+    let immortal = |v: &Verdict| !v.immortal.is_empty();
+    caught(
+        Flaw::TwoCommands,
+        plans::crash("planted-two-commands"),
+        immortal,
+    )?;
+    Ok(())
+}
+
+#[test]
+fn a_lost_reply_retried_counts_twice() -> TestResult {
+    let not_linearizable = |v: &Verdict| v.linearizable.is_err();
+    caught(
+        Flaw::RetryLostReply,
+        plans::lost_reply("planted-retry"),
+        not_linearizable,
+    )?;
+    Ok(())
+}
+
+#[test]
+fn the_clients_clock_instead_of_the_servers_is_caught() -> TestResult {
+    // Skewed replicas count in windows of their own: more than `limit` in the server's.
+    let over_the_limit = |v: &Verdict| v.linearizable.is_err() && v.ledger.is_err();
+    caught(
+        Flaw::ClientClock,
+        plans::none("planted-client-clock"),
+        over_the_limit,
+    )?;
+    Ok(())
+}
+
+#[test]
+fn each_process_aligning_its_own_origin_is_caught() -> TestResult {
+    let over_the_limit = |v: &Verdict| v.linearizable.is_err() && v.ledger.is_err();
+    caught(
+        Flaw::OwnOrigin,
+        plans::none("planted-own-origin"),
+        over_the_limit,
+    )?;
+    Ok(())
+}
+
+#[test]
+fn expiry_from_the_first_hit_carries_permits_over() -> TestResult {
+    // The exact check catches it; the ledger's coarser bound may too, when a grid window
+    // happens to hold more than `limit` permits of two first-hit windows.
+    let not_linearizable = |v: &Verdict| v.linearizable.is_err();
+    caught(
+        Flaw::FirstHitExpiry,
+        plans::none("planted-first-hit"),
+        not_linearizable,
+    )?;
+    Ok(())
+}
+
+#[test]
+fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
+    use fixed_window_redis::SCRIPT;
+
+    let counter_write = "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used)";
+    for flaw in Flaw::ALL {
+        let script = flaw.script();
+        match flaw {
+            // The client's step is the flaw; the script is production's.
+            Flaw::RetryLostReply | Flaw::OwnOrigin => assert_eq!(script, SCRIPT),
+            Flaw::TwoCommands => {
+                assert!(script.contains(&format!("{counter_write})")));
+                assert!(!script.contains("'PX', ttl"));
+            }
+            Flaw::ClientClock => {
+                assert!(script.contains("now = tonumber(ARGV[5])"));
+                assert!(!script.contains("redis.call('TIME')"));
+            }
+            Flaw::FirstHitExpiry => {
+                assert!(!script.contains(counter_write));
+                assert!(script.contains("'PX', math.ceil(period / 1000)"));
+            }
+        }
+        // Everything up to the counting is production's: the configuration and the origin.
+        let registration = SCRIPT
+            .find("if ARGV[4] == 'register'")
+            .unwrap_or_else(|| panic!("the script no longer registers"));
+        let shared_part = &SCRIPT[SCRIPT.find("local origin").unwrap_or(0)..registration];
+        assert!(script.contains(shared_part), "{flaw:?}");
+    }
+}

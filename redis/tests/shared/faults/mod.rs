@@ -1,0 +1,19 @@
+//! Real faults on a real server: a fault proxy on loopback between the limiters and
+//! `redis-server` (delays, lost replies, resets), the server paused, restarted without its data
+//! and failed over to a lagging replica, callers that die mid-call; several limiter replicas in
+//! this process and, in one test, several processes. Every attempt is recorded on the server's
+//! clock and judged by the models crate's checkers: linearizability with lost replies as
+//! indeterminate operations, the ledger's bound after state loss, and no counter that never
+//! expires. The planted bugs run through the same plans and must each be caught.
+
+mod caught;
+mod clock;
+mod limiter;
+mod plans;
+mod planted;
+mod processes;
+mod proxy;
+mod run;
+mod servers;
+mod subject;
+mod verdict;

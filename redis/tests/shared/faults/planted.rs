@@ -1,0 +1,238 @@
+//! Planted bugs of a shared limiter that a real server can show, each a variant of the script's
+//! text or of the client's step, kept here in the tests (never in the library): the fault tests
+//! must catch every one.
+
+use core::time::Duration;
+
+use fixed_window::{Clock, SystemClock};
+use fixed_window_redis::{
+    Config, EXPIRY_MARGIN_MILLIS, Protocol, SCRIPT, Unavailable, UnavailableKind,
+};
+use redis::Script;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::faults::clock::server_now;
+use crate::faults::subject::Observed;
+
+/// One deliberate bug.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flaw {
+    /// The counter is written without expiry, and the expiry sent as a second command after
+    /// the reply (the classic INCR, then EXPIRE): a caller that dies between the two leaves a
+    /// counter that never expires.
+    TwoCommands,
+    /// A lost reply is retried with a second increment.
+    RetryLostReply,
+    /// The script reads the time the client sends (its own clock, skewed per replica) instead of
+    /// the server's `TIME`.
+    ClientClock,
+    /// Each process stores and aligns to its own origin instead of adopting the shared one.
+    OwnOrigin,
+    /// The counter carries no window: it expires `period` after the window's first hit, so a
+    /// window starts at its first hit and permits carry over the grid's boundaries.
+    FirstHitExpiry,
+}
+
+impl Flaw {
+    /// Every planted bug.
+    pub const ALL: [Flaw; 5] = [
+        Flaw::TwoCommands,
+        Flaw::RetryLostReply,
+        Flaw::ClientClock,
+        Flaw::OwnOrigin,
+        Flaw::FirstHitExpiry,
+    ];
+
+    /// The script this flaw runs: the production text with one change, or the production text.
+    pub fn script(self) -> String {
+        match self {
+            Flaw::TwoCommands => replaced(
+                SCRIPT,
+                "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used), 'PX', ttl)",
+                "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used))",
+            ),
+            Flaw::ClientClock => replaced(
+                SCRIPT,
+                "local time = redis.call('TIME')\n  now = tonumber(time[1]) * 1000000 + tonumber(time[2])",
+                "now = tonumber(ARGV[5])",
+            ),
+            Flaw::FirstHitExpiry => {
+                let window = SCRIPT
+                    .find("-- The window holding now")
+                    .unwrap_or_else(|| panic!("the script's window computation moved"));
+                format!("{}{FIRST_HIT}", &SCRIPT[..window])
+            }
+            Flaw::RetryLostReply | Flaw::OwnOrigin => SCRIPT.to_owned(),
+        }
+    }
+}
+
+/// The naive window: a bare count that expires `period` after its first hit.
+const FIRST_HIT: &str = "
+local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+if used >= limit then
+  return { 0, math.max(redis.call('PTTL', KEYS[2]), 1) * 1000, now, 0 }
+end
+used = used + 1
+if used == 1 then
+  redis.call('SET', KEYS[2], used, 'PX', math.ceil(period / 1000))
+else
+  redis.call('SET', KEYS[2], used, 'KEEPTTL')
+end
+return { 1, limit - used, now, 0 }
+";
+
+fn replaced(script: &str, from: &str, to: &str) -> String {
+    assert!(script.contains(from), "the script no longer holds {from:?}");
+    script.replace(from, to)
+}
+
+/// A client with a planted bug: the production [`Protocol`] reads its replies, but the calls it
+/// makes are its own.
+pub struct PlantedClient {
+    flaw: Flaw,
+    protocol: Protocol,
+    manager: ConnectionManager,
+    script: Script,
+    /// This replica's configuration key (its own under [`Flaw::OwnOrigin`]).
+    config_key: String,
+    /// This replica's clock's offset from the server's, in microseconds (under
+    /// [`Flaw::ClientClock`]).
+    skew: u64,
+    origin: u64,
+}
+
+impl PlantedClient {
+    /// Connects replica `replica` with `flaw` through `client` and registers its configuration.
+    pub async fn connect(
+        flaw: Flaw,
+        config: Config,
+        client: redis::Client,
+        replica: usize,
+    ) -> Result<PlantedClient, Box<dyn std::error::Error + Send + Sync>> {
+        let manager_config = ConnectionManagerConfig::new()
+            .set_connection_timeout(config.timeout())
+            .set_number_of_retries(0);
+        let manager = ConnectionManager::new_with_config(client, manager_config).await?;
+        let period = u64::try_from(config.period().as_micros())?;
+        let config_key = match flaw {
+            Flaw::OwnOrigin => format!("{}:origin-of-{replica}", config.config_key()),
+            _ => config.config_key().to_owned(),
+        };
+        let mut planted = PlantedClient {
+            flaw,
+            protocol: Protocol::new(config.with_local_memory(0)),
+            manager,
+            script: Script::new(&flaw.script()),
+            config_key,
+            skew: offset(replica, period),
+            origin: 0,
+        };
+        let reply = planted.run(None).await;
+        planted.origin = planted
+            .protocol
+            .registered(reply.as_deref().map_err(Clone::clone))?;
+        Ok(planted)
+    }
+
+    /// The origin this replica registered or adopted.
+    pub fn origin(&self) -> u64 {
+        self.origin
+    }
+
+    /// One attempt on `key`; `crash` makes the caller die right after the script's reply.
+    pub async fn attempt(&self, key: &str, crash: bool) -> Observed {
+        let config = self.protocol.config();
+        let counter = config.counter_key(key);
+        let sent = SystemClock.now();
+        let mut reply = self.run(Some(&counter)).await;
+        if self.flaw == Flaw::RetryLostReply
+            && reply.as_ref().is_err_and(Unavailable::may_have_counted)
+        {
+            reply = self.run(Some(&counter)).await;
+        }
+        let received = SystemClock.now();
+        if crash {
+            return Observed::Crashed;
+        }
+        if let (Flaw::TwoCommands, Ok(&[1, _, now, window_start])) = (self.flaw, reply.as_deref()) {
+            let period = i64::try_from(config.period().as_micros()).unwrap_or(i64::MAX);
+            let ttl = (window_start + period - now + 999) / 1000
+                + i64::try_from(EXPIRY_MARGIN_MILLIS).unwrap_or(0);
+            let mut manager = self.manager.clone();
+            let expire = redis::cmd("PEXPIRE").arg(&counter).arg(ttl).to_owned();
+            let _ = tokio::time::timeout(config.timeout(), expire.query_async::<i64>(&mut manager))
+                .await;
+        }
+        let decision = self.protocol.finish(
+            key,
+            sent,
+            received,
+            sent,
+            reply.as_deref().map_err(Clone::clone),
+        );
+        Observed::from_decision(&decision)
+    }
+
+    /// Runs the flaw's script on `counter`, or registers with `None`.
+    async fn run(&self, counter: Option<&str>) -> Result<Vec<i64>, Unavailable> {
+        let config = self.protocol.config();
+        let mode = if counter.is_some() {
+            "acquire"
+        } else {
+            "register"
+        };
+        let mut invocation = self.script.prepare_invoke();
+        invocation
+            .key(&self.config_key)
+            .key(counter.unwrap_or(&self.config_key))
+            .arg(config.period().as_micros().to_string())
+            .arg(config.limit())
+            .arg(EXPIRY_MARGIN_MILLIS)
+            .arg(mode);
+        if self.flaw == Flaw::ClientClock {
+            invocation.arg(server_now() + self.skew);
+        }
+        let mut manager = self.manager.clone();
+        match tokio::time::timeout(
+            config.timeout(),
+            invocation.invoke_async::<Vec<i64>>(&mut manager),
+        )
+        .await
+        {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(err)) => Err(unavailable(&err)),
+            Err(_) => Err(Unavailable::new(
+                UnavailableKind::Timeout,
+                "no reply in time",
+            )),
+        }
+    }
+}
+
+/// The cause a redis-rs error stands for, as the production client sorts them.
+fn unavailable(err: &redis::RedisError) -> Unavailable {
+    let kind = if err.is_timeout() {
+        UnavailableKind::Timeout
+    } else if err.is_io_error()
+        || err.is_connection_dropped()
+        || err.is_connection_refusal()
+        || err.is_unrecoverable_error()
+    {
+        UnavailableKind::Connection
+    } else {
+        UnavailableKind::Server
+    };
+    Unavailable::new(kind, err.to_string())
+}
+
+/// How far apart replicas start, or run their clocks: 2/7 of a period per replica, so that no
+/// two of up to seven replicas fall on one grid.
+pub fn offset(replica: usize, period: u64) -> u64 {
+    replica as u64 * period * 2 / 7
+}
+
+/// Whole microseconds of `d`.
+pub fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
