@@ -1,6 +1,5 @@
 //! The catalogue's own tests: each flaw (plain and keyed) does what its name says where it
-//! shows, and the two
-//! cells hold the same state.
+//! shows, and the two cells hold the same state.
 
 mod cells;
 mod flaws;
