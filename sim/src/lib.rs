@@ -39,12 +39,15 @@
 
 mod broken;
 pub use crate::broken::{Broken, Flaw};
+pub use fixed_window_broken::KeyedFlaw;
 mod clock_model;
 pub use crate::clock_model::{ClockKind, ClockModel, Segment};
 mod coroutine;
 mod event_queue;
+mod keyed;
+pub use crate::keyed::Population;
 mod oracle;
-pub use crate::oracle::{Invariant, Violation, check};
+pub use crate::oracle::{Invariant, Memory, Verdict, Violation, check, verdict};
 mod record;
 pub use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 mod scenario;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use fixed_window_sim::{
-    ClockKind, Flaw, Provenance, Run, Scenario, ScenarioId, Summary, Sweep, Target, check, run,
-    sweep, write_trace,
+    ClockKind, Flaw, KeyedFlaw, Provenance, Run, Scenario, ScenarioId, Summary, Sweep, Target,
+    check, run, sweep, write_trace,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -42,12 +42,42 @@ struct Cli {
     /// Worker threads (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Drive a deliberately broken limiter instead, to watch the oracle catch it.
+    /// Which limiter to drive: `plain` (`RateLimiter`) or `keyed` (`KeyedRateLimiter`, on
+    /// scenarios whose callers are drawn over keys).
+    #[arg(long, value_enum, default_value_t = Limiter::Plain)]
+    limiter: Limiter,
+    /// Drive a deliberately broken limiter of that kind instead, to watch the oracle catch it
+    /// (a flaw of `fixed-window-broken`'s catalogue, plain or keyed as `--limiter` says).
     #[arg(long, value_name = "FLAW")]
-    broken: Option<Flaw>,
+    broken: Option<String>,
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
+}
+
+/// The limiters the simulator drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Limiter {
+    /// `fixed_window::RateLimiter`.
+    Plain,
+    /// `fixed_window::KeyedRateLimiter`.
+    Keyed,
+}
+
+/// The target `--limiter` and `--broken` name.
+fn target(limiter: Limiter, broken: Option<&str>) -> Result<Target, String> {
+    Ok(match (limiter, broken) {
+        (Limiter::Plain, None) => Target::Real,
+        (Limiter::Keyed, None) => Target::Keyed,
+        (Limiter::Plain, Some(name)) => Target::Broken(
+            name.parse::<Flaw>()
+                .map_err(|error| format!("--broken: {error} (or --limiter keyed)"))?,
+        ),
+        (Limiter::Keyed, Some(name)) => Target::BrokenKeyed(
+            name.parse::<KeyedFlaw>()
+                .map_err(|error| format!("--broken: {error}"))?,
+        ),
+    })
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), String> {
@@ -85,7 +115,7 @@ fn execute(cli: &Cli) -> Result<bool, String> {
             Err(_) => Sweep::DEFAULT_SEED,
         },
     };
-    let target = cli.broken.map_or(Target::Real, Target::Broken);
+    let target = target(cli.limiter, cli.broken.as_deref())?;
     let command = command_line(target);
     if let Some(id) = &cli.replay {
         return replay(id, target, cli.trace.as_deref(), &command);
@@ -104,16 +134,15 @@ fn execute(cli: &Cli) -> Result<bool, String> {
         target,
         check_determinism: cli.check_determinism,
     };
-    let out_dir = cli.out_dir.clone().unwrap_or_else(default_out_dir);
+    let out_dir = cli
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| default_out_dir(target));
     let mine = (0..config.scenarios)
         .filter(|k| k % config.shard.1 == config.shard.0)
         .count() as u64;
     let bar = progress_bar(mine);
-    let provenance = config.provenance(
-        &command,
-        cli.broken.map_or("real", Flaw::name),
-        unix_seconds(),
-    );
+    let provenance = config.provenance(&command, target.name(), unix_seconds());
     let started = std::time::Instant::now();
     let summary = sweep(&config, |n| bar.inc(n));
     let wall = started.elapsed().as_secs_f64();
@@ -146,18 +175,28 @@ fn execute(cli: &Cli) -> Result<bool, String> {
 /// The command that reruns this binary with the same target, for replay lines.
 fn command_line(target: Target) -> String {
     let mut command = "cargo xtask simulate".to_owned();
-    if let Target::Broken(flaw) = target {
+    if target.is_keyed() {
+        command.push_str(" --limiter keyed");
+    }
+    if let Target::Broken(_) | Target::BrokenKeyed(_) = target {
         command.push_str(" --broken ");
-        command.push_str(flaw.name());
+        command.push_str(target.name());
     }
     command
 }
 
-fn default_out_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// `target/sim` for the plain limiter, where the report reads; `target/sim/keyed` for the
+/// keyed one.
+fn default_out_dir(target: Target) -> PathBuf {
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map_or_else(|| PathBuf::from("target"), |root| root.join("target"))
-        .join("sim")
+        .join("sim");
+    if target.is_keyed() {
+        sim.join("keyed")
+    } else {
+        sim
+    }
 }
 
 fn progress_bar(length: u64) -> ProgressBar {
@@ -179,7 +218,7 @@ fn replay(
     trace_path: Option<&Path>,
     command: &str,
 ) -> Result<bool, String> {
-    let scenario = Scenario::generate(id);
+    let scenario = target.scenario(id);
     let trace = run(&scenario, target).map_err(|error| format!("scenario {id}: {error}"))?;
     let violations = check(&scenario, &trace);
     let config = &scenario.config;
@@ -193,6 +232,9 @@ fn replay(
         scenario.callers.len(),
         scenario.patterns,
     );
+    if let Some(population) = scenario.keys {
+        println!("keys: {population:?}");
+    }
     println!(
         "{} calls, {} permits, {} rejections, {} waits, {} interrupts, trace hash {:016x}",
         trace.stats.calls,
@@ -226,7 +268,7 @@ fn representative(config: &Sweep) -> Option<(Scenario, Run)> {
     let mut fallback = None;
     let own = (0..config.scenarios).filter(|index| index % shards.max(1) == shard);
     for index in own.take(500) {
-        let scenario = Scenario::generate(&config.scenario(index));
+        let scenario = config.target.scenario(&config.scenario(index));
         let Ok(trace) = run(&scenario, config.target) else {
             continue;
         };
@@ -305,6 +347,20 @@ fn print_summary(summary: &Summary, wall: f64, threads: usize) {
         "  calls per second   {:>16.0}",
         calls_per_second(summary, wall)
     );
+    if let Some(memory) = &summary.memory {
+        println!("  keys drawn         {:>16}", summary.keys);
+        println!("  most in a scenario {:>16}", summary.most_keys);
+        for (population, count) in &summary.populations {
+            println!("  {population:<8} scenarios {count:>16}");
+        }
+        println!("  keys held, checked {:>16} times", memory.checked);
+        println!(
+            "  most keys held     {:>16} (bound then {})",
+            memory.most_held, memory.bound_then
+        );
+        println!("  largest bound      {:>16}", memory.most_bound);
+        println!("  held at the bound  {:>16} times", memory.at_bound);
+    }
     println!("  violations (scenarios breaking each rule)");
     for (name, count) in &summary.violations {
         println!("    {name:<20} {count:>8}");
@@ -333,6 +389,22 @@ fn write_summary(
         "calls_per_second": calls_per_second(summary, wall),
         "sweep": provenance,
     });
+    let mut json = json;
+    if let (Some(memory), Some(object)) = (&summary.memory, json.as_object_mut()) {
+        object.insert(
+            "keys".to_owned(),
+            serde_json::json!({
+                "drawn": summary.keys,
+                "most_in_a_scenario": summary.most_keys,
+                "populations": summary.populations,
+                "held_checked": memory.checked,
+                "most_held": memory.most_held,
+                "bound_then": memory.bound_then,
+                "largest_bound": memory.most_bound,
+                "held_at_bound": memory.at_bound,
+            }),
+        );
+    }
     let path = dir.join("summary.json");
     fs::write(&path, format!("{json:#}\n"))
         .map_err(|error| format!("cannot write {}: {error}", path.display()))

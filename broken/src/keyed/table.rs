@@ -83,19 +83,21 @@ impl Table {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// `key`'s slot, added (nothing used, in the horizon's window) if the table has none.
-    pub(crate) fn slot(&self, key: u64) -> Arc<Slot> {
+    /// `key`'s slot, added (nothing used, in the horizon's window) if the table has none; and
+    /// whether it was added now.
+    pub(crate) fn slot(&self, key: u64) -> (Arc<Slot>, bool) {
         let horizon = self
             .rounds
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .horizon;
         let mut shard = self.shard(key);
-        Arc::clone(
-            shard
-                .entry(key)
-                .or_insert_with(|| Arc::new(Slot(Mutex::new(Some(Count::stored(horizon, 0)))))),
-        )
+        let mut added = false;
+        let slot = shard.entry(key).or_insert_with(|| {
+            added = true;
+            Arc::new(Slot(Mutex::new(Some(Count::stored(horizon, 0)))))
+        });
+        (Arc::clone(slot), added)
     }
 
     /// Takes `key`'s reclaimed `slot` out of the table, unless it was replaced already.
