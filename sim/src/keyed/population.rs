@@ -5,6 +5,7 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind};
 use crate::scenario::{CallerSpec, Scenario, ScenarioId, period_nanos};
 
@@ -76,6 +77,10 @@ const KEYS_STREAM: u64 = 1;
 /// A run has at least this many keys, so that its windows see the sweeping's 64 calls.
 const SHORTEST_RUN: u64 = 64;
 
+/// Runs of millions of keys are drawn only for windows up to this long (one hour), so that
+/// the run's steady rate passes through hundreds of them within the timeline.
+const LONGEST_MILLIONS_PERIOD: u64 = 3_600 * 1_000_000_000;
+
 impl Scenario {
     /// The keyed scenario `id` names: the plain scenario of its seed (configuration, clock,
     /// callers, listeners), with each caller's key drawn from a [`Population`] the seed picks,
@@ -97,7 +102,7 @@ impl Scenario {
         let mut scenario = Scenario::generate(&ScenarioId::seed(id.seed));
         let mut rng = ChaCha8Rng::seed_from_u64(id.seed);
         rng.set_stream(KEYS_STREAM);
-        let population = pick_population(&mut rng);
+        let population = pick_population(&mut rng, &scenario);
         for caller in &mut scenario.callers {
             caller.key = pick_key(&mut rng, population);
         }
@@ -145,7 +150,7 @@ fn run_start(last_arrival: u64) -> u64 {
     last_arrival / 2
 }
 
-fn pick_population(rng: &mut ChaCha8Rng) -> Population {
+fn pick_population(rng: &mut ChaCha8Rng, scenario: &Scenario) -> Population {
     match rng.random_range(0..100) {
         0..30 => Population::Hot,
         30..65 => Population::Few {
@@ -154,13 +159,15 @@ fn pick_population(rng: &mut ChaCha8Rng) -> Population {
         },
         _ => {
             let (distinct, calls) = match rng.random_range(0..1_000) {
-                0..970 => (
+                0..960 => (
                     log_uniform(rng, SHORTEST_RUN, 4_096),
                     rng.random_range(1..=3),
                 ),
-                970..998 => (log_uniform(rng, 4_096, 65_536), rng.random_range(1..=2)),
-                // Millions of keys over time, each seen once: bounded by the event budget.
-                _ => (rng.random_range(1_000_000..=2_000_000), 1),
+                960..994 => (log_uniform(rng, 4_096, 65_536), rng.random_range(1..=2)),
+                // Millions of keys over time, each seen once, as the event budget allows; on
+                // a clock whose windows keep passing, so that the run spans hundreds of them.
+                _ if over_time(scenario) => (rng.random_range(1_000_000..=1_500_000), 1),
+                _ => (log_uniform(rng, 4_096, 65_536), 1),
             };
             Population::Many {
                 hot: rng.random_range(1..=4),
@@ -170,6 +177,15 @@ fn pick_population(rng: &mut ChaCha8Rng) -> Population {
             }
         }
     }
+}
+
+/// Whether a run of millions of keys in `scenario` would pass through many windows: its clock
+/// moves on with virtual time, far from the end of the timeline, and its windows are short.
+fn over_time(scenario: &Scenario) -> bool {
+    matches!(
+        scenario.clock.kind(),
+        ClockKind::Ordinary | ClockKind::JumpsForward | ClockKind::StepsBackward
+    ) && period_nanos(scenario.config.period) <= LONGEST_MILLIONS_PERIOD
 }
 
 /// A number from `low` to `high` whose logarithm is uniform: small ones as often as large.
@@ -212,9 +228,11 @@ struct Run {
 
 impl Run {
     /// The run's callers from virtual time `start` on, at a steady rate drawn per scenario:
-    /// from one call per window to thousands.
+    /// from one call per window to thousands (at least 64 for a run of millions, whose
+    /// windows then all see a whole round of sweeping).
     fn callers(&self, rng: &mut ChaCha8Rng, start: u64, period: u64) -> Vec<CallerSpec> {
-        let per_window = log_uniform(rng, 1, 4_096).max(1);
+        let fewest = if self.distinct >= 1_000_000 { 64 } else { 1 };
+        let per_window = log_uniform(rng, fewest, 4_096).max(1);
         let interval = (period / per_window).max(1);
         let mut kinds = vec![CallKind::TryAcquire];
         if rng.random_bool(0.5) {
