@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use fixed_window_sim::{
-    ClockKind, Flaw, KeyedFlaw, Provenance, Run, Scenario, ScenarioId, Summary, Sweep, Target,
-    check, run, sweep, write_trace,
+    ClockKind, Flaw, KeyedFlaw, Provenance, Run, Scenario, ScenarioId, Summary, Sweep, Target, run,
+    sweep, verdict, write_trace,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -220,7 +220,8 @@ fn replay(
 ) -> Result<bool, String> {
     let scenario = target.scenario(id);
     let trace = run(&scenario, target).map_err(|error| format!("scenario {id}: {error}"))?;
-    let violations = check(&scenario, &trace);
+    let verdict = verdict(&scenario, &trace);
+    let violations = verdict.violations;
     let config = &scenario.config;
     println!(
         "scenario {id}: limit {}, period {:?}, max wait {:?}, clock {:?}, origin {}, {} callers, patterns {:?}",
@@ -244,6 +245,12 @@ fn replay(
         trace.stats.interrupts,
         trace.trace_hash(),
     );
+    if let Some(memory) = verdict.memory {
+        println!(
+            "keys held: at most {} (the bound then {}), the bound at most {}, checked after {} events",
+            memory.most_held, memory.bound_then, memory.most_bound, memory.checked
+        );
+    }
     if let Some(path) = trace_path {
         write_trace_file(path, &scenario, &trace, None)?;
         println!("trace written to {}", path.display());

@@ -33,17 +33,33 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 /// the release build; some fifty million simulated calls).
 const CI_SCENARIOS: &str = "200000";
 
-/// The simulator's CI gate: a smoke sweep with determinism checking. (The oracle's
-/// broken-limiter tests are ordinary tests of `fixed-window-sim`, run with the workspace's.)
+/// Scenarios in CI's sweep of the keyed limiter (`--limiter keyed`), each run twice: hot, few
+/// and many keys, one of them a run of 1.4 million keys over hundreds of windows (some seven
+/// million simulated calls; the keyed limiter's table and the oracle's model of its memory cost
+/// several times a plain call).
+const CI_KEYED_SCENARIOS: &str = "5000";
+
+/// The simulator's CI gate: a smoke sweep of each limiter, plain and keyed, with determinism
+/// checking. (The oracle's broken-limiter tests are ordinary tests of `fixed-window-sim`, run
+/// with the workspace's.)
 ///
 /// # Errors
 ///
-/// If the smoke sweep fails.
+/// If a smoke sweep fails.
 pub fn ci() -> Result<(), Failure> {
     run(&Args {
         rest: vec![
             "--scenarios".to_owned(),
             CI_SCENARIOS.to_owned(),
+            "--check-determinism".to_owned(),
+        ],
+    })?;
+    run(&Args {
+        rest: vec![
+            "--limiter".to_owned(),
+            "keyed".to_owned(),
+            "--scenarios".to_owned(),
+            CI_KEYED_SCENARIOS.to_owned(),
             "--check-determinism".to_owned(),
         ],
     })
