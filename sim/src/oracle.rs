@@ -60,8 +60,9 @@ pub enum Invariant {
     Panic,
     /// Every call ends.
     Liveness,
-    /// A keyed limiter holds no more keys than its documented reclamation leaves (see
-    /// [`reclamation`]).
+    /// A keyed limiter holds no more keys than its documented reclamation leaves: the keys
+    /// that took a permit and have not seen, since their last permit, 64 sweeping turns (the
+    /// first 64 calls of each new window) for a window after theirs.
     Memory,
 }
 

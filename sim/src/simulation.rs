@@ -62,6 +62,15 @@ pub enum Target {
 
 impl Target {
     /// Whether the target is a keyed limiter, run on keyed scenarios.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::{KeyedFlaw, Target};
+    ///
+    /// assert!(Target::BrokenKeyed(KeyedFlaw::ReclaimLive).is_keyed());
+    /// assert!(!Target::Real.is_keyed());
+    /// ```
     pub fn is_keyed(self) -> bool {
         matches!(self, Target::Keyed | Target::BrokenKeyed(_))
     }

@@ -52,6 +52,15 @@ pub enum Population {
 
 impl Population {
     /// How many keys the scenario uses: every caller's key is below it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::Population;
+    ///
+    /// let many = Population::Many { hot: 2, distinct: 1_000, calls: 3, spread: false };
+    /// assert_eq!((Population::Hot.keys(), many.keys()), (1, 1_002));
+    /// ```
     pub fn keys(self) -> u64 {
         match self {
             Population::Hot => 1,
@@ -61,6 +70,14 @@ impl Population {
     }
 
     /// A short name for reports: `hot`, `few` or `many`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::Population;
+    ///
+    /// assert_eq!(Population::Few { keys: 3, skewed: true }.name(), "few");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Population::Hot => "hot",
