@@ -7,7 +7,9 @@
 //! call with the stalled-clock rule), and claimed with a compare-and-set. Each [`Flaw`] breaks it
 //! in one marked place; apart from that place a broken limiter is correct, so a checker that
 //! flags one has found its flaw. It shares no code with core, whose window arithmetic is what
-//! the checkers check.
+//! the checkers check. The keyed limiter, [`BrokenKeyed`], is that same count per key, on one
+//! grid, in a table that reclaims ended keys on the schedule `fixed-window` documents for its
+//! own keyed limiter, with each [`KeyedFlaw`] planted in the one place it breaks.
 //!
 //! # Types
 //!
@@ -15,6 +17,9 @@
 //!   flaws a checker needs races or the end of the timeline to see; [`UnknownFlaw`] for a name
 //!   that is none.
 //! - [`Broken`]: a limiter with one flaw; [`Grant`] and [`Refusal`]: how its calls end.
+//! - [`BrokenKeyed`]: a keyed limiter with one [`KeyedFlaw`] of its reclamation or its per-key
+//!   counts (a live key reclaimed, a claim lost to a removal, one count for all keys, keys never
+//!   reclaimed); [`UnknownKeyedFlaw`] for a name that is none.
 //! - [`Cell`], where its [`Window`] lives: [`Packed`] in one atomic word that loom and shuttle
 //!   see, or [`Wide`] for a simulator's full-range instants and limits.
 //!
@@ -45,6 +50,8 @@ mod cell;
 pub use crate::cell::{Cell, Window};
 mod flaw;
 pub use crate::flaw::{Flaw, UnknownFlaw};
+mod keyed;
+pub use crate::keyed::{BrokenKeyed, KeyedFlaw, UnknownKeyedFlaw};
 mod limiter;
 pub use crate::limiter::Broken;
 mod outcome;

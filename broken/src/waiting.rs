@@ -2,9 +2,10 @@
 //! [`Waiting`]: the deadline fixed at the start, a sleep only if the next window opens by it,
 //! and the stalled-clock rule.
 
+use core::future::Future;
 use core::time::Duration;
 
-use fixed_window::{Clock, Interrupt};
+use fixed_window::{Clock, Instant, Interrupt};
 use fixed_window_spec::{Decision, Next, Waiting};
 
 use crate::cell::Cell;
@@ -38,7 +39,7 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn try_acquire(&self) -> Result<Grant, Refusal> {
-        block_on(self.call(false, &mut Blocking::new(None)))
+        block_on(call(self, false, &mut Blocking::new(None)))
     }
 
     /// Takes a permit, sleeping in the clock's blocking sleep for a later window within the
@@ -72,7 +73,7 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn acquire(&self, interrupt: Option<&Interrupt>) -> Result<Grant, Refusal> {
-        block_on(self.call(true, &mut Blocking::new(interrupt)))
+        block_on(call(self, true, &mut Blocking::new(interrupt)))
     }
 
     /// Takes a permit, awaiting the clock's asynchronous sleep for a later window within the
@@ -111,39 +112,79 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub async fn acquire_async(&self) -> Result<Grant, Refusal> {
-        self.call(true, &mut Async).await
+        call(self, true, &mut Async).await
+    }
+}
+
+impl<S: Cell, C: Clock> Steps for Broken<S, C> {
+    type Clock = C;
+
+    fn clock(&self) -> &C {
+        &self.clock
     }
 
-    /// The waiting loop: attempt, then end with the permit or the rejection, or sleep until
-    /// the next window and attempt again, as the spec's [`Waiting`] says. A call that `waits`
-    /// not is given a deadline of its start, and a flaw's wait becomes its rejection.
-    async fn call(&self, waits: bool, pause: &mut impl Pause) -> Result<Grant, Refusal> {
-        let mut now = self.clock.now();
-        let start = u128::from(now.as_nanos());
-        let mut call = Waiting::new(if waits { self.deadline(now) } else { start });
-        loop {
-            let reading = u128::from(now.as_nanos());
-            let decision = match self.attempt(reading, call.deadline(), pause).await {
-                Decision::Wait { until } if !waits => Decision::Reject {
-                    retry_after: until.saturating_sub(reading),
-                },
-                decision => decision,
-            };
-            match call.next(decision, reading) {
-                Next::Permit { remaining } => return Ok(Grant { at: now, remaining }),
-                Next::Reject { retry_after } => {
-                    return Err(Refusal::Rejected {
-                        at: now,
-                        retry_after: duration(retry_after),
-                    });
-                }
-                Next::Sleep { until } => {
-                    pause
-                        .sleep(&self.clock, duration(until.saturating_sub(reading)))
-                        .await
-                        .map_err(|_| Refusal::Interrupted)?;
-                    now = self.clock.now();
-                }
+    fn deadline(&self, start: Instant) -> u128 {
+        Broken::deadline(self, start)
+    }
+
+    async fn attempt(&self, now: u128, deadline: u128, pause: &mut impl Pause) -> Decision {
+        Broken::attempt(self, now, deadline, pause).await
+    }
+}
+
+/// What the waiting loop needs of a limiter: its clock, a call's deadline, and one attempt.
+/// The plain broken limiter is one; one key of the keyed one is another.
+pub(crate) trait Steps {
+    type Clock: Clock;
+
+    fn clock(&self) -> &Self::Clock;
+
+    /// The deadline of a waiting call that starts at `start`.
+    fn deadline(&self, start: Instant) -> u128;
+
+    /// One attempt at `now` by a call whose deadline is `deadline`.
+    fn attempt(
+        &self,
+        now: u128,
+        deadline: u128,
+        pause: &mut impl Pause,
+    ) -> impl Future<Output = Decision>;
+}
+
+/// The waiting loop: attempt, then end with the permit or the rejection, or sleep until the
+/// next window and attempt again, as the spec's [`Waiting`] says. A call that `waits` not is
+/// given a deadline of its start, and a flaw's wait becomes its rejection.
+pub(crate) async fn call<L: Steps>(
+    limiter: &L,
+    waits: bool,
+    pause: &mut impl Pause,
+) -> Result<Grant, Refusal> {
+    let clock = limiter.clock();
+    let mut now = clock.now();
+    let start = u128::from(now.as_nanos());
+    let mut call = Waiting::new(if waits { limiter.deadline(now) } else { start });
+    loop {
+        let reading = u128::from(now.as_nanos());
+        let decision = match limiter.attempt(reading, call.deadline(), pause).await {
+            Decision::Wait { until } if !waits => Decision::Reject {
+                retry_after: until.saturating_sub(reading),
+            },
+            decision => decision,
+        };
+        match call.next(decision, reading) {
+            Next::Permit { remaining } => return Ok(Grant { at: now, remaining }),
+            Next::Reject { retry_after } => {
+                return Err(Refusal::Rejected {
+                    at: now,
+                    retry_after: duration(retry_after),
+                });
+            }
+            Next::Sleep { until } => {
+                pause
+                    .sleep(clock, duration(until.saturating_sub(reading)))
+                    .await
+                    .map_err(|_| Refusal::Interrupted)?;
+                now = clock.now();
             }
         }
     }

@@ -251,7 +251,8 @@ mod tests {
                     Record::Rejected { .. }
                     | Record::Sleep { .. }
                     | Record::OpRan { .. }
-                    | Record::Interrupt { .. } => other_lines += 1,
+                    | Record::Interrupt { .. }
+                    | Record::Held { .. } => other_lines += 1,
                     Record::Permitted { .. } => {}
                 }
             }

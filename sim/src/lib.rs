@@ -4,8 +4,11 @@
 //! A [`Scenario`] (limiter configuration, clock model and workload, all drawn from one seed)
 //! is [`run`] against a [`Target`]: the real [`RateLimiter`](fixed_window::RateLimiter), driven
 //! through its own blocking and asynchronous entry points on a [`VirtualClock`], or a
-//! deliberately [`Broken`] one. The run's trace is then [`check`]ed by an oracle that models
-//! the specification on its own. The same seed always gives the same trace.
+//! deliberately [`Broken`] one; or, on a keyed scenario whose callers are drawn over keys, the
+//! real [`KeyedRateLimiter`](fixed_window::KeyedRateLimiter) or a broken keyed one. The run's
+//! trace is then [`check`]ed by an oracle that models the specification on its own, key by
+//! key, and a keyed limiter's memory against the bound its documented reclamation gives. The
+//! same seed always gives the same trace.
 //!
 //! ```
 //! use fixed_window_sim::{Scenario, ScenarioId, Target, check, run};
@@ -22,15 +25,18 @@
 //! - [`Scenario`], [`ScenarioId`] (a seed, plus the callers a shrink kept), [`Config`],
 //!   [`CallerSpec`], [`PanickingListener`], [`Pattern`].
 //! - [`ClockModel`], [`ClockKind`], [`Segment`]: what the clock reads over virtual time.
+//! - [`Population`]: how a keyed scenario's callers are drawn over keys
+//!   ([`Scenario::generate_keyed`], [`Target::scenario`]).
 //!
 //! Running
 //! - [`run`], [`Target`], [`Run`], [`Stats`]; [`VirtualClock`], the clock the limiter sees.
 //! - [`Subject`]: the entry points the simulator drives, with [`Operation`], [`Granted`] and
-//!   [`SimulatedPanic`]; [`Broken`] and [`Flaw`]: limiters with one fault each.
+//!   [`SimulatedPanic`]; [`Broken`] and [`Flaw`], [`KeyedFlaw`]: limiters with one fault each.
 //! - [`Record`], [`Outcome`], [`CallKind`], [`OpKind`], [`OpOutput`]: the trace.
 //!
 //! Checking
-//! - [`check`], [`Invariant`], [`Violation`]: the oracle.
+//! - [`check`], [`Invariant`], [`Violation`]: the oracle; [`verdict`], [`Verdict`] and
+//!   [`Memory`]: the same, with a keyed limiter's keys held against the bound.
 //! - [`shrink`]: a smaller failing scenario.
 //! - [`sweep`], [`Sweep`], [`Summary`], [`Failure`]: many scenarios over all cores.
 //! - [`silence_simulated_panics`]: the panic hook that keeps deliberate panics quiet.
@@ -44,12 +50,15 @@
 
 mod broken;
 pub use crate::broken::{Broken, Flaw};
+pub use fixed_window_broken::KeyedFlaw;
 mod clock_model;
 pub use crate::clock_model::{ClockKind, ClockModel, Segment};
 mod coroutine;
 mod event_queue;
+mod keyed;
+pub use crate::keyed::Population;
 mod oracle;
-pub use crate::oracle::{Invariant, Violation, check};
+pub use crate::oracle::{Invariant, Memory, Verdict, Violation, check, verdict};
 mod record;
 pub use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 mod scenario;

@@ -10,8 +10,8 @@ use std::str::FromStr;
 
 use clap::Parser;
 use fixed_window_sim::{
-    ClockKind, Flaw, Provenance, Run, Scenario, ScenarioId, Summary, Sweep, Target, check, run,
-    sweep, write_trace,
+    ClockKind, Flaw, KeyedFlaw, Provenance, Run, Scenario, ScenarioId, Summary, Sweep, Target, run,
+    sweep, verdict, write_trace,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -46,27 +46,47 @@ struct Cli {
     /// Worker threads, at least 1 (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = parse_threads)]
     threads: Option<NonZeroUsize>,
-    /// Drive a deliberately broken limiter instead, to watch the oracle catch it: a flaw of
-    /// the catalogue, or with `--limiter shared` a planted bug of the shared limiter.
+    /// Which limiter to drive: `plain` (`RateLimiter`), `keyed` (`KeyedRateLimiter`, on
+    /// scenarios whose callers are drawn over keys) or `shared` (`fixed-window-redis`'s
+    /// `SharedRateLimiter`: client processes, a network, a simulated Redis, faults).
+    #[arg(long, value_enum, default_value_t = Limiter::Plain)]
+    limiter: Limiter,
+    /// Drive a deliberately broken limiter of that kind instead, to watch the oracle catch it
+    /// (a flaw of `fixed-window-broken`'s catalogue, plain or keyed as `--limiter` says, or a
+    /// planted bug of the shared limiter).
     #[arg(long, value_name = "FLAW")]
     broken: Option<String>,
-    /// Which limiter to simulate: the in-process one (`fixed-window`) or the one shared by
-    /// processes through Redis (`fixed-window-redis`).
-    #[arg(long, value_enum, default_value_t = Limiter::InProcess)]
-    limiter: Limiter,
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
 }
 
-/// The limiter a run simulates.
+/// The limiters the simulator drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Limiter {
-    /// `fixed-window`'s `RateLimiter`.
-    InProcess,
-    /// `fixed-window-redis`'s `SharedRateLimiter`: client processes, a network, a simulated
-    /// Redis running its script, and faults.
+    /// `fixed_window::RateLimiter`.
+    #[value(alias = "in-process")]
+    Plain,
+    /// `fixed_window::KeyedRateLimiter`.
+    Keyed,
+    /// `fixed_window_redis::SharedRateLimiter`.
     Shared,
+}
+
+/// The in-process target `--broken` names, for the keyed limiter if `keyed`.
+fn target(keyed: bool, broken: Option<&str>) -> Result<Target, String> {
+    Ok(match (keyed, broken) {
+        (false, None) => Target::Real,
+        (true, None) => Target::Keyed,
+        (false, Some(name)) => Target::Broken(
+            name.parse::<Flaw>()
+                .map_err(|error| format!("--broken: {error} (or --limiter keyed)"))?,
+        ),
+        (true, Some(name)) => Target::BrokenKeyed(
+            name.parse::<KeyedFlaw>()
+                .map_err(|error| format!("--broken: {error}"))?,
+        ),
+    })
 }
 
 /// One shard of a sweep split `count` ways: scenario `k` belongs to shard `k mod count`.
@@ -167,13 +187,7 @@ fn execute(cli: &Cli) -> Result<bool, String> {
             out_dir: cli.out_dir.clone(),
         });
     }
-    let broken = cli
-        .broken
-        .as_deref()
-        .map(str::parse::<Flaw>)
-        .transpose()
-        .map_err(|error| format!("--broken: {error}"))?;
-    let target = broken.map_or(Target::Real, Target::Broken);
+    let target = target(cli.limiter == Limiter::Keyed, cli.broken.as_deref())?;
     let command = command_line(target);
     if let Some(id) = &cli.replay {
         return replay(id, target, cli.trace.as_deref(), &command);
@@ -186,9 +200,12 @@ fn execute(cli: &Cli) -> Result<bool, String> {
         target,
         check_determinism: cli.check_determinism,
     };
-    let out_dir = cli.out_dir.clone().unwrap_or_else(default_out_dir);
+    let out_dir = cli
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| default_out_dir(target));
     let bar = progress_bar(shard.scenarios_of(config.scenarios));
-    let provenance = config.provenance(&command, broken.map_or("real", Flaw::name), unix_seconds());
+    let provenance = config.provenance(&command, target.name(), unix_seconds());
     let started = std::time::Instant::now();
     let summary = sweep(&config, |n| bar.inc(n));
     let wall = started.elapsed().as_secs_f64();
@@ -221,18 +238,28 @@ fn execute(cli: &Cli) -> Result<bool, String> {
 /// The command that reruns this binary with the same target, for replay lines.
 fn command_line(target: Target) -> String {
     let mut command = "cargo xtask simulate".to_owned();
-    if let Target::Broken(flaw) = target {
+    if target.is_keyed() {
+        command.push_str(" --limiter keyed");
+    }
+    if let Target::Broken(_) | Target::BrokenKeyed(_) = target {
         command.push_str(" --broken ");
-        command.push_str(flaw.name());
+        command.push_str(target.name());
     }
     command
 }
 
-fn default_out_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// `target/sim` for the plain limiter, where the report reads; `target/sim/keyed` for the
+/// keyed one.
+fn default_out_dir(target: Target) -> PathBuf {
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map_or_else(|| PathBuf::from("target"), |root| root.join("target"))
-        .join("sim")
+        .join("sim");
+    if target.is_keyed() {
+        sim.join("keyed")
+    } else {
+        sim
+    }
 }
 
 fn progress_bar(length: u64) -> ProgressBar {
@@ -254,9 +281,10 @@ fn replay(
     trace_path: Option<&Path>,
     command: &str,
 ) -> Result<bool, String> {
-    let scenario = Scenario::generate(id);
+    let scenario = target.scenario(id);
     let trace = run(&scenario, target).map_err(|error| format!("scenario {id}: {error}"))?;
-    let violations = check(&scenario, &trace);
+    let verdict = verdict(&scenario, &trace);
+    let violations = verdict.violations;
     let config = &scenario.config;
     println!(
         "scenario {id}: limit {}, period {:?}, max wait {:?}, clock {:?}, origin {}, {} callers, patterns {:?}",
@@ -268,6 +296,9 @@ fn replay(
         scenario.callers.len(),
         scenario.patterns,
     );
+    if let Some(population) = scenario.keys {
+        println!("keys: {population:?}");
+    }
     println!(
         "{} calls, {} permits, {} rejections, {} waits, {} interrupts, trace hash {:016x}",
         trace.stats.calls,
@@ -277,6 +308,12 @@ fn replay(
         trace.stats.interrupts,
         trace.trace_hash(),
     );
+    if let Some(memory) = verdict.memory {
+        println!(
+            "keys held: at most {} (the bound then {}), the bound at most {}, checked after {} events",
+            memory.most_held, memory.bound_then, memory.most_bound, memory.checked
+        );
+    }
     if let Some(path) = trace_path {
         write_trace_file(path, &scenario, &trace, None)?;
         println!("trace written to {}", path.display());
@@ -301,7 +338,7 @@ fn representative(config: &Sweep) -> Option<(Scenario, Run)> {
     let mut fallback = None;
     let own = (0..config.scenarios).filter(|index| index % shards.max(1) == shard);
     for index in own.take(500) {
-        let scenario = Scenario::generate(&config.scenario(index));
+        let scenario = config.target.scenario(&config.scenario(index));
         let Ok(trace) = run(&scenario, config.target) else {
             continue;
         };
@@ -380,6 +417,20 @@ fn print_summary(summary: &Summary, wall: f64, threads: usize) {
         "  calls per second   {:>16.0}",
         calls_per_second(summary, wall)
     );
+    if let Some(memory) = &summary.memory {
+        println!("  keys drawn         {:>16}", summary.keys);
+        println!("  most in a scenario {:>16}", summary.most_keys);
+        for (population, count) in &summary.populations {
+            println!("  {population:<8} scenarios {count:>16}");
+        }
+        println!("  keys held, checked {:>16} times", memory.checked);
+        println!(
+            "  most keys held     {:>16} (bound then {})",
+            memory.most_held, memory.bound_then
+        );
+        println!("  largest bound      {:>16}", memory.most_bound);
+        println!("  held at the bound  {:>16} times", memory.at_bound);
+    }
     println!("  violations (scenarios breaking each rule)");
     for (name, count) in &summary.violations {
         println!("    {name:<20} {count:>8}");
@@ -408,6 +459,22 @@ fn write_summary(
         "calls_per_second": calls_per_second(summary, wall),
         "sweep": provenance,
     });
+    let mut json = json;
+    if let (Some(memory), Some(object)) = (&summary.memory, json.as_object_mut()) {
+        object.insert(
+            "keys".to_owned(),
+            serde_json::json!({
+                "drawn": summary.keys,
+                "most_in_a_scenario": summary.most_keys,
+                "populations": summary.populations,
+                "held_checked": memory.checked,
+                "most_held": memory.most_held,
+                "bound_then": memory.bound_then,
+                "largest_bound": memory.most_bound,
+                "held_at_bound": memory.at_bound,
+            }),
+        );
+    }
     let path = dir.join("summary.json");
     fs::write(&path, format!("{json:#}\n"))
         .map_err(|error| format!("cannot write {}: {error}", path.display()))

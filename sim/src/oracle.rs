@@ -7,10 +7,24 @@
 //! the limiter's arithmetic cannot hide itself by being repeated here. It knows only what the
 //! trace says: calls starting and ending, the events the listeners saw, sleeps, operations and
 //! interrupts.
+//!
+//! Every rule is a rule per key: the plain limiter is the one key every call is for, and a
+//! keyed limiter's keys are each judged as that one would be, on the limiter's one grid
+//! ([`keys`] says what is known of a key a keyed limiter may have reclaimed). For a keyed
+//! limiter the oracle also follows the reclamation its documentation describes, and checks
+//! after every event that the keys the limiter holds stay within the bound that follows
+//! ([`reclamation`] states it).
 
 use core::fmt;
 
-use fixed_window_spec::{Count, Decision, NEVER, Next, Rules, Waiting};
+use fixed_window_spec::{Rules, Waiting};
+
+mod budget;
+mod keys;
+mod reclamation;
+
+use self::keys::KeyState;
+use self::reclamation::Reclamation;
 
 use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
@@ -59,11 +73,15 @@ pub enum Invariant {
     /// (Shared limiter) The script runs without error, on the commands the simulated server
     /// models.
     Script,
+    /// A keyed limiter holds no more keys than its documented reclamation leaves: the keys
+    /// that took a permit and have not seen, since their last permit, 64 sweeping turns (the
+    /// first 64 calls of each new window) for a window after theirs.
+    Memory,
 }
 
 impl Invariant {
     /// Every invariant, in report order.
-    pub const ALL: [Invariant; 10] = [
+    pub const ALL: [Invariant; 11] = [
         Invariant::WindowLimit,
         Invariant::CarryOver,
         Invariant::Alignment,
@@ -74,6 +92,7 @@ impl Invariant {
         Invariant::Interrupt,
         Invariant::Panic,
         Invariant::Liveness,
+        Invariant::Memory,
     ];
 
     /// The invariants the shared limiter's oracle checks, in report order.
@@ -108,6 +127,7 @@ impl Invariant {
             Invariant::DoubleCount => "double_count",
             Invariant::Expiry => "expiry",
             Invariant::Script => "script",
+            Invariant::Memory => "memory",
         }
     }
 }
@@ -150,10 +170,13 @@ impl fmt::Display for Violation {
 
 /// Reports past this many per run are dropped: one scenario's first violations say enough.
 const MOST_VIOLATIONS: usize = 64;
+
 #[derive(Debug, Default, Clone)]
 struct Caller {
     kind: Option<CallKind>,
     op: Option<OpKind>,
+    /// The key the call is for.
+    key: u64,
     waiting: Waiting,
     permits: u32,
     permit_remaining: Option<u32>,
@@ -165,16 +188,64 @@ struct Caller {
     finished: bool,
 }
 
+/// What the oracle saw of a keyed limiter's memory: the keys it held after each event against
+/// the bound then.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Memory {
+    /// Events after which the keys held were checked.
+    pub checked: u64,
+    /// The most keys held after any event.
+    pub most_held: u64,
+    /// The bound after that event (the first at which `most_held` was reached).
+    pub bound_then: u64,
+    /// The largest bound after any event.
+    pub most_bound: u64,
+    /// Events after which the keys held equalled the bound.
+    pub at_bound: u64,
+}
+
+impl Memory {
+    /// Adds `other`'s figures to these: the sums of checks, the largest figures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::Memory;
+    ///
+    /// let mut total = Memory { checked: 2, most_held: 5, bound_then: 9, most_bound: 9, at_bound: 1 };
+    /// total.add(&Memory { checked: 3, most_held: 7, bound_then: 7, most_bound: 8, at_bound: 2 });
+    /// assert_eq!(total, Memory { checked: 5, most_held: 7, bound_then: 7, most_bound: 9, at_bound: 3 });
+    /// ```
+    pub fn add(&mut self, other: &Memory) {
+        self.checked += other.checked;
+        self.at_bound += other.at_bound;
+        if other.most_held > self.most_held {
+            self.most_held = other.most_held;
+            self.bound_then = other.bound_then;
+        }
+        self.most_bound = self.most_bound.max(other.most_bound);
+    }
+}
+
+/// What the oracle found in a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// Every violation found (at most the first few dozen).
+    pub violations: Vec<Violation>,
+    /// For a keyed limiter, its memory against the bound.
+    pub memory: Option<Memory>,
+}
+
 struct Checker {
     /// The configured limiter's rules.
     rules: Rules,
-    /// The stored window and its count, updated only by permits.
-    count: Count,
+    /// What is known of each key's window, by key.
+    keys: Vec<KeyState>,
     callers: Vec<Caller>,
-    /// The window in effect: windows never move backwards, whatever the clock does.
-    effective: Option<u128>,
-    /// Permits counted in the window in effect.
-    counted: u64,
+    /// A keyed limiter's reclamation, as its documentation describes it; `None` for the
+    /// plain limiter.
+    reclamation: Option<Reclamation>,
+    memory: Memory,
     violations: Vec<Violation>,
     record: usize,
     /// Whether the clock never jumps forward, so that a wait ends when planned (or, on a
@@ -184,7 +255,8 @@ struct Checker {
 }
 
 /// Checks the trace of `run` against the specification, for the limiter `scenario`
-/// configured; returns every violation found (at most the first few dozen).
+/// configured (a keyed one if the scenario draws keys); returns every violation found (at most
+/// the first few dozen).
 ///
 /// # Examples
 ///
@@ -199,6 +271,26 @@ struct Checker {
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
 pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
+    verdict(scenario, run).violations
+}
+
+/// [`check`], with what the oracle saw of a keyed limiter's memory.
+///
+/// # Examples
+///
+/// The keyed limiter breaks no rule, and holds no more keys than the bound.
+///
+/// ```
+/// use fixed_window_sim::{ScenarioId, Target, run, verdict};
+///
+/// let scenario = Target::Keyed.scenario(&ScenarioId::seed(3));
+/// let verdict = verdict(&scenario, &run(&scenario, Target::Keyed)?);
+/// assert!(verdict.violations.is_empty(), "{:?}", verdict.violations);
+/// let memory = verdict.memory.expect("a keyed scenario");
+/// assert!(memory.most_held <= memory.most_bound);
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
     let config = &scenario.config;
     let Some(rules) = Rules::new(
         u128::from(scenario.origin()),
@@ -206,19 +298,38 @@ pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
         config.period.as_nanos(),
         config.max_wait.as_nanos(),
     ) else {
-        return vec![Violation {
-            invariant: Invariant::Events,
-            caller: None,
-            record: 0,
-            detail: format!("the scenario's configuration is not a limiter's: {config:?}"),
-        }];
+        return Verdict {
+            violations: vec![Violation {
+                invariant: Invariant::Events,
+                caller: None,
+                record: 0,
+                detail: format!("the scenario's configuration is not a limiter's: {config:?}"),
+            }],
+            memory: None,
+        };
     };
+    let keys = scenario
+        .callers
+        .iter()
+        .map(|caller| caller.key)
+        .max()
+        .map_or(0, |key| {
+            usize::try_from(key).map_or(usize::MAX, |key| key + 1)
+        });
+    let keyed = scenario.keys.is_some();
     let mut checker = Checker {
         rules,
-        count: Count::new(),
+        keys: vec![
+            if keyed {
+                KeyState::unseen()
+            } else {
+                KeyState::plain()
+            };
+            keys
+        ],
         callers: vec![Caller::default(); scenario.callers.len()],
-        effective: None,
-        counted: 0,
+        reclamation: keyed.then(|| Reclamation::new(rules.grid)),
+        memory: Memory::default(),
         violations: Vec::new(),
         record: 0,
         no_jumps: scenario.clock.kind() != ClockKind::JumpsForward,
@@ -227,10 +338,16 @@ pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
         checker.read(record, previous);
-        previous = Some(record);
+        // What the keyed limiter held is said between an event and what follows it.
+        if !matches!(record, Record::Held { .. }) {
+            previous = Some(record);
+        }
     }
     checker.end(run);
-    checker.violations
+    Verdict {
+        violations: checker.violations,
+        memory: keyed.then_some(checker.memory),
+    }
 }
 
 impl Checker {
@@ -254,6 +371,12 @@ impl Checker {
         }
     }
 
+    fn report_found(&mut self, caller: u32, found: budget::Found) {
+        for (invariant, detail) in found {
+            self.report(invariant, caller, || detail);
+        }
+    }
+
     /// The caller's state, or a report that the record names no started, unfinished call.
     fn caller(&mut self, caller: u32) -> Option<&mut Caller> {
         let known = self
@@ -269,6 +392,40 @@ impl Checker {
         self.callers.get_mut(caller as usize)
     }
 
+    /// An attempt of the limiter's at reading `at`: a keyed limiter's takes its turn at
+    /// sweeping, if it has one.
+    fn attempt(&mut self, at: u64) {
+        if let Some(reclamation) = &mut self.reclamation {
+            reclamation.attempt(u128::from(at));
+        }
+    }
+
+    /// Judges an attempt on `key` by `rule` (see [`KeyState::judge`]); the attempt was
+    /// `permitted` or not.
+    fn judge<C: Copy>(
+        &mut self,
+        key: u64,
+        call: &mut C,
+        permitted: bool,
+        rule: impl FnMut(&mut budget::Budget, &mut C, &mut budget::Found),
+    ) -> budget::Found {
+        let Some(state) = usize::try_from(key)
+            .ok()
+            .and_then(|key| self.keys.get_mut(key))
+        else {
+            // Reported when the call started.
+            return budget::Found::new();
+        };
+        if let Some(reclamation) = &self.reclamation {
+            state.meet(reclamation);
+        }
+        let found = state.judge(call, rule);
+        if let Some(reclamation) = &mut self.reclamation {
+            state.after(reclamation, permitted);
+        }
+        found
+    }
+
     fn read(&mut self, record: &Record, previous: Option<&Record>) {
         match *record {
             Record::Start {
@@ -277,19 +434,8 @@ impl Checker {
                 kind,
                 max_wait,
                 op,
-            } => {
-                if let Some(state) = self.callers.get_mut(caller as usize) {
-                    *state = Caller {
-                        kind: Some(kind),
-                        op: Some(op),
-                        waiting: Waiting::new(fixed_window_spec::deadline(
-                            u128::from(at),
-                            max_wait,
-                        )),
-                        ..Caller::default()
-                    };
-                }
-            }
+                key,
+            } => self.start(caller, at, kind, max_wait, op, key),
             Record::Permitted {
                 caller: Some(caller),
                 at,
@@ -305,9 +451,15 @@ impl Checker {
                 caller: Some(caller),
                 at,
             } => self.op_ran(caller, at, previous),
+            Record::Held {
+                caller: Some(caller),
+                key,
+                len,
+            } => self.held(caller, key, len),
             Record::Permitted { caller: None, .. }
             | Record::Rejected { caller: None, .. }
-            | Record::OpRan { caller: None, .. } => {
+            | Record::OpRan { caller: None, .. }
+            | Record::Held { caller: None, .. } => {
                 self.report_for(Invariant::Events, None, || {
                     "a record outside any call".to_owned()
                 });
@@ -327,111 +479,80 @@ impl Checker {
         }
     }
 
+    fn start(
+        &mut self,
+        caller: u32,
+        at: u64,
+        kind: CallKind,
+        max_wait: u128,
+        op: OpKind,
+        key: u64,
+    ) {
+        if let Some(state) = self.callers.get_mut(caller as usize) {
+            *state = Caller {
+                kind: Some(kind),
+                op: Some(op),
+                key,
+                waiting: Waiting::new(fixed_window_spec::deadline(u128::from(at), max_wait)),
+                ..Caller::default()
+            };
+        }
+        if usize::try_from(key).map_or(true, |key| key >= self.keys.len()) {
+            self.report(Invariant::Events, caller, || {
+                format!("a call for key {key}, which no caller of the scenario has")
+            });
+        }
+    }
+
     fn permitted(&mut self, caller: u32, at: u64, remaining: u32) {
+        self.attempt(at);
         let Some(state) = self.caller(caller) else {
             return;
         };
         state.permits += 1;
         state.permit_remaining = Some(remaining);
-        let (deadline, permits) = (state.waiting.deadline(), state.permits);
+        let (deadline, permits, key) = (state.waiting.deadline(), state.permits, state.key);
         if permits > 1 {
             self.report(Invariant::Events, caller, || {
                 "a second permit for one call".into()
             });
         }
-        match self.rules.decide(&self.count, u128::from(at), deadline) {
-            decision @ Decision::Permit {
-                remaining: expected,
-                ..
-            } => {
-                if remaining != expected {
-                    self.report(Invariant::Events, caller, || {
-                        format!("remaining {remaining} at {at}, expected {expected}")
-                    });
-                }
-                self.count.apply(decision);
-            }
-            decision => self.report(Invariant::WindowLimit, caller, || {
-                format!("permitted at {at} although the window was full ({decision:?})")
-            }),
-        }
-        // Counted independently of the model's decisions: the window in effect is the latest
-        // one any permit's reading fell in.
-        let window = self.rules.grid.index_of(u128::from(at));
-        let limit = self.rules.limit;
-        let window = self.effective.map_or(window, |current| current.max(window));
-        if self.effective != Some(window) {
-            self.effective = Some(window);
-            self.counted = 0;
-            if remaining != limit - 1 {
-                self.report(Invariant::CarryOver, caller, || {
-                    format!(
-                        "first permit of window {window} left {remaining} permits, not {}",
-                        limit - 1
-                    )
-                });
-            }
-        }
-        self.counted += 1;
-        if self.counted == u64::from(limit) + 1 {
-            let counted = self.counted;
-            self.report(Invariant::WindowLimit, caller, || {
-                format!("{counted} permits in window {window} (limit {limit})")
-            });
-        }
+        let rules = self.rules;
+        let found = self.judge(key, &mut (), true, |budget, (), found| {
+            budget.permitted(&rules, at, remaining, deadline, found);
+        });
+        self.report_found(caller, found);
     }
 
     fn rejected(&mut self, caller: u32, at: u64, retry_after: u128) {
+        self.attempt(at);
         let Some(state) = self.caller(caller) else {
             return;
         };
         state.rejections += 1;
         state.rejection = Some(retry_after);
+        // A copy: a rejection ends the call, whose waiting it does not move on.
         let mut waiting = state.waiting;
-        let (deadline, rejections) = (waiting.deadline(), state.rejections);
+        let (rejections, key) = (state.rejections, state.key);
         if rejections > 1 {
             self.report(Invariant::Events, caller, || {
                 "a second rejection for one call".into()
             });
         }
-        // A call whose clock did not move across its sleep may give up (the spec's
-        // stalled-clock rule).
-        let decision = self.rules.decide(&self.count, u128::from(at), deadline);
-        let expected = match waiting.next(decision, u128::from(at)) {
-            Next::Permit { remaining } => {
-                self.report(Invariant::FalseRejection, caller, || {
-                    format!("rejected at {at} with {} permits free", remaining + 1)
-                });
-                return;
-            }
-            Next::Sleep { until } => {
-                self.report(Invariant::FalseRejection, caller, || {
-                    format!("rejected at {at}; the next window opens at {until}, by the deadline {deadline}")
-                });
-                return;
-            }
-            Next::Reject { retry_after } => retry_after,
-        };
-        if retry_after != expected {
-            self.report(Invariant::Events, caller, || {
-                format!("retry_after {retry_after} at {at}, expected {expected}")
-            });
-        }
-        if retry_after != NEVER && !self.rules.grid.on_boundary(u128::from(at) + retry_after) {
-            self.report(Invariant::Alignment, caller, || {
-                format!("retry_after {retry_after} at {at} does not end on a window boundary")
-            });
-        }
+        let rules = self.rules;
+        let found = self.judge(key, &mut waiting, false, |budget, waiting, found| {
+            budget.rejected(&rules, waiting, at, retry_after, found);
+        });
+        self.report_found(caller, found);
     }
 
     fn sleep(&mut self, caller: u32, at: u64, until: u128) {
-        let (rules, count) = (self.rules, self.count);
+        self.attempt(at);
         let Some(state) = self.caller(caller) else {
             return;
         };
-        let deadline = state.waiting.deadline();
-        let decision = rules.decide(&count, u128::from(at), deadline);
-        let next = state.waiting.next(decision, u128::from(at));
+        let (mut waiting, key) = (state.waiting, state.key);
+        let deadline = waiting.deadline();
         if until > deadline {
             self.report(Invariant::Deadline, caller, || {
                 format!("sleeps at {at} until {until}, past its deadline {deadline}")
@@ -442,26 +563,44 @@ impl Checker {
                 format!("sleeps at {at} until {until}, not a window boundary")
             });
         }
-        match (decision, next) {
-            (_, Next::Sleep { until: expected }) if expected == until => {}
-            (_, Next::Sleep { until: expected }) => self.report(Invariant::Events, caller, || {
-                format!("sleeps at {at} until {until}, expected until {expected}")
-            }),
-            (Decision::Wait { .. }, _) => self.report(Invariant::Liveness, caller, || {
-                format!(
-                    "sleeps again at {at} although its clock did not move across its last sleep"
-                )
-            }),
-            (Decision::Reject { .. }, _) => self.report(Invariant::Deadline, caller, || {
-                format!(
-                    "sleeps at {at} although the next window opens after its deadline {deadline}"
-                )
-            }),
-            (Decision::Permit { remaining, .. }, _) => {
-                self.report(Invariant::FalseRejection, caller, || {
-                    format!("sleeps at {at} with {} permits free", remaining + 1)
-                });
-            }
+        let rules = self.rules;
+        let found = self.judge(key, &mut waiting, false, |budget, waiting, found| {
+            budget.sleep(&rules, waiting, at, until, found);
+        });
+        if let Some(state) = self.callers.get_mut(caller as usize) {
+            state.waiting = waiting;
+        }
+        self.report_found(caller, found);
+    }
+
+    /// After an event of a keyed limiter: the event's key must be the call's, and the keys it
+    /// holds within the bound.
+    fn held(&mut self, caller: u32, key: u64, len: u64) {
+        let Some(state) = self.caller(caller) else {
+            return;
+        };
+        let expected = state.key;
+        if key != expected {
+            self.report(Invariant::Events, caller, || {
+                format!("an event for key {key} in a call for key {expected}")
+            });
+        }
+        let Some(reclamation) = &self.reclamation else {
+            return;
+        };
+        let bound = reclamation.bound();
+        let memory = &mut self.memory;
+        memory.checked += 1;
+        if len > memory.most_held {
+            memory.most_held = len;
+            memory.bound_then = bound;
+        }
+        memory.most_bound = memory.most_bound.max(bound);
+        memory.at_bound += u64::from(len == bound);
+        if len > bound {
+            self.report(Invariant::Memory, caller, || {
+                format!("holds {len} keys; its reclamation leaves at most {bound}")
+            });
         }
     }
 

@@ -106,6 +106,9 @@ pub enum Record {
         max_wait: u128,
         /// What the operation will do, if it runs.
         op: OpKind,
+        /// The key the call is for (0 for every call to the plain limiter, which has one
+        /// window for all).
+        key: u64,
     },
     /// The limiter emitted `Permitted` to its listeners.
     Permitted {
@@ -124,6 +127,16 @@ pub enum Record {
         at: u64,
         /// The event's `retry_after` in nanoseconds.
         retry_after: u128,
+    },
+    /// Right after a keyed limiter's `Permitted` or `Rejected` event: the key the event was
+    /// for, and how many keys the limiter held then (its `len()`).
+    Held {
+        /// The caller whose turn it was when the event was emitted, if it was anyone's.
+        caller: Option<u32>,
+        /// The key the event was for, as the listener was told.
+        key: u64,
+        /// The keys the limiter held after the attempt that emitted the event.
+        len: u64,
     },
     /// A caller began a sleep on the clock.
     Sleep {

@@ -10,6 +10,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::clock_model::{ClockKind, ClockModel, Segment};
+use crate::keyed::Population;
 use crate::record::{CallKind, OpKind};
 
 /// The limiter's configuration in a scenario.
@@ -36,6 +37,9 @@ pub struct CallerSpec {
     pub interrupt_at: Option<u64>,
     /// Virtual time at which its future is dropped, if it is (asynchronous callers only).
     pub cancel_at: Option<u64>,
+    /// The key it calls for: 0 for the plain limiter; drawn from the scenario's
+    /// [`Population`] for a keyed one.
+    pub key: u64,
 }
 
 /// A listener that panics on every `every`-th event it is told of.
@@ -185,6 +189,9 @@ pub struct Scenario {
     pub panicking_listeners: Vec<PanickingListener>,
     /// The arrival patterns mixed in.
     pub patterns: Vec<Pattern>,
+    /// The keys the callers were drawn over, for a keyed limiter; `None` for the plain one,
+    /// whose callers all share its one window.
+    pub keys: Option<Population>,
 }
 
 /// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
@@ -246,6 +253,7 @@ impl Scenario {
             callers,
             panicking_listeners,
             patterns,
+            keys: None,
         }
     }
 
@@ -559,6 +567,7 @@ fn pick_callers(rng: &mut ChaCha8Rng, arrivals: &[u64], period: u64) -> Vec<Call
                 op,
                 interrupt_at,
                 cancel_at,
+                key: 0,
             }
         })
         .collect()

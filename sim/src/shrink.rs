@@ -4,7 +4,7 @@
 use std::cell::Cell;
 
 use crate::oracle::{Invariant, check};
-use crate::scenario::{Scenario, ScenarioId};
+use crate::scenario::ScenarioId;
 use crate::simulation::{Target, run};
 
 /// At most this many runs are spent shrinking one scenario.
@@ -38,7 +38,7 @@ const MOST_RUNS: usize = 400;
 /// assert!(Scenario::generate(&small).callers.len() <= Scenario::generate(&id).callers.len());
 /// ```
 pub fn shrink(id: &ScenarioId, target: Target, invariant: Invariant) -> ScenarioId {
-    let full = Scenario::generate(&ScenarioId::seed(id.seed));
+    let full = target.scenario(&ScenarioId::seed(id.seed));
     let all: Vec<u32> = match &id.kept {
         Some(kept) => kept.clone(),
         None => (0..u32::try_from(full.callers.len()).unwrap_or(u32::MAX)).collect(),
@@ -50,7 +50,7 @@ pub fn shrink(id: &ScenarioId, target: Target, invariant: Invariant) -> Scenario
             seed: id.seed,
             kept: Some(kept.to_vec()),
         };
-        let scenario = Scenario::generate(&candidate);
+        let scenario = target.scenario(&candidate);
         run(&scenario, target).is_ok_and(|trace| {
             check(&scenario, &trace)
                 .iter()
@@ -90,7 +90,7 @@ pub fn shrink(id: &ScenarioId, target: Target, invariant: Invariant) -> Scenario
         seed: id.seed,
         kept: Some(kept),
     };
-    let scenario = Scenario::generate(&shrunk);
+    let scenario = target.scenario(&shrunk);
     let still_fails = run(&scenario, target).is_ok_and(|trace| {
         check(&scenario, &trace)
             .iter()

@@ -33,11 +33,13 @@ use fixed_window::{ConfigError, Interrupt, Interrupted, RateLimiter, RateLimiter
 use crate::broken::{Broken, Flaw};
 use crate::coroutine::{Call, Coroutine, Handback};
 use crate::event_queue::EventQueue;
+use crate::keyed::{BrokenKeyed, KeyedSubject};
 use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
-use crate::scenario::{Config, Scenario};
+use crate::scenario::{Config, Scenario, ScenarioId};
 use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics};
 use crate::virtual_clock::VirtualClock;
 use crate::world::{Moment, Timer, World};
+use fixed_window_broken::KeyedFlaw;
 
 /// The name of every simulated limiter.
 pub const LIMITER_NAME: &str = "simulated";
@@ -52,6 +54,65 @@ pub enum Target {
     Real,
     /// A deliberately broken limiter, to show that the oracle catches its fault.
     Broken(Flaw),
+    /// `fixed_window::KeyedRateLimiter`, on keyed scenarios.
+    Keyed,
+    /// A deliberately broken keyed limiter, on keyed scenarios.
+    BrokenKeyed(KeyedFlaw),
+}
+
+impl Target {
+    /// Whether the target is a keyed limiter, run on keyed scenarios.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::{KeyedFlaw, Target};
+    ///
+    /// assert!(Target::BrokenKeyed(KeyedFlaw::ReclaimLive).is_keyed());
+    /// assert!(!Target::Real.is_keyed());
+    /// ```
+    pub fn is_keyed(self) -> bool {
+        matches!(self, Target::Keyed | Target::BrokenKeyed(_))
+    }
+
+    /// The scenario `id` names for this target: [`Scenario::generate_keyed`] for a keyed
+    /// limiter, [`Scenario::generate`] otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::{ScenarioId, Target};
+    ///
+    /// let id = ScenarioId::seed(5);
+    /// assert!(Target::Keyed.scenario(&id).keys.is_some());
+    /// assert!(Target::Real.scenario(&id).keys.is_none());
+    /// ```
+    pub fn scenario(self, id: &ScenarioId) -> Scenario {
+        if self.is_keyed() {
+            Scenario::generate_keyed(id)
+        } else {
+            Scenario::generate(id)
+        }
+    }
+
+    /// The target's name, as a sweep's provenance gives it: `real`, `keyed`, or a flaw's
+    /// name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::{KeyedFlaw, Target};
+    ///
+    /// assert_eq!(Target::BrokenKeyed(KeyedFlaw::SharedCount).name(), "shared-count");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Real => "real",
+            Target::Broken(flaw) => flaw.name(),
+            Target::Keyed => "keyed",
+            Target::BrokenKeyed(flaw) => flaw.name(),
+        }
+    }
 }
 
 /// Counts of one run.
@@ -203,6 +264,12 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
                 scenario,
                 &Arc::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
             ),
+            Target::Keyed => drive(world, scenario, &KeyedSubject::new(scenario, clock)?),
+            Target::BrokenKeyed(flaw) => drive(
+                world,
+                scenario,
+                &Arc::new(BrokenKeyed::new(flaw, LIMITER_NAME, scenario, clock)?),
+            ),
         })
     });
     let ended = ended?;
@@ -242,26 +309,7 @@ fn real_limiter(
     {
         limiter = limiter.with_listener(panicking(listener.every));
     }
-    limiter = limiter.with_listener(|event| {
-        World::with(|world| {
-            let at = event.at().as_nanos();
-            let caller = world.current();
-            let record = match *event {
-                fixed_window::RateLimiterEvent::Permitted { remaining, .. } => Record::Permitted {
-                    caller,
-                    at,
-                    remaining,
-                },
-                fixed_window::RateLimiterEvent::Rejected { retry_after, .. } => Record::Rejected {
-                    caller,
-                    at,
-                    retry_after: retry_after.as_nanos(),
-                },
-                _ => return,
-            };
-            world.record(record);
-        });
-    });
+    limiter = limiter.with_listener(record_event);
     for listener in scenario
         .panicking_listeners
         .iter()
@@ -274,7 +322,32 @@ fn real_limiter(
     Ok(limiter.with_clock(clock))
 }
 
-fn panicking(every: u64) -> impl Fn(&fixed_window::RateLimiterEvent) + Send + Sync + 'static {
+/// Records `event`, emitted to the limiter's listeners, as the caller's whose turn it is.
+pub(crate) fn record_event(event: &fixed_window::RateLimiterEvent) {
+    World::with(|world| {
+        let at = event.at().as_nanos();
+        let caller = world.current();
+        let record = match *event {
+            fixed_window::RateLimiterEvent::Permitted { remaining, .. } => Record::Permitted {
+                caller,
+                at,
+                remaining,
+            },
+            fixed_window::RateLimiterEvent::Rejected { retry_after, .. } => Record::Rejected {
+                caller,
+                at,
+                retry_after: retry_after.as_nanos(),
+            },
+            _ => return,
+        };
+        world.record(record);
+    });
+}
+
+/// A listener that panics on every `every`-th event it is told of.
+pub(crate) fn panicking(
+    every: u64,
+) -> impl Fn(&fixed_window::RateLimiterEvent) + Send + Sync + 'static {
     // Events are emitted one at a time on the simulator's thread, so the count, and with it
     // which events panic, is the same on every run.
     let told = AtomicU64::new(0);
@@ -432,6 +505,7 @@ where
                     0
                 },
                 op: spec.op,
+                key: spec.key,
             });
         }
         let subject: &'a S = self.subject;

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::oracle::{Invariant, Violation, check};
-use crate::scenario::{Scenario, ScenarioId};
+use crate::oracle::{Invariant, Memory, Violation, verdict};
+use crate::scenario::ScenarioId;
 use crate::shrink::shrink;
 use crate::simulation::{Target, run};
 
@@ -189,6 +189,39 @@ pub struct Summary {
     pub simulated_ns: u128,
     /// The failing scenarios, in index order.
     pub failures: Vec<Failure>,
+    /// For a keyed limiter: keys drawn, summed over scenarios.
+    pub keys: u64,
+    /// For a keyed limiter: the most keys one scenario drew.
+    pub most_keys: u64,
+    /// For a keyed limiter: scenarios by population (`hot`, `few`, `many`).
+    pub populations: BTreeMap<String, u64>,
+    /// For a keyed limiter: the keys it held against the bound, over all scenarios.
+    pub memory: Option<Memory>,
+}
+
+impl Summary {
+    /// Adds `other`'s counts to these.
+    fn add(&mut self, other: Summary) {
+        self.scenarios += other.scenarios;
+        self.calls += other.calls;
+        self.permits += other.permits;
+        self.rejections += other.rejections;
+        self.waits += other.waits;
+        self.interrupts += other.interrupts;
+        self.events += other.events;
+        self.simulated_ns += other.simulated_ns;
+        for (name, count) in other.violations {
+            *self.violations.entry(name).or_insert(0) += count;
+        }
+        self.keys += other.keys;
+        self.most_keys = self.most_keys.max(other.most_keys);
+        for (name, count) in other.populations {
+            *self.populations.entry(name).or_insert(0) += count;
+        }
+        if let Some(memory) = other.memory {
+            self.memory.get_or_insert_default().add(&memory);
+        }
+    }
 }
 
 /// Runs the sweep, calling `progress` after each scenario.
@@ -237,20 +270,10 @@ pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
                     }
                     progress(1);
                 }
-                let mut total = total
+                total
                     .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                total.scenarios += local.scenarios;
-                total.calls += local.calls;
-                total.permits += local.permits;
-                total.rejections += local.rejections;
-                total.waits += local.waits;
-                total.interrupts += local.interrupts;
-                total.events += local.events;
-                total.simulated_ns += local.simulated_ns;
-                for (name, count) in local.violations {
-                    *total.violations.entry(name).or_insert(0) += count;
-                }
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .add(local);
                 failures
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -283,8 +306,16 @@ pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
 /// Runs scenario `index`, adding its counts to `local`; the failure if it broke a rule.
 fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
     let id = config.scenario(index);
-    let scenario = Scenario::generate(&id);
+    let scenario = config.target.scenario(&id);
     local.scenarios += 1;
+    if let Some(population) = scenario.keys {
+        local.keys += population.keys();
+        local.most_keys = local.most_keys.max(population.keys());
+        *local
+            .populations
+            .entry(population.name().to_owned())
+            .or_insert(0) += 1;
+    }
     let Ok(trace) = run(&scenario, config.target) else {
         // Scenarios are drawn with valid configurations; one the limiter refused would be
         // a generator bug, reported as an event mismatch.
@@ -307,10 +338,18 @@ fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
     local.interrupts += stats.interrupts;
     local.events += stats.events;
     local.simulated_ns += u128::from(stats.simulated_ns);
-    let violations = check(&scenario, &trace);
-    let nondeterministic = config.check_determinism
-        && run(&scenario, config.target)
-            .map_or(true, |again| again.trace_hash() != trace.trace_hash());
+    let verdict = verdict(&scenario, &trace);
+    if let Some(memory) = verdict.memory {
+        local.memory.get_or_insert_default().add(&memory);
+    }
+    let violations = verdict.violations;
+    // The first trace is let go before the second run: a run of millions of keys holds
+    // hundreds of megabytes of records.
+    let hash = config.check_determinism.then(|| trace.trace_hash());
+    drop(trace);
+    let nondeterministic = hash.is_some_and(|hash| {
+        run(&scenario, config.target).map_or(true, |again| again.trace_hash() != hash)
+    });
     if violations.is_empty() && !nondeterministic {
         return None;
     }

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use crate::clock_model::ClockKind;
+use crate::keyed::Population;
 use crate::record::{CallKind, Outcome, Record};
 use crate::scenario::{Scenario, period_nanos};
 use crate::simulation::Run;
@@ -26,7 +27,7 @@ use crate::sweep::Provenance;
 ///
 /// let text = r#"{"type":"permitted","at":3,"caller":1,"remaining":0}"#;
 /// let line: TraceLine = serde_json::from_str(text)?;
-/// assert_eq!(line, TraceLine::Permitted { at: 3, caller: Some(1), remaining: 0 });
+/// assert_eq!(line, TraceLine::Permitted { at: 3, caller: Some(1), remaining: 0, key: None });
 /// assert_eq!(serde_json::to_string(&line)?, text);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
@@ -51,6 +52,12 @@ pub enum TraceLine {
         clock: ClockKind,
         /// How many callers the scenario has.
         callers: usize,
+        /// For a keyed limiter, how the callers were drawn over keys: `hot`, `few` or `many`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        population: Option<String>,
+        /// For a keyed limiter, how many keys the callers were drawn over.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keys: Option<u64>,
     },
     /// The limiter emitted `Permitted` to its listeners.
     Permitted {
@@ -60,6 +67,9 @@ pub enum TraceLine {
         caller: Option<u32>,
         /// The event's `remaining`.
         remaining: u32,
+        /// For a keyed limiter, the key of the call it was emitted in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<u64>,
     },
     /// The limiter emitted `Rejected` to its listeners.
     Rejected {
@@ -69,6 +79,19 @@ pub enum TraceLine {
         caller: Option<u32>,
         /// The event's `retry_after`.
         retry_after_ns: u64,
+        /// For a keyed limiter, the key of the call it was emitted in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<u64>,
+    },
+    /// Right after a keyed limiter's event: the key its listeners were told, and the keys the
+    /// limiter held then.
+    Held {
+        /// The caller being run when the event was emitted, if one was.
+        caller: Option<u32>,
+        /// The key the event was for.
+        key: u64,
+        /// The keys held (the limiter's `len()`).
+        len: u64,
     },
     /// A caller began a sleep on the clock.
     Sleep {
@@ -109,6 +132,9 @@ pub enum TraceLine {
         kind: Option<CallKind>,
         /// Whether the call was permitted and its operation then panicked.
         op_panicked: bool,
+        /// For a keyed limiter, the key the call was for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<u64>,
     },
     /// A line of a type this version does not know, from a newer writer: readers skip it.
     /// It is never written.
@@ -176,7 +202,8 @@ fn saturate(n: u128) -> u64 {
 
 /// Writes `run` of `scenario` to `out` as JSON Lines: a [`TraceLine::Scenario`], then one
 /// line per record in the order things happened, a call's start folded into the
-/// [`TraceLine::Call`] that ends it.
+/// [`TraceLine::Call`] that ends it. For a keyed limiter, calls and events carry their call's
+/// key, and a [`TraceLine::Held`] follows each event; the plain limiter's lines have no key.
 ///
 /// # Errors
 ///
@@ -207,9 +234,19 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
         max_wait_ns: saturate(config.max_wait.as_nanos()),
         clock: scenario.clock.kind(),
         callers: scenario.callers.len(),
+        population: scenario.keys.map(|keys| keys.name().to_owned()),
+        keys: scenario.keys.map(Population::keys),
     };
+    let keyed = scenario.keys.is_some();
     write_line(out, &header)?;
-    let mut starts = vec![(0_u64, 0_u128, None); scenario.callers.len()];
+    let mut starts = vec![(0_u64, 0_u128, None, 0_u64); scenario.callers.len()];
+    // The key of the call `caller` is in, for a keyed limiter's lines.
+    let key_of = |starts: &[(u64, u128, Option<CallKind>, u64)], caller: Option<u32>| {
+        keyed
+            .then(|| caller.and_then(|caller| starts.get(caller as usize)))
+            .flatten()
+            .map(|start| start.3)
+    };
     for record in &run.records {
         let line = match *record {
             Record::Start {
@@ -217,10 +254,11 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 at,
                 kind,
                 max_wait,
+                key,
                 ..
             } => {
                 if let Some(start) = starts.get_mut(caller as usize) {
-                    *start = (at, max_wait, Some(kind));
+                    *start = (at, max_wait, Some(kind), key);
                 }
                 continue;
             }
@@ -232,6 +270,7 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 at,
                 caller,
                 remaining,
+                key: key_of(&starts, caller),
             },
             Record::Rejected {
                 caller,
@@ -241,7 +280,9 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 at,
                 caller,
                 retry_after_ns: saturate(retry_after),
+                key: key_of(&starts, caller),
             },
+            Record::Held { caller, key, len } => TraceLine::Held { caller, key, len },
             Record::Sleep { caller, at, until } => TraceLine::Sleep {
                 at,
                 caller,
@@ -255,10 +296,11 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 outcome,
                 ..
             } => {
-                let (start, max_wait, kind) = starts
+                let key = key_of(&starts, Some(caller));
+                let (start, max_wait, kind, _) = starts
                     .get(caller as usize)
                     .copied()
-                    .unwrap_or((at, 0, None));
+                    .unwrap_or((at, 0, None, 0));
                 // The operation's own panic comes after a granted permit.
                 let (outcome, op_panicked) = match outcome {
                     Outcome::Panicked { simulated: true } => (CallOutcome::Permitted, true),
@@ -272,6 +314,7 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                     max_wait_ns: saturate(max_wait),
                     kind,
                     op_panicked,
+                    key,
                 }
             }
         };

@@ -38,9 +38,15 @@ const CI_SCENARIOS: &str = "200000";
 /// seconds on two cores; some eight hundred thousand simulated calls).
 const CI_SHARED_SCENARIOS: &str = "4000";
 
-/// The simulator's CI gate: smoke sweeps of the in-process and the shared limiter with
-/// determinism checking. (The oracle's broken-limiter and planted-bug tests are ordinary
-/// tests of `fixed-window-sim`, run with the workspace's.)
+/// Scenarios in CI's sweep of the keyed limiter (`--limiter keyed`), each run twice: hot, few
+/// and many keys, one of them a run of 1.4 million keys over hundreds of windows (some seven
+/// million simulated calls; the keyed limiter's table and the oracle's model of its memory cost
+/// several times a plain call).
+const CI_KEYED_SCENARIOS: &str = "5000";
+
+/// The simulator's CI gate: a smoke sweep of each limiter (plain, keyed and shared) with
+/// determinism checking. (The oracle's broken-limiter and planted-bug tests are ordinary tests
+/// of `fixed-window-sim`, run with the workspace's.)
 ///
 /// # Errors
 ///
@@ -59,6 +65,15 @@ pub fn ci() -> Result<(), Failure> {
             "shared".to_owned(),
             "--scenarios".to_owned(),
             CI_SHARED_SCENARIOS.to_owned(),
+            "--check-determinism".to_owned(),
+        ],
+    })?;
+    run(&Args {
+        rest: vec![
+            "--limiter".to_owned(),
+            "keyed".to_owned(),
+            "--scenarios".to_owned(),
+            CI_KEYED_SCENARIOS.to_owned(),
             "--check-determinism".to_owned(),
         ],
     })

@@ -1,5 +1,6 @@
-//! The catalogue's own tests: each flaw does what its name says where it shows, and the two
-//! cells hold the same state.
+//! The catalogue's own tests: each flaw (plain and keyed) does what its name says where it
+//! shows, and the two cells hold the same state.
 
 mod cells;
 mod flaws;
+mod keyed;

@@ -159,3 +159,36 @@ fn a_shared_sweep_lists_its_faults_and_rules_and_a_planted_bug_fails_it() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("VIOLATION"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_keyed_flaw_without_the_keyed_limiter_is_refused_and_named() {
+    let output = simulator(&["--broken", "shared-count"]);
+    assert_refused(&output, "--limiter keyed");
+}
+
+#[test]
+fn an_unknown_keyed_flaw_is_refused() {
+    let output = simulator(&["--limiter", "keyed", "--broken", "typo"]);
+    assert_refused(&output, "never-reclaims");
+}
+
+#[test]
+fn a_keyed_replay_of_a_broken_keyed_limiter_fails_and_prints_its_replay_line() {
+    let args = ["--limiter", "keyed", "--broken", "never-reclaims"];
+    let id = (0..200)
+        .find(|seed| {
+            let seed = seed.to_string();
+            let output = simulator(&[&args[..], &["--replay", &seed]].concat());
+            output.status.code() == Some(1)
+        })
+        .expect("a seed whose keyed scenario catches a limiter that never reclaims");
+    let output = simulator(&[&args[..], &["--replay", &id.to_string()]].concat());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("VIOLATION memory"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "cargo xtask simulate --limiter keyed --broken never-reclaims --replay {id}"
+        )),
+        "{stdout}"
+    );
+}

@@ -12,7 +12,7 @@ use fixed_window_sim::{
 const SEEDS: u64 = 300;
 
 /// Everything a sweep of this size must have reached.
-const REQUIRED: [&str; 21] = [
+pub(crate) const REQUIRED: [&str; 21] = [
     "clock ordinary",
     "clock near max",
     "clock centuries",
@@ -53,7 +53,7 @@ fn a_sweep_covers_the_scenario_space_and_the_limiter_passes_it() {
     assert!(missing.is_empty(), "not reached: {missing:?}");
 }
 
-fn note(seen: &mut BTreeSet<&'static str>, scenario: &Scenario, records: &[Record]) {
+pub(crate) fn note(seen: &mut BTreeSet<&'static str>, scenario: &Scenario, records: &[Record]) {
     let config = scenario.config;
     let mut mark = |condition: bool, feature: &'static str| {
         if condition {

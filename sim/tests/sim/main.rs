@@ -5,6 +5,7 @@ mod broken;
 mod cli;
 mod coverage;
 mod determinism;
+mod keyed;
 mod oracle;
 mod replay;
 mod shared;

@@ -38,6 +38,7 @@ fn start(caller: u32, at: u64, max_wait: u128) -> Record {
         kind: CallKind::AcquireAsync,
         max_wait,
         op: OpKind::Succeeds,
+        key: 0,
     }
 }
 
@@ -182,6 +183,7 @@ fn an_operation_without_a_permit_breaks_the_operation_rule() {
             kind: CallKind::CallAsync,
             max_wait: 0,
             op: OpKind::Succeeds,
+            key: 0,
         },
         Record::OpRan {
             caller: Some(0),

@@ -1,0 +1,339 @@
+//! The broken keyed limiter: one count per key on one grid, in a table that reclaims ended
+//! keys as it is used, with each [`KeyedFlaw`] planted in the one place it breaks.
+
+use core::fmt;
+use core::num::NonZeroU128;
+use core::time::Duration;
+
+use fixed_window::{Clock, ConfigError, Instant, Interrupt};
+use fixed_window_spec::{Decision, Grid, deadline};
+
+use crate::outcome::{Grant, Refusal};
+use crate::pause::{Async, Blocking, Pause, block_on};
+use crate::sync::hint;
+use crate::waiting::{Steps, call};
+
+pub(crate) mod flaw;
+pub use self::flaw::{KeyedFlaw, UnknownKeyedFlaw};
+mod table;
+use self::table::Table;
+
+/// A keyed fixed-window limiter with one [`KeyedFlaw`], on clock `C`, its keys `u64`.
+///
+/// Everything but the flaw is the spec crate's rules and `fixed-window`'s documented keyed
+/// behaviour, written independently of it: each key's count is a spec [`Count`] on the
+/// limiter's one [`Grid`], claimed by compare-and-set of the count read; the keys live in 64
+/// shards, and each of the first 64 calls of a new window sweeps one shard, in turn, removing
+/// the keys whose window has ended by marking their count reclaimed (a claim on a marked
+/// count fails, and the caller looks again); a key added anew starts no earlier than the
+/// latest window swept for. The waiting call is the spec's [`Waiting`], as for
+/// [`Broken`](crate::Broken).
+///
+/// [`Count`]: fixed_window_spec::Count
+/// [`Waiting`]: fixed_window_spec::Waiting
+///
+/// # Examples
+///
+/// One count shared by every key: a second key is refused in a window the first used up.
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::ManualClock;
+/// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+///
+/// let limiter =
+///     BrokenKeyed::new(KeyedFlaw::SharedCount, 1, Duration::from_nanos(10), Duration::ZERO, ManualClock::new())?;
+/// assert!(limiter.try_acquire(1).is_ok());
+/// assert!(limiter.try_acquire(2).is_err());
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+pub struct BrokenKeyed<C> {
+    flaw: KeyedFlaw,
+    limit: u32,
+    grid: Grid,
+    max_wait: Duration,
+    clock: C,
+    table: Table,
+}
+
+impl<C: Clock> BrokenKeyed<C> {
+    /// A keyed limiter with `flaw`, `limit` permits per `period` for each key, excess calls
+    /// waiting up to `max_wait`, on `clock`; its windows start at the clock's reading now.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] and [`ConfigError::ZeroPeriod`], as the real limiter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, ManualClock};
+    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    ///
+    /// let made = BrokenKeyed::new(KeyedFlaw::ReclaimLive, 1, Duration::ZERO, Duration::ZERO, ManualClock::new());
+    /// assert_eq!(made.err(), Some(ConfigError::ZeroPeriod));
+    /// ```
+    pub fn new(
+        flaw: KeyedFlaw,
+        limit: u32,
+        period: Duration,
+        max_wait: Duration,
+        clock: C,
+    ) -> Result<BrokenKeyed<C>, ConfigError> {
+        if limit == 0 {
+            return Err(ConfigError::ZeroLimit);
+        }
+        let period = NonZeroU128::new(period.as_nanos()).ok_or(ConfigError::ZeroPeriod)?;
+        let grid = Grid::new(u128::from(clock.now().as_nanos()), period);
+        Ok(BrokenKeyed {
+            flaw,
+            limit,
+            max_wait,
+            clock,
+            table: Table::new(&grid),
+            grid,
+        })
+    }
+
+    /// The flaw.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::ManualClock;
+    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    ///
+    /// let limiter =
+    ///     BrokenKeyed::new(KeyedFlaw::NeverReclaims, 1, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    /// assert_eq!(limiter.flaw(), KeyedFlaw::NeverReclaims);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn flaw(&self) -> KeyedFlaw {
+        self.flaw
+    }
+
+    /// The clock the limiter reads and sleeps on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, Instant, ManualClock};
+    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    ///
+    /// let clock = ManualClock::starting_at(Instant::from_nanos(3));
+    /// let limiter = BrokenKeyed::new(KeyedFlaw::SharedCount, 1, Duration::from_secs(1), Duration::ZERO, clock)?;
+    /// assert_eq!(limiter.clock().now(), Instant::from_nanos(3));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// How many keys the table holds.
+    ///
+    /// # Examples
+    ///
+    /// A limiter that never reclaims still holds a key whose window ended long ago.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::ManualClock;
+    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    ///
+    /// let clock = ManualClock::new();
+    /// let limiter =
+    ///     BrokenKeyed::new(KeyedFlaw::NeverReclaims, 1, Duration::from_nanos(10), Duration::ZERO, clock.clone())?;
+    /// limiter.try_acquire(1).expect("a fresh key");
+    /// clock.advance(Duration::from_nanos(100));
+    /// limiter.try_acquire(2).expect("a fresh key");
+    /// assert_eq!(limiter.len(), 2);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether the table holds no key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::ManualClock;
+    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    ///
+    /// let limiter =
+    ///     BrokenKeyed::new(KeyedFlaw::SharedCount, 1, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    /// assert!(limiter.is_empty());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Takes a permit for `key` if its current window has one, never waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Rejected`] when the limiter, flaw and all, finds no permit.
+    ///
+    /// # Examples
+    ///
+    /// A key reclaimed while its window runs is granted its limit again.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::ManualClock;
+    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    ///
+    /// let clock = ManualClock::new();
+    /// let limiter =
+    ///     BrokenKeyed::new(KeyedFlaw::ReclaimLive, 1, Duration::from_nanos(1_000), Duration::ZERO, clock.clone())?;
+    /// clock.advance(Duration::from_nanos(1_000));
+    /// // Every one of the window's first 64 calls sweeps a shard, its own window included.
+    /// let granted = (0..64).filter(|_| limiter.try_acquire(7).is_ok()).count();
+    /// assert!(granted > 1);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn try_acquire(&self, key: u64) -> Result<Grant, Refusal> {
+        block_on(call(&self.for_key(key), false, &mut Blocking::new(None)))
+    }
+
+    /// Takes a permit for `key`, sleeping in the clock's blocking sleep for a later window
+    /// within the max wait. `interrupt` may interrupt the sleeps.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Rejected`] when no permit comes by the deadline, [`Refusal::Interrupted`]
+    /// when a sleep is interrupted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock};
+    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    ///
+    /// let period = Duration::from_nanos(10);
+    /// let limiter = BrokenKeyed::new(KeyedFlaw::NeverReclaims, 1, period, period, ManualClock::new())?;
+    /// assert!(limiter.try_acquire(3).is_ok());
+    /// assert_eq!(limiter.acquire(3, None).map(|grant| grant.at), Ok(Instant::from_nanos(10)));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn acquire(&self, key: u64, interrupt: Option<&Interrupt>) -> Result<Grant, Refusal> {
+        block_on(call(
+            &self.for_key(key),
+            true,
+            &mut Blocking::new(interrupt),
+        ))
+    }
+
+    /// Takes a permit for `key`, awaiting the clock's asynchronous sleep for a later window
+    /// within the max wait. For a flaw that [races only](KeyedFlaw::races_only) it yields to
+    /// its executor between reading the key's count and claiming from it.
+    ///
+    /// # Errors
+    ///
+    /// As [`BrokenKeyed::acquire`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::ManualClock;
+    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    ///
+    /// let limiter =
+    ///     BrokenKeyed::new(KeyedFlaw::SharedCount, 2, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    /// let grant = futures::executor::block_on(limiter.acquire_async(9)).expect("a fresh key");
+    /// assert_eq!(grant.remaining, 1);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn acquire_async(&self, key: u64) -> Result<Grant, Refusal> {
+        call(&self.for_key(key), true, &mut Async).await
+    }
+
+    fn for_key(&self, key: u64) -> ForKey<'_, C> {
+        ForKey { limiter: self, key }
+    }
+
+    /// One attempt for `key` at `now` by a call whose deadline is `deadline`: take a turn at
+    /// sweeping if one is due, then read the key's count (adding it if absent), decide, and
+    /// claim; again if the claim lost to another caller or to a sweep.
+    async fn attempt(
+        &self,
+        key: u64,
+        now: u128,
+        deadline: u128,
+        pause: &mut impl Pause,
+    ) -> Decision {
+        self.table.take_turn(&self.grid, now, self.flaw);
+        let key = match self.flaw {
+            // The flaw: every key claims from the same count.
+            KeyedFlaw::SharedCount => 0,
+            _ => key,
+        };
+        loop {
+            let (slot, added) = self.table.slot(key);
+            let seen = slot.load();
+            // A count found in the table may be swept before the claim; one just added is
+            // claimed at once, as its adder is the only one to know it yet.
+            if self.flaw.races_only() && !added {
+                pause.between_read_and_write().await;
+            }
+            let Some(count) = seen else {
+                self.table.remove_reclaimed(key, &slot);
+                continue;
+            };
+            let decision = count.decide(&self.grid, self.limit, now, deadline);
+            if !matches!(decision, Decision::Permit { .. }) {
+                return decision;
+            }
+            let mut claimed = count;
+            claimed.apply(decision);
+            if slot.compare_exchange(seen, Some(claimed)) {
+                return decision;
+            }
+            hint::spin_loop();
+        }
+    }
+}
+
+/// One key of a broken keyed limiter, as the waiting loop drives it.
+struct ForKey<'a, C> {
+    limiter: &'a BrokenKeyed<C>,
+    key: u64,
+}
+
+impl<C: Clock> Steps for ForKey<'_, C> {
+    type Clock = C;
+
+    fn clock(&self) -> &C {
+        &self.limiter.clock
+    }
+
+    fn deadline(&self, start: Instant) -> u128 {
+        deadline(
+            u128::from(start.as_nanos()),
+            self.limiter.max_wait.as_nanos(),
+        )
+    }
+
+    async fn attempt(&self, now: u128, deadline: u128, pause: &mut impl Pause) -> Decision {
+        self.limiter.attempt(self.key, now, deadline, pause).await
+    }
+}
+
+impl<C> fmt::Debug for BrokenKeyed<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BrokenKeyed")
+            .field("flaw", &self.flaw)
+            .field("limit", &self.limit)
+            .field("grid", &self.grid)
+            .field("max_wait", &self.max_wait)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,94 @@
+//! Each keyed flaw does what its name says, and apart from it the keyed limiter reclaims ended
+//! keys on the documented schedule.
+
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
+use core::time::Duration;
+
+use fixed_window::ManualClock;
+use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+
+const PERIOD: Duration = Duration::from_nanos(10);
+
+fn limiter(flaw: KeyedFlaw, limit: u32, clock: &ManualClock) -> BrokenKeyed<ManualClock> {
+    BrokenKeyed::new(flaw, limit, PERIOD, Duration::ZERO, clock.clone())
+        .expect("a valid configuration")
+}
+
+#[test]
+fn every_keyed_flaw_has_one_name() {
+    for flaw in KeyedFlaw::ALL {
+        assert_eq!(flaw.name().parse(), Ok(flaw));
+        assert_eq!(flaw.to_string(), flaw.name());
+    }
+}
+
+#[test]
+fn apart_from_its_flaw_the_table_keeps_only_the_keys_of_the_window_once_it_saw_64_calls() {
+    let clock = ManualClock::new();
+    let limiter = limiter(KeyedFlaw::ClaimLostToRemoval, 1, &clock);
+    for key in 1..=100 {
+        assert!(limiter.try_acquire(key).is_ok());
+    }
+    assert_eq!(limiter.len(), 100);
+    clock.advance(PERIOD);
+    for _ in 0..63 {
+        let _ = limiter.try_acquire(0);
+    }
+    assert!(limiter.len() > 1, "63 turns leave a shard unswept");
+    let _ = limiter.try_acquire(0);
+    assert_eq!(limiter.len(), 1);
+}
+
+#[test]
+fn a_live_key_reclaimed_is_granted_its_limit_again() {
+    let clock = ManualClock::new();
+    let limiter = limiter(KeyedFlaw::ReclaimLive, 2, &clock);
+    clock.advance(PERIOD);
+    let granted = (0..64).filter(|_| limiter.try_acquire(5).is_ok()).count();
+    assert!(granted > 2, "{granted} permits in a window of 2");
+}
+
+#[test]
+fn a_shared_count_refuses_a_key_whose_own_window_is_untouched() {
+    let clock = ManualClock::new();
+    let limiter = limiter(KeyedFlaw::SharedCount, 2, &clock);
+    assert!(limiter.try_acquire(1).is_ok());
+    assert!(limiter.try_acquire(1).is_ok());
+    assert!(limiter.try_acquire(2).is_err());
+}
+
+#[test]
+fn a_limiter_that_never_reclaims_holds_every_key_it_ever_saw() {
+    let clock = ManualClock::new();
+    let limiter = limiter(KeyedFlaw::NeverReclaims, 1, &clock);
+    for key in 0..200 {
+        assert!(limiter.try_acquire(key).is_ok());
+        clock.advance(PERIOD);
+    }
+    assert_eq!(limiter.len(), 200);
+}
+
+#[test]
+fn a_claim_read_before_a_removal_is_lost_with_the_removed_count() {
+    let clock = ManualClock::new();
+    let limiter = limiter(KeyedFlaw::ClaimLostToRemoval, 1, &clock);
+    assert!(limiter.try_acquire(7).is_ok());
+    clock.advance(PERIOD);
+    let mut context = Context::from_waker(Waker::noop());
+    // Reads key 7's ended count, then yields before claiming.
+    let mut first = pin!(limiter.acquire_async(7));
+    assert!(first.as_mut().poll(&mut context).is_pending());
+    // Other keys' calls take the rest of the window's turns: every shard is swept, key 7's
+    // count removed unmarked.
+    for key in 100..163 {
+        assert!(limiter.try_acquire(key).is_ok());
+    }
+    // Key 7, gone from the table, is added anew and granted its permit...
+    assert!(limiter.try_acquire(7).is_ok());
+    // ...and the call that read the removed count claims from it too: two in a window of one.
+    assert!(matches!(
+        first.as_mut().poll(&mut context),
+        Poll::Ready(Ok(_))
+    ));
+}

@@ -1,0 +1,120 @@
+//! The catalogue's broken keyed limiters (`fixed_window_broken::BrokenKeyed`), driven through
+//! the same simulator to show that the oracle catches every one of them: only an adapter that
+//! records their decisions, and the keys they hold, as the real keyed limiter's listener does.
+
+use fixed_window::{ConfigError, Interrupt, RateLimiterError};
+use fixed_window_broken::{BrokenKeyed as Catalogued, Grant, KeyedFlaw, Refusal};
+
+use crate::record::{OpOutput, Record};
+use crate::scenario::Scenario;
+use crate::subject::{Granted, Operation, Subject};
+use crate::virtual_clock::VirtualClock;
+use crate::world::World;
+
+/// A keyed limiter with one [`KeyedFlaw`], as the simulator drives it, and each caller's key.
+#[derive(Debug)]
+pub(crate) struct BrokenKeyed {
+    name: &'static str,
+    scenario_config: crate::scenario::Config,
+    limiter: Catalogued<VirtualClock>,
+    /// Each caller's key, by caller id.
+    keys: Vec<u64>,
+}
+
+impl BrokenKeyed {
+    /// A keyed limiter with `flaw`, configured as `scenario` says, on `clock`.
+    pub(crate) fn new(
+        flaw: KeyedFlaw,
+        name: &'static str,
+        scenario: &Scenario,
+        clock: VirtualClock,
+    ) -> Result<BrokenKeyed, ConfigError> {
+        let config = scenario.config;
+        let limiter = Catalogued::new(flaw, config.limit, config.period, config.max_wait, clock)?;
+        Ok(BrokenKeyed {
+            name,
+            scenario_config: config,
+            limiter,
+            keys: scenario.callers.iter().map(|caller| caller.key).collect(),
+        })
+    }
+
+    /// The key of the caller whose turn it is.
+    fn key(&self) -> u64 {
+        World::with(World::current)
+            .and_then(|caller| self.keys.get(caller as usize).copied())
+            .unwrap_or(0)
+    }
+
+    /// Records how an attempt for `key` ended, as the real keyed limiter's listener does, and
+    /// answers as the real limiter would.
+    fn answer(&self, key: u64, ended: Result<Grant, Refusal>) -> Result<Granted, RateLimiterError> {
+        let record = |event: Record| {
+            let len = u64::try_from(self.limiter.len()).unwrap_or(u64::MAX);
+            World::with(|world| {
+                world.record(event);
+                world.record(Record::Held {
+                    caller: world.current(),
+                    key,
+                    len,
+                });
+            });
+        };
+        let caller = World::with(World::current);
+        match ended {
+            Ok(Grant { at, remaining }) => {
+                let at = at.as_nanos();
+                record(Record::Permitted {
+                    caller,
+                    at,
+                    remaining,
+                });
+                Ok(Granted { at, remaining })
+            }
+            Err(Refusal::Rejected { at, retry_after }) => {
+                record(Record::Rejected {
+                    caller,
+                    at: at.as_nanos(),
+                    retry_after: retry_after.as_nanos(),
+                });
+                let config = &self.scenario_config;
+                Err(RateLimiterError::Rejected {
+                    name: self.name,
+                    limit: config.limit,
+                    period: config.period,
+                    max_wait: config.max_wait,
+                    retry_after,
+                })
+            }
+            Err(Refusal::Interrupted) => Err(RateLimiterError::Interrupted { name: self.name }),
+        }
+    }
+}
+
+impl Subject for BrokenKeyed {
+    async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
+        let key = self.key();
+        self.answer(key, self.limiter.acquire_async(key).await)?;
+        Ok(op.await)
+    }
+
+    async fn acquire_async(&self) -> Result<Granted, RateLimiterError> {
+        let key = self.key();
+        self.answer(key, self.limiter.acquire_async(key).await)
+    }
+
+    fn try_acquire(&self) -> Result<Granted, RateLimiterError> {
+        let key = self.key();
+        self.answer(key, self.limiter.try_acquire(key))
+    }
+
+    fn call_blocking(
+        &self,
+        interrupt: &Interrupt,
+        op: &mut dyn FnMut() -> OpOutput,
+    ) -> Result<OpOutput, RateLimiterError> {
+        let key = self.key();
+        self.answer(key, self.limiter.acquire(key, Some(interrupt)))?;
+        Ok(op())
+    }
+}
