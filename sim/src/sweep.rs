@@ -143,6 +143,62 @@ pub(crate) fn scenario_id(seed: u64, index: u64) -> ScenarioId {
     ScenarioId::seed(split_mix(seed ^ split_mix(index)))
 }
 
+/// Runs `one` on each scenario of `shard` (`I/N`: the indices below `scenarios` that are `I`
+/// modulo `N`) on `threads` threads, each keeping its own `S`, and calls `progress` after each
+/// scenario; returns every thread's `S` and the failures found, in scenario order. The plain
+/// and the shared sweeps share it.
+pub(crate) fn across_threads<S: Default + Send, F: Send>(
+    scenarios: u64,
+    (shard, shards): (u64, u64),
+    threads: usize,
+    one: impl Fn(u64, &mut S) -> Option<F> + Sync,
+    progress: impl Fn(u64) + Sync,
+) -> (Vec<S>, Vec<F>) {
+    let shards = shards.max(1);
+    let mine: Vec<u64> = (0..scenarios)
+        .filter(|index| index % shards == shard)
+        .collect();
+    let next = AtomicU64::new(0);
+    let parts = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                let mut local = S::default();
+                let mut found = Vec::new();
+                loop {
+                    let position = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&index) = usize::try_from(position).ok().and_then(|p| mine.get(p))
+                    else {
+                        break;
+                    };
+                    if let Some(failure) = one(index, &mut local) {
+                        found.push((index, failure));
+                    }
+                    progress(1);
+                }
+                parts
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((local, found));
+            });
+        }
+    });
+    let mut states = Vec::new();
+    let mut failures = Vec::new();
+    for (local, found) in parts
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        states.push(local);
+        failures.extend(found);
+    }
+    failures.sort_by_key(|(index, _)| *index);
+    (
+        states,
+        failures.into_iter().map(|(_, failure)| failure).collect(),
+    )
+}
+
 /// `SplitMix64`'s finaliser: spreads nearby inputs over the whole range.
 fn split_mix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -239,59 +295,28 @@ impl Summary {
 /// assert!(summary.failures.is_empty());
 /// ```
 pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
-    let (shard, shards) = config.shard;
-    let shards = shards.max(1);
-    let mine: Vec<u64> = (0..config.scenarios)
-        .filter(|index| index % shards == shard)
-        .collect();
-    let next = AtomicU64::new(0);
-    let total = Mutex::new(Summary {
+    let mut summary = Summary {
         seed: config.seed,
         violations: std::iter::once(DETERMINISM)
             .chain(Invariant::ALL.iter().map(|invariant| invariant.name()))
             .map(|name| (name.to_owned(), 0))
             .collect(),
         ..Summary::default()
-    });
-    let failures = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..config.threads.max(1) {
-            scope.spawn(|| {
-                let mut local = Summary::default();
-                let mut found = Vec::new();
-                loop {
-                    let position = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&index) = usize::try_from(position).ok().and_then(|p| mine.get(p))
-                    else {
-                        break;
-                    };
-                    if let Some(failure) = one(config, index, &mut local) {
-                        found.push((index, failure));
-                    }
-                    progress(1);
-                }
-                total
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .add(local);
-                failures
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .extend(found);
-            });
-        }
-    });
-    let mut summary = total
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut found = failures
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    found.sort_by_key(|(index, _)| *index);
+    };
+    let (parts, found) = across_threads(
+        config.scenarios,
+        config.shard,
+        config.threads,
+        |index, local: &mut Summary| one(config, index, local),
+        progress,
+    );
+    for part in parts {
+        summary.add(part);
+    }
     summary.failures = found
         .into_iter()
         .enumerate()
-        .map(|(i, (_, mut failure))| {
+        .map(|(i, mut failure)| {
             if i < MOST_SHRUNK {
                 if let Some(first) = failure.violations.first() {
                     failure.shrunk = shrink(&failure.id, config.target, first.invariant);

@@ -3,8 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::oracle::{Invariant, Violation};
 use crate::scenario::ScenarioId;
@@ -13,6 +11,7 @@ use crate::shared::planted::Plant;
 use crate::shared::record::{Loss, SharedRecord};
 use crate::shared::run::{SharedRun, run_shared};
 use crate::shared::scenario::SharedScenario;
+use crate::sweep::across_threads;
 use crate::sweep::{DETERMINISM, scenario_id};
 
 /// What to sweep.
@@ -191,12 +190,6 @@ impl SharedSummary {
 /// assert!(summary.failures.is_empty());
 /// ```
 pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> SharedSummary {
-    let (shard, shards) = config.shard;
-    let shards = shards.max(1);
-    let mine: Vec<u64> = (0..config.scenarios)
-        .filter(|index| index % shards == shard)
-        .collect();
-    let next = AtomicU64::new(0);
     let mut total = SharedSummary {
         seed: config.seed,
         faults: FAULT_NAMES.iter().map(|&name| (name, 0)).collect(),
@@ -207,40 +200,17 @@ pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> Shar
             .collect(),
         ..SharedSummary::default()
     };
-    let parts = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..config.threads.max(1) {
-            scope.spawn(|| {
-                let mut local = SharedSummary::default();
-                let mut found = Vec::new();
-                loop {
-                    let position = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&index) = usize::try_from(position).ok().and_then(|p| mine.get(p))
-                    else {
-                        break;
-                    };
-                    if let Some(failure) = one(config, index, &mut local) {
-                        found.push((index, failure));
-                    }
-                    progress(1);
-                }
-                parts
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push((local, found));
-            });
-        }
-    });
-    let mut failures = Vec::new();
-    for (local, found) in parts
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-    {
-        total.add(local);
-        failures.extend(found);
+    let (parts, failures) = across_threads(
+        config.scenarios,
+        config.shard,
+        config.threads,
+        |index, local: &mut SharedSummary| one(config, index, local),
+        progress,
+    );
+    for part in parts {
+        total.add(part);
     }
-    failures.sort_by_key(|(index, _)| *index);
-    total.failures = failures.into_iter().map(|(_, failure)| failure).collect();
+    total.failures = failures;
     total
 }
 
