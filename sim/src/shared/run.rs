@@ -409,26 +409,8 @@ impl<'s> Sim<'s> {
         let call = Rc::new(p.protocol.register_call());
         let number = self.next_attempt;
         self.next_attempt += 1;
-        let extra = self.extra_args(process, now, true);
-        let request = self.send(
-            process,
-            Owner::Register(process),
-            Command::EvalSha {
-                script: Rc::clone(&self.script),
-                call: Rc::clone(&call),
-                extra,
-            },
-            Purpose::Register,
-        );
-        self.processes[process as usize].registering = Some(Attempt {
-            number,
-            sent: now,
-            call,
-            stage: Stage::Eval,
-            request,
-            retried: false,
-            decided: None,
-        });
+        let attempt = self.eval(process, Owner::Register(process), call, number, now);
+        self.processes[process as usize].registering = Some(attempt);
         self.arm_timeout(process, Owner::Register(process), number, now);
     }
 
@@ -497,27 +479,8 @@ impl<'s> Sim<'s> {
                 self.conclude(caller, &decision, now);
             }
             Ok(Begin::Call(call)) => {
-                let call = Rc::new(call);
-                let extra = self.extra_args(process, now, false);
-                let request = self.send(
-                    process,
-                    Owner::Call(caller),
-                    Command::EvalSha {
-                        script: Rc::clone(&self.script),
-                        call: Rc::clone(&call),
-                        extra,
-                    },
-                    Purpose::Acquire,
-                );
-                self.calls[caller as usize].attempt = Some(Attempt {
-                    number,
-                    sent: now,
-                    call,
-                    stage: Stage::Eval,
-                    request,
-                    retried: false,
-                    decided: None,
-                });
+                let attempt = self.eval(process, Owner::Call(caller), Rc::new(call), number, now);
+                self.calls[caller as usize].attempt = Some(attempt);
                 self.arm_timeout(process, Owner::Call(caller), number, now);
             }
             Err(_) => {
@@ -527,6 +490,40 @@ impl<'s> Sim<'s> {
     }
 
     /// The arguments a planted client adds to its script calls.
+    /// Sends attempt `number`'s script call for `owner` (a process registering, or a caller
+    /// acquiring) and returns the attempt, waiting for its reply.
+    fn eval(
+        &mut self,
+        process: u16,
+        owner: Owner,
+        call: Rc<ScriptCall>,
+        number: u32,
+        now: Instant,
+    ) -> Attempt {
+        let registering = matches!(owner, Owner::Register(_));
+        let extra = self.extra_args(process, now, registering);
+        let purpose = if registering {
+            Purpose::Register
+        } else {
+            Purpose::Acquire
+        };
+        let command = Command::EvalSha {
+            script: Rc::clone(&self.script),
+            call: Rc::clone(&call),
+            extra,
+        };
+        let request = self.send(process, owner, command, purpose);
+        Attempt {
+            number,
+            sent: now,
+            call,
+            stage: Stage::Eval,
+            request,
+            retried: false,
+            decided: None,
+        }
+    }
+
     fn extra_args(&self, process: u16, now: Instant, registering: bool) -> Vec<String> {
         match self.plant {
             Some(Plant::ClientClock) => vec![(now.as_nanos() / 1_000).to_string()],
