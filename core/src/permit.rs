@@ -25,10 +25,20 @@ use crate::instant::Instant;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Permit {
     pub(crate) at: Instant,
-    pub(crate) remaining: u32,
+    // A full word, so that a permit fills its 16 bytes: with a `u32` and 4 bytes of padding,
+    // every permit written to memory kept the old padding by masking it in.
+    remaining: u64,
 }
 
 impl Permit {
+    #[inline]
+    pub(crate) fn new(at: Instant, remaining: u32) -> Permit {
+        Permit {
+            at,
+            remaining: u64::from(remaining),
+        }
+    }
+
     /// The clock's reading when the permit was claimed.
     ///
     /// # Examples
@@ -59,6 +69,9 @@ impl Permit {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn remaining(&self) -> u32 {
-        self.remaining
+        // Made from a `u32` in `new`.
+        #[allow(clippy::cast_possible_truncation)]
+        let remaining = self.remaining as u32;
+        remaining
     }
 }

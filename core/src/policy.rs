@@ -107,7 +107,7 @@ impl<L> Policy<L> {
         match claim {
             Claim::Permitted { remaining } => {
                 self.permitted(source, now, remaining);
-                Ok(Permit { at: now, remaining })
+                Ok(Permit::new(now, remaining))
             }
             Claim::Full { next } => {
                 let rejection = Rejection::new(&self.settings, now, next);

@@ -102,7 +102,7 @@ pub(crate) fn step<S: Source>(
     slept_from: Option<Instant>,
 ) -> Step {
     match policy.attempt(source, now, deadline) {
-        Attempt::Permitted { remaining } => Step::Done(Ok(Permit { at: now, remaining })),
+        Attempt::Permitted { remaining } => Step::Done(Ok(Permit::new(now, remaining))),
         Attempt::Rejected { retry_after } => Step::Done(Err(policy.settings.rejected(retry_after))),
         // A stopped clock (or one that stepped back across the sleep) would otherwise keep the
         // caller sleeping forever. The rejection is decided here, not in the step, so its event
