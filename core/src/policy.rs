@@ -110,20 +110,29 @@ impl<L> Policy<L> {
                 Ok(Permit::new(now, remaining))
             }
             Claim::Full { next } => {
-                let rejection = Rejection::new(&self.settings, now, next);
                 if !self.listeners.is_empty() {
-                    self.emit(
-                        source,
-                        &RateLimiterEvent::Rejected {
-                            at: now,
-                            name: self.settings.name,
-                            retry_after: rejection.retry_after(),
-                        },
-                    );
+                    self.rejected_at(source, now, next);
                 }
-                Err(rejection)
+                Err(Rejection::new(&self.settings, now, next))
             }
         }
+    }
+
+    /// Emits the rejection of a call that found its window full at `now`, the next opening at
+    /// `next`.
+    // Out of line, with the wait computed inside: built on the hot path, the rejection was
+    // stored to the stack on every call for this branch's sake (callgrind: the rejection path
+    // on the manual clock 43 instructions before, 40 after).
+    #[cold]
+    #[inline(never)]
+    fn rejected_at<S: Source<Listener = L>>(
+        &self,
+        source: &S,
+        now: Instant,
+        next: Option<Instant>,
+    ) {
+        let retry_after = Rejection::new(&self.settings, now, next).retry_after();
+        self.rejected(source, now, retry_after);
     }
 
     #[inline]
