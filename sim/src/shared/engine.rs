@@ -2,7 +2,8 @@
 //! and Valkey embed it) that runs a script's text against the simulated keyspace, with the
 //! Redis scripting surface the shared limiter's script uses and nothing more.
 //!
-//! `redis.call` implements `TIME` (the server's clock), `GET` and `SET` (with `NX` and `PX`);
+//! `redis.call` implements `TIME` (the server's clock), `GET` and `SET` (with `NX`, and `PX` or
+//! `KEEPTTL`);
 //! any other command, option or `redis.*` function is refused with an error naming it, so a
 //! script cannot silently use something the simulation does not model. As in Redis, scripts
 //! may not create or read undeclared globals, replies are converted the way Redis converts
@@ -465,7 +466,7 @@ fn set_command(
     options: &[&str],
 ) -> mlua::Result<bool> {
     let now_ms = context.now_us / 1_000;
-    let (nx, px) = match set_options(options) {
+    let (nx, expiry) = match set_options(options) {
         Ok(options) => options,
         Err(SetError::NotModelled(option)) => {
             let what = format!("SET option {option}");
@@ -478,10 +479,13 @@ fn set_command(
     if nx && context.keyspace.exists(key, now_ms) {
         return Ok(false);
     }
+    let expires_at_ms = match expiry {
+        Expiry::Persist => None,
+        Expiry::In(ms) => Some(now_ms.saturating_add(ms)),
+        Expiry::Keep => context.keyspace.expiry(key, now_ms),
+    };
     let request = context.request;
-    context
-        .keyspace
-        .set(request, key, value, px.map(|ms| now_ms.saturating_add(ms)));
+    context.keyspace.set(request, key, value, expires_at_ms);
     Ok(true)
 }
 
@@ -490,38 +494,48 @@ enum SetError {
     Invalid(&'static str),
 }
 
-/// `SET`'s options: whether `NX` was given, and the `PX` milliseconds.
-fn set_options(options: &[&str]) -> Result<(bool, Option<u64>), SetError> {
+/// What `SET` does to the key's expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expiry {
+    /// None given: the key lives until deleted.
+    Persist,
+    /// `PX`: this many milliseconds from now.
+    In(u64),
+    /// `KEEPTTL`: the expiry the key had, if it existed.
+    Keep,
+}
+
+/// `SET`'s options: whether `NX` was given, and what becomes of the expiry.
+fn set_options(options: &[&str]) -> Result<(bool, Expiry), SetError> {
     let mut nx = false;
-    let mut px = None;
+    let mut expiry = Expiry::Persist;
     let mut rest = options.iter();
     while let Some(option) = rest.next() {
         let upper = |name: &str| option.eq_ignore_ascii_case(name);
         if upper("NX") && !nx {
             nx = true;
-        } else if upper("PX") && px.is_none() {
-            {
-                let ms = rest
-                    .next()
-                    .ok_or(SetError::Invalid("ERR syntax error"))?
-                    .parse::<i64>()
-                    .map_err(|_| {
-                        SetError::Invalid("ERR value is not an integer or out of range")
-                    })?;
-                if ms <= 0 {
-                    return Err(SetError::Invalid(
-                        "ERR invalid expire time in 'set' command",
-                    ));
-                }
-                px = Some(ms.unsigned_abs());
+        } else if upper("PX") && expiry == Expiry::Persist {
+            let ms = rest
+                .next()
+                .ok_or(SetError::Invalid("ERR syntax error"))?
+                .parse::<i64>()
+                .map_err(|_| SetError::Invalid("ERR value is not an integer or out of range"))?;
+            if ms <= 0 {
+                return Err(SetError::Invalid(
+                    "ERR invalid expire time in 'set' command",
+                ));
             }
-        } else if upper("NX") || upper("PX") {
+            expiry = Expiry::In(ms.unsigned_abs());
+        } else if upper("KEEPTTL") && expiry == Expiry::Persist {
+            expiry = Expiry::Keep;
+        } else if upper("NX") || upper("PX") || upper("KEEPTTL") {
+            // Repeated, or PX with KEEPTTL: Redis refuses both.
             return Err(SetError::Invalid("ERR syntax error"));
         } else {
             return Err(SetError::NotModelled(option.to_ascii_uppercase()));
         }
     }
-    Ok((nx, px))
+    Ok((nx, expiry))
 }
 
 /// Nesting deeper than this is not a reply any script here gives.
@@ -616,6 +630,34 @@ mod tests {
             Reply::Bulk("v".into())
         );
         assert_eq!(run(get, &mut keys, 7_000, &["k"], &[]).0, Reply::Nil);
+    }
+
+    #[test]
+    fn set_with_keepttl_keeps_the_keys_expiry_and_refuses_px_beside_it() {
+        let mut keys = Keyspace::default();
+        let script = "redis.call('SET', KEYS[1], 'a', 'PX', 5)
+                      redis.call('SET', KEYS[1], 'b', 'KEEPTTL')
+                      redis.call('SET', KEYS[2], 'c', 'KEEPTTL')
+                      return 1";
+        run(script, &mut keys, 1_000, &["k", "fresh"], &[]);
+        // Set at millisecond 1 for 5 ms, kept by the second write; a key that did not exist
+        // gets no expiry from KEEPTTL.
+        assert_eq!(
+            keys.live(0),
+            [("fresh".into(), None), ("k".into(), Some(6))]
+        );
+        let (reply, what) = run(
+            "return redis.call('SET', KEYS[1], 'v', 'KEEPTTL', 'PX', 5)",
+            &mut keys,
+            0,
+            &["k"],
+            &[],
+        );
+        assert!(
+            matches!(&reply, Reply::Error(m) if m.contains("syntax error")),
+            "{reply:?}"
+        );
+        assert_eq!(what, None);
     }
 
     #[test]

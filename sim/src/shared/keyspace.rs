@@ -74,6 +74,13 @@ impl Keyspace {
         self.entries.get(key).map(|entry| &*entry.value)
     }
 
+    /// The expiry of `key` at `now_ms` (dropping it if it expired): `None` if it is absent or
+    /// lives until deleted.
+    pub(crate) fn expiry(&mut self, key: &str, now_ms: u64) -> Option<u64> {
+        self.get(key, now_ms)?;
+        self.entries.get(key).and_then(|entry| entry.expires_at_ms)
+    }
+
     /// Whether `key` exists at `now_ms` (dropping it if it expired).
     pub(crate) fn exists(&mut self, key: &str, now_ms: u64) -> bool {
         self.get(key, now_ms).is_some()

@@ -48,8 +48,8 @@ impl Flaw {
         match self {
             Flaw::TwoCommands => replaced(
                 SCRIPT,
-                "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used), 'PX', ttl)",
-                "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used))",
+                "redis.call('SET', KEYS[2], string.format('%.0f:1', start), 'PX', ttl)",
+                "redis.call('SET', KEYS[2], string.format('%.0f:1', start))",
             ),
             Flaw::ClientClock => replaced(
                 SCRIPT,
@@ -57,15 +57,15 @@ impl Flaw {
                 "now = tonumber(ARGV[5])",
             ),
             Flaw::FirstHitExpiry => {
-                let window = SCRIPT
-                    .find("-- The window holding now")
-                    .unwrap_or_else(|| panic!("the script's window computation moved"));
-                format!("{}{FIRST_HIT}", &SCRIPT[..window])
+                replaced(SCRIPT, COUNTING, &format!("{COUNTING}do{FIRST_HIT}end\n"))
             }
             Flaw::RetryLostReply | Flaw::OwnOrigin => SCRIPT.to_owned(),
         }
     }
 }
+
+/// Where the script starts counting, after the configuration and the origin.
+const COUNTING: &str = "if ARGV[4] ~= 'register' then\n";
 
 /// The naive window: a bare count that expires `period` after its first hit.
 const FIRST_HIT: &str = "
