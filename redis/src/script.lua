@@ -2,8 +2,8 @@
 --
 -- KEYS[1]  the limiter's configuration: "origin:period:limit" (microseconds, microseconds, permits),
 --          written once, when absent, and never expired
--- KEYS[2]  the key's counter: "window_start:used" (microseconds, permits), expiring at the
---          window's end plus the margin
+-- KEYS[2]  the key's counter: "window_start:used" (microseconds, permits), both in
+--          hexadecimal, expiring at the window's end plus the margin
 -- KEYS[3]  optional: a key holding the time in microseconds, read instead of TIME (tests)
 -- ARGV[1]  period in microseconds
 -- ARGV[2]  limit
@@ -21,13 +21,15 @@
 -- Numbers are Lua 5.1 doubles: every value here stays below 2^53 (the client bounds the
 -- period), so all arithmetic is exact.
 --
--- Cost: the server's time goes to each redis.call and to converting numbers to text and back
--- (16-digit times parse and print slowly), and every string or table made is garbage the
--- server collects every fifty scripts. So an attempt in a window its key has counted in
--- already makes four calls (TIME, a GET of each key, SET with KEEPTTL: the expiry set when the
--- window began stays right), recognises the stored settings by comparing text, and writes the
--- counter's window start back as the text it read. The origin is parsed, the window found
--- from it and the expiry computed only when a key's window begins.
+-- Cost: the server's time goes to each redis.call and to converting numbers to text and back,
+-- and every string or table made is garbage the server collects every fifty scripts. So an
+-- attempt in a window its key has counted in already makes four calls (TIME, a GET of each
+-- key, SET with KEEPTTL: the expiry set when the window began stays right), recognises the
+-- stored settings by comparing text, and writes the counter's window start back as the text
+-- it read. The counter is hexadecimal because Lua 5.1 reads and writes that with strtoul and
+-- sprintf's integer path, where a 16-digit decimal time goes through strtod's and printf's
+-- multiple-precision paths (and tonumber parses a decimal twice). The origin is parsed, the
+-- window found from it and the expiry computed only when a key's window begins.
 
 local period = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -44,7 +46,7 @@ if KEYS[3] then
   end
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  now = time[1] * 1000000 + time[2]
 end
 
 -- The stored configuration holds this process's settings if its text ends with them as the
@@ -75,8 +77,8 @@ if ARGV[4] ~= 'register' then
   local state = redis.call('GET', KEYS[2])
   if state then
     local colon = string.find(state, ':', 1, true)
-    local start = colon and tonumber(string.sub(state, 1, colon - 1))
-    local used = colon and tonumber(string.sub(state, colon + 1))
+    local start = colon and tonumber(string.sub(state, 1, colon - 1), 16)
+    local used = colon and tonumber(string.sub(state, colon + 1), 16)
     if not start or not used then
       return redis.error_reply('fixed-window: malformed counter at ' .. KEYS[2])
     end
@@ -85,7 +87,7 @@ if ARGV[4] ~= 'register' then
         return { 0, start + period - now, now, start }
       end
       used = used + 1
-      redis.call('SET', KEYS[2], string.sub(state, 1, colon) .. used, 'KEEPTTL')
+      redis.call('SET', KEYS[2], string.format('%s%x', string.sub(state, 1, colon), used), 'KEEPTTL')
       return { 1, limit - used, now, start }
     end
   end
@@ -112,5 +114,5 @@ if now > origin then
 end
 
 local ttl = math.ceil((start + period - now) / 1000) + margin
-redis.call('SET', KEYS[2], string.format('%.0f:1', start), 'PX', ttl)
+redis.call('SET', KEYS[2], string.format('%x:1', start), 'PX', ttl)
 return { 1, limit - 1, now, start }

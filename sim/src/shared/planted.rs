@@ -103,14 +103,14 @@ fn variant(replacements: &[(&str, &str)]) -> &'static str {
 
 static TWO_COMMANDS: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "redis.call('SET', KEYS[2], string.format('%.0f:1', start), 'PX', ttl)",
-        "redis.call('SET', KEYS[2], string.format('%.0f:1', start))",
+        "redis.call('SET', KEYS[2], string.format('%x:1', start), 'PX', ttl)",
+        "redis.call('SET', KEYS[2], string.format('%x:1', start))",
     )])
 });
 
 static CLIENT_CLOCK: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "local time = redis.call('TIME')\n  now = tonumber(time[1]) * 1000000 + tonumber(time[2])",
+        "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
         "now = tonumber(ARGV[5])",
     )])
 });

@@ -96,7 +96,7 @@ fn expiry_from_the_first_hit_carries_permits_over() -> TestResult {
 fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
     use fixed_window_redis::SCRIPT;
 
-    let counter_write = "redis.call('SET', KEYS[2], string.format('%.0f:1', start)";
+    let counter_write = "redis.call('SET', KEYS[2], string.format('%x:1', start)";
     for flaw in Flaw::ALL {
         let script = flaw.script();
         match flaw {

@@ -48,12 +48,12 @@ impl Flaw {
         match self {
             Flaw::TwoCommands => replaced(
                 SCRIPT,
-                "redis.call('SET', KEYS[2], string.format('%.0f:1', start), 'PX', ttl)",
-                "redis.call('SET', KEYS[2], string.format('%.0f:1', start))",
+                "redis.call('SET', KEYS[2], string.format('%x:1', start), 'PX', ttl)",
+                "redis.call('SET', KEYS[2], string.format('%x:1', start))",
             ),
             Flaw::ClientClock => replaced(
                 SCRIPT,
-                "local time = redis.call('TIME')\n  now = tonumber(time[1]) * 1000000 + tonumber(time[2])",
+                "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
                 "now = tonumber(ARGV[5])",
             ),
             Flaw::FirstHitExpiry => {
