@@ -93,13 +93,19 @@ impl Keyspace {
             value: value.into(),
             expires_at_ms,
         };
-        let before = self.entries.insert(key.into(), entry);
+        let (key, before) = if let Some(held) = self.entries.get_mut(key) {
+            (key.into(), Some(std::mem::replace(held, entry)))
+        } else {
+            let key: Box<str> = key.into();
+            self.entries.insert(key.clone(), entry);
+            (key, None)
+        };
         if self.log.len() == MOST_LAG {
             self.log.pop_front();
         }
         self.log.push_back(Write {
             request,
-            key: key.into(),
+            key,
             before,
         });
     }
