@@ -19,7 +19,9 @@
 -- Commands used: TIME, GET, SET (with NX, PX or KEEPTTL). Nothing else.
 --
 -- Numbers are Lua 5.1 doubles: every value here stays below 2^53 (the client bounds the
--- period), so all arithmetic is exact.
+-- period), so all arithmetic is exact. The hexadecimal counter is read with tonumber(s, 16)
+-- (C's strtoul) and written with string.format('%x') (C's long): exact wherever long has 64
+-- bits, as on the 64-bit Linux and macOS builds of Redis and Valkey.
 --
 -- Cost: the server's time goes to each redis.call and to converting numbers to text and back,
 -- and every string or table made is garbage the server collects every fifty scripts. So an
