@@ -3,9 +3,8 @@
 //! Redis scripting surface the shared limiter's script uses and nothing more.
 //!
 //! `redis.call` implements `TIME` (the server's clock), `GET` and `SET` (with `NX`, and `PX` or
-//! `KEEPTTL`);
-//! any other command, option or `redis.*` function is refused with an error naming it, so a
-//! script cannot silently use something the simulation does not model. As in Redis, scripts
+//! `KEEPTTL`); any other command, option or `redis.*` function is refused with an error naming
+//! it, so a script cannot silently use something the simulation does not model. As in Redis, scripts
 //! may not create or read undeclared globals, replies are converted the way Redis converts
 //! them (numbers truncated to integers, tables to arrays, `{err = …}` to an error), and a
 //! script that runs too long is stopped.
@@ -477,9 +476,10 @@ fn argument<'a>(lua: &Lua, value: &'a Value) -> mlua::Result<Text<'a>> {
             .to_str()
             .map_or_else(|_| Text::Owned(text.to_string_lossy()), Text::Borrowed)),
         Value::Integer(n) => Ok(Text::Owned(n.to_string())),
-        // Integers print the same under %.17g while they have at most 17 digits.
+        // Whole numbers print the same under %.17g while they have at most 17 digits (and are
+        // not negative, which leaves -0 to the format).
         #[allow(clippy::cast_possible_truncation)]
-        Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e17 => {
+        Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e17 && !n.is_sign_negative() => {
             Ok(Text::Owned((*n as i64).to_string()))
         }
         Value::Number(n) => lua
@@ -713,6 +713,25 @@ mod tests {
             "{reply:?}"
         );
         assert_eq!(what, None);
+    }
+
+    #[test]
+    fn number_arguments_become_the_text_redis_prints() {
+        let mut keys = Keyspace::default();
+        let script = "redis.call('SET', KEYS[1], 0.1)
+                      redis.call('SET', KEYS[2], 12345678)
+                      redis.call('SET', KEYS[3], -0.0)
+                      return { redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]),
+                               redis.call('GET', KEYS[3]) }";
+        let (reply, _) = run(script, &mut keys, 0, &["a", "b", "c"], &[]);
+        assert_eq!(
+            reply,
+            Reply::Array(vec![
+                Reply::Bulk("0.10000000000000001".into()),
+                Reply::Bulk("12345678".into()),
+                Reply::Bulk("-0".into()),
+            ])
+        );
     }
 
     #[test]
