@@ -16,7 +16,7 @@
 --   { -1, stored_period, stored_limit, origin }  the stored configuration differs
 --   { 2, origin, now, 0 }                        registered
 --
--- Commands used: TIME, GET, SET (with NX, PX or KEEPTTL). Nothing else.
+-- Commands used: TIME, GET, SET (with NX, PX or KEEPTTL: Redis 6.0 or newer). Nothing else.
 --
 -- Numbers are Lua 5.1 doubles: every value here stays below 2^53 (the client bounds the
 -- period), so all arithmetic is exact. The hexadecimal counter is read with tonumber(s, 16)
