@@ -5,9 +5,9 @@
 /// checks it if present, finds the window holding the time, counts, and sets the counter to
 /// expire at the window's end plus a margin.
 ///
-/// It uses only these commands: `TIME`, `GET`, `SET` (with `NX` or `PX`). A simulated server
-/// needs to implement nothing else; the script is written for Lua 5.1 as Redis and Valkey
-/// embed it.
+/// It uses only these commands: `TIME`, `GET`, `SET` (with `NX`, `PX` or `KEEPTTL`). A
+/// simulated server needs to implement nothing else; the script is written for Lua 5.1 as
+/// Redis and Valkey embed it.
 ///
 /// `KEYS` and `ARGV` are described at the top of the script and built by
 /// [`Protocol::begin`](crate::Protocol::begin); replies are read by [`ScriptReply::parse`].

@@ -21,18 +21,30 @@ fn a_counter_expires_at_its_windows_end_plus_the_margin_not_a_period_after_its_f
 
     set_time(&mut redis, 4_000_000)?;
     limiter.try_acquire("k")?;
-    let ttl = pttl(&mut redis, &counter)?;
+    let ttl_first = pttl(&mut redis, &counter)?;
     // 6 s left in the window, plus the margin; PTTL only counts down from there.
     let bound = i64::try_from(6_000 + EXPIRY_MARGIN_MILLIS)?;
-    assert!(0 < ttl && ttl <= bound, "PTTL {ttl} not in (0, {bound}]");
+    assert!(
+        0 < ttl_first && ttl_first <= bound,
+        "PTTL {ttl_first} not in (0, {bound}]"
+    );
 
-    // A millisecond before the end: the counter now expires a margin after the end, whereas
-    // an expiry set a period after the first hit would still be 10 s away.
+    // A key whose window begins a millisecond before its end expires a margin after the end,
+    // whereas an expiry set a period after the first hit would still be 10 s away.
     set_time(&mut redis, 9_999_000)?;
-    limiter.try_acquire("k")?;
-    let ttl = pttl(&mut redis, &counter)?;
+    limiter.try_acquire("late")?;
+    let ttl = pttl(&mut redis, &limiter.config().counter_key("late"))?;
     let bound = i64::try_from(1 + EXPIRY_MARGIN_MILLIS)?;
     assert!(0 < ttl && ttl <= bound, "PTTL {ttl} not in (0, {bound}]");
+
+    // Later attempts in a window keep the expiry its first one set (the time key moves the
+    // script's clock, not the server's, so the kept expiry is still about 7 s away).
+    limiter.try_acquire("k")?;
+    let kept = pttl(&mut redis, &counter)?;
+    assert!(
+        bound < kept && kept <= ttl_first,
+        "PTTL {kept} not in ({bound}, {ttl_first}]"
+    );
 
     // The configuration key never expires: it holds the origin.
     assert_eq!(pttl(&mut redis, limiter.config().config_key())?, -1);

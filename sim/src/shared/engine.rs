@@ -2,9 +2,9 @@
 //! and Valkey embed it) that runs a script's text against the simulated keyspace, with the
 //! Redis scripting surface the shared limiter's script uses and nothing more.
 //!
-//! `redis.call` implements `TIME` (the server's clock), `GET` and `SET` (with `NX` and `PX`);
-//! any other command, option or `redis.*` function is refused with an error naming it, so a
-//! script cannot silently use something the simulation does not model. As in Redis, scripts
+//! `redis.call` implements `TIME` (the server's clock), `GET` and `SET` (with `NX`, and `PX` or
+//! `KEEPTTL`); any other command, option or `redis.*` function is refused with an error naming
+//! it, so a script cannot silently use something the simulation does not model. As in Redis, scripts
 //! may not create or read undeclared globals, replies are converted the way Redis converts
 //! them (numbers truncated to integers, tables to arrays, `{err = …}` to an error), and a
 //! script that runs too long is stopped.
@@ -18,7 +18,7 @@ use core::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
+use mlua::{Function, HookTriggers, Lua, Value, VmState};
 
 use crate::shared::keyspace::Keyspace;
 
@@ -80,9 +80,11 @@ struct Context {
 /// A Lua 5.1 state with the Redis scripting surface.
 pub(crate) struct Engine {
     lua: Lua,
-    /// The Lua function that runs a script: it sets `KEYS` and `ARGV` from its arguments,
-    /// calls the script and flattens its reply (see [`RUNNER`]).
+    /// The Lua function that runs a script: it sets `KEYS`, `ARGV` and the time from its
+    /// arguments, calls the script and flattens its reply (see [`SURFACE`]).
     runner: Function,
+    /// The Lua function that returns the latest reply as the script returned it.
+    last: Function,
     /// Compiled scripts by SHA-1.
     functions: HashMap<Box<str>, Function>,
     context: Rc<RefCell<Context>>,
@@ -126,17 +128,23 @@ pub(crate) fn sha1_hex(text: &str) -> Box<str> {
 const MOST_KEYS: usize = 4;
 const MOST_ARGS: usize = 8;
 
-/// The Redis scripting surface, in Lua around a few Rust functions: `redis.call` dispatches
-/// the modelled commands to them (the replies' tables are made here, in Lua, which is much
-/// cheaper than making them through the embedding), and refuses everything else by name.
+/// The Redis scripting surface and the runner of scripts, in Lua around a few Rust functions.
+///
+/// `redis.call` dispatches the modelled commands to them and refuses everything else by name;
+/// `TIME` answers the server's time the runner was given, as Redis's two bulk strings (the
+/// replies' tables are made here, in Lua, which is much cheaper than through the embedding).
+/// Arguments go to Rust as they are: Rust turns numbers into text the way Redis does.
+///
+/// The runner runs a script `f` with up to four keys and eight arguments (the arguments
+/// after the keys, without gaps; the rest nil) and returns its reply flattened: a tag (0 a
+/// value Rust converts, 3 error, 4 status, 5 a table's first five elements), then a string
+/// or the value or elements. `last()` gives the latest reply itself, for a table that is not
+/// an array of integers.
 const SURFACE: &str = r"
-local get, set, time, refuse, wrong = ...
-local upper, select, format, type = string.upper, select, string.format, type
--- Redis turns number arguments into their decimal text.
-local function text(value)
-  if type(value) == 'number' then return format('%.17g', value) end
-  return value
-end
+local get, set, refuse, wrong = ...
+local upper, select, type, rawget, tostring = string.upper, select, type, rawget, tostring
+local KEYS, ARGV = KEYS, ARGV
+local seconds, micros
 redis.call = function(command, ...)
   local name = command
   if name ~= 'GET' and name ~= 'SET' and name ~= 'TIME' then
@@ -148,70 +156,46 @@ redis.call = function(command, ...)
   local n = select('#', ...)
   if name == 'GET' then
     if n ~= 1 then return wrong('get') end
-    local value = get(text((...)))
+    local value = get(...)
     if value == nil then return false end
     return value
   elseif name == 'SET' then
     if n < 2 or n > 6 then return wrong('set') end
-    local key, value, a, b, c, d = ...
-    if set(text(key), text(value), text(a), text(b), text(c), text(d)) then return { ok = 'OK' } end
+    if set(n, ...) then return { ok = 'OK' } end
     return false
   elseif name == 'TIME' then
     if n ~= 0 then return wrong('time') end
-    local seconds, micros = time()
     return { seconds, micros }
   end
   return refuse(name)
 end
-";
-
-/// Runs a script: `f`, then `nkeys` keys and `nargs` arguments. Returns the reply flattened:
-/// a tag (0 nil, 1 integer, 2 bulk, 3 error, 4 status, 5 array of at most four integers,
-/// 6 any other table), then a string, a table, and numbers, as the tag needs.
-const RUNNER: &str = r"
-local KEYS, ARGV, select, type, rawget, unpack = KEYS, ARGV, select, type, rawget, unpack
-return function(f, nkeys, nargs, ...)
-  for i = 1, nkeys do KEYS[i] = (select(i, ...)) end
-  for i = #KEYS, nkeys + 1, -1 do KEYS[i] = nil end
-  for i = 1, nargs do ARGV[i] = (select(nkeys + i, ...)) end
-  for i = #ARGV, nargs + 1, -1 do ARGV[i] = nil end
+local last
+local function run(f, s, us, k1, k2, k3, k4, a1, a2, a3, a4, a5, a6, a7, a8)
+  seconds, micros = s, us
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4] = k1, k2, k3, k4
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8] =
+    a1, a2, a3, a4, a5, a6, a7, a8
   local reply = f()
-  local kind = type(reply)
-  if kind == 'number' then return 1, nil, nil, reply end
-  if kind == 'string' then return 2, reply end
-  if kind == 'boolean' then
-    if reply then return 1, nil, nil, 1 end
-    return 0
-  end
-  if kind ~= 'table' then return 0 end
+  last = reply
+  if type(reply) ~= 'table' then return 0, nil, reply end
   local err = rawget(reply, 'err')
   if err ~= nil then return 3, tostring(err) end
   local ok = rawget(reply, 'ok')
   if ok ~= nil then return 4, tostring(ok) end
-  local n = 0
-  while reply[n + 1] ~= nil do
-    n = n + 1
-    if n > 4 or type(reply[n]) ~= 'number' then return 6, nil, reply end
-  end
-  return 5, nil, nil, n, unpack(reply, 1, n)
+  return 5, nil, reply[1], reply[2], reply[3], reply[4], reply[5]
 end
+return run, function() return last end
 ";
 
-/// What [`RUNNER`] returns.
-type Flat = (
-    u8,
-    Option<String>,
-    Option<Table>,
-    Option<f64>,
-    Option<f64>,
-    Option<f64>,
-    Option<f64>,
-    Option<f64>,
-);
+/// What the runner returns (see [`SURFACE`]).
+type Flat = (u8, Option<String>, Value, Value, Value, Value, Value);
 
 impl Engine {
     fn new() -> mlua::Result<Engine> {
         let lua = Lua::new();
+        // Collect when the heap has grown fourfold rather than twofold: the simulation's Lua
+        // holds little, and collecting is a tenth of its time at the default.
+        lua.gc_set_pause(400);
         let context = Rc::new(RefCell::new(Context::default()));
         let redis = lua.create_table()?;
         redis.raw_set(
@@ -234,7 +218,8 @@ impl Engine {
         globals.raw_set("redis", redis.clone())?;
         globals.raw_set("KEYS", lua.create_table()?)?;
         globals.raw_set("ARGV", lua.create_table()?)?;
-        lua.load(SURFACE).call::<()>(commands(&lua, &context)?)?;
+        let (runner, last): (Function, Function) =
+            lua.load(SURFACE).call(commands(&lua, &context)?)?;
         // Anything else of redis.* (pcall, log, sha1hex, setresp, …) is refused by name.
         let refuse_context = Rc::clone(&context);
         let refuse = lua.create_function(move |_, (_, name): (Value, mlua::String)| {
@@ -246,7 +231,6 @@ impl Engine {
         let refusing = lua.create_table()?;
         refusing.raw_set("__index", refuse)?;
         redis.set_metatable(Some(refusing))?;
-        let runner: Function = lua.load(RUNNER).call(())?;
         // Redis's guard: a script may neither make nor read undeclared globals.
         lua.load(
             r#"setmetatable(_G, {
@@ -276,6 +260,7 @@ impl Engine {
         Ok(Engine {
             lua,
             runner,
+            last,
             functions: HashMap::new(),
             context,
         })
@@ -317,31 +302,23 @@ impl Engine {
         };
         let mut k: [Option<&str>; MOST_KEYS] = [None; MOST_KEYS];
         let mut a: [Option<&str>; MOST_ARGS] = [None; MOST_ARGS];
-        let (mut nkeys, mut nargs) = (0, 0);
-        for key in keys {
-            if nkeys == MOST_KEYS {
+        for (index, key) in keys.enumerate() {
+            let Some(slot) = k.get_mut(index) else {
                 return (
                     Reply::Error("ERR too many keys for the simulation".into()),
                     None,
                 );
-            }
-            k[nkeys] = Some(key);
-            nkeys += 1;
+            };
+            *slot = Some(key);
         }
-        for arg in args {
-            if nargs == MOST_ARGS {
+        for (index, arg) in args.enumerate() {
+            let Some(slot) = a.get_mut(index) else {
                 return (
                     Reply::Error("ERR too many arguments for the simulation".into()),
                     None,
                 );
-            }
-            a[nargs] = Some(arg);
-            nargs += 1;
-        }
-        // Arguments follow the keys without gaps.
-        let mut packed: [Option<&str>; MOST_KEYS + MOST_ARGS] = [None; MOST_KEYS + MOST_ARGS];
-        for (slot, value) in packed.iter_mut().zip(k[..nkeys].iter().chain(&a[..nargs])) {
-            *slot = *value;
+            };
+            *slot = Some(arg);
         }
         {
             let mut context = self.context.borrow_mut();
@@ -351,29 +328,21 @@ impl Engine {
             context.instructions = 0;
             context.refused = None;
         }
-        let [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11] = packed;
-
+        // TIME's two bulk strings, seconds and microseconds, made without allocating.
+        let (mut seconds, mut micros) = ([0; DIGITS], [0; DIGITS]);
+        let seconds = decimal(now_us / 1_000_000, &mut seconds);
+        let micros = decimal(now_us % 1_000_000, &mut micros);
+        let [k0, k1, k2, k3] = k;
+        let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
         let result = self.runner.call::<Flat>((
-            function, nkeys, nargs, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11,
+            function, seconds, micros, k0, k1, k2, k3, a0, a1, a2, a3, a4, a5, a6, a7,
         ));
         let reply = match result {
-            Ok((tag, text, table, n0, n1, n2, n3, n4)) => match tag {
-                1 => Reply::Integer(truncate(n0.unwrap_or(0.0))),
-                2 => Reply::Bulk(text.unwrap_or_default().into()),
+            Ok((tag, text, v0, v1, v2, v3, v4)) => match tag {
+                0 => to_reply(&v0, 0),
                 3 => Reply::Error(text.unwrap_or_default().into()),
                 4 => Reply::Status(text.unwrap_or_default().into()),
-                5 => {
-                    let n = usize::try_from(truncate(n0.unwrap_or(0.0))).unwrap_or(0);
-                    Reply::Array(
-                        [n1, n2, n3, n4]
-                            .into_iter()
-                            .take(n)
-                            .map(|v| Reply::Integer(truncate(v.unwrap_or(0.0))))
-                            .collect(),
-                    )
-                }
-                6 => table.map_or(Reply::Nil, |t| to_reply(&Value::Table(t), 0)),
-                _ => Reply::Nil,
+                _ => self.array(&[v0, v1, v2, v3, v4]),
             },
             Err(error) => Reply::Error(format!("ERR {}", script_error(&error)).into()),
         };
@@ -383,46 +352,88 @@ impl Engine {
     }
 }
 
-/// The Rust side of `redis.call`: `GET`, `SET`, `TIME`, and the refusals, for [`SURFACE`].
+impl Engine {
+    /// A table reply from its first five elements: an array of integers if the elements up
+    /// to the first nil are all numbers (the shared limiter's replies), else the table as
+    /// Redis converts it.
+    fn array(&self, elements: &[Value; 5]) -> Reply {
+        let n = elements
+            .iter()
+            .position(|v| matches!(v, Value::Nil))
+            .unwrap_or(elements.len());
+        let numbers: Option<Vec<Reply>> = elements[..n]
+            .iter()
+            .map(|v| match v {
+                Value::Number(x) => Some(Reply::Integer(truncate(*x))),
+                Value::Integer(x) => Some(Reply::Integer(*x)),
+                _ => None,
+            })
+            .collect();
+        match numbers {
+            Some(items) if n < elements.len() => Reply::Array(items),
+            _ => match self.last.call::<Value>(()) {
+                Ok(table) => to_reply(&table, 0),
+                Err(error) => Reply::Error(format!("ERR {}", script_error(&error)).into()),
+            },
+        }
+    }
+}
+
+/// Enough digits for any `u64`.
+const DIGITS: usize = 20;
+
+/// `n` in decimal, written into `buffer`.
+fn decimal(mut n: u64, buffer: &mut [u8; DIGITS]) -> &str {
+    let mut at = DIGITS;
+    loop {
+        at -= 1;
+        // A digit: below ten.
+        buffer[at] = b'0' + u8::try_from(n % 10).unwrap_or(0);
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    core::str::from_utf8(&buffer[at..]).unwrap_or("0")
+}
+
+/// The Rust side of `redis.call`: `GET`, `SET`, and the refusals, for [`SURFACE`].
 fn commands(
     lua: &Lua,
     context: &Rc<RefCell<Context>>,
-) -> mlua::Result<(Function, Function, Function, Function, Function)> {
+) -> mlua::Result<(Function, Function, Function, Function)> {
     let get_context = Rc::clone(context);
-    let get = lua.create_function(move |_, key: String| {
+    let get = lua.create_function(move |lua, key: Value| {
+        let key = argument(lua, &key)?;
         let mut context = get_context.borrow_mut();
         let now_ms = context.now_us / 1_000;
         Ok(context.keyspace.get(&key, now_ms).map(str::to_owned))
     })?;
     let set_context = Rc::clone(context);
-    let set = lua.create_function(
-        move |_,
-              (key, value, a, b, c, d): (
-            String,
-            String,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-        )| {
-            let mut context = set_context.borrow_mut();
-            let given = [a.as_deref(), b.as_deref(), c.as_deref(), d.as_deref()];
-            let count = given.iter().take_while(|o| o.is_some()).count();
-            let mut options = [""; 4];
-            for (slot, option) in options.iter_mut().zip(given.iter().flatten()) {
-                *slot = option;
-            }
-            set_command(&mut context, &key, &value, &options[..count])
-        },
-    )?;
-    let time_context = Rc::clone(context);
-    let time = lua.create_function(move |_, ()| {
-        let now_us = time_context.borrow().now_us;
-        Ok((
-            (now_us / 1_000_000).to_string(),
-            (now_us % 1_000_000).to_string(),
-        ))
-    })?;
+    let set =
+        lua.create_function(
+            move |lua,
+                  (n, key, value, a, b, c, d): (
+                usize,
+                Value,
+                Value,
+                Value,
+                Value,
+                Value,
+                Value,
+            )| {
+                let count = n.saturating_sub(2).min(4);
+                let given = [a, b, c, d];
+                let mut options = [Text::None, Text::None, Text::None, Text::None];
+                for (slot, option) in options.iter_mut().zip(&given).take(count) {
+                    *slot = argument(lua, option)?;
+                }
+                let options = options.each_ref().map(|option| &**option);
+                let (key, value) = (argument(lua, &key)?, argument(lua, &value)?);
+                let mut context = set_context.borrow_mut();
+                set_command(&mut context, &key, &value, &options[..count])
+            },
+        )?;
     let refuse_context = Rc::clone(context);
     let refuse = lua.create_function(move |_, name: String| {
         let what = format!("the command {name}");
@@ -435,7 +446,52 @@ fn commands(
             "ERR wrong number of arguments for '{name}' command"
         )))
     })?;
-    Ok((get, set, time, refuse, wrong))
+    Ok((get, set, refuse, wrong))
+}
+
+/// A command's argument as text: a Lua string's own bytes, or a number's text.
+enum Text<'a> {
+    None,
+    Borrowed(mlua::BorrowedStr<'a>),
+    Owned(String),
+}
+
+impl core::ops::Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Text::None => "",
+            Text::Borrowed(text) => text,
+            Text::Owned(text) => text,
+        }
+    }
+}
+
+/// A command's argument as the text Redis makes of it: a string as it is, a number as
+/// `%.17g` prints it; anything else is refused, as Redis refuses it.
+fn argument<'a>(lua: &Lua, value: &'a Value) -> mlua::Result<Text<'a>> {
+    match value {
+        Value::String(text) => Ok(text
+            .to_str()
+            .map_or_else(|_| Text::Owned(text.to_string_lossy()), Text::Borrowed)),
+        Value::Integer(n) => Ok(Text::Owned(n.to_string())),
+        // Whole numbers print the same under %.17g while they have at most 17 digits (and are
+        // not negative, which leaves -0 to the format).
+        #[allow(clippy::cast_possible_truncation)]
+        Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e17 && !n.is_sign_negative() => {
+            Ok(Text::Owned((*n as i64).to_string()))
+        }
+        Value::Number(n) => lua
+            .globals()
+            .raw_get::<mlua::Table>("string")?
+            .raw_get::<Function>("format")?
+            .call(("%.17g", *n))
+            .map(Text::Owned),
+        _ => Err(mlua::Error::runtime(
+            "ERR Lua redis lib command arguments must be strings or integers",
+        )),
+    }
 }
 
 /// Redis truncates Lua's numbers to integers.
@@ -465,7 +521,7 @@ fn set_command(
     options: &[&str],
 ) -> mlua::Result<bool> {
     let now_ms = context.now_us / 1_000;
-    let (nx, px) = match set_options(options) {
+    let (nx, expiry) = match set_options(options) {
         Ok(options) => options,
         Err(SetError::NotModelled(option)) => {
             let what = format!("SET option {option}");
@@ -478,10 +534,13 @@ fn set_command(
     if nx && context.keyspace.exists(key, now_ms) {
         return Ok(false);
     }
+    let expires_at_ms = match expiry {
+        Expiry::Persist => None,
+        Expiry::In(ms) => Some(now_ms.saturating_add(ms)),
+        Expiry::Keep => context.keyspace.expiry(key, now_ms),
+    };
     let request = context.request;
-    context
-        .keyspace
-        .set(request, key, value, px.map(|ms| now_ms.saturating_add(ms)));
+    context.keyspace.set(request, key, value, expires_at_ms);
     Ok(true)
 }
 
@@ -490,38 +549,48 @@ enum SetError {
     Invalid(&'static str),
 }
 
-/// `SET`'s options: whether `NX` was given, and the `PX` milliseconds.
-fn set_options(options: &[&str]) -> Result<(bool, Option<u64>), SetError> {
+/// What `SET` does to the key's expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expiry {
+    /// None given: the key lives until deleted.
+    Persist,
+    /// `PX`: this many milliseconds from now.
+    In(u64),
+    /// `KEEPTTL`: the expiry the key had, if it existed.
+    Keep,
+}
+
+/// `SET`'s options: whether `NX` was given, and what becomes of the expiry.
+fn set_options(options: &[&str]) -> Result<(bool, Expiry), SetError> {
     let mut nx = false;
-    let mut px = None;
+    let mut expiry = Expiry::Persist;
     let mut rest = options.iter();
     while let Some(option) = rest.next() {
         let upper = |name: &str| option.eq_ignore_ascii_case(name);
         if upper("NX") && !nx {
             nx = true;
-        } else if upper("PX") && px.is_none() {
-            {
-                let ms = rest
-                    .next()
-                    .ok_or(SetError::Invalid("ERR syntax error"))?
-                    .parse::<i64>()
-                    .map_err(|_| {
-                        SetError::Invalid("ERR value is not an integer or out of range")
-                    })?;
-                if ms <= 0 {
-                    return Err(SetError::Invalid(
-                        "ERR invalid expire time in 'set' command",
-                    ));
-                }
-                px = Some(ms.unsigned_abs());
+        } else if upper("PX") && expiry == Expiry::Persist {
+            let ms = rest
+                .next()
+                .ok_or(SetError::Invalid("ERR syntax error"))?
+                .parse::<i64>()
+                .map_err(|_| SetError::Invalid("ERR value is not an integer or out of range"))?;
+            if ms <= 0 {
+                return Err(SetError::Invalid(
+                    "ERR invalid expire time in 'set' command",
+                ));
             }
-        } else if upper("NX") || upper("PX") {
+            expiry = Expiry::In(ms.unsigned_abs());
+        } else if upper("KEEPTTL") && expiry == Expiry::Persist {
+            expiry = Expiry::Keep;
+        } else if upper("NX") || upper("PX") || upper("KEEPTTL") {
+            // Repeated, or PX with KEEPTTL: Redis refuses both.
             return Err(SetError::Invalid("ERR syntax error"));
         } else {
             return Err(SetError::NotModelled(option.to_ascii_uppercase()));
         }
     }
-    Ok((nx, px))
+    Ok((nx, expiry))
 }
 
 /// Nesting deeper than this is not a reply any script here gives.
@@ -616,6 +685,53 @@ mod tests {
             Reply::Bulk("v".into())
         );
         assert_eq!(run(get, &mut keys, 7_000, &["k"], &[]).0, Reply::Nil);
+    }
+
+    #[test]
+    fn set_with_keepttl_keeps_the_keys_expiry_and_refuses_px_beside_it() {
+        let mut keys = Keyspace::default();
+        let script = "redis.call('SET', KEYS[1], 'a', 'PX', 5)
+                      redis.call('SET', KEYS[1], 'b', 'KEEPTTL')
+                      redis.call('SET', KEYS[2], 'c', 'KEEPTTL')
+                      return 1";
+        run(script, &mut keys, 1_000, &["k", "fresh"], &[]);
+        // Set at millisecond 1 for 5 ms, kept by the second write; a key that did not exist
+        // gets no expiry from KEEPTTL.
+        assert_eq!(
+            keys.live(0),
+            [("fresh".into(), None), ("k".into(), Some(6))]
+        );
+        let (reply, what) = run(
+            "return redis.call('SET', KEYS[1], 'v', 'KEEPTTL', 'PX', 5)",
+            &mut keys,
+            0,
+            &["k"],
+            &[],
+        );
+        assert!(
+            matches!(&reply, Reply::Error(m) if m.contains("syntax error")),
+            "{reply:?}"
+        );
+        assert_eq!(what, None);
+    }
+
+    #[test]
+    fn number_arguments_become_the_text_redis_prints() {
+        let mut keys = Keyspace::default();
+        let script = "redis.call('SET', KEYS[1], 0.1)
+                      redis.call('SET', KEYS[2], 12345678)
+                      redis.call('SET', KEYS[3], -0.0)
+                      return { redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]),
+                               redis.call('GET', KEYS[3]) }";
+        let (reply, _) = run(script, &mut keys, 0, &["a", "b", "c"], &[]);
+        assert_eq!(
+            reply,
+            Reply::Array(vec![
+                Reply::Bulk("0.10000000000000001".into()),
+                Reply::Bulk("12345678".into()),
+                Reply::Bulk("-0".into()),
+            ])
+        );
     }
 
     #[test]

@@ -74,6 +74,13 @@ impl Keyspace {
         self.entries.get(key).map(|entry| &*entry.value)
     }
 
+    /// The expiry of `key` at `now_ms` (dropping it if it expired): `None` if it is absent or
+    /// lives until deleted.
+    pub(crate) fn expiry(&mut self, key: &str, now_ms: u64) -> Option<u64> {
+        self.get(key, now_ms)?;
+        self.entries.get(key).and_then(|entry| entry.expires_at_ms)
+    }
+
     /// Whether `key` exists at `now_ms` (dropping it if it expired).
     pub(crate) fn exists(&mut self, key: &str, now_ms: u64) -> bool {
         self.get(key, now_ms).is_some()
@@ -86,13 +93,19 @@ impl Keyspace {
             value: value.into(),
             expires_at_ms,
         };
-        let before = self.entries.insert(key.into(), entry);
+        let (key, before) = if let Some(held) = self.entries.get_mut(key) {
+            (key.into(), Some(std::mem::replace(held, entry)))
+        } else {
+            let key: Box<str> = key.into();
+            self.entries.insert(key.clone(), entry);
+            (key, None)
+        };
         if self.log.len() == MOST_LAG {
             self.log.pop_front();
         }
         self.log.push_back(Write {
             request,
-            key: key.into(),
+            key,
             before,
         });
     }

@@ -103,44 +103,52 @@ fn variant(replacements: &[(&str, &str)]) -> &'static str {
 
 static TWO_COMMANDS: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used), 'PX', ttl)",
-        "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used))",
+        "redis.call('SET', KEYS[2], string.format('%x:1', start), 'PX', ttl)",
+        "redis.call('SET', KEYS[2], string.format('%x:1', start))",
     )])
 });
 
 static CLIENT_CLOCK: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "local time = redis.call('TIME')\n  now = tonumber(time[1]) * 1000000 + tonumber(time[2])",
+        "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
         "now = tonumber(ARGV[5])",
     )])
 });
 
-static OWN_ORIGIN: LazyLock<&'static str> =
-    LazyLock::new(|| variant(&[("origin = tonumber(o)", "origin = tonumber(ARGV[5] or o)")]));
+static OWN_ORIGIN: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[
+        ("origin = tonumber(o)", "origin = tonumber(ARGV[5] or o)"),
+        (
+            "origin = tonumber(string.match(stored, '^(%d+):%d+:%d+$'))",
+            "origin = tonumber(ARGV[5] or string.match(stored, '^(%d+):%d+:%d+$'))",
+        ),
+    ])
+});
 
 static FIRST_HIT_EXPIRY: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
-        ("local used = 0\n", "local used = 0\nlocal first = now\n"),
         (
-            "  if s >= start then\n    start = s\n    used = tonumber(u)\n  end",
-            "  first = s\n  used = tonumber(u)",
+            "local start = origin\nif now > origin then\n  start = origin + math.floor((now - origin) / period) * period\nend",
+            "local start = now",
         ),
         (
-            "local ttl = math.ceil((next_start - now) / 1000) + margin",
-            "local ttl = math.max(1, math.ceil((first + period - now) / 1000))",
-        ),
-        (
-            "string.format('%.0f:%.0f', start, used), 'PX', ttl)",
-            "string.format('%.0f:%.0f', first, used), 'PX', ttl)",
+            "local ttl = math.ceil((start + period - now) / 1000) + margin",
+            "local ttl = math.max(1, math.ceil(period / 1000))",
         ),
     ])
 });
 
 static BOUNDARY_OFF_BY_ONE: LazyLock<&'static str> = LazyLock::new(|| {
-    variant(&[(
-        "math.floor((now - origin) / period)",
-        "math.floor((now - origin - 1) / period)",
-    )])
+    variant(&[
+        (
+            "if now < start + period then",
+            "if now <= start + period then",
+        ),
+        (
+            "math.floor((now - origin) / period)",
+            "math.floor((now - origin - 1) / period)",
+        ),
+    ])
 });
 
 impl fmt::Display for Plant {

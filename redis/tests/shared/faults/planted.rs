@@ -48,24 +48,24 @@ impl Flaw {
         match self {
             Flaw::TwoCommands => replaced(
                 SCRIPT,
-                "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used), 'PX', ttl)",
-                "redis.call('SET', KEYS[2], string.format('%.0f:%.0f', start, used))",
+                "redis.call('SET', KEYS[2], string.format('%x:1', start), 'PX', ttl)",
+                "redis.call('SET', KEYS[2], string.format('%x:1', start))",
             ),
             Flaw::ClientClock => replaced(
                 SCRIPT,
-                "local time = redis.call('TIME')\n  now = tonumber(time[1]) * 1000000 + tonumber(time[2])",
+                "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
                 "now = tonumber(ARGV[5])",
             ),
             Flaw::FirstHitExpiry => {
-                let window = SCRIPT
-                    .find("-- The window holding now")
-                    .unwrap_or_else(|| panic!("the script's window computation moved"));
-                format!("{}{FIRST_HIT}", &SCRIPT[..window])
+                replaced(SCRIPT, COUNTING, &format!("{COUNTING}do{FIRST_HIT}end\n"))
             }
             Flaw::RetryLostReply | Flaw::OwnOrigin => SCRIPT.to_owned(),
         }
     }
 }
+
+/// Where the script starts counting, after the configuration and the origin.
+const COUNTING: &str = "if ARGV[4] ~= 'register' then\n";
 
 /// The naive window: a bare count that expires `period` after its first hit.
 const FIRST_HIT: &str = "

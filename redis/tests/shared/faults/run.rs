@@ -509,7 +509,7 @@ fn replication_offset(connection: &mut redis::Connection, field: &str) -> Result
 }
 
 /// The counters a server holds for `counters`: per limiter key (the counter key's last part),
-/// the window start and the used permits.
+/// the window start and the used permits (both stored in hexadecimal).
 fn counters_of(
     server: &RedisServer,
     counters: &[String],
@@ -524,7 +524,13 @@ fn counters_of(
             .rsplit(':')
             .next()
             .ok_or("a malformed counter key")?;
-        restored.insert(key.to_owned(), (start.parse()?, used.parse()?));
+        restored.insert(
+            key.to_owned(),
+            (
+                u64::from_str_radix(start, 16)?,
+                u32::from_str_radix(used, 16)?,
+            ),
+        );
     }
     Ok(restored)
 }
