@@ -5,7 +5,6 @@ use core::fmt;
 use core::future::IntoFuture;
 use core::hash::{BuildHasher, Hash};
 use core::time::Duration;
-use std::hash::RandomState;
 
 use crate::attempt::Attempt;
 use crate::backoff::Backoff;
@@ -24,6 +23,8 @@ use crate::waiting;
 
 mod error;
 pub use self::error::KeyedRateLimiterError;
+mod hasher;
+pub use self::hasher::KeyHasher;
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 mod hashed;
 #[cfg(any(fixed_window_loom, fixed_window_shuttle))]
@@ -92,17 +93,20 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// Every method returns the full error, [`try_acquire`] included: unlike
 /// [`RateLimiter::try_acquire`](crate::RateLimiter::try_acquire), whose rejection borrows the
 /// limiter ([`Rejection`](crate::Rejection)), a keyed rejection owns its
-/// [`RateLimiterError`]. A keyed call costs about 400 instructions under callgrind, a third of
-/// them hashing the key with std's `SipHash` and much of the rest finding it in the table;
-/// the full error adds about 40 to a rejection. A borrowed rejection would save most of those
-/// at the price of a second error type, whereas one error type for every keyed method keeps
-/// `?`, [`cloned`](KeyedRateLimiterError::cloned) and the tower layer simple.
+/// [`RateLimiterError`]. A keyed permit costs about 280 instructions under callgrind, most of
+/// them finding the key in the table and pinning it against reclamation; the full error adds
+/// about 40 to a rejection. A borrowed rejection would save most of those at the price of a
+/// second error type, whereas one error type for every keyed method keeps `?`,
+/// [`cloned`](KeyedRateLimiterError::cloned) and the tower layer simple.
 ///
 /// # Hashing
 ///
-/// Keys are hashed with `S`, by default std's `RandomState` (`SipHash` with random keys), which
-/// resists keys chosen to collide; callers whose keys are not chosen by others can pass a faster
-/// hasher to [`with_hasher`](KeyedRateLimiter::with_hasher).
+/// Keys are hashed with `S`, by default a [`KeyHasher`]: `foldhash`, fast, with a seed drawn at
+/// random for each limiter, so that no fixed set of keys collides in every limiter. It makes
+/// no claim against an attacker who learns the seed from timings; std's `RandomState`
+/// (`SipHash` with random keys, about 120 instructions more a call) does, and
+/// [`with_hasher`](KeyedRateLimiter::with_hasher) takes it, or any other hasher (see
+/// [`KeyHasher`] for the trade).
 ///
 /// # Examples
 ///
@@ -131,7 +135,7 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// [`acquire_async`]: KeyedRateLimiter::acquire_async
 /// [`call_async`]: KeyedRateLimiter::call_async
 /// [`attempt`]: KeyedRateLimiter::attempt
-pub struct KeyedRateLimiter<K, C = SystemClock, S = RandomState> {
+pub struct KeyedRateLimiter<K, C = SystemClock, S = KeyHasher> {
     /// The plain limiter's policy (settings, listeners, claim rules), deciding for every key.
     policy: Policy<KeyedListener<K>>,
     /// One state word per key in use.
@@ -177,7 +181,7 @@ where
             Vec::new(),
             Backoff::default(),
             SystemClock,
-            RandomState::new(),
+            KeyHasher::default(),
         ))
     }
 }
@@ -361,23 +365,25 @@ where
         )
     }
 
-    /// This limiter hashing keys with `hasher` instead of std's `RandomState`.
+    /// This limiter hashing keys with `hasher` instead of a [`KeyHasher`].
     ///
-    /// Only for keys no one can choose to collide (a faster hasher such as `foldhash` or
-    /// `ahash` is then worth a few nanoseconds a call): a table whose keys all collide turns
-    /// every lookup into a scan.
+    /// std's `RandomState` (`SipHash`) resists keys chosen to collide by an attacker who can
+    /// time many calls, for about 120 instructions more a call; a fixed hasher suits keys no
+    /// one else chooses, and deterministic tests. Whatever the hasher, a table whose keys all
+    /// collide turns every lookup into a scan.
     ///
     /// # Examples
     ///
+    /// Client addresses hashed with `SipHash`:
+    ///
     /// ```
     /// use core::time::Duration;
-    /// use std::hash::BuildHasherDefault;
-    /// use std::collections::hash_map::DefaultHasher;
+    /// use std::hash::RandomState;
     /// use fixed_window::{KeyedRateLimiter, ManualClock};
     ///
-    /// let limiter = KeyedRateLimiter::of("internal", 1, Duration::from_secs(1))?
+    /// let limiter = KeyedRateLimiter::of("per-address", 1, Duration::from_secs(1))?
     ///     .with_clock(ManualClock::new())
-    ///     .with_hasher(BuildHasherDefault::<DefaultHasher>::default());
+    ///     .with_hasher(RandomState::new());
     /// assert!(limiter.try_acquire(&42_u64).is_ok());
     /// assert!(limiter.try_acquire(&42_u64).is_err());
     /// # Ok::<(), fixed_window::ConfigError>(())
