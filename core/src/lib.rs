@@ -106,7 +106,7 @@ pub use crate::instant::Instant;
 mod interrupt;
 pub use crate::interrupt::{Interrupt, Interrupted};
 mod keyed;
-pub use crate::keyed::{KeyHasher, KeyedRateLimiter, KeyedRateLimiterError};
+pub use crate::keyed::{KeyHasher, KeyedBuilder, KeyedRateLimiter, KeyedRateLimiterError};
 #[cfg(feature = "tower")]
 pub use crate::keyed::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedServiceError};
 mod limiter;
