@@ -83,7 +83,8 @@ where
     /// The hot path: the key is in the table, with a live word. Anything else (a key not yet
     /// added, or a word reclaimed under this call) goes to [`claim_afresh`](Self::claim_afresh),
     /// kept out of line so that this path stays small.
-    #[inline]
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
     fn claim_in<P, W>(
         &self,
         budget: &Budget,
@@ -111,7 +112,8 @@ where
 
     /// Claims from a key's word, found in the table; `None` if the word has been reclaimed (the
     /// caller must look the key up again).
-    #[inline]
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
     fn claim_word<P, W>(&self, budget: &Budget, codec: &P, word: &W, now: Instant) -> Option<Claim>
     where
         P: Cell<Raw = W::Raw>,
