@@ -95,7 +95,7 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// Every method returns the full error, [`try_acquire`] included: unlike
 /// [`RateLimiter::try_acquire`](crate::RateLimiter::try_acquire), whose rejection borrows the
 /// limiter ([`Rejection`](crate::Rejection)), a keyed rejection owns its
-/// [`RateLimiterError`]. A keyed permit costs about 280 instructions under callgrind, most of
+/// [`RateLimiterError`]. A keyed permit costs about 245 instructions under callgrind, most of
 /// them finding the key in the table and pinning it against reclamation; the full error adds
 /// about 40 to a rejection. A borrowed rejection would save most of those at the price of a
 /// second error type, whereas one error type for every keyed method keeps `?`,
@@ -106,7 +106,7 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// Keys are hashed with `S`, by default a [`KeyHasher`]: `foldhash`, fast, with a seed drawn at
 /// random for each limiter, so that no fixed set of keys collides in every limiter. It makes
 /// no claim against an attacker who learns the seed from timings; std's `RandomState`
-/// (`SipHash` with random keys, about 120 instructions more a call) does, and
+/// (`SipHash` with random keys, about 170 instructions more a call) does, and
 /// [`with_hasher`](KeyedRateLimiter::with_hasher) takes it, or any other hasher (see
 /// [`KeyHasher`] for the trade).
 ///
@@ -391,7 +391,7 @@ where
     /// This limiter hashing keys with `hasher` instead of a [`KeyHasher`].
     ///
     /// std's `RandomState` (`SipHash`) resists keys chosen to collide by an attacker who can
-    /// time many calls, for about 120 instructions more a call; a fixed hasher suits keys no
+    /// time many calls, for about 170 instructions more a call; a fixed hasher suits keys no
     /// one else chooses, and deterministic tests. Whatever the hasher, a table whose keys all
     /// collide turns every lookup into a scan.
     ///

@@ -101,7 +101,7 @@ where
         let shard = table.pin(hash);
         let reclaimed = match shard.get(hash, key) {
             // A reference under papaya, an `Arc` under the model checkers' stand-in.
-            Some(found) => match self.claim_word(budget, codec, found.borrow(), now) {
+            Some(found) => match self.claim_word::<P, W>(budget, codec, found.borrow(), now) {
                 Some(claim) => return claim,
                 None => true,
             },
@@ -160,7 +160,7 @@ where
                 shard.remove_if(hash, key, |word| word.load() == marks.reclaimed);
             }
             if let Some(found) = shard.get(hash, key) {
-                if let Some(claim) = self.claim_word(budget, codec, found.borrow(), now) {
+                if let Some(claim) = self.claim_word::<P, W>(budget, codec, found.borrow(), now) {
                     return claim;
                 }
                 reclaimed = true;
