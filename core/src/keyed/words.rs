@@ -139,7 +139,7 @@ where
     /// one), claimed from as from any; a word reclaimed meanwhile is taken out again.
     #[cold]
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments, reason = "the hot path's state, handed on whole")]
     fn claim_afresh<P, W>(
         &self,
         budget: &Budget,
