@@ -6,8 +6,8 @@
 //! Groups (each module's `bench_all`):
 //!
 //! - `keyed-permit`, `keyed-rejection`: one thread on keys already held, over 1, 1,000 and
-//!   1,000,000 keys (CPU time per call); `ours-foldhash` is ours with a faster, not
-//!   collision-resistant hasher;
+//!   1,000,000 keys (CPU time per call); `ours-siphash` and `ours-ahash` are ours with std's
+//!   `SipHash` and with `ahash` in place of its default `KeyHasher` (`foldhash`);
 //! - `keyed-contention-permit`, `keyed-contention-rejection`: 1, 2, 4 and 8 threads over the
 //!   same populations (wall time per round of one call per thread);
 //! - `keyed-map-hit`, `keyed-map-contention`, `keyed-map-churn`: the map candidates (`papaya`,

@@ -13,22 +13,25 @@
 //! governor's direct and keyed limiters share their algorithm's code, which LLVM then stops
 //! inlining into either, and the direct limiter's counts would no longer be those its users get.
 
+use std::hash::RandomState;
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use fixed_window::{ManualClock, SystemClock};
-use fixed_window_benches::{KeyedContender, key_at, keyed_configs};
+use fixed_window::{KeyedRateLimiter, ManualClock, SystemClock};
+use fixed_window_benches::{KeyedContender, configs, key_at, keyed_configs};
 
 /// The keys each limiter holds and the calls cycle through.
 const KEYS: u64 = 1_000;
 
 /// The paths, by the names the benchmarks give them.
-const PATHS: [&str; 6] = [
+const PATHS: [&str; 8] = [
     "keyed-permit/ours-system",
     "keyed-permit/ours-manual",
+    "keyed-permit/ours-siphash",
     "keyed-permit/governor-default",
     "keyed-rejection/ours-system",
     "keyed-rejection/ours-manual",
+    "keyed-rejection/ours-siphash",
     "keyed-rejection/governor-default",
 ];
 
@@ -41,12 +44,27 @@ fn measure<L: KeyedContender>(limiter: &L, calls: u64) {
     }
 }
 
+/// Ours on the system clock hashing with std's `SipHash` instead of its default `KeyHasher`,
+/// holding keys `0..KEYS` with `limit` per hour, each called once (as the benchmarks'
+/// `ours-siphash`).
+fn ours_siphash(limit: u32) -> KeyedRateLimiter<u64, SystemClock, RandomState> {
+    let limiter = KeyedRateLimiter::builder(configs::NAME, limit, configs::PERIOD)
+        .expect("a valid configuration")
+        .hasher(RandomState::new())
+        .build();
+    for key in 0..KEYS {
+        limiter.try_acquire(&key).expect("the first permit");
+    }
+    limiter
+}
+
 fn run(path: &str, calls: u64) -> Result<(), String> {
     match path {
         "keyed-permit/ours-system" => measure(&keyed_configs::ours_open(SystemClock, KEYS), calls),
         "keyed-permit/ours-manual" => {
             measure(&keyed_configs::ours_open(ManualClock::new(), KEYS), calls);
         }
+        "keyed-permit/ours-siphash" => measure(&ours_siphash(u32::MAX), calls),
         "keyed-permit/governor-default" => measure(&keyed_configs::governor_open(KEYS), calls),
         "keyed-rejection/ours-system" => {
             measure(&keyed_configs::ours_full(SystemClock, KEYS), calls);
@@ -54,6 +72,7 @@ fn run(path: &str, calls: u64) -> Result<(), String> {
         "keyed-rejection/ours-manual" => {
             measure(&keyed_configs::ours_full(ManualClock::new(), KEYS), calls);
         }
+        "keyed-rejection/ours-siphash" => measure(&ours_siphash(1), calls),
         "keyed-rejection/governor-default" => {
             measure(&keyed_configs::governor_full(KEYS), calls);
         }

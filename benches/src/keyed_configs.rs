@@ -16,9 +16,10 @@ use crate::configs::{NAME, PERIOD};
 use crate::mutex_keyed_window::MutexKeyedWindow;
 
 fn limiter<C: Clock>(clock: C, limit: u32) -> KeyedRateLimiter<u64, C> {
-    KeyedRateLimiter::of(NAME, limit, PERIOD)
+    KeyedRateLimiter::builder(NAME, limit, PERIOD)
         .expect("a valid configuration")
-        .with_clock(clock)
+        .clock(clock)
+        .build()
 }
 
 /// Our keyed limiter on `clock` holding keys `0..keys`, with a permit for every call.

@@ -5,7 +5,6 @@ use core::fmt;
 use core::future::IntoFuture;
 use core::hash::{BuildHasher, Hash};
 use core::time::Duration;
-use std::hash::RandomState;
 
 use crate::attempt::Attempt;
 use crate::backoff::Backoff;
@@ -19,11 +18,15 @@ use crate::instant::Instant;
 use crate::interrupt::Interrupt;
 use crate::permit::Permit;
 use crate::policy::Policy;
-use crate::settings::{Settings, checked_limit, checked_period};
+use crate::settings::Settings;
 use crate::waiting;
 
+mod builder;
+pub use self::builder::KeyedBuilder;
 mod error;
 pub use self::error::KeyedRateLimiterError;
+mod hasher;
+pub use self::hasher::KeyHasher;
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 mod hashed;
 #[cfg(any(fixed_window_loom, fixed_window_shuttle))]
@@ -92,17 +95,20 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// Every method returns the full error, [`try_acquire`] included: unlike
 /// [`RateLimiter::try_acquire`](crate::RateLimiter::try_acquire), whose rejection borrows the
 /// limiter ([`Rejection`](crate::Rejection)), a keyed rejection owns its
-/// [`RateLimiterError`]. A keyed call costs about 400 instructions under callgrind, a third of
-/// them hashing the key with std's `SipHash` and much of the rest finding it in the table;
-/// the full error adds about 40 to a rejection. A borrowed rejection would save most of those
-/// at the price of a second error type, whereas one error type for every keyed method keeps
-/// `?`, [`cloned`](KeyedRateLimiterError::cloned) and the tower layer simple.
+/// [`RateLimiterError`]. A keyed permit costs about 245 instructions under callgrind, most of
+/// them finding the key in the table and pinning it against reclamation; the full error adds
+/// about 40 to a rejection. A borrowed rejection would save most of those at the price of a
+/// second error type, whereas one error type for every keyed method keeps `?`,
+/// [`cloned`](KeyedRateLimiterError::cloned) and the tower layer simple.
 ///
 /// # Hashing
 ///
-/// Keys are hashed with `S`, by default std's `RandomState` (`SipHash` with random keys), which
-/// resists keys chosen to collide; callers whose keys are not chosen by others can pass a faster
-/// hasher to [`with_hasher`](KeyedRateLimiter::with_hasher).
+/// Keys are hashed with `S`, by default a [`KeyHasher`]: `foldhash`, fast, with a seed drawn at
+/// random for each limiter, so that no fixed set of keys collides in every limiter. It makes
+/// no claim against an attacker who learns the seed from timings; std's `RandomState`
+/// (`SipHash` with random keys, about 170 instructions more a call) does, and
+/// [`with_hasher`](KeyedRateLimiter::with_hasher) takes it, or any other hasher (see
+/// [`KeyHasher`] for the trade).
 ///
 /// # Examples
 ///
@@ -131,7 +137,7 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// [`acquire_async`]: KeyedRateLimiter::acquire_async
 /// [`call_async`]: KeyedRateLimiter::call_async
 /// [`attempt`]: KeyedRateLimiter::attempt
-pub struct KeyedRateLimiter<K, C = SystemClock, S = RandomState> {
+pub struct KeyedRateLimiter<K, C = SystemClock, S = KeyHasher> {
     /// The plain limiter's policy (settings, listeners, claim rules), deciding for every key.
     policy: Policy<KeyedListener<K>>,
     /// One state word per key in use.
@@ -171,14 +177,48 @@ where
         limit: u32,
         period: Duration,
     ) -> Result<KeyedRateLimiter<K>, ConfigError> {
-        let settings = Settings::new(name, checked_limit(limit)?, checked_period(period)?);
-        Ok(KeyedRateLimiter::build(
-            settings,
-            Vec::new(),
-            Backoff::default(),
-            SystemClock,
-            RandomState::new(),
-        ))
+        Ok(Self::builder(name, limit, period)?.build())
+    }
+
+    /// The settings of a keyed limiter named `name` allowing each key `limit` calls per
+    /// `period`: set the optional ones ([`max_wait`](KeyedBuilder::max_wait),
+    /// [`listener`](KeyedBuilder::listener), [`clock`](KeyedBuilder::clock),
+    /// [`hasher`](KeyedBuilder::hasher), [`backoff`](KeyedBuilder::backoff)), then
+    /// [`build`](KeyedBuilder::build) it. The table is made, and the clock read, once, by
+    /// `build`; each `with_*` instead makes a whole new limiter.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] if `limit` is 0, [`ConfigError::ZeroPeriod`] if `period` is
+    /// zero.
+    ///
+    /// # Examples
+    ///
+    /// One permit per key per second on a manual clock; a key's second call in the same second
+    /// waits for its next window, since it may wait up to two seconds.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ConfigError, Instant, KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::builder("api", 1, Duration::from_secs(1))?
+    ///     .max_wait(Duration::from_secs(2))
+    ///     .clock(ManualClock::new())
+    ///     .build();
+    /// limiter.acquire(&"alice")?;
+    /// assert_eq!(limiter.acquire(&"alice")?.at(), Instant::from_nanos(1_000_000_000));
+    /// assert_eq!(
+    ///     KeyedRateLimiter::<u64>::builder("api", 0, Duration::from_secs(1)).unwrap_err(),
+    ///     ConfigError::ZeroLimit
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn builder(
+        name: &'static str,
+        limit: u32,
+        period: Duration,
+    ) -> Result<KeyedBuilder<K>, ConfigError> {
+        KeyedBuilder::new(name, limit, period)
     }
 }
 
@@ -215,19 +255,23 @@ where
     C: Clock,
     S: BuildHasher,
 {
-    /// The same limiter with `settings` and `backoff`, a new grid starting now on its clock
-    /// and no keys: every `with_*` behaves as creating a new limiter.
-    fn restarted(self, settings: Settings, backoff: Backoff) -> Self {
-        KeyedRateLimiter::build(
-            settings,
-            self.policy.listeners,
-            backoff,
-            self.clock,
-            self.hasher,
-        )
+    /// This limiter's configuration, to build a new limiter from: every `with_*` is a
+    /// shorthand for building one, with a new grid starting now on its clock and no keys.
+    fn into_builder(self) -> KeyedBuilder<K, C, S> {
+        KeyedBuilder {
+            backoff: self.policy.budget.backoff(),
+            settings: self.policy.settings,
+            listeners: self.policy.listeners,
+            clock: self.clock,
+            hasher: self.hasher,
+        }
     }
 
     /// This limiter with `limit` calls per period for each key.
+    ///
+    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
+    /// (see [`builder`](KeyedRateLimiter::builder), which sets several at the cost of one): its
+    /// grid starts afresh at the clock's reading now, with no keys.
     ///
     /// # Errors
     ///
@@ -245,10 +289,7 @@ where
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_limit(self, limit: u32) -> Result<Self, ConfigError> {
-        let mut settings = self.policy.settings;
-        settings.limit = checked_limit(limit)?;
-        let backoff = self.backoff();
-        Ok(self.restarted(settings, backoff))
+        self.into_builder().limit(limit).map(KeyedBuilder::build)
     }
 
     /// This limiter with windows `period` long (a period past the timeline's end behaves as
@@ -271,10 +312,7 @@ where
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_period(self, period: Duration) -> Result<Self, ConfigError> {
-        let mut settings = self.policy.settings;
-        settings.period = checked_period(period)?;
-        let backoff = self.backoff();
-        Ok(self.restarted(settings, backoff))
+        self.into_builder().period(period).map(KeyedBuilder::build)
     }
 
     /// This limiter letting an excess call wait up to `max_wait` for its key's next window
@@ -298,9 +336,7 @@ where
     /// ```
     #[must_use]
     pub fn with_max_wait(self, max_wait: Duration) -> Self {
-        let settings = self.policy.settings.with_max_wait(max_wait);
-        let backoff = self.backoff();
-        self.restarted(settings, backoff)
+        self.into_builder().max_wait(max_wait).build()
     }
 
     /// This limiter with `listener` also receiving every event, with the key it concerns;
@@ -328,12 +364,10 @@ where
     /// ```
     #[must_use]
     pub fn with_listener(
-        mut self,
+        self,
         listener: impl Fn(&K, &RateLimiterEvent) + Send + Sync + 'static,
     ) -> Self {
-        self.policy.listeners.push(Box::new(listener));
-        let (settings, backoff) = (self.policy.settings, self.backoff());
-        self.restarted(settings, backoff)
+        self.into_builder().listener(listener).build()
     }
 
     /// This limiter reading time from, and sleeping through, `clock`; its grid starts at
@@ -351,46 +385,34 @@ where
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> KeyedRateLimiter<K, D, S> {
-        let backoff = self.backoff();
-        KeyedRateLimiter::build(
-            self.policy.settings,
-            self.policy.listeners,
-            backoff,
-            clock,
-            self.hasher,
-        )
+        self.into_builder().clock(clock).build()
     }
 
-    /// This limiter hashing keys with `hasher` instead of std's `RandomState`.
+    /// This limiter hashing keys with `hasher` instead of a [`KeyHasher`].
     ///
-    /// Only for keys no one can choose to collide (a faster hasher such as `foldhash` or
-    /// `ahash` is then worth a few nanoseconds a call): a table whose keys all collide turns
-    /// every lookup into a scan.
+    /// std's `RandomState` (`SipHash`) resists keys chosen to collide by an attacker who can
+    /// time many calls, for about 170 instructions more a call; a fixed hasher suits keys no
+    /// one else chooses, and deterministic tests. Whatever the hasher, a table whose keys all
+    /// collide turns every lookup into a scan.
     ///
     /// # Examples
     ///
+    /// Client addresses hashed with `SipHash`:
+    ///
     /// ```
     /// use core::time::Duration;
-    /// use std::hash::BuildHasherDefault;
-    /// use std::collections::hash_map::DefaultHasher;
+    /// use std::hash::RandomState;
     /// use fixed_window::{KeyedRateLimiter, ManualClock};
     ///
-    /// let limiter = KeyedRateLimiter::of("internal", 1, Duration::from_secs(1))?
+    /// let limiter = KeyedRateLimiter::of("per-address", 1, Duration::from_secs(1))?
     ///     .with_clock(ManualClock::new())
-    ///     .with_hasher(BuildHasherDefault::<DefaultHasher>::default());
+    ///     .with_hasher(RandomState::new());
     /// assert!(limiter.try_acquire(&42_u64).is_ok());
     /// assert!(limiter.try_acquire(&42_u64).is_err());
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn with_hasher<T: BuildHasher>(self, hasher: T) -> KeyedRateLimiter<K, C, T> {
-        let backoff = self.backoff();
-        KeyedRateLimiter::build(
-            self.policy.settings,
-            self.policy.listeners,
-            backoff,
-            self.clock,
-            hasher,
-        )
+        self.into_builder().hasher(hasher).build()
     }
 
     /// This limiter with `backoff` governing retries after a lost compare-and-set.
@@ -407,8 +429,7 @@ where
     /// ```
     #[must_use]
     pub fn with_backoff(self, backoff: Backoff) -> Self {
-        let settings = self.policy.settings;
-        self.restarted(settings, backoff)
+        self.into_builder().backoff(backoff).build()
     }
 
     /// The limiter's name, used in events and errors.

@@ -106,9 +106,9 @@ pub use crate::instant::Instant;
 mod interrupt;
 pub use crate::interrupt::{Interrupt, Interrupted};
 mod keyed;
+pub use crate::keyed::{KeyHasher, KeyedBuilder, KeyedRateLimiter, KeyedRateLimiterError};
 #[cfg(feature = "tower")]
 pub use crate::keyed::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedServiceError};
-pub use crate::keyed::{KeyedRateLimiter, KeyedRateLimiterError};
 mod limiter;
 pub use crate::limiter::RateLimiter;
 mod permit;

@@ -26,12 +26,15 @@ use super::slot::Word;
 /// One shard: a model needs no more.
 pub(crate) const SHARDS: usize = 1;
 
-/// Under the models, a call holds nothing while it uses references into the table.
-pub(crate) type Guard<'t> = core::marker::PhantomData<&'t ()>;
-
 /// Keys and their state words.
 pub(crate) struct Table<K, W> {
     entries: Mutex<Vec<(K, Arc<W>)>>,
+}
+
+/// The table as a call uses it: under the models a call holds nothing while it uses
+/// references into the table (each is an `Arc`).
+pub(crate) struct Pinned<'t, K, W> {
+    table: &'t Table<K, W>,
 }
 
 impl<K, W> Table<K, W>
@@ -45,8 +48,8 @@ where
         }
     }
 
-    pub(crate) fn pin(&self) -> Guard<'_> {
-        core::marker::PhantomData
+    pub(crate) fn pin(&self, _hash: u64) -> Pinned<'_, K, W> {
+        Pinned { table: self }
     }
 
     fn entries(&self) -> MutexGuard<'_, Vec<(K, Arc<W>)>> {
@@ -56,42 +59,7 @@ where
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(crate) fn get(&self, _hash: u64, key: &K, _guard: &Guard<'_>) -> Option<Arc<W>> {
-        self.entries()
-            .iter()
-            .find(|(stored, _)| stored == key)
-            .map(|(_, word)| Arc::clone(word))
-    }
-
-    pub(crate) fn insert(&self, _hash: u64, key: &K, word: W, _guard: &Guard<'_>) {
-        let mut entries = self.entries();
-        if !entries.iter().any(|(stored, _)| stored == key) {
-            entries.push((key.clone(), Arc::new(word)));
-        }
-    }
-
-    pub(crate) fn remove_if(
-        &self,
-        _hash: u64,
-        key: &K,
-        _guard: &Guard<'_>,
-        mut remove: impl FnMut(&W) -> bool,
-    ) {
-        let mut entries = self.entries();
-        if let Some(at) = entries
-            .iter()
-            .position(|(stored, word)| stored == key && remove(word))
-        {
-            entries.remove(at);
-        }
-    }
-
-    pub(crate) fn retain(
-        &self,
-        _shard: usize,
-        _guard: &Guard<'_>,
-        mut keep: impl FnMut(&W) -> bool,
-    ) -> usize {
+    pub(crate) fn retain(&self, _shard: usize, mut keep: impl FnMut(&W) -> bool) -> usize {
         let mut entries = self.entries();
         let before = entries.len();
         entries.retain(|(_, word)| keep(word));
@@ -100,5 +68,36 @@ where
 
     pub(crate) fn len(&self) -> usize {
         self.entries().len()
+    }
+}
+
+impl<K, W> Pinned<'_, K, W>
+where
+    K: Eq + Clone + Send + Sync + 'static,
+    W: Word,
+{
+    pub(crate) fn get(&self, _hash: u64, key: &K) -> Option<Arc<W>> {
+        self.table
+            .entries()
+            .iter()
+            .find(|(stored, _)| stored == key)
+            .map(|(_, word)| Arc::clone(word))
+    }
+
+    pub(crate) fn insert(&self, _hash: u64, key: &K, word: W) {
+        let mut entries = self.table.entries();
+        if !entries.iter().any(|(stored, _)| stored == key) {
+            entries.push((key.clone(), Arc::new(word)));
+        }
+    }
+
+    pub(crate) fn remove_if(&self, _hash: u64, key: &K, mut remove: impl FnMut(&W) -> bool) {
+        let mut entries = self.table.entries();
+        if let Some(at) = entries
+            .iter()
+            .position(|(stored, word)| stored == key && remove(word))
+        {
+            entries.remove(at);
+        }
     }
 }

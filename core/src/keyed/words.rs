@@ -13,7 +13,7 @@ use crate::sync::atomic::{AtomicU64, AtomicU128};
 
 use super::slot::{Marks, Slot, Word};
 use super::sweep::Sweep;
-use super::table::{SHARDS, Table};
+use super::table::{Pinned, SHARDS, Table};
 
 /// A subscriber to a keyed limiter's events, told the key of each.
 pub(crate) type KeyedListener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sync>;
@@ -68,7 +68,8 @@ where
 
     /// Claims a permit for `key` (whose hash is `hash`) from the window holding `now`; first,
     /// if a new window's sweeping has a turn left, this call takes it.
-    #[inline]
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
     fn claim(&self, budget: &Budget, hash: u64, key: &K, now: Instant) -> Claim {
         if self.sweep.is_due(now) {
             self.take_turn(budget, now);
@@ -79,7 +80,11 @@ where
         }
     }
 
-    #[inline]
+    /// The hot path: the key is in the table, with a live word. Anything else (a key not yet
+    /// added, or a word reclaimed under this call) goes to [`claim_afresh`](Self::claim_afresh),
+    /// kept out of line so that this path stays small.
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
     fn claim_in<P, W>(
         &self,
         budget: &Budget,
@@ -93,31 +98,75 @@ where
         P: Cell<Raw = W::Raw>,
         W: Word,
     {
+        let shard = table.pin(hash);
+        let reclaimed = match shard.get(hash, key) {
+            // A reference under papaya, an `Arc` under the model checkers' stand-in.
+            Some(found) => match self.claim_word::<P, W>(budget, codec, found.borrow(), now) {
+                Some(claim) => return claim,
+                None => true,
+            },
+            None => false,
+        };
+        self.claim_afresh(budget, codec, &shard, hash, key, now, reclaimed)
+    }
+
+    /// Claims from a key's word, found in the table; `None` if the word has been reclaimed (the
+    /// caller must look the key up again).
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    fn claim_word<P, W>(&self, budget: &Budget, codec: &P, word: &W, now: Instant) -> Option<Claim>
+    where
+        P: Cell<Raw = W::Raw>,
+        W: Word,
+    {
+        let slot = Slot::new(
+            codec,
+            Marks::of(codec),
+            word,
+            self.sweep.horizon(),
+            budget.grid().last_index(),
+            budget.limit(),
+        );
+        match budget.claim_cell(&slot, now) {
+            Claim::Full { next: None } if slot.is_reclaimed() => None,
+            claim => Some(claim),
+        }
+    }
+
+    /// Claims for a key that the hot path did not find live: if `reclaimed`, it found the key's
+    /// word reclaimed, and first helps take that word out of the table. Then, until a claim
+    /// lands on a live word: a key absent gets an empty word (unless another call just added
+    /// one), claimed from as from any; a word reclaimed meanwhile is taken out again.
+    #[cold]
+    #[inline(never)]
+    #[expect(clippy::too_many_arguments, reason = "the hot path's state, handed on whole")]
+    fn claim_afresh<P, W>(
+        &self,
+        budget: &Budget,
+        codec: &P,
+        shard: &Pinned<'_, K, W>,
+        hash: u64,
+        key: &K,
+        now: Instant,
+        mut reclaimed: bool,
+    ) -> Claim
+    where
+        P: Cell<Raw = W::Raw>,
+        W: Word,
+    {
         let marks = Marks::of(codec);
-        let guard = table.pin();
         loop {
-            if let Some(found) = table.get(hash, key, &guard) {
-                // A reference under papaya, an `Arc` under the model checkers' stand-in.
-                let word: &W = found.borrow();
-                let slot = Slot::new(
-                    codec,
-                    marks,
-                    word,
-                    self.sweep.horizon(),
-                    budget.grid().last_index(),
-                    budget.limit(),
-                );
-                match budget.claim_cell(&slot, now) {
-                    // The word was reclaimed: help take it out of the table, then look again.
-                    Claim::Full { next: None } if slot.is_reclaimed() => {
-                        table.remove_if(hash, key, &guard, |word| word.load() == marks.reclaimed);
-                    }
-                    claim => return claim,
+            if reclaimed {
+                shard.remove_if(hash, key, |word| word.load() == marks.reclaimed);
+            }
+            if let Some(found) = shard.get(hash, key) {
+                if let Some(claim) = self.claim_word::<P, W>(budget, codec, found.borrow(), now) {
+                    return claim;
                 }
+                reclaimed = true;
             } else {
-                // The key's first call, or its first since its word was reclaimed: add an empty
-                // word (unless another call just added one), then claim from it as from any.
-                table.insert(hash, key, W::new(marks.empty), &guard);
+                shard.insert(hash, key, W::new(marks.empty));
+                reclaimed = false;
             }
         }
     }
@@ -154,8 +203,7 @@ where
         let limit = budget.limit();
         let marks = Marks::of(codec);
         let horizon = self.sweep.horizon();
-        let guard = table.pin();
-        table.retain(shard, &guard, |word| {
+        table.retain(shard, |word| {
             !Slot::new(codec, marks, word, horizon, last_index, limit).reclaim_before(window)
         })
     }

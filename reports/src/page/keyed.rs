@@ -35,8 +35,9 @@ pub fn section(page: &mut Page, run: &BenchRun, runs: &BenchRuns) {
     page.provenance(&provenance::run(run, runs));
     page.smoke(run);
     page.paragraph(
-        "<code>KeyedRateLimiter</code> (<code>ours-system</code>: std's SipHash; \
-         <code>ours-foldhash</code>, <code>ours-ahash</code>: faster hashers for trusted keys) \
+        "<code>KeyedRateLimiter</code> (<code>ours-system</code>: its default <code>KeyHasher</code>, \
+         foldhash seeded per limiter; <code>ours-siphash</code>: std's SipHash, for keys an \
+         attacker may time; <code>ours-ahash</code>: ahash) \
          beside governor's keyed limiter (<code>DefaultKeyedRateLimiter</code>, a dashmap) and a \
          <code>Mutex&lt;HashMap&gt;</code> window (<code>mutex-system</code>), every call on a \
          key the limiter already holds (<code>benches/benches/keyed.rs</code>).",

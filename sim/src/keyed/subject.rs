@@ -36,18 +36,20 @@ impl KeyedSubject {
         clock: VirtualClock,
     ) -> Result<Arc<KeyedSubject>, ConfigError> {
         let config = &scenario.config;
-        let limiter = KeyedRateLimiter::<u64>::of(LIMITER_NAME, config.limit, config.period)?
-            .with_max_wait(config.max_wait);
+        let builder = KeyedRateLimiter::<u64>::builder(LIMITER_NAME, config.limit, config.period)?
+            .max_wait(config.max_wait)
+            .hasher(FixedHasher::default())
+            .clock(clock);
         let keys = scenario.callers.iter().map(|caller| caller.key).collect();
         Ok(Arc::new_cyclic(|this: &Weak<KeyedSubject>| {
-            let mut limiter = limiter;
+            let mut builder = builder;
             let listeners = &scenario.panicking_listeners;
             for listener in listeners.iter().filter(|l| l.before_recorder) {
                 let panics = panicking(listener.every);
-                limiter = limiter.with_listener(move |_: &u64, event| panics(event));
+                builder = builder.listener(move |_: &u64, event| panics(event));
             }
             let this = this.clone();
-            limiter = limiter.with_listener(move |key: &u64, event| {
+            builder = builder.listener(move |key: &u64, event| {
                 record_event(event);
                 // The subject is alive while a run calls it: the run holds it.
                 let len = this.upgrade().map_or(0, |subject| subject.limiter.len());
@@ -61,13 +63,10 @@ impl KeyedSubject {
             });
             for listener in listeners.iter().filter(|l| !l.before_recorder) {
                 let panics = panicking(listener.every);
-                limiter = limiter.with_listener(move |_: &u64, event| panics(event));
+                builder = builder.listener(move |_: &u64, event| panics(event));
             }
-            // Made last, so the grid's origin is the clock's reading at virtual time 0
-            // whatever came before: every `with_*` starts the limiter afresh.
-            let limiter = limiter
-                .with_hasher(FixedHasher::default())
-                .with_clock(clock);
+            // Built here, once: the grid's origin is the clock's reading now (virtual time 0).
+            let limiter = builder.build();
             KeyedSubject { limiter, keys }
         }))
     }
