@@ -17,7 +17,7 @@
 //!
 //! Scenarios
 //! - [`SharedScenario`]: the shared limit, the [`ProcessSpec`]s (clock [`ProcessClock`],
-//!   connection [`Link`], configuration), the [`SharedCaller`]s and their keys
+//!   connection [`Link`], configuration, perhaps a [`Misconfiguration`]), the [`SharedCaller`]s and their keys
 //!   ([`KeyMode`]), the [`Faults`] ([`Fault`]).
 //!
 //! Running
@@ -46,10 +46,11 @@ pub use crate::shared::record::{
     SharedRecord,
 };
 mod run;
-pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, run_shared};
+pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, TIME_KEY, run_shared};
 mod scenario;
 pub use crate::shared::scenario::{
-    KeyMode, Link, ProcessClock, ProcessSpec, SHARED_NAME, SharedCaller, SharedScenario,
+    KeyMode, Link, Misconfiguration, ProcessClock, ProcessSpec, SHARED_NAME, SharedCaller,
+    SharedScenario,
 };
 mod oracle;
 pub use crate::shared::oracle::check_shared;

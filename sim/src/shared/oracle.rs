@@ -56,6 +56,7 @@ struct Run {
 #[derive(Debug, Clone, Default)]
 struct RequestInfo {
     caller: Option<u32>,
+    process: u16,
     purpose: Option<Purpose>,
     /// The script's reply, if it ran.
     reply: Option<ReplyDigest>,
@@ -234,11 +235,13 @@ impl Checker<'_> {
             &SharedRecord::Sent {
                 request,
                 caller,
+                process,
                 purpose,
                 ..
             } => {
                 let info = self.request(request);
                 info.caller = caller;
+                info.process = process;
                 info.purpose = Some(purpose);
                 if let Some(caller) = caller {
                     self.calls[caller as usize].attempt.push(request);
@@ -274,7 +277,21 @@ impl Checker<'_> {
             | &SharedRecord::Held { request, .. } => {
                 self.request(request).faulted = true;
             }
-            SharedRecord::Registered { .. } | SharedRecord::TimedOut { .. } => {}
+            &SharedRecord::Registered { process, .. } => {
+                if self.scenario.is_misconfigured(process) {
+                    self.report(Invariant::Configuration, None, || {
+                        format!("process {process}, configured apart, registered")
+                    });
+                }
+            }
+            &SharedRecord::Conflicted { process, .. } => {
+                if !self.scenario.is_misconfigured(process) {
+                    self.report(Invariant::Configuration, None, || {
+                        format!("process {process}, configured as stored, was refused")
+                    });
+                }
+            }
+            SharedRecord::TimedOut { .. } => {}
             &SharedRecord::Decided {
                 t,
                 caller,
@@ -313,8 +330,12 @@ impl Checker<'_> {
     /// A script run on the server at `server_us`.
     fn executed(&mut self, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
-        let (caller, purpose) = (info.caller, info.purpose);
+        let (caller, process, purpose) = (info.caller, info.process, info.purpose);
         if !matches!(purpose, Some(Purpose::Register | Purpose::Acquire)) {
+            return;
+        }
+        if self.scenario.is_misconfigured(process) {
+            self.refused(request, caller, server_us, reply);
             return;
         }
         // The script stores the configuration, with its time as the origin, when absent.
@@ -370,6 +391,25 @@ impl Checker<'_> {
             other => self.report(Invariant::Events, Some(caller), || {
                 format!("an attempt answered {other:?}")
             }),
+        }
+    }
+
+    /// A script run by a process configured apart: the server must refuse it with the stored
+    /// configuration, counting nothing.
+    fn refused(&mut self, request: u32, caller: Option<u32>, server_us: u64, reply: ReplyDigest) {
+        let expected = self.grid.map(|grid| ScriptReply::Conflict {
+            period: self.scenario.period_us,
+            limit: u64::from(self.scenario.limit),
+            origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
+        });
+        let got = match reply {
+            ReplyDigest::Four { values } => ScriptReply::parse(&values),
+            _ => None,
+        };
+        if expected.is_none() || got != expected {
+            self.report(Invariant::Configuration, caller, || {
+                format!("request {request} of a process configured apart, run at server time {server_us}, answered {got:?}, not the refusal {expected:?}")
+            });
         }
     }
 
@@ -638,6 +678,14 @@ impl Checker<'_> {
         let deadline = self.calls[caller as usize].deadline;
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
+        if self.scenario.is_misconfigured(process) {
+            if decision != DecisionDigest::Conflict {
+                self.report(Invariant::Configuration, Some(caller), || {
+                    format!("a process configured apart decided {decision:?}, not the configuration error")
+                });
+            }
+            return;
+        }
         let policy = self.scenario.processes[process as usize].fail_policy;
         let reply = request.and_then(|r| match self.requests.get(r as usize)?.reply? {
             ReplyDigest::Four { values } => ScriptReply::parse(&values),
@@ -819,6 +867,16 @@ impl Checker<'_> {
                 format!("ended at {local}, past its deadline {deadline} and one timeout")
             });
         }
+        if self.scenario.is_misconfigured(process)
+            && !matches!(
+                outcome,
+                SharedOutcome::Conflict | SharedOutcome::Crashed | SharedOutcome::Unfinished
+            )
+        {
+            self.report(Invariant::Configuration, Some(caller), || {
+                format!("a call of a process configured apart ended {outcome:?}, not with the configuration error")
+            });
+        }
         let consistent = match (outcome, event, last) {
             (
                 SharedOutcome::Permitted { remaining: Some(r) },
@@ -840,6 +898,7 @@ impl Checker<'_> {
                 EventDigest::Unavailable { failed_open: false },
                 Some((DecisionDigest::Unavailable { .. }, _)),
             )
+            | (SharedOutcome::Conflict, EventDigest::None, Some((DecisionDigest::Conflict, _)))
             | (SharedOutcome::Crashed, EventDigest::None, _) => true,
             (
                 SharedOutcome::Rejected {
@@ -956,8 +1015,14 @@ impl Checker<'_> {
                 "the run used up its event budget".to_owned()
             });
         }
+        // A process configured apart never connects: its callers have no limiter to call.
         let never: Vec<usize> = (0..self.calls.len())
             .filter(|&c| !self.calls[c].started || !self.calls[c].finished)
+            .filter(|&c| {
+                !self
+                    .scenario
+                    .is_misconfigured(self.scenario.callers[c].process)
+            })
             .collect();
         if !never.is_empty() && !run.out_of_budget {
             self.report(Invariant::Liveness, None, || {

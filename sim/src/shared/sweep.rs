@@ -92,7 +92,7 @@ pub struct SharedSummary {
 }
 
 /// Every fault name a summary lists, zero or not.
-pub const FAULT_NAMES: [&str; 13] = [
+pub const FAULT_NAMES: [&str; 14] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -106,6 +106,7 @@ pub const FAULT_NAMES: [&str; 13] = [
     "clock_step_back",
     "client_crash",
     "counters_expired",
+    "configuration_refused",
 ];
 
 impl SharedSummary {
@@ -161,6 +162,7 @@ impl SharedSummary {
                     ..
                 } => "noscript_reloads",
                 SharedRecord::Expired { .. } => "counters_expired",
+                SharedRecord::Conflicted { .. } => "configuration_refused",
                 SharedRecord::Fault { fault, .. } => {
                     if let crate::shared::FaultRecord::Failover { undone, .. } = fault {
                         *self.faults.entry("writes_lost_in_failover").or_insert(0) +=

@@ -2,7 +2,8 @@
 //! is caught.
 
 use fixed_window_sim::shared::{
-    FAULT_NAMES, Plant, SharedScenario, SharedSweep, check_shared, run_shared, sweep_shared,
+    FAULT_NAMES, Plant, SharedOutcome, SharedRecord, SharedScenario, SharedSweep, TIME_KEY,
+    check_shared, run_shared, sweep_shared,
 };
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -88,6 +89,99 @@ fn the_scripts_boundary_off_by_one_is_caught() {
 #[test]
 fn memory_past_the_windows_end_is_caught() {
     assert_caught(Plant::MemoryPastEnd, Invariant::FalseRejection);
+}
+
+#[test]
+fn a_refused_configuration_ignored_is_caught() {
+    assert_caught(Plant::ConflictIgnored, Invariant::Configuration);
+}
+
+#[test]
+fn a_process_configured_apart_is_refused_and_never_permitted() {
+    let mut refused = 0;
+    for seed in 0..PLANT_SEEDS {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        let apart: Vec<u16> = (0_u16..)
+            .zip(&scenario.processes)
+            .filter(|(_, p)| p.misconfigured.is_some())
+            .map(|(index, _)| index)
+            .collect();
+        if apart.is_empty() {
+            continue;
+        }
+        let run = run_shared(&scenario, None);
+        assert_eq!(check_shared(&scenario, &run), [], "seed {seed}");
+        refused += run
+            .records
+            .iter()
+            .filter(|r| matches!(r, SharedRecord::Conflicted { process, .. } if apart.contains(process)))
+            .count();
+        assert!(
+            !run.records.iter().any(
+                |r| matches!(r, SharedRecord::Registered { process, .. } if apart.contains(process))
+            ),
+            "seed {seed}"
+        );
+    }
+    assert!(refused >= 10, "only {refused} refusals");
+}
+
+#[test]
+fn skewed_client_clocks_change_no_outcome_but_the_clients_clock_plant_does() {
+    // Time comes from the server: shifting every process's clock by its own amount must leave
+    // every call's outcome as it was. The planted client that sends its own reading breaks it.
+    let outcomes = |scenario: &SharedScenario, plant| -> Vec<(u32, SharedOutcome)> {
+        run_shared(scenario, plant)
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                &SharedRecord::Finish {
+                    caller, outcome, ..
+                } => Some((caller, outcome)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut differed_planted = 0;
+    for seed in 0..200 {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        let mut skewed = scenario.clone();
+        for (n, process) in (1_u64..).zip(&mut skewed.processes) {
+            process.clock.offset_ns += n * 7_777_777_777_777;
+        }
+        assert_eq!(
+            outcomes(&scenario, None),
+            outcomes(&skewed, None),
+            "seed {seed}"
+        );
+        if outcomes(&scenario, Some(Plant::ClientClock))
+            != outcomes(&skewed, Some(Plant::ClientClock))
+        {
+            differed_planted += 1;
+            // And the oracle catches it under the skew, on its own.
+            let run = run_shared(&skewed, Some(Plant::ClientClock));
+            assert!(!check_shared(&skewed, &run).is_empty(), "seed {seed}");
+        }
+    }
+    assert!(differed_planted > 0);
+}
+
+#[test]
+fn the_time_key_path_is_drawn_and_read() {
+    let mut read = 0;
+    for seed in 0..200 {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        if !scenario.time_key {
+            continue;
+        }
+        let run = run_shared(&scenario, None);
+        assert_eq!(check_shared(&scenario, &run), [], "seed {seed}");
+        let kept = run.records.iter().any(|r| {
+            matches!(r, SharedRecord::Keyspace { keys, .. } if keys.iter().any(|(k, _)| **k == *TIME_KEY))
+        });
+        read += usize::from(kept && run.stats.scripts > 0);
+    }
+    assert!(read >= 10, "only {read} scenarios read the time key");
 }
 
 #[test]
