@@ -30,6 +30,8 @@
 //!   ([`Invariant::SHARED`](crate::Invariant::SHARED)).
 //! - [`sweep_shared`], [`SharedSweep`], [`SharedSummary`] (with [`FAULT_NAMES`]),
 //!   [`SharedFailure`]; [`write_shared_trace`].
+//! - [`shrink_shared`]: a failing scenario cut down to fewer faults, processes and callers
+//!   ([`SharedCut`]).
 
 mod engine;
 pub use crate::shared::engine::Reply;
@@ -60,3 +62,5 @@ pub use crate::shared::sweep::{
 };
 mod trace;
 pub use crate::shared::trace::write_shared_trace;
+mod shrink;
+pub use crate::shared::shrink::{SharedCut, shrink_shared};

@@ -2,8 +2,8 @@
 //! is caught.
 
 use fixed_window_sim::shared::{
-    FAULT_NAMES, Plant, SharedOutcome, SharedRecord, SharedScenario, SharedSweep, TIME_KEY,
-    check_shared, run_shared, sweep_shared,
+    FAULT_NAMES, Plant, SharedCut, SharedOutcome, SharedRecord, SharedScenario, SharedSweep,
+    TIME_KEY, check_shared, run_shared, sweep_shared,
 };
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -226,4 +226,45 @@ fn a_sweep_injects_every_fault_and_keeps_most_scenarios_healthy() {
     );
     assert!(summary.local_rejections > 0 && summary.waits > 0 && summary.failed_open > 0);
     assert!(summary.failures.is_empty());
+}
+
+#[test]
+fn a_failing_sweep_reports_its_failures_shrunk_and_each_shrunk_one_still_fails() {
+    let summary = sweep_shared(
+        &SharedSweep {
+            seed: 3,
+            scenarios: 120,
+            shard: (0, 1),
+            threads: 2,
+            plant: Some(Plant::RetryLostReply),
+            check_determinism: false,
+        },
+        |_| {},
+    );
+    let shrunk: Vec<_> = summary
+        .failures
+        .iter()
+        .filter_map(|f| Some((f, f.shrunk.as_ref()?)))
+        .collect();
+    assert!(!shrunk.is_empty(), "no failure was shrunk");
+    let mut smaller = 0;
+    for (failure, (id, cut)) in shrunk {
+        let whole = SharedScenario::generate(&failure.id);
+        let small = cut.scenario(id);
+        assert!(small.callers.len() <= whole.callers.len());
+        assert!(small.processes.len() <= whole.processes.len());
+        assert!(small.faults.planned.len() <= whole.faults.planned.len());
+        let rule = failure.violations[0].invariant;
+        let run = run_shared(&small, Some(Plant::RetryLostReply));
+        assert!(
+            check_shared(&small, &run)
+                .iter()
+                .any(|v| v.invariant == rule),
+            "{id} {cut} no longer breaks {rule}"
+        );
+        // The cut travels as text and comes back the same.
+        assert_eq!(cut.to_string().parse::<SharedCut>().as_ref(), Ok(cut));
+        smaller += usize::from(small.callers.len() < whole.callers.len());
+    }
+    assert!(smaller > 0);
 }
