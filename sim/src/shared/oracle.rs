@@ -277,20 +277,8 @@ impl Checker<'_> {
             | &SharedRecord::Held { request, .. } => {
                 self.request(request).faulted = true;
             }
-            &SharedRecord::Registered { process, .. } => {
-                if self.scenario.is_misconfigured(process) {
-                    self.report(Invariant::Configuration, None, || {
-                        format!("process {process}, configured apart, registered")
-                    });
-                }
-            }
-            &SharedRecord::Conflicted { process, .. } => {
-                if !self.scenario.is_misconfigured(process) {
-                    self.report(Invariant::Configuration, None, || {
-                        format!("process {process}, configured as stored, was refused")
-                    });
-                }
-            }
+            &SharedRecord::Registered { process, .. } => self.registered(process, true),
+            &SharedRecord::Conflicted { process, .. } => self.registered(process, false),
             SharedRecord::TimedOut { .. } => {}
             &SharedRecord::Decided {
                 t,
@@ -391,6 +379,20 @@ impl Checker<'_> {
             other => self.report(Invariant::Events, Some(caller), || {
                 format!("an attempt answered {other:?}")
             }),
+        }
+    }
+
+    /// A process's registration went through (`accepted`) or was refused: as its
+    /// configuration says it must.
+    fn registered(&mut self, process: u16, accepted: bool) {
+        if self.scenario.is_misconfigured(process) == accepted {
+            self.report(Invariant::Configuration, None, || {
+                if accepted {
+                    format!("process {process}, configured apart, registered")
+                } else {
+                    format!("process {process}, configured as stored, was refused")
+                }
+            });
         }
     }
 
@@ -679,11 +681,7 @@ impl Checker<'_> {
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
         if self.scenario.is_misconfigured(process) {
-            if decision != DecisionDigest::Conflict {
-                self.report(Invariant::Configuration, Some(caller), || {
-                    format!("a process configured apart decided {decision:?}, not the configuration error")
-                });
-            }
+            self.refused_decision(caller, decision);
             return;
         }
         let policy = self.scenario.processes[process as usize].fail_policy;
@@ -777,6 +775,17 @@ impl Checker<'_> {
             (other, request) => self.report(Invariant::Events, Some(caller), || {
                 format!("decided {other:?} (request {request:?})")
             }),
+        }
+    }
+
+    /// A decision of a process configured apart: only the configuration error.
+    fn refused_decision(&mut self, caller: u32, decision: DecisionDigest) {
+        if decision != DecisionDigest::Conflict {
+            self.report(Invariant::Configuration, Some(caller), || {
+                format!(
+                    "a process configured apart decided {decision:?}, not the configuration error"
+                )
+            });
         }
     }
 

@@ -194,18 +194,7 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let config = Config::of(plan.name, LIMIT, PERIOD)?
-        .with_fail_policy(plan.policy)
-        .with_timeout(TIMEOUT)?
-        .with_local_memory(if plan.local_memory {
-            DEFAULT_LOCAL_MEMORY
-        } else {
-            0
-        });
-    let config = match keeper {
-        Some(_) => config.with_time_key(TIME_KEY)?,
-        None => config,
-    };
+    let config = config_of(&plan)?;
     let replicas = runtime.block_on(connect(&plan, &config, &proxy))?;
     let origin = replicas.iter().map(Replica::origin).min().unwrap_or(0);
 
@@ -255,14 +244,7 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
             loss.origin = Some(stored_origin(&mut connection, &config)?.unwrap_or(loss.to));
         }
     }
-    let mut immortal = Vec::new();
-    for key in plan.key_names() {
-        let counter = config.counter_key(&key);
-        let ttl: i64 = redis::cmd("PTTL").arg(&counter).query(&mut connection)?;
-        if ttl == -1 {
-            immortal.push(counter);
-        }
-    }
+    let immortal = immortal_counters(&mut connection, &plan, &config)?;
     let noscript = noscript_errors(&mut connection)?;
     let steps = match &keeper {
         Some(keeper) => keeper.finish()?,
@@ -291,6 +273,22 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
         lag: controlled.lag,
         immortal,
         noscript,
+    })
+}
+
+/// The replicas' configuration under `plan`.
+fn config_of(plan: &Plan) -> Result<Config, Error> {
+    let config = Config::of(plan.name, LIMIT, PERIOD)?
+        .with_fail_policy(plan.policy)
+        .with_timeout(TIMEOUT)?
+        .with_local_memory(if plan.local_memory {
+            DEFAULT_LOCAL_MEMORY
+        } else {
+            0
+        });
+    Ok(match plan.time_key {
+        Some(_) => config.with_time_key(TIME_KEY)?,
+        None => config,
     })
 }
 
@@ -596,6 +594,23 @@ fn counters_of(
         restored.insert(key.to_owned(), (start.parse()?, used.parse()?));
     }
     Ok(restored)
+}
+
+/// The counters of the run's keys that the server holds without an expiry.
+fn immortal_counters(
+    connection: &mut redis::Connection,
+    plan: &Plan,
+    config: &Config,
+) -> Result<Vec<String>, Error> {
+    let mut immortal = Vec::new();
+    for key in plan.key_names() {
+        let counter = config.counter_key(&key);
+        let ttl: i64 = redis::cmd("PTTL").arg(&counter).query(connection)?;
+        if ttl == -1 {
+            immortal.push(counter);
+        }
+    }
+    Ok(immortal)
 }
 
 /// `NOSCRIPT` errors the server has answered since it started.
