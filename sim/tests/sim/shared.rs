@@ -168,7 +168,7 @@ fn skewed_client_clocks_change_no_outcome_but_the_clients_clock_plant_does() {
 
 #[test]
 fn the_time_key_path_is_drawn_and_read() {
-    let mut read = 0;
+    let (mut read, mut caught) = (0, 0);
     for seed in 0..200 {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         if !scenario.time_key {
@@ -180,8 +180,15 @@ fn the_time_key_path_is_drawn_and_read() {
             matches!(r, SharedRecord::Keyspace { keys, .. } if keys.iter().any(|(k, _)| **k == *TIME_KEY))
         });
         read += usize::from(kept && run.stats.scripts > 0);
+        // The script's window arithmetic off by one is caught on that path too.
+        let planted = run_shared(&scenario, Some(Plant::BoundaryOffByOne));
+        caught += usize::from(!check_shared(&scenario, &planted).is_empty());
     }
     assert!(read >= 10, "only {read} scenarios read the time key");
+    assert!(
+        caught > 0,
+        "the boundary off by one went unnoticed on the time key"
+    );
 }
 
 #[test]
