@@ -139,6 +139,15 @@ struct Checker<'s> {
     /// (a late reply comes after): the caller, the requests, whether it failed open.
     failed: Vec<(u32, Vec<u32>, bool, usize)>,
     granted: Vec<bool>,
+    /// The configuration the server stores in this epoch (limit, period in µs): that of the
+    /// process whose script run found none.
+    stored: Option<(u32, u64)>,
+    /// Each epoch's stored limit, for its ledgers.
+    limits: BTreeMap<u32, u32>,
+    /// Per process, whether its latest registration run was accepted.
+    registration_accepted: Vec<Option<bool>>,
+    /// Processes refused at registration.
+    refused_processes: Vec<bool>,
     config_key: String,
     counter_keys: HashMap<String, u16>,
 }
@@ -176,6 +185,10 @@ pub fn check_shared(scenario: &SharedScenario, run: &SharedRun) -> Vec<Violation
         remembered: HashMap::new(),
         failed: Vec::new(),
         granted: Vec::new(),
+        stored: None,
+        limits: BTreeMap::new(),
+        registration_accepted: vec![None; scenario.processes.len()],
+        refused_processes: vec![false; scenario.processes.len()],
         config_key: probe.config_key().to_owned(),
         counter_keys: (0_u16..)
             .zip(&scenario.keys)
@@ -207,8 +220,9 @@ impl Checker<'_> {
         }
     }
 
+    /// The stored limit (the shared one before anything is stored).
     fn limit(&self) -> u32 {
-        self.scenario.limit
+        self.stored.map_or(self.scenario.limit, |(limit, _)| limit)
     }
 
     fn request(&mut self, request: u32) -> &mut RequestInfo {
@@ -278,7 +292,10 @@ impl Checker<'_> {
                 self.request(request).faulted = true;
             }
             &SharedRecord::Registered { process, .. } => self.registered(process, true),
-            &SharedRecord::Conflicted { process, .. } => self.registered(process, false),
+            &SharedRecord::Conflicted { process, .. } => {
+                self.refused_processes[process as usize] = true;
+                self.registered(process, false);
+            }
             SharedRecord::TimedOut { .. } => {}
             &SharedRecord::Decided {
                 t,
@@ -322,16 +339,21 @@ impl Checker<'_> {
         if !matches!(purpose, Some(Purpose::Register | Purpose::Acquire)) {
             return;
         }
-        if self.scenario.is_misconfigured(process) {
-            self.refused(request, caller, server_us, reply);
-            return;
-        }
         // The script stores the configuration, with its time as the origin, when absent.
-        let period =
-            NonZeroU128::new(u128::from(self.scenario.period_us)).unwrap_or(NonZeroU128::MIN);
+        let own = self.scenario.configured(process);
+        let stored = *self.stored.get_or_insert(own);
+        self.limits.insert(self.epoch, stored.0);
+        let period = NonZeroU128::new(u128::from(stored.1)).unwrap_or(NonZeroU128::MIN);
         let grid = *self
             .grid
             .get_or_insert_with(|| Grid::new(u128::from(server_us), period));
+        if purpose == Some(Purpose::Register) {
+            self.registration_accepted[process as usize] = Some(own == stored);
+        }
+        if own != stored {
+            self.refused(request, caller, server_us, reply);
+            return;
+        }
         let values = match reply {
             ReplyDigest::Four { values } => values,
             ReplyDigest::Error { .. } => {
@@ -382,28 +404,35 @@ impl Checker<'_> {
         }
     }
 
-    /// A process's registration went through (`accepted`) or was refused: as its
-    /// configuration says it must.
+    /// A process's registration went through (`accepted`) or was refused: as the server's
+    /// answer to its latest registration run says it must.
     fn registered(&mut self, process: u16, accepted: bool) {
-        if self.scenario.is_misconfigured(process) == accepted {
+        if self.registration_accepted[process as usize] != Some(accepted) {
             self.report(Invariant::Configuration, None, || {
                 if accepted {
-                    format!("process {process}, configured apart, registered")
+                    format!(
+                        "process {process} registered, but the server refused its configuration"
+                    )
                 } else {
-                    format!("process {process}, configured as stored, was refused")
+                    format!(
+                        "process {process} was refused, but the server accepted its configuration"
+                    )
                 }
             });
         }
     }
 
-    /// A script run by a process configured apart: the server must refuse it with the stored
-    /// configuration, counting nothing.
+    /// A script run by a process configured apart from the stored configuration: the server
+    /// must refuse it with the stored one, counting nothing.
     fn refused(&mut self, request: u32, caller: Option<u32>, server_us: u64, reply: ReplyDigest) {
-        let expected = self.grid.map(|grid| ScriptReply::Conflict {
-            period: self.scenario.period_us,
-            limit: u64::from(self.scenario.limit),
-            origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
-        });
+        let expected =
+            self.grid
+                .zip(self.stored)
+                .map(|(grid, (limit, period))| ScriptReply::Conflict {
+                    period,
+                    limit: u64::from(limit),
+                    origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
+                });
         let got = match reply {
             ReplyDigest::Four { values } => ScriptReply::parse(&values),
             _ => None,
@@ -612,6 +641,7 @@ impl Checker<'_> {
             self.counted[key].clear();
         }
         self.grid = None;
+        self.stored = None;
         self.epoch += 1;
     }
 
@@ -680,15 +710,16 @@ impl Checker<'_> {
         let deadline = self.calls[caller as usize].deadline;
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
-        if self.scenario.is_misconfigured(process) {
-            self.refused_decision(caller, decision);
-            return;
-        }
         let policy = self.scenario.processes[process as usize].fail_policy;
         let reply = request.and_then(|r| match self.requests.get(r as usize)?.reply? {
             ReplyDigest::Four { values } => ScriptReply::parse(&values),
             _ => None,
         });
+        let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
+        if refusal || decision == DecisionDigest::Conflict {
+            self.refused_decision(caller, decision, refusal);
+            return;
+        }
         match (decision, request) {
             (DecisionDigest::Permitted { remaining }, Some(request)) => {
                 if !matches!(reply, Some(ScriptReply::Permitted { remaining: r, .. }) if r == remaining)
@@ -778,13 +809,17 @@ impl Checker<'_> {
         }
     }
 
-    /// A decision of a process configured apart: only the configuration error.
-    fn refused_decision(&mut self, caller: u32, decision: DecisionDigest) {
-        if decision != DecisionDigest::Conflict {
+    /// A decision on a refusal, or a refusal decided: only the one on the other.
+    fn refused_decision(&mut self, caller: u32, decision: DecisionDigest, refusal: bool) {
+        if refusal != (decision == DecisionDigest::Conflict) {
             self.report(Invariant::Configuration, Some(caller), || {
-                format!(
-                    "a process configured apart decided {decision:?}, not the configuration error"
-                )
+                if refusal {
+                    format!(
+                        "the server refused the configuration, but the call decided {decision:?}"
+                    )
+                } else {
+                    "the call decided a configuration error the server never answered".to_owned()
+                }
             });
         }
     }
@@ -874,16 +909,6 @@ impl Checker<'_> {
         {
             self.report(Invariant::Deadline, Some(caller), || {
                 format!("ended at {local}, past its deadline {deadline} and one timeout")
-            });
-        }
-        if self.scenario.is_misconfigured(process)
-            && !matches!(
-                outcome,
-                SharedOutcome::Conflict | SharedOutcome::Crashed | SharedOutcome::Unfinished
-            )
-        {
-            self.report(Invariant::Configuration, Some(caller), || {
-                format!("a call of a process configured apart ended {outcome:?}, not with the configuration error")
             });
         }
         let consistent = match (outcome, event, last) {
@@ -978,8 +1003,12 @@ impl Checker<'_> {
         self.record = run.records.len();
         // Each window's permits granted to callers, against limit plus what was forgotten.
         let ledgers = std::mem::take(&mut self.ledgers);
-        let limit = self.limit();
         for ((epoch, key, window), ops) in ledgers {
+            let limit = self
+                .limits
+                .get(&epoch)
+                .copied()
+                .unwrap_or(self.scenario.limit);
             let mut ledger = Ledger::new(limit);
             for op in ops {
                 match op {
@@ -1024,13 +1053,13 @@ impl Checker<'_> {
                 "the run used up its event budget".to_owned()
             });
         }
-        // A process configured apart never connects: its callers have no limiter to call.
+        // A process refused at registration never connects: its callers have no limiter to
+        // call.
         let never: Vec<usize> = (0..self.calls.len())
             .filter(|&c| !self.calls[c].started || !self.calls[c].finished)
             .filter(|&c| {
-                !self
-                    .scenario
-                    .is_misconfigured(self.scenario.callers[c].process)
+                self.calls[c].started
+                    || !self.refused_processes[self.scenario.callers[c].process as usize]
             })
             .collect();
         if !never.is_empty() && !run.out_of_budget {

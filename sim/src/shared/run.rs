@@ -35,7 +35,7 @@ use crate::shared::record::{
     DecisionDigest, EventDigest, FaultRecord, Loss, Purpose, ReplyDigest, SharedOutcome,
     SharedRecord,
 };
-use crate::shared::scenario::{Misconfiguration, SHARED_NAME, SharedScenario};
+use crate::shared::scenario::{SHARED_NAME, SharedScenario};
 use crate::shared::server::{Command, Script, Server};
 
 /// Events a run may process before it is cut short (a run that reaches it is reported).
@@ -249,11 +249,7 @@ pub fn run_shared(scenario: &SharedScenario, plant: Option<Plant>) -> SharedRun 
 /// The configuration of process `index` of `scenario`.
 pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
     let spec = &scenario.processes[index];
-    let (limit, period_us) = match spec.misconfigured {
-        None => (scenario.limit, scenario.period_us),
-        Some(Misconfiguration::Limit(limit)) => (limit, scenario.period_us),
-        Some(Misconfiguration::Period(period_us)) => (scenario.limit, period_us),
-    };
+    let (limit, period_us) = scenario.configured(u16::try_from(index).unwrap_or(u16::MAX));
     let config = Config::of(SHARED_NAME, limit, Duration::from_micros(period_us))
         .and_then(|config| config.with_timeout(spec.timeout.max(Duration::from_nanos(1))))
         .and_then(|config| {
@@ -1030,9 +1026,11 @@ impl<'s> Sim<'s> {
             let p = &mut self.processes[process as usize];
             p.registering = None;
             p.failed_registrations += 1;
-            if refused && p.failed_registrations >= REFUSALS {
-                // A configuration refused again and again is not a passing outage: the
-                // deployment stops trying, and the process stays down.
+            let last_arrival = self.scenario.callers.last().map_or(0, |c| c.arrival);
+            if refused && p.failed_registrations >= REFUSALS && self.now > last_arrival {
+                // The deployment restarts a refused process while there is traffic (a
+                // restart of the server may let it store its own configuration), then gives
+                // up, and the process stays down.
                 return;
             }
             let generation = p.generation;

@@ -9,7 +9,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::scenario::ScenarioId;
-use crate::shared::faults::{Fault, Faults, pick_faults};
+use crate::shared::faults::{Faults, pick_faults};
 
 /// The limiter's name in every process.
 pub const SHARED_NAME: &str = "sim";
@@ -190,13 +190,9 @@ impl SharedScenario {
         let mut apart = ChaCha8Rng::seed_from_u64(id.seed ^ 0x0C0F_1C75);
         let time_key = apart.random_bool(0.15);
         let mut processes = processes;
-        let state_lost = faults
-            .planned
-            .iter()
-            .any(|(_, f)| matches!(f, Fault::Restart { .. } | Fault::Failover { .. }));
-        // Only while the stored configuration cannot be lost: a restart or a failover would
-        // let the process configured apart store its own, and the others be refused instead.
-        if processes.len() >= 2 && !state_lost && apart.random_bool(0.2) {
+        // Once the stored configuration is lost (a restart, a failover), whichever process runs
+        // the script first stores its own, and the others are refused.
+        if processes.len() >= 2 && apart.random_bool(0.2) {
             let misconfiguration = if apart.random_bool(0.5) {
                 Misconfiguration::Limit(limit + 1)
             } else {
@@ -223,6 +219,19 @@ impl SharedScenario {
             callers,
             faults,
             time_key,
+        }
+    }
+
+    /// The limit and period (µs) process `process` is configured with.
+    pub fn configured(&self, process: u16) -> (u32, u64) {
+        match self
+            .processes
+            .get(process as usize)
+            .and_then(|p| p.misconfigured)
+        {
+            None => (self.limit, self.period_us),
+            Some(Misconfiguration::Limit(limit)) => (limit, self.period_us),
+            Some(Misconfiguration::Period(period_us)) => (self.limit, period_us),
         }
     }
 

@@ -99,7 +99,7 @@ pub struct SharedSummary {
 }
 
 /// Every fault name a summary lists, zero or not.
-pub const FAULT_NAMES: [&str; 14] = [
+pub const FAULT_NAMES: [&str; 15] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -114,6 +114,7 @@ pub const FAULT_NAMES: [&str; 14] = [
     "client_crash",
     "counters_expired",
     "configuration_refused",
+    "attempts_refused",
 ];
 
 impl SharedSummary {
@@ -170,6 +171,10 @@ impl SharedSummary {
                 } => "noscript_reloads",
                 SharedRecord::Expired { .. } => "counters_expired",
                 SharedRecord::Conflicted { .. } => "configuration_refused",
+                SharedRecord::Decided {
+                    decision: crate::shared::DecisionDigest::Conflict,
+                    ..
+                } => "attempts_refused",
                 SharedRecord::Fault { fault, .. } => {
                     if let crate::shared::FaultRecord::Failover { undone, .. } = fault {
                         *self.faults.entry("writes_lost_in_failover").or_insert(0) +=

@@ -98,7 +98,8 @@ fn a_refused_configuration_ignored_is_caught() {
 
 #[test]
 fn a_process_configured_apart_is_refused_and_never_permitted() {
-    let mut refused = 0;
+    use fixed_window_sim::shared::{DecisionDigest, Fault};
+    let (mut refused, mut attempts_refused) = (0, 0);
     for seed in 0..PLANT_SEEDS {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         let apart: Vec<u16> = (0_u16..)
@@ -116,14 +117,41 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
             .iter()
             .filter(|r| matches!(r, SharedRecord::Conflicted { process, .. } if apart.contains(process)))
             .count();
-        assert!(
-            !run.records.iter().any(
-                |r| matches!(r, SharedRecord::Registered { process, .. } if apart.contains(process))
-            ),
-            "seed {seed}"
-        );
+        // After a restart or a failover, whichever process runs first stores its own
+        // configuration: then the others' attempts are refused.
+        attempts_refused += run
+            .records
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r,
+                    SharedRecord::Decided {
+                        decision: DecisionDigest::Conflict,
+                        ..
+                    }
+                )
+            })
+            .count();
+        let state_lost = scenario
+            .faults
+            .planned
+            .iter()
+            .any(|(_, f)| matches!(f, Fault::Restart { .. } | Fault::Failover { .. }));
+        if !state_lost {
+            // The shared configuration stays stored: the process apart never registers, and
+            // none of its callers begins, let alone gets a permit.
+            assert!(
+                !run.records.iter().any(|r| matches!(r, SharedRecord::Registered { process, .. } if apart.contains(process))),
+                "seed {seed}"
+            );
+            assert!(
+                !run.records.iter().any(|r| matches!(r, SharedRecord::Start { caller, .. } if apart.contains(&scenario.callers[*caller as usize].process))),
+                "seed {seed}"
+            );
+        }
     }
     assert!(refused >= 10, "only {refused} refusals");
+    assert!(attempts_refused > 0, "no attempt was refused");
 }
 
 #[test]
