@@ -166,8 +166,17 @@ fn placed(history: &SharedHistory, invoked: u64, returned: u64) -> Vec<Bucket> {
 }
 
 /// The window of the grid from `origin` holding both instants, if one does: the server's
-/// readings of them, if no step of its clock may fall between them.
+/// readings of them, if no step of its clock may fall between them. After the clock may have
+/// stepped back, none: a reading before a key's current window counts against that window,
+/// which the reading does not tell (the exact check, linearizability, knows it).
 fn window(history: &SharedHistory, origin: u64, invoked: u64, returned: u64) -> Option<Bucket> {
+    if history
+        .steps
+        .iter()
+        .any(|step| step.delta < 0 && step.from <= returned)
+    {
+        return None;
+    }
     let grid = grid(history, origin);
     let offset = history.offset_at(invoked)?;
     if history.offset_at(returned)? != offset {

@@ -248,3 +248,48 @@ fn a_step_forward_moves_readings_into_a_later_window() {
     across.steps.push(step);
     assert_eq!(ledger::check(&across).map(|b| b.unplaced), Ok(1));
 }
+
+#[test]
+fn after_a_step_back_the_ledger_leaves_permits_to_the_exact_check() {
+    // Limit 1. Window [1,100, 1,200) takes its permit at 1,110 (reading 1,110); the next
+    // window [1,200, 1,300) none yet. The clock steps forward by 100 µs (readings in
+    // [1,300, 1,400): one permit at 1,215, reading 1,315), then back by 200 µs: at 1,250 the
+    // server reads 1,150, in the first window, but the later window's counter counts it: full,
+    // rejected. A permit there instead would break the rule; the ledger, which places permits
+    // by their readings, cannot tell and leaves them out.
+    let steps = [
+        Step {
+            from: 1_200,
+            to: 1_205,
+            delta: 100,
+        },
+        Step {
+            from: 1_230,
+            to: 1_235,
+            delta: -200,
+        },
+    ];
+    let mut rejected_after = history(
+        1,
+        vec![
+            permit("k", 1_110, 0),
+            permit("k", 1_215, 0),
+            rejected("k", 1_250, 250),
+        ],
+        vec![],
+    );
+    rejected_after.steps.extend(steps);
+    both_accept(&rejected_after);
+    let mut permitted_after = history(
+        1,
+        vec![
+            permit("k", 1_110, 0),
+            permit("k", 1_215, 0),
+            permit("k", 1_250, 0),
+        ],
+        vec![],
+    );
+    permitted_after.steps.extend(steps);
+    assert!(shared::check(&permitted_after).is_err());
+    assert_eq!(ledger::check(&permitted_after).map(|b| b.unplaced), Ok(1));
+}

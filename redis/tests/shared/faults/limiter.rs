@@ -200,3 +200,16 @@ fn local_rejections_with_nothing_wrong_keep_every_rule() -> TestResult {
     holds(&ran)?;
     Ok(())
 }
+
+#[test]
+fn a_request_lost_on_an_open_connection_fails_open_with_flagged_permits() -> TestResult {
+    let ran = run(plans::lost_request(
+        "faults-lost-request-open",
+        FailPolicy::Open,
+    ))?;
+    holds(&ran)?;
+    assert!(ran.injected.requests_swallowed > 0, "{:?}", ran.injected);
+    assert!(ran.tally.failed_open > 0, "{:?}", ran.tally);
+    assert_eq!(ran.tally.unavailable, 0, "{:?}", ran.tally);
+    Ok(())
+}
