@@ -711,10 +711,7 @@ impl Checker<'_> {
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
         let policy = self.scenario.processes[process as usize].fail_policy;
-        let reply = request.and_then(|r| match self.requests.get(r as usize)?.reply? {
-            ReplyDigest::Four { values } => ScriptReply::parse(&values),
-            _ => None,
-        });
+        let reply = self.script_reply(request);
         let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
         if refusal || decision == DecisionDigest::Conflict {
             self.refused_decision(caller, decision, refusal);
@@ -806,6 +803,14 @@ impl Checker<'_> {
             (other, request) => self.report(Invariant::Events, Some(caller), || {
                 format!("decided {other:?} (request {request:?})")
             }),
+        }
+    }
+
+    /// The script's reply to `request`, if it ran and answered as the script does.
+    fn script_reply(&self, request: Option<u32>) -> Option<ScriptReply> {
+        match self.requests.get(request? as usize)?.reply? {
+            ReplyDigest::Four { values } => ScriptReply::parse(&values),
+            _ => None,
         }
     }
 
