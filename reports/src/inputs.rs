@@ -28,8 +28,16 @@ pub struct Paths {
     /// (`target/keyed-memory.json`, where the `keyed_memory` example writes it).
     pub keyed_memory: PathBuf,
     /// The simulator's output directory (`target/sim`), holding `summary.json` and
-    /// `trace.jsonl`.
+    /// `trace.jsonl`. The shared limiter's sweep writes its own beside it, in `sim-shared`
+    /// (`target/sim-shared`), which is read from there.
     pub sim: PathBuf,
+}
+
+impl Paths {
+    /// Where the shared limiter's sweep wrote its summary: `sim-shared` beside [`sim`](Paths::sim).
+    pub fn sim_shared(&self) -> PathBuf {
+        self.sim.with_file_name("sim-shared")
+    }
 }
 
 /// The inputs that could be read, and a line for each that could not.
@@ -43,6 +51,8 @@ pub struct Inputs {
     pub trace: Option<Trace>,
     /// Which sweep wrote the trace, as its first line says.
     pub trace_sweep: Option<SweepProvenance>,
+    /// The shared limiter's sweep summary (`cargo xtask simulate --limiter shared`).
+    pub shared_summary: Option<SimSummary>,
     /// What is missing or unreadable, one sentence each.
     pub missing: Vec<String>,
 }
@@ -99,6 +109,23 @@ impl Inputs {
                 inputs.trace_sweep = SweepProvenance::of_trace(&text);
             }
             Err(line) => inputs.missing.push(format!("simulator trace {line}")),
+        }
+        let shared_path = paths.sim_shared().join("summary.json");
+        match read(&shared_path) {
+            Ok(text) => match SimSummary::parse(&text) {
+                Ok(summary) => inputs.shared_summary = Some(summary),
+                Err(err) => inputs.missing.push(format!(
+                    "shared-limiter simulation summary {} unreadable: {err}",
+                    shared_path.display()
+                )),
+            },
+            Err(line) => inputs.missing.push(format!(
+                "shared-limiter simulation summary {}",
+                line.replace(
+                    "`cargo xtask simulate`",
+                    "`cargo xtask simulate --limiter shared`"
+                )
+            )),
         }
         inputs
     }

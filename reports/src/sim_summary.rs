@@ -62,6 +62,33 @@ impl SimSummary {
         Ok(summary)
     }
 
+    /// The counts of an object field (such as a shared sweep's `faults`), in the order
+    /// written; empty if the field is absent or not an object of counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_reports::SimSummary;
+    ///
+    /// let summary = SimSummary::parse(r#"{"faults": {"reply_lost": 3}}"#)?;
+    /// assert_eq!(summary.counts("faults"), vec![("reply_lost".to_owned(), 3)]);
+    /// assert!(summary.counts("nothing").is_empty());
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn counts(&self, field: &str) -> Vec<(String, u64)> {
+        self.fields
+            .iter()
+            .find(|(name, _)| name == field)
+            .and_then(|(_, value)| value.as_object())
+            .map(|object| {
+                object
+                    .iter()
+                    .map(|(name, count)| (name.clone(), count.as_u64().unwrap_or(0)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The violations of every invariant, added up.
     pub fn total_violations(&self) -> u64 {
         self.violations.iter().map(|(_, n)| n).sum()

@@ -36,6 +36,10 @@ struct Cli {
     /// Replay one scenario by the id a failure printed, e.g. `--replay 1234:0-5,9`.
     #[arg(long, value_name = "ID")]
     replay: Option<ScenarioId>,
+    /// With `--limiter shared --replay`: the faults and processes a shrink kept, as a failure
+    /// printed them, e.g. `--cut p:0,2/f:1/l:0`.
+    #[arg(long, value_name = "CUT", requires = "replay")]
+    cut: Option<fixed_window_sim::shared::SharedCut>,
     /// Write the full event trace (JSON Lines) of the replayed scenario, or of the sweep's
     /// representative scenario, to FILE.
     #[arg(long, value_name = "FILE")]
@@ -180,12 +184,16 @@ fn execute(cli: &Cli) -> Result<bool, String> {
             scenarios: cli.scenarios,
             shard: (shard.index, shard.count.get()),
             replay: cli.replay.as_ref(),
+            cut: cli.cut.clone().unwrap_or_default(),
             trace: cli.trace.as_deref(),
             check_determinism: cli.check_determinism,
             threads,
             plant,
             out_dir: cli.out_dir.clone(),
         });
+    }
+    if cli.cut.is_some() {
+        return Err("--cut applies to --limiter shared only".to_owned());
     }
     let target = target(cli.limiter == Limiter::Keyed, cli.broken.as_deref())?;
     let command = command_line(target);

@@ -73,6 +73,11 @@ pub enum Invariant {
     /// (Shared limiter) The script runs without error, on the commands the simulated server
     /// models.
     Script,
+    /// (Shared limiter) A process configured with another limit or period than the one the
+    /// server stores is refused: its registration and every attempt get the configuration
+    /// error (the stored period, limit and origin), never a permit; a process configured as
+    /// stored is never refused.
+    Configuration,
     /// A keyed limiter holds no more keys than its documented reclamation leaves: the keys
     /// that took a permit and have not seen, since their last permit, 64 sweeping turns (the
     /// first 64 calls of each new window) for a window after theirs.
@@ -96,7 +101,7 @@ impl Invariant {
     ];
 
     /// The invariants the shared limiter's oracle checks, in report order.
-    pub const SHARED: [Invariant; 11] = [
+    pub const SHARED: [Invariant; 12] = [
         Invariant::WindowLimit,
         Invariant::CarryOver,
         Invariant::Alignment,
@@ -107,6 +112,7 @@ impl Invariant {
         Invariant::DoubleCount,
         Invariant::Expiry,
         Invariant::Script,
+        Invariant::Configuration,
         Invariant::Liveness,
     ];
 
@@ -127,6 +133,7 @@ impl Invariant {
             Invariant::DoubleCount => "double_count",
             Invariant::Expiry => "expiry",
             Invariant::Script => "script",
+            Invariant::Configuration => "configuration",
             Invariant::Memory => "memory",
         }
     }

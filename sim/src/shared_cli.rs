@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use fixed_window_sim::ScenarioId;
 use fixed_window_sim::shared::{
-    Plant, SharedScenario, SharedSummary, SharedSweep, check_shared, run_shared, sweep_shared,
+    Plant, SharedCut, SharedSummary, SharedSweep, check_shared, run_shared, sweep_shared,
     write_shared_trace,
 };
 
@@ -20,6 +20,7 @@ pub(crate) struct Options<'a> {
     pub(crate) scenarios: u64,
     pub(crate) shard: (u64, u64),
     pub(crate) replay: Option<&'a ScenarioId>,
+    pub(crate) cut: SharedCut,
     pub(crate) trace: Option<&'a Path>,
     pub(crate) check_determinism: bool,
     pub(crate) threads: usize,
@@ -78,7 +79,7 @@ pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
     let trace_path = options
         .trace
         .map_or_else(|| out_dir.join("trace.jsonl"), Path::to_path_buf);
-    write_trace_file(&trace_path, &index, options.plant)?;
+    write_trace_file(&trace_path, &index, &SharedCut::default(), options.plant)?;
     eprintln!(
         "trace of scenario {index} written to {}",
         trace_path.display()
@@ -94,16 +95,40 @@ pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
         };
         println!("FAIL scenario {}: {first}", failure.id);
         println!("  replay: {command} --replay {}", failure.id);
+        if let Some((id, cut)) = &failure.shrunk {
+            let small = cut.scenario(id);
+            println!(
+                "  shrunk to {} processes, {} callers, {} planned faults{}: {command} --replay {id}{}",
+                small.processes.len(),
+                small.callers.len(),
+                small.faults.planned.len(),
+                if small.faults.request_loss_ppm + small.faults.reply_loss_ppm == 0 {
+                    ", no loss"
+                } else {
+                    ""
+                },
+                if cut.is_empty() {
+                    String::new()
+                } else {
+                    format!(" --cut {cut}")
+                }
+            );
+        }
     }
     Ok(summary.failures.is_empty())
 }
 
 fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool, String> {
-    let scenario = SharedScenario::generate(id);
+    let scenario = options.cut.scenario(id);
     let run = run_shared(&scenario, options.plant);
     let violations = check_shared(&scenario, &run);
     println!(
-        "scenario {id}: limit {} per {} µs, {} processes, {} keys ({:?}), {} callers, {}",
+        "scenario {id}{}: limit {} per {} µs, {} processes, {} keys ({:?}), {} callers, {}",
+        if options.cut.is_empty() {
+            String::new()
+        } else {
+            format!(" cut {}", options.cut)
+        },
         scenario.limit,
         scenario.period_us,
         scenario.processes.len(),
@@ -135,20 +160,30 @@ fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool,
         run.trace_hash()
     );
     if let Some(path) = options.trace {
-        write_trace_file(path, id, options.plant)?;
+        write_trace_file(path, id, &options.cut, options.plant)?;
         println!("trace written to {}", path.display());
     }
     for violation in &violations {
         println!("VIOLATION {violation}");
     }
     if !violations.is_empty() {
-        println!("replay: {command} --replay {id}");
+        let cut = if options.cut.is_empty() {
+            String::new()
+        } else {
+            format!(" --cut {}", options.cut)
+        };
+        println!("replay: {command} --replay {id}{cut}");
     }
     Ok(violations.is_empty())
 }
 
-fn write_trace_file(path: &Path, id: &ScenarioId, plant: Option<Plant>) -> Result<(), String> {
-    let scenario = SharedScenario::generate(id);
+fn write_trace_file(
+    path: &Path,
+    id: &ScenarioId,
+    cut: &SharedCut,
+    plant: Option<Plant>,
+) -> Result<(), String> {
+    let scenario = cut.scenario(id);
     let run = run_shared(&scenario, plant);
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent)

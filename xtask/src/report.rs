@@ -20,7 +20,8 @@ pub fn target_dir() -> PathBuf {
 /// Renders `target/report/index.html` and its charts from the runs `cargo xtask bench`
 /// recorded in `<target>/bench-runs` (or, if there are none, criterion's latest results in
 /// `<target>/criterion` and the figures counted beside them in `<target>`, shown as of unknown
-/// origin) and the simulator's `target/sim`; inputs that are missing are named on the page.
+/// origin) and the simulator's `target/sim` (the shared limiter's sweep from `target/sim-shared`
+/// beside it); inputs that are missing are named on the page.
 ///
 /// # Errors
 ///

@@ -183,6 +183,31 @@ impl Loss {
     }
 }
 
+/// The server's clock stepped by `delta` microseconds (forward if positive) somewhere between
+/// `from` and `to`, readings of the history's timeline.
+///
+/// The timeline of a history with steps is the server's clock as it would read without them:
+/// an operation taking effect at `τ` on it reads `τ` plus the deltas of the steps before it.
+/// A test that owns the server's time (the script's time key) steps it and knows both.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_models::shared::Step;
+///
+/// let back = Step { from: 1_000, to: 1_200, delta: -250 };
+/// assert!(back.delta < 0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// A reading of the timeline before the step.
+    pub from: u64,
+    /// A reading after it.
+    pub to: u64,
+    /// By how much the server's clock moved, in microseconds.
+    pub delta: i64,
+}
+
 /// A history of one shared limiter: its configuration, every attempt of every process, and the
 /// losses of the server's state, all in microseconds on the server's clock.
 ///
@@ -207,6 +232,8 @@ pub struct SharedHistory {
     pub attempts: Vec<Attempt>,
     /// Every loss of the server's state, in order.
     pub losses: Vec<Loss>,
+    /// Every step of the server's clock, in order (see [`Step`] for the timeline).
+    pub steps: Vec<Step>,
 }
 
 impl SharedHistory {
@@ -226,6 +253,7 @@ impl SharedHistory {
             limit,
             attempts: Vec::new(),
             losses: Vec::new(),
+            steps: Vec::new(),
         }
     }
 
@@ -244,6 +272,23 @@ impl SharedHistory {
         let keys: std::collections::BTreeSet<&str> =
             self.attempts.iter().map(|a| a.key.as_str()).collect();
         keys.into_iter()
+    }
+
+    /// How far the server's clock reads from the timeline after the first `steps` steps.
+    pub(crate) fn offset_after(&self, steps: usize) -> i128 {
+        self.steps[..steps.min(self.steps.len())]
+            .iter()
+            .map(|step| i128::from(step.delta))
+            .sum()
+    }
+
+    /// How far the server's clock reads from the timeline at `at`, if no step may be under
+    /// way then (only the steps finished before it counted).
+    pub(crate) fn offset_at(&self, at: u64) -> Option<i128> {
+        if self.steps.iter().any(|s| s.from <= at && at <= s.to) {
+            return None;
+        }
+        Some(self.offset_after(self.steps.iter().filter(|s| s.to < at).count()))
     }
 
     /// The origin in effect after the first `losses` losses.

@@ -165,11 +165,26 @@ fn placed(history: &SharedHistory, invoked: u64, returned: u64) -> Vec<Bucket> {
     buckets
 }
 
-/// The window of the grid from `origin` holding both instants, if one does.
+/// The window of the grid from `origin` holding both instants, if one does: the server's
+/// readings of them, if no step of its clock may fall between them. After the clock may have
+/// stepped back, none: a reading before a key's current window counts against that window,
+/// which the reading does not tell (the exact check, linearizability, knows it).
 fn window(history: &SharedHistory, origin: u64, invoked: u64, returned: u64) -> Option<Bucket> {
+    if history
+        .steps
+        .iter()
+        .any(|step| step.delta < 0 && step.from <= returned)
+    {
+        return None;
+    }
     let grid = grid(history, origin);
-    let index = grid.index_of(u128::from(invoked));
-    (grid.index_of(u128::from(returned)) == index).then_some((origin, index))
+    let offset = history.offset_at(invoked)?;
+    if history.offset_at(returned)? != offset {
+        return None;
+    }
+    let reading = |t: u64| u128::try_from(i128::from(t) + offset).unwrap_or(0);
+    let index = grid.index_of(reading(invoked));
+    (grid.index_of(reading(returned)) == index).then_some((origin, index))
 }
 
 /// Whether `attempt` may have counted in the window `[start, end)` before `before`.

@@ -2,8 +2,8 @@
 //! server, whose clock is the timeline, with replies lost and the server's state lost now and
 //! then.
 //!
-//! - [`SharedHistory`] of [`Attempt`]s ([`Reply`]) and [`Loss`]es, in microseconds on the
-//!   server's clock.
+//! - [`SharedHistory`] of [`Attempt`]s ([`Reply`]), [`Loss`]es and [`Step`]s of the server's
+//!   clock, in microseconds on the server's clock.
 //! - [`check`]: linearizability, key by key, against [`KeyWindow`], the sequential
 //!   specification of one key; lost replies are indeterminate operations.
 //! - [`ledger::check`]: the coarser bound that holds whatever the order, judged on the spec
@@ -26,7 +26,7 @@
 //! ```
 
 mod history;
-pub use crate::shared::history::{Attempt, Loss, Reply, SharedHistory};
+pub use crate::shared::history::{Attempt, Loss, Reply, SharedHistory, Step};
 pub mod ledger;
 mod spec;
 pub use crate::shared::spec::{KeyOperation, KeyState, KeyWindow};
@@ -103,6 +103,11 @@ pub fn check(history: &SharedHistory) -> Result<Checked, Violation> {
         entries.extend(
             history.losses.iter().enumerate().map(|(n, loss)| {
                 Entry::determinate(KeyOperation::Loss(n, loss), loss.from, loss.to)
+            }),
+        );
+        entries.extend(
+            history.steps.iter().enumerate().map(|(n, step)| {
+                Entry::determinate(KeyOperation::Step(n, step), step.from, step.to)
             }),
         );
         let witness = linearize(&KeyWindow::new(history, key), &entries)

@@ -17,7 +17,7 @@ use core::num::NonZeroU128;
 use fixed_window_spec::Grid;
 
 use crate::linearizability::Specification;
-use crate::shared::history::{Attempt, Loss, Reply, SharedHistory};
+use crate::shared::history::{Attempt, Loss, Reply, SharedHistory, Step};
 
 /// Windows an attempt may fall in beyond the first are tried up to this many; an attempt
 /// spanning thousands of windows is one the tests never make.
@@ -36,6 +36,8 @@ const WIDEST_SPAN: u64 = 4096;
 pub struct KeyState {
     /// Losses of the server's state so far.
     pub losses: usize,
+    /// Steps of the server's clock so far.
+    pub steps: usize,
     /// The start of the window the key's counter is for.
     pub start: u64,
     /// Permits counted in it.
@@ -48,6 +50,7 @@ impl KeyState {
     /// No counter, nothing lost, before any time.
     pub const INITIAL: KeyState = KeyState {
         losses: 0,
+        steps: 0,
         start: 0,
         used: 0,
         time: 0,
@@ -61,6 +64,8 @@ pub enum KeyOperation<'h> {
     Attempt(&'h Attempt),
     /// The `n`th loss (from 0).
     Loss(usize, &'h Loss),
+    /// The `n`th step of the server's clock (from 0).
+    Step(usize, &'h Step),
 }
 
 /// The specification of one key of a [`SharedHistory`], for
@@ -132,17 +137,26 @@ impl<'h> KeyWindow<'h> {
         if lo > hi {
             return Vec::new();
         }
+        // Readings of the server's clock: the timeline moved by the steps so far.
+        let offset = self.history.offset_after(state.steps);
+        let reading = |t: u64| u64::try_from((i128::from(t) + offset).max(0)).unwrap_or(u64::MAX);
+        let timeline = |r: u64| u64::try_from((i128::from(r) - offset).max(0)).unwrap_or(u64::MAX);
+        let (lo_r, hi_r) = (reading(lo), reading(hi));
         let grid = self.grid(state.losses);
-        let first = grid.index_of(u128::from(lo));
+        let first = grid.index_of(u128::from(lo_r));
         let last = grid
-            .index_of(u128::from(hi))
+            .index_of(u128::from(hi_r))
             .min(first + u128::from(WIDEST_SPAN));
         let mut next = Vec::new();
         for index in first..=last {
             let Ok(window_start) = u64::try_from(grid.start(index)) else {
                 break;
             };
-            let at = if index == first { lo } else { window_start };
+            let at = if index == first {
+                lo
+            } else {
+                timeline(window_start).clamp(lo, hi)
+            };
             // The script: a counter for this window or a later one counts; an earlier one is over.
             let (start, used) = if state.used > 0 && state.start >= window_start {
                 (state.start, state.used)
@@ -176,11 +190,11 @@ impl<'h> KeyWindow<'h> {
                         continue;
                     };
                     // The server measured retry_after from its reading to the window's end.
-                    let Some(reading) = (start + period).checked_sub(retry_after) else {
+                    let Some(read) = (start + period).checked_sub(retry_after) else {
                         continue;
                     };
-                    if (lo..=hi).contains(&reading) && grid.index_of(u128::from(reading)) == index {
-                        next.push(with(used, reading));
+                    if (lo_r..=hi_r).contains(&read) && grid.index_of(u128::from(read)) == index {
+                        next.push(with(used, timeline(read).clamp(lo, hi)));
                     }
                 }
                 // Handled above: no effect, or indeterminate.
@@ -201,6 +215,20 @@ impl<'h> KeyWindow<'h> {
             start,
             used,
             time,
+            ..*state
+        })
+    }
+
+    /// The clock steps; the key's counter stays what it was.
+    fn step(state: &KeyState, n: usize, step: &Step) -> Option<KeyState> {
+        let time = step.from.max(state.time);
+        if n != state.steps || time > step.to {
+            return None;
+        }
+        Some(KeyState {
+            steps: n + 1,
+            time,
+            ..*state
         })
     }
 }
@@ -222,6 +250,7 @@ impl<'h> Specification for KeyWindow<'h> {
         match *operation {
             KeyOperation::Attempt(attempt) => self.attempt(state, attempt, horizon),
             KeyOperation::Loss(n, loss) => self.loss(state, n, loss).into_iter().collect(),
+            KeyOperation::Step(n, step) => Self::step(state, n, step).into_iter().collect(),
         }
     }
 

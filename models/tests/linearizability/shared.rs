@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use fixed_window_models::shared::{self, Attempt, Loss, Reply, SharedHistory, ledger};
+use fixed_window_models::shared::{self, Attempt, Loss, Reply, SharedHistory, Step, ledger};
 
 /// Windows of 100 µs from 1,000.
 const ORIGIN: u64 = 1_000;
@@ -189,4 +189,107 @@ fn the_ledger_leaves_out_permits_it_cannot_place() {
     let bounded =
         ledger::check(&history(1, vec![spanning], vec![])).unwrap_or_else(|v| panic!("{v}"));
     assert_eq!((bounded.permits, bounded.unplaced), (0, 1));
+}
+
+#[test]
+fn a_reading_before_a_later_windows_counter_counts_against_it() {
+    // Limit 1. A permit at 1,150 (window [1,100, 1,200)); the clock steps back by 100 µs
+    // between 1,160 and 1,170; at 1,180 the server reads 1,080, in the window before, where
+    // the later window's counter still counts: a rejection 120 µs from the later window's
+    // end, never a permit.
+    let step = Step {
+        from: 1_160,
+        to: 1_170,
+        delta: -100,
+    };
+    let mut stepped = history(
+        1,
+        vec![permit("k", 1_150, 0), rejected("k", 1_175, 120)],
+        vec![],
+    );
+    stepped.steps.push(step);
+    both_accept(&stepped);
+    let mut fresh = history(
+        1,
+        vec![permit("k", 1_150, 0), permit("k", 1_175, 0)],
+        vec![],
+    );
+    fresh.steps.push(step);
+    assert!(shared::check(&fresh).is_err());
+    // Without the step, the rejection's retry_after is from the wrong window.
+    let unstepped = history(
+        1,
+        vec![permit("k", 1_150, 0), rejected("k", 1_175, 120)],
+        vec![],
+    );
+    assert!(shared::check(&unstepped).is_err());
+}
+
+#[test]
+fn a_step_forward_moves_readings_into_a_later_window() {
+    // Limit 1, the window [1,100, 1,200) full; the clock steps forward by 100 µs: at 1,150 the
+    // server reads 1,250, in the next window, with its permit free.
+    let step = Step {
+        from: 1_120,
+        to: 1_130,
+        delta: 100,
+    };
+    let mut stepped = history(
+        1,
+        vec![permit("k", 1_100, 0), permit("k", 1_150, 0)],
+        vec![],
+    );
+    stepped.steps.push(step);
+    both_accept(&stepped);
+    stepped.steps.clear();
+    assert!(shared::check(&stepped).is_err());
+    // The ledger places a permit only where no step may fall inside it.
+    let mut across = history(1, vec![permit("k", 1_115, 0)], vec![]);
+    across.steps.push(step);
+    assert_eq!(ledger::check(&across).map(|b| b.unplaced), Ok(1));
+}
+
+#[test]
+fn after_a_step_back_the_ledger_leaves_permits_to_the_exact_check() {
+    // Limit 1. Window [1,100, 1,200) takes its permit at 1,110 (reading 1,110); the next
+    // window [1,200, 1,300) none yet. The clock steps forward by 100 µs (readings in
+    // [1,300, 1,400): one permit at 1,215, reading 1,315), then back by 200 µs: at 1,250 the
+    // server reads 1,150, in the first window, but the later window's counter counts it: full,
+    // rejected. A permit there instead would break the rule; the ledger, which places permits
+    // by their readings, cannot tell and leaves them out.
+    let steps = [
+        Step {
+            from: 1_200,
+            to: 1_205,
+            delta: 100,
+        },
+        Step {
+            from: 1_230,
+            to: 1_235,
+            delta: -200,
+        },
+    ];
+    let mut rejected_after = history(
+        1,
+        vec![
+            permit("k", 1_110, 0),
+            permit("k", 1_215, 0),
+            rejected("k", 1_250, 250),
+        ],
+        vec![],
+    );
+    rejected_after.steps.extend(steps);
+    both_accept(&rejected_after);
+    let mut permitted_after = history(
+        1,
+        vec![
+            permit("k", 1_110, 0),
+            permit("k", 1_215, 0),
+            permit("k", 1_250, 0),
+        ],
+        vec![],
+    );
+    permitted_after.steps.extend(steps);
+    assert!(shared::check(&permitted_after).is_err());
+    assert_eq!(ledger::check(&permitted_after).map(|b| b.unplaced), Ok(1));
 }

@@ -8,12 +8,14 @@
 mod heatmap;
 mod lines;
 mod redis;
+mod shared_sweep;
 mod waits;
 mod windows;
 
 pub use self::heatmap::sweep_heatmap;
 pub use self::lines::{Series, lines};
 pub use self::redis::{REDIS_PERMIT_GROUP, shared_limiter_throughput};
+pub use self::shared_sweep::shared_sweep;
 pub use self::waits::wait_histogram;
 pub use self::windows::{
     BOUNDARY_WINDOWS, WINDOWS_SHOWN, permits_near_boundaries, permits_per_window,

@@ -169,6 +169,7 @@ pub fn render(inputs: &Inputs) -> Report {
     page.heading(2, "Simulator");
     simulator::section(&mut page, inputs.bench.as_ref());
     simulation::section(&mut page, inputs);
+    shared::simulated(&mut page, inputs.shared_summary.as_ref());
     page.report.html = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>fixed-window report</title><style>{STYLE}</style></head><body>{}</body></html>\n",
         page.body

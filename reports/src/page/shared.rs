@@ -9,6 +9,8 @@ use crate::numbers::{DIGITS, grouped, nanoseconds, ratio, si, significant};
 use crate::page::table::{Table, TableCell};
 use crate::page::{Page, provenance};
 use crate::redis_latency::RedisLatency;
+use crate::sim_summary::SimSummary;
+use html_escape::encode_text as esc;
 
 /// The group of rejections of a full window.
 const REJECTION_GROUP: &str = "redis-rejection";
@@ -177,4 +179,48 @@ fn rejections(page: &mut Page, results: &BenchResults) {
         nanoseconds(remote.median_ns),
         ratio(remote.median_ns / local.median_ns)
     ));
+}
+
+/// The shared limiter's simulated sweep: what it injected and what it found, with the command
+/// that ran it.
+pub fn simulated(page: &mut Page, summary: Option<&SimSummary>) {
+    page.heading(3, "Shared limiter under simulated faults");
+    let Some(summary) = summary else {
+        // Named among the missing inputs already.
+        page.html(
+            "<p class=\"missing\">No shared-limiter sweep: run <code>cargo xtask simulate --limiter shared</code>.</p>",
+        );
+        return;
+    };
+    let field = |name: &str| {
+        summary
+            .fields
+            .iter()
+            .find(|(key, _)| key == name)
+            .and_then(|(_, value)| value.as_u64())
+    };
+    let command = summary
+        .sweep
+        .as_ref()
+        .and_then(|sweep| sweep.command.clone())
+        .unwrap_or_else(|| "cargo xtask simulate --limiter shared".to_owned());
+    let planted = summary
+        .fields
+        .iter()
+        .find(|(key, _)| key == "planted")
+        .and_then(|(_, value)| value.as_str().map(str::to_owned));
+    page.provenance(&format!(
+        "From <code>{}</code>{}: {} scenarios ({} healthy), {} simulated calls, {} scripts run \
+         by the simulated Redis; the summary is <code>target/sim-shared/summary.json</code>.",
+        esc(&command),
+        planted.map_or_else(String::new, |p| format!(
+            " with the planted bug <code>{}</code>",
+            esc(&p)
+        )),
+        grouped(field("scenarios").unwrap_or(0)),
+        grouped(field("healthy").unwrap_or(0)),
+        grouped(field("calls").unwrap_or(0)),
+        grouped(field("scripts").unwrap_or(0)),
+    ));
+    page.chart("shared-sweep.svg", charts::shared_sweep(summary));
 }

@@ -15,13 +15,18 @@ fn with_no_inputs_the_page_names_each_missing_one() {
         keyed_memory: empty.join("keyed-memory.json"),
         sim: empty.join("sim"),
     });
-    assert_eq!(inputs.missing.len(), 3, "{:?}", inputs.missing);
+    assert_eq!(inputs.missing.len(), 4, "{:?}", inputs.missing);
     let report = render(&inputs);
     assert!(report.charts.is_empty());
     assert!(report.html.contains("run <code>cargo xtask bench</code>"));
     assert!(report.html.contains("neither"));
     assert!(report.html.contains("summary.json: not found"));
     assert!(report.html.contains("trace.jsonl: not found"));
+    assert!(
+        report
+            .html
+            .contains("cargo xtask simulate --limiter shared")
+    );
 }
 
 #[test]

@@ -32,6 +32,7 @@ fn the_fixtures_render_every_chart_with_nothing_missing() {
             "permits-per-window.svg",
             "permits-near-boundaries.svg",
             "wait-times.svg",
+            "shared-sweep.svg",
         ]
     );
     for (name, svg) in &report.charts {

@@ -185,3 +185,26 @@ fn without_recorded_runs_the_percentiles_of_unknown_origin_are_read() {
         "{missing:?}"
     );
 }
+
+#[test]
+fn the_shared_sweep_chart_shows_faults_per_kind_and_rules_broken_with_its_command() {
+    let inputs = Inputs::gather(&fixtures::complete());
+    let report = render(&inputs);
+    let (_, svg) = report
+        .charts
+        .iter()
+        .find(|(name, _)| name == "shared-sweep.svg")
+        .expect("the shared sweep's chart");
+    assert!(svg.contains("reply_lost") && svg.contains("configuration_refused"));
+    assert!(svg.contains("window_limit (0)"));
+    assert!(report.html.contains(
+        "cargo xtask simulate --limiter shared --seed 7 --scenarios 300 --check-determinism"
+    ));
+    // A planted bug's sweep: its broken rule counted on the chart.
+    let planted = fixed_window_reports::SimSummary::parse(
+        r#"{"limiter": "shared", "planted": "retry-lost-reply", "faults": {"reply_lost": 40}, "violations": {"double_count": 12, "window_limit": 0}}"#,
+    )
+    .expect("a summary");
+    let svg = fixed_window_reports::charts::shared_sweep(&planted).expect("drawn");
+    assert!(svg.contains("double_count (12)"), "{svg}");
+}

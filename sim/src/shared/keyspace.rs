@@ -110,6 +110,16 @@ impl Keyspace {
         });
     }
 
+    /// Stores `value` at `key` for good without logging the write: a key a test keeps in step
+    /// with the server (the script's time key), which no replica lags behind on.
+    pub(crate) fn keep(&mut self, key: &str, value: &str) {
+        let entry = Entry {
+            value: value.into(),
+            expires_at_ms: None,
+        };
+        self.entries.insert(key.into(), entry);
+    }
+
     /// Forgets everything: a restart without persistence.
     pub(crate) fn clear(&mut self) {
         self.entries.clear();

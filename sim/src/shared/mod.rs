@@ -17,7 +17,7 @@
 //!
 //! Scenarios
 //! - [`SharedScenario`]: the shared limit, the [`ProcessSpec`]s (clock [`ProcessClock`],
-//!   connection [`Link`], configuration), the [`SharedCaller`]s and their keys
+//!   connection [`Link`], configuration, perhaps a [`Misconfiguration`]), the [`SharedCaller`]s and their keys
 //!   ([`KeyMode`]), the [`Faults`] ([`Fault`]).
 //!
 //! Running
@@ -30,6 +30,8 @@
 //!   ([`Invariant::SHARED`](crate::Invariant::SHARED)).
 //! - [`sweep_shared`], [`SharedSweep`], [`SharedSummary`] (with [`FAULT_NAMES`]),
 //!   [`SharedFailure`]; [`write_shared_trace`].
+//! - [`shrink_shared`]: a failing scenario cut down to fewer faults, processes and callers
+//!   ([`SharedCut`]).
 
 mod engine;
 pub use crate::shared::engine::Reply;
@@ -46,10 +48,11 @@ pub use crate::shared::record::{
     SharedRecord,
 };
 mod run;
-pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, run_shared};
+pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, TIME_KEY, run_shared};
 mod scenario;
 pub use crate::shared::scenario::{
-    KeyMode, Link, ProcessClock, ProcessSpec, SHARED_NAME, SharedCaller, SharedScenario,
+    KeyMode, Link, Misconfiguration, ProcessClock, ProcessSpec, SHARED_NAME, SharedCaller,
+    SharedScenario,
 };
 mod oracle;
 pub use crate::shared::oracle::check_shared;
@@ -59,3 +62,5 @@ pub use crate::shared::sweep::{
 };
 mod trace;
 pub use crate::shared::trace::write_shared_trace;
+mod shrink;
+pub use crate::shared::shrink::{SharedCut, shrink_shared};

@@ -56,6 +56,7 @@ struct Run {
 #[derive(Debug, Clone, Default)]
 struct RequestInfo {
     caller: Option<u32>,
+    process: u16,
     purpose: Option<Purpose>,
     /// The script's reply, if it ran.
     reply: Option<ReplyDigest>,
@@ -138,6 +139,15 @@ struct Checker<'s> {
     /// (a late reply comes after): the caller, the requests, whether it failed open.
     failed: Vec<(u32, Vec<u32>, bool, usize)>,
     granted: Vec<bool>,
+    /// The configuration the server stores in this epoch (limit, period in µs): that of the
+    /// process whose script run found none.
+    stored: Option<(u32, u64)>,
+    /// Each epoch's stored limit, for its ledgers.
+    limits: BTreeMap<u32, u32>,
+    /// Per process, whether its latest registration run was accepted.
+    registration_accepted: Vec<Option<bool>>,
+    /// Processes refused at registration.
+    refused_processes: Vec<bool>,
     config_key: String,
     counter_keys: HashMap<String, u16>,
 }
@@ -175,6 +185,10 @@ pub fn check_shared(scenario: &SharedScenario, run: &SharedRun) -> Vec<Violation
         remembered: HashMap::new(),
         failed: Vec::new(),
         granted: Vec::new(),
+        stored: None,
+        limits: BTreeMap::new(),
+        registration_accepted: vec![None; scenario.processes.len()],
+        refused_processes: vec![false; scenario.processes.len()],
         config_key: probe.config_key().to_owned(),
         counter_keys: (0_u16..)
             .zip(&scenario.keys)
@@ -206,8 +220,9 @@ impl Checker<'_> {
         }
     }
 
+    /// The stored limit (the shared one before anything is stored).
     fn limit(&self) -> u32 {
-        self.scenario.limit
+        self.stored.map_or(self.scenario.limit, |(limit, _)| limit)
     }
 
     fn request(&mut self, request: u32) -> &mut RequestInfo {
@@ -234,11 +249,13 @@ impl Checker<'_> {
             &SharedRecord::Sent {
                 request,
                 caller,
+                process,
                 purpose,
                 ..
             } => {
                 let info = self.request(request);
                 info.caller = caller;
+                info.process = process;
                 info.purpose = Some(purpose);
                 if let Some(caller) = caller {
                     self.calls[caller as usize].attempt.push(request);
@@ -274,7 +291,12 @@ impl Checker<'_> {
             | &SharedRecord::Held { request, .. } => {
                 self.request(request).faulted = true;
             }
-            SharedRecord::Registered { .. } | SharedRecord::TimedOut { .. } => {}
+            &SharedRecord::Registered { process, .. } => self.registered(process, true),
+            &SharedRecord::Conflicted { process, .. } => {
+                self.refused_processes[process as usize] = true;
+                self.registered(process, false);
+            }
+            SharedRecord::TimedOut { .. } => {}
             &SharedRecord::Decided {
                 t,
                 caller,
@@ -313,16 +335,25 @@ impl Checker<'_> {
     /// A script run on the server at `server_us`.
     fn executed(&mut self, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
-        let (caller, purpose) = (info.caller, info.purpose);
+        let (caller, process, purpose) = (info.caller, info.process, info.purpose);
         if !matches!(purpose, Some(Purpose::Register | Purpose::Acquire)) {
             return;
         }
         // The script stores the configuration, with its time as the origin, when absent.
-        let period =
-            NonZeroU128::new(u128::from(self.scenario.period_us)).unwrap_or(NonZeroU128::MIN);
+        let own = self.scenario.configured(process);
+        let stored = *self.stored.get_or_insert(own);
+        self.limits.insert(self.epoch, stored.0);
+        let period = NonZeroU128::new(u128::from(stored.1)).unwrap_or(NonZeroU128::MIN);
         let grid = *self
             .grid
             .get_or_insert_with(|| Grid::new(u128::from(server_us), period));
+        if purpose == Some(Purpose::Register) {
+            self.registration_accepted[process as usize] = Some(own == stored);
+        }
+        if own != stored {
+            self.refused(request, caller, server_us, reply);
+            return;
+        }
         let values = match reply {
             ReplyDigest::Four { values } => values,
             ReplyDigest::Error { .. } => {
@@ -370,6 +401,46 @@ impl Checker<'_> {
             other => self.report(Invariant::Events, Some(caller), || {
                 format!("an attempt answered {other:?}")
             }),
+        }
+    }
+
+    /// A process's registration went through (`accepted`) or was refused: as the server's
+    /// answer to its latest registration run says it must.
+    fn registered(&mut self, process: u16, accepted: bool) {
+        if self.registration_accepted[process as usize] != Some(accepted) {
+            self.report(Invariant::Configuration, None, || {
+                if accepted {
+                    format!(
+                        "process {process} registered, but the server refused its configuration"
+                    )
+                } else {
+                    format!(
+                        "process {process} was refused, but the server accepted its configuration"
+                    )
+                }
+            });
+        }
+    }
+
+    /// A script run by a process configured apart from the stored configuration: the server
+    /// must refuse it with the stored one, counting nothing.
+    fn refused(&mut self, request: u32, caller: Option<u32>, server_us: u64, reply: ReplyDigest) {
+        let expected =
+            self.grid
+                .zip(self.stored)
+                .map(|(grid, (limit, period))| ScriptReply::Conflict {
+                    period,
+                    limit: u64::from(limit),
+                    origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
+                });
+        let got = match reply {
+            ReplyDigest::Four { values } => ScriptReply::parse(&values),
+            _ => None,
+        };
+        if expected.is_none() || got != expected {
+            self.report(Invariant::Configuration, caller, || {
+                format!("request {request} of a process configured apart, run at server time {server_us}, answered {got:?}, not the refusal {expected:?}")
+            });
         }
     }
 
@@ -570,6 +641,7 @@ impl Checker<'_> {
             self.counted[key].clear();
         }
         self.grid = None;
+        self.stored = None;
         self.epoch += 1;
     }
 
@@ -639,10 +711,12 @@ impl Checker<'_> {
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
         let policy = self.scenario.processes[process as usize].fail_policy;
-        let reply = request.and_then(|r| match self.requests.get(r as usize)?.reply? {
-            ReplyDigest::Four { values } => ScriptReply::parse(&values),
-            _ => None,
-        });
+        let reply = self.script_reply(request);
+        let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
+        if refusal || decision == DecisionDigest::Conflict {
+            self.refused_decision(caller, decision, refusal);
+            return;
+        }
         match (decision, request) {
             (DecisionDigest::Permitted { remaining }, Some(request)) => {
                 if !matches!(reply, Some(ScriptReply::Permitted { remaining: r, .. }) if r == remaining)
@@ -729,6 +803,29 @@ impl Checker<'_> {
             (other, request) => self.report(Invariant::Events, Some(caller), || {
                 format!("decided {other:?} (request {request:?})")
             }),
+        }
+    }
+
+    /// The script's reply to `request`, if it ran and answered as the script does.
+    fn script_reply(&self, request: Option<u32>) -> Option<ScriptReply> {
+        match self.requests.get(request? as usize)?.reply? {
+            ReplyDigest::Four { values } => ScriptReply::parse(&values),
+            _ => None,
+        }
+    }
+
+    /// A decision on a refusal, or a refusal decided: only the one on the other.
+    fn refused_decision(&mut self, caller: u32, decision: DecisionDigest, refusal: bool) {
+        if refusal != (decision == DecisionDigest::Conflict) {
+            self.report(Invariant::Configuration, Some(caller), || {
+                if refusal {
+                    format!(
+                        "the server refused the configuration, but the call decided {decision:?}"
+                    )
+                } else {
+                    "the call decided a configuration error the server never answered".to_owned()
+                }
+            });
         }
     }
 
@@ -840,6 +937,7 @@ impl Checker<'_> {
                 EventDigest::Unavailable { failed_open: false },
                 Some((DecisionDigest::Unavailable { .. }, _)),
             )
+            | (SharedOutcome::Conflict, EventDigest::None, Some((DecisionDigest::Conflict, _)))
             | (SharedOutcome::Crashed, EventDigest::None, _) => true,
             (
                 SharedOutcome::Rejected {
@@ -910,8 +1008,12 @@ impl Checker<'_> {
         self.record = run.records.len();
         // Each window's permits granted to callers, against limit plus what was forgotten.
         let ledgers = std::mem::take(&mut self.ledgers);
-        let limit = self.limit();
         for ((epoch, key, window), ops) in ledgers {
+            let limit = self
+                .limits
+                .get(&epoch)
+                .copied()
+                .unwrap_or(self.scenario.limit);
             let mut ledger = Ledger::new(limit);
             for op in ops {
                 match op {
@@ -956,8 +1058,14 @@ impl Checker<'_> {
                 "the run used up its event budget".to_owned()
             });
         }
+        // A process refused at registration never connects: its callers have no limiter to
+        // call.
         let never: Vec<usize> = (0..self.calls.len())
             .filter(|&c| !self.calls[c].started || !self.calls[c].finished)
+            .filter(|&c| {
+                self.calls[c].started
+                    || !self.refused_processes[self.scenario.callers[c].process as usize]
+            })
             .collect();
         if !never.is_empty() && !run.out_of_budget {
             self.report(Invariant::Liveness, None, || {

@@ -32,11 +32,15 @@ pub enum Plant {
     /// The local memory of a full window kept half a period past the window's end: local
     /// rejections run late.
     MemoryPastEnd,
+    /// A refused configuration ignored: a process configured apart adopts the stored origin
+    /// as if it had registered, and reads each refusal of an attempt as an outage (which the
+    /// fail-open policy turns into a permit).
+    ConflictIgnored,
 }
 
 impl Plant {
     /// Every planted bug.
-    pub const ALL: [Plant; 7] = [
+    pub const ALL: [Plant; 8] = [
         Plant::TwoCommands,
         Plant::ClientClock,
         Plant::OwnOrigin,
@@ -44,6 +48,7 @@ impl Plant {
         Plant::FirstHitExpiry,
         Plant::BoundaryOffByOne,
         Plant::MemoryPastEnd,
+        Plant::ConflictIgnored,
     ];
 
     /// Its name on the command line.
@@ -56,6 +61,7 @@ impl Plant {
             Plant::FirstHitExpiry => "first-hit-expiry",
             Plant::BoundaryOffByOne => "boundary-off-by-one",
             Plant::MemoryPastEnd => "memory-past-end",
+            Plant::ConflictIgnored => "conflict-ignored",
         }
     }
 
@@ -67,7 +73,7 @@ impl Plant {
             Plant::OwnOrigin => &OWN_ORIGIN,
             Plant::FirstHitExpiry => &FIRST_HIT_EXPIRY,
             Plant::BoundaryOffByOne => &BOUNDARY_OFF_BY_ONE,
-            Plant::RetryLostReply | Plant::MemoryPastEnd => SCRIPT,
+            Plant::RetryLostReply | Plant::MemoryPastEnd | Plant::ConflictIgnored => SCRIPT,
         }
     }
 }
@@ -194,7 +200,10 @@ mod tests {
     fn every_variant_differs_from_the_production_script() {
         for plant in Plant::ALL {
             let script = plant.script();
-            let client_only = matches!(plant, Plant::RetryLostReply | Plant::MemoryPastEnd);
+            let client_only = matches!(
+                plant,
+                Plant::RetryLostReply | Plant::MemoryPastEnd | Plant::ConflictIgnored
+            );
             assert_eq!(script == SCRIPT, client_only, "{plant}");
             assert_eq!(plant.name().parse::<Plant>(), Ok(plant));
         }

@@ -110,7 +110,9 @@ pub enum SharedOutcome {
     },
     /// `Unavailable`.
     Unavailable,
-    /// `Conflict`, `InvalidKey` or an error kind the oracle does not know.
+    /// `Conflict`: the server holds another configuration.
+    Conflict,
+    /// `InvalidKey` or an error kind the oracle does not know.
     OtherError,
     /// The caller's process crashed during the call.
     Crashed,
@@ -214,6 +216,14 @@ pub enum SharedRecord {
         process: u16,
         /// The shared origin it adopted, server microseconds.
         origin_us: u64,
+    },
+    /// A process's registration was refused: the server holds another configuration (its
+    /// connect fails with `Conflict`; it tries again later, as a deployment restarts it).
+    Conflicted {
+        /// Virtual time.
+        t: u64,
+        /// The process.
+        process: u16,
     },
     /// A call began.
     Start {

@@ -41,6 +41,13 @@ use crate::shared::server::{Command, Script, Server};
 /// Events a run may process before it is cut short (a run that reaches it is reported).
 pub const SHARED_EVENT_BUDGET: u64 = 400_000;
 
+/// The key a scenario with [`SharedScenario::time_key`] reads the server's time from; the
+/// simulated server keeps it equal to its clock, as the tests that set it do.
+pub const TIME_KEY: &str = "sim:time";
+
+/// A process whose configuration the server refuses tries this many times, then stays down.
+const REFUSALS: u32 = 3;
+
 /// What a run did, in numbers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SharedStats {
@@ -214,6 +221,10 @@ struct Sim<'s> {
     /// a stale timeout never matches a later attempt.
     next_attempt: u32,
     out_of_budget: bool,
+    /// Some process has registered: the configuration is stored.
+    stored: bool,
+    /// Processes configured apart, waiting for the configuration to be stored.
+    deferred: Vec<u16>,
 }
 
 /// Runs `scenario` with the real shared limiter, or with `plant`ed into it.
@@ -238,13 +249,17 @@ pub fn run_shared(scenario: &SharedScenario, plant: Option<Plant>) -> SharedRun 
 /// The configuration of process `index` of `scenario`.
 pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
     let spec = &scenario.processes[index];
-    let config = Config::of(
-        SHARED_NAME,
-        scenario.limit,
-        Duration::from_micros(scenario.period_us),
-    )
-    .and_then(|config| config.with_timeout(spec.timeout.max(Duration::from_nanos(1))))
-    .unwrap_or_else(|error| panic!("scenarios are drawn valid: {error}"));
+    let (limit, period_us) = scenario.configured(u16::try_from(index).unwrap_or(u16::MAX));
+    let config = Config::of(SHARED_NAME, limit, Duration::from_micros(period_us))
+        .and_then(|config| config.with_timeout(spec.timeout.max(Duration::from_nanos(1))))
+        .and_then(|config| {
+            if scenario.time_key {
+                config.with_time_key(TIME_KEY)
+            } else {
+                Ok(config)
+            }
+        })
+        .unwrap_or_else(|error| panic!("scenarios are drawn valid: {error}"));
     config
         .with_max_wait(spec.max_wait)
         .with_fail_policy(spec.fail_policy)
@@ -326,6 +341,8 @@ impl<'s> Sim<'s> {
             now: 0,
             next_attempt: 0,
             out_of_budget: false,
+            stored: false,
+            deferred: Vec::new(),
         }
     }
 
@@ -395,6 +412,11 @@ impl<'s> Sim<'s> {
     }
 
     fn start(&mut self, process: u16) {
+        if self.scenario.is_misconfigured(process) && !self.stored {
+            // Rolled out after the others: it starts once the shared configuration is stored.
+            self.deferred.push(process);
+            return;
+        }
         let p = &mut self.processes[process as usize];
         if p.up {
             return;
@@ -869,12 +891,20 @@ impl<'s> Sim<'s> {
                 let received = self.local(process);
                 let name = &self.scenario.keys[key as usize];
                 let protocol = &self.processes[process as usize].protocol;
-                let decision = match &reply {
+                let mut decision = match &reply {
                     Ok(values) => protocol.finish(name, sent, received, deadline, Ok(values)),
                     Err(cause) => {
                         protocol.finish(name, sent, received, deadline, Err(cause.clone()))
                     }
                 };
+                if self.plant == Some(Plant::ConflictIgnored) {
+                    if let Decision::Conflict(_) = decision {
+                        // The planted client reads a refusal of its configuration as an
+                        // outage, which its fail policy may turn into a permit.
+                        let outage = Unavailable::new(UnavailableKind::Server, "conflict");
+                        decision = protocol.finish(name, sent, received, deadline, Err(outage));
+                    }
+                }
                 if self.plant == Some(Plant::MemoryPastEnd) {
                     if let Ok(values) = &reply {
                         if let Some(ScriptReply::Full { retry_after, .. }) =
@@ -947,6 +977,36 @@ impl<'s> Sim<'s> {
                 p.own_origin = now;
             }
         }
+        let origin = match origin {
+            Err(SharedError::Conflict(conflict)) => {
+                self.records.push(SharedRecord::Conflicted {
+                    t: self.now,
+                    process,
+                });
+                let stored =
+                    reply
+                        .as_deref()
+                        .ok()
+                        .and_then(ScriptReply::parse)
+                        .and_then(|r| match r {
+                            ScriptReply::Conflict { origin, .. } => Some(origin),
+                            _ => None,
+                        });
+                match (self.plant, stored) {
+                    // The planted client takes the stored origin and carries on.
+                    (Some(Plant::ConflictIgnored), Some(origin)) => Ok(origin),
+                    _ => Err(SharedError::Conflict(conflict)),
+                }
+            }
+            other => other,
+        };
+        if origin.is_ok() && !self.stored {
+            self.stored = true;
+            for deferred in std::mem::take(&mut self.deferred) {
+                self.queue.push(self.now, Event::Start(deferred));
+            }
+        }
+        let p = &mut self.processes[process as usize];
         if let Ok(origin_us) = origin {
             p.ready = true;
             p.failed_registrations = 0;
@@ -962,9 +1022,17 @@ impl<'s> Sim<'s> {
         } else {
             // As a deployment restarts a replica whose connect failed: try again, after
             // the timeout (a server that is down refuses at once).
+            let refused = matches!(origin, Err(SharedError::Conflict(_)));
             let p = &mut self.processes[process as usize];
             p.registering = None;
             p.failed_registrations += 1;
+            let last_arrival = self.scenario.callers.last().map_or(0, |c| c.arrival);
+            if refused && p.failed_registrations >= REFUSALS && self.now > last_arrival {
+                // The deployment restarts a refused process while there is traffic (a
+                // restart of the server may let it store its own configuration), then gives
+                // up, and the process stays down.
+                return;
+            }
             let generation = p.generation;
             // Backing off, as a supervisor restarting a failing replica does.
             let backoff = p.protocol.config().timeout() * (1 << p.failed_registrations.min(10));
@@ -1250,6 +1318,7 @@ fn outcome(
                 && *max_wait == config.max_wait(),
         },
         Err(SharedError::Unavailable { .. }) => SharedOutcome::Unavailable,
+        Err(SharedError::Conflict(_)) => SharedOutcome::Conflict,
         Err(_) => SharedOutcome::OtherError,
     }
 }

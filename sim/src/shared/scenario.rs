@@ -59,6 +59,16 @@ pub struct Link {
     pub jitter_ns: u64,
 }
 
+/// A process configured apart from the others, as a deployment rolled out with another limit
+/// or period is: the server holds the first configuration stored, and refuses this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Misconfiguration {
+    /// Its limit.
+    Limit(u32),
+    /// Its period, in microseconds.
+    Period(u64),
+}
+
 /// One client process: its own limiter instance.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ProcessSpec {
@@ -76,6 +86,8 @@ pub struct ProcessSpec {
     pub timeout: Duration,
     /// How many full windows it may remember.
     pub local_memory: usize,
+    /// Its own limit or period instead of the shared ones, if it is configured apart.
+    pub misconfigured: Option<Misconfiguration>,
 }
 
 /// One caller: a call of `try_acquire` (never waits) or `acquire` (waits up to `max_wait`).
@@ -121,6 +133,9 @@ pub struct SharedScenario {
     pub callers: Vec<SharedCaller>,
     /// The faults.
     pub faults: Faults,
+    /// Whether every process reads the server's time from a key (the script's `KEYS[3]`,
+    /// which the simulated server keeps equal to its clock) instead of `TIME`.
+    pub time_key: bool,
 }
 
 /// Scenarios have at most this many callers.
@@ -171,6 +186,22 @@ impl SharedScenario {
             .map_or(window_ns, |c| c.arrival)
             .max(window_ns);
         let faults = pick_faults(&mut rng, &processes, span, window_ns);
+        // Drawn from a generator of their own, so that every other draw stays what it was.
+        let mut apart = ChaCha8Rng::seed_from_u64(id.seed ^ 0x0C0F_1C75);
+        let time_key = apart.random_bool(0.15);
+        let mut processes = processes;
+        // Once the stored configuration is lost (a restart, a failover), whichever process runs
+        // the script first stores its own, and the others are refused.
+        if processes.len() >= 2 && apart.random_bool(0.2) {
+            let misconfiguration = if apart.random_bool(0.5) {
+                Misconfiguration::Limit(limit + 1)
+            } else {
+                Misconfiguration::Period(period_us * 2)
+            };
+            if let Some(last) = processes.last_mut() {
+                last.misconfigured = Some(misconfiguration);
+            }
+        }
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept
@@ -187,7 +218,28 @@ impl SharedScenario {
             key_mode,
             callers,
             faults,
+            time_key,
         }
+    }
+
+    /// The limit and period (µs) process `process` is configured with.
+    pub fn configured(&self, process: u16) -> (u32, u64) {
+        match self
+            .processes
+            .get(process as usize)
+            .and_then(|p| p.misconfigured)
+        {
+            None => (self.limit, self.period_us),
+            Some(Misconfiguration::Limit(limit)) => (limit, self.period_us),
+            Some(Misconfiguration::Period(period_us)) => (self.limit, period_us),
+        }
+    }
+
+    /// Whether process `process` is configured apart from the shared limit and period.
+    pub fn is_misconfigured(&self, process: u16) -> bool {
+        self.processes
+            .get(process as usize)
+            .is_some_and(|p| p.misconfigured.is_some())
     }
 }
 
@@ -257,6 +309,7 @@ fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
                     60..80 => 0,
                     _ => rng.random_range(1..=4),
                 },
+                misconfigured: None,
             }
         })
         .collect()

@@ -112,6 +112,10 @@ impl Server {
             } => {
                 if self.scripts.contains(&script.sha) {
                     effects.ran_script = true;
+                    if let Some(time_key) = call.keys().nth(2) {
+                        // A time key reads the server's clock, as a test that sets it keeps it.
+                        self.keyspace.keep(time_key, &server_us.to_string());
+                    }
                     let keyspace = &mut self.keyspace;
                     let (reply, refused) = with_engine(|engine| {
                         engine.run(

@@ -11,6 +11,7 @@ use crate::shared::planted::Plant;
 use crate::shared::record::{Loss, SharedRecord};
 use crate::shared::run::{SharedRun, run_shared};
 use crate::shared::scenario::SharedScenario;
+use crate::shared::shrink::{SharedCut, shrink_shared};
 use crate::sweep::across_threads;
 use crate::sweep::{DETERMINISM, scenario_id};
 
@@ -50,7 +51,13 @@ pub struct SharedFailure {
     pub nondeterministic: bool,
     /// A panic's message, if one escaped.
     pub panic: Option<String>,
+    /// The smallest scenario found that still breaks its first rule: the callers kept and the
+    /// cut of the rest (for the first few failures of a sweep only).
+    pub shrunk: Option<(ScenarioId, SharedCut)>,
 }
+
+/// Failures past this many are reported without shrinking, to keep a bad sweep short.
+const MOST_SHRUNK: usize = 5;
 
 /// Totals of a shared sweep.
 #[derive(Debug, Clone, Default)]
@@ -92,7 +99,7 @@ pub struct SharedSummary {
 }
 
 /// Every fault name a summary lists, zero or not.
-pub const FAULT_NAMES: [&str; 13] = [
+pub const FAULT_NAMES: [&str; 15] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -106,6 +113,8 @@ pub const FAULT_NAMES: [&str; 13] = [
     "clock_step_back",
     "client_crash",
     "counters_expired",
+    "configuration_refused",
+    "attempts_refused",
 ];
 
 impl SharedSummary {
@@ -161,6 +170,11 @@ impl SharedSummary {
                     ..
                 } => "noscript_reloads",
                 SharedRecord::Expired { .. } => "counters_expired",
+                SharedRecord::Conflicted { .. } => "configuration_refused",
+                SharedRecord::Decided {
+                    decision: crate::shared::DecisionDigest::Conflict,
+                    ..
+                } => "attempts_refused",
                 SharedRecord::Fault { fault, .. } => {
                     if let crate::shared::FaultRecord::Failover { undone, .. } = fault {
                         *self.faults.entry("writes_lost_in_failover").or_insert(0) +=
@@ -210,7 +224,19 @@ pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> Shar
     for part in parts {
         total.add(part);
     }
-    total.failures = failures;
+    total.failures = failures
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut failure)| {
+            if i < MOST_SHRUNK {
+                if let Some(first) = failure.violations.first() {
+                    failure.shrunk =
+                        Some(shrink_shared(&failure.id, config.plant, first.invariant));
+                }
+            }
+            failure
+        })
+        .collect();
     total
 }
 
@@ -246,6 +272,7 @@ fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<Sh
                 violations: Vec::new(),
                 nondeterministic: false,
                 panic: Some(message),
+                shrunk: None,
             });
         }
     };
@@ -270,5 +297,6 @@ fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<Sh
         violations,
         nondeterministic,
         panic: None,
+        shrunk: None,
     })
 }

@@ -23,6 +23,10 @@ struct Header<'a> {
     request_loss_ppm: u32,
     reply_loss_ppm: u32,
     planned_faults: usize,
+    /// Whether the script reads the time key instead of `TIME`.
+    time_key: bool,
+    /// The processes configured apart.
+    misconfigured: Vec<usize>,
 }
 
 /// Writes `run` of `scenario` (with the planted bug named `planted`, if any) to `out`.
@@ -63,6 +67,10 @@ pub fn write_shared_trace(
         request_loss_ppm: scenario.faults.request_loss_ppm,
         reply_loss_ppm: scenario.faults.reply_loss_ppm,
         planned_faults: scenario.faults.planned.len(),
+        time_key: scenario.time_key,
+        misconfigured: (0..scenario.processes.len())
+            .filter(|&p| scenario.processes[p].misconfigured.is_some())
+            .collect(),
     };
     serde_json::to_writer(&mut *out, &header)?;
     out.write_all(b"\n")?;

@@ -2,7 +2,8 @@
 //! is caught.
 
 use fixed_window_sim::shared::{
-    FAULT_NAMES, Plant, SharedScenario, SharedSweep, check_shared, run_shared, sweep_shared,
+    FAULT_NAMES, Plant, SharedCut, SharedOutcome, SharedRecord, SharedScenario, SharedSweep,
+    TIME_KEY, check_shared, run_shared, sweep_shared,
 };
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -91,6 +92,134 @@ fn memory_past_the_windows_end_is_caught() {
 }
 
 #[test]
+fn a_refused_configuration_ignored_is_caught() {
+    assert_caught(Plant::ConflictIgnored, Invariant::Configuration);
+}
+
+#[test]
+fn a_process_configured_apart_is_refused_and_never_permitted() {
+    use fixed_window_sim::shared::{DecisionDigest, Fault};
+    let (mut refused, mut attempts_refused) = (0, 0);
+    for seed in 0..PLANT_SEEDS {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        let apart: Vec<u16> = (0_u16..)
+            .zip(&scenario.processes)
+            .filter(|(_, p)| p.misconfigured.is_some())
+            .map(|(index, _)| index)
+            .collect();
+        if apart.is_empty() {
+            continue;
+        }
+        let run = run_shared(&scenario, None);
+        assert_eq!(check_shared(&scenario, &run), [], "seed {seed}");
+        refused += run
+            .records
+            .iter()
+            .filter(|r| matches!(r, SharedRecord::Conflicted { process, .. } if apart.contains(process)))
+            .count();
+        // After a restart or a failover, whichever process runs first stores its own
+        // configuration: then the others' attempts are refused.
+        attempts_refused += run
+            .records
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r,
+                    SharedRecord::Decided {
+                        decision: DecisionDigest::Conflict,
+                        ..
+                    }
+                )
+            })
+            .count();
+        let state_lost = scenario
+            .faults
+            .planned
+            .iter()
+            .any(|(_, f)| matches!(f, Fault::Restart { .. } | Fault::Failover { .. }));
+        if !state_lost {
+            // The shared configuration stays stored: the process apart never registers, and
+            // none of its callers begins, let alone gets a permit.
+            assert!(
+                !run.records.iter().any(|r| matches!(r, SharedRecord::Registered { process, .. } if apart.contains(process))),
+                "seed {seed}"
+            );
+            assert!(
+                !run.records.iter().any(|r| matches!(r, SharedRecord::Start { caller, .. } if apart.contains(&scenario.callers[*caller as usize].process))),
+                "seed {seed}"
+            );
+        }
+    }
+    assert!(refused >= 10, "only {refused} refusals");
+    assert!(attempts_refused > 0, "no attempt was refused");
+}
+
+#[test]
+fn skewed_client_clocks_change_no_outcome_but_the_clients_clock_plant_does() {
+    // Time comes from the server: shifting every process's clock by its own amount must leave
+    // every call's outcome as it was. The planted client that sends its own reading breaks it.
+    let outcomes = |scenario: &SharedScenario, plant| -> Vec<(u32, SharedOutcome)> {
+        run_shared(scenario, plant)
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                &SharedRecord::Finish {
+                    caller, outcome, ..
+                } => Some((caller, outcome)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut differed_planted = 0;
+    for seed in 0..200 {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        let mut skewed = scenario.clone();
+        for (n, process) in (1_u64..).zip(&mut skewed.processes) {
+            process.clock.offset_ns += n * 7_777_777_777_777;
+        }
+        assert_eq!(
+            outcomes(&scenario, None),
+            outcomes(&skewed, None),
+            "seed {seed}"
+        );
+        if outcomes(&scenario, Some(Plant::ClientClock))
+            != outcomes(&skewed, Some(Plant::ClientClock))
+        {
+            differed_planted += 1;
+            // And the oracle catches it under the skew, on its own.
+            let run = run_shared(&skewed, Some(Plant::ClientClock));
+            assert!(!check_shared(&skewed, &run).is_empty(), "seed {seed}");
+        }
+    }
+    assert!(differed_planted > 0);
+}
+
+#[test]
+fn the_time_key_path_is_drawn_and_read() {
+    let (mut read, mut caught) = (0, 0);
+    for seed in 0..200 {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        if !scenario.time_key {
+            continue;
+        }
+        let run = run_shared(&scenario, None);
+        assert_eq!(check_shared(&scenario, &run), [], "seed {seed}");
+        let kept = run.records.iter().any(|r| {
+            matches!(r, SharedRecord::Keyspace { keys, .. } if keys.iter().any(|(k, _)| **k == *TIME_KEY))
+        });
+        read += usize::from(kept && run.stats.scripts > 0);
+        // The script's window arithmetic off by one is caught on that path too.
+        let planted = run_shared(&scenario, Some(Plant::BoundaryOffByOne));
+        caught += usize::from(!check_shared(&scenario, &planted).is_empty());
+    }
+    assert!(read >= 10, "only {read} scenarios read the time key");
+    assert!(
+        caught > 0,
+        "the boundary off by one went unnoticed on the time key"
+    );
+}
+
+#[test]
 fn a_scenario_gives_the_same_trace_on_every_thread() {
     let ids: Vec<ScenarioId> = (0..40).map(ScenarioId::seed).collect();
     let hashes = |ids: &[ScenarioId]| -> Vec<u64> {
@@ -132,4 +261,45 @@ fn a_sweep_injects_every_fault_and_keeps_most_scenarios_healthy() {
     );
     assert!(summary.local_rejections > 0 && summary.waits > 0 && summary.failed_open > 0);
     assert!(summary.failures.is_empty());
+}
+
+#[test]
+fn a_failing_sweep_reports_its_failures_shrunk_and_each_shrunk_one_still_fails() {
+    let summary = sweep_shared(
+        &SharedSweep {
+            seed: 3,
+            scenarios: 120,
+            shard: (0, 1),
+            threads: 2,
+            plant: Some(Plant::RetryLostReply),
+            check_determinism: false,
+        },
+        |_| {},
+    );
+    let shrunk: Vec<_> = summary
+        .failures
+        .iter()
+        .filter_map(|f| Some((f, f.shrunk.as_ref()?)))
+        .collect();
+    assert!(!shrunk.is_empty(), "no failure was shrunk");
+    let mut smaller = 0;
+    for (failure, (id, cut)) in shrunk {
+        let whole = SharedScenario::generate(&failure.id);
+        let small = cut.scenario(id);
+        assert!(small.callers.len() <= whole.callers.len());
+        assert!(small.processes.len() <= whole.processes.len());
+        assert!(small.faults.planned.len() <= whole.faults.planned.len());
+        let rule = failure.violations[0].invariant;
+        let run = run_shared(&small, Some(Plant::RetryLostReply));
+        assert!(
+            check_shared(&small, &run)
+                .iter()
+                .any(|v| v.invariant == rule),
+            "{id} {cut} no longer breaks {rule}"
+        );
+        // The cut travels as text and comes back the same.
+        assert_eq!(cut.to_string().parse::<SharedCut>().as_ref(), Ok(cut));
+        smaller += usize::from(small.callers.len() < whole.callers.len());
+    }
+    assert!(smaller > 0);
 }

@@ -93,6 +93,43 @@ fn expiry_from_the_first_hit_carries_permits_over() -> TestResult {
 }
 
 #[test]
+fn the_scripts_boundary_off_by_one_is_caught() -> TestResult {
+    // Readings on window boundaries: the first microsecond of a window counted in the previous
+    // one shows as a permit or rejection the keyed window cannot explain.
+    let not_linearizable = |v: &Verdict| v.linearizable.is_err();
+    caught(
+        Flaw::BoundaryOffByOne,
+        plans::on_boundaries("planted-boundary"),
+        not_linearizable,
+    )?;
+    Ok(())
+}
+
+#[test]
+fn memory_of_a_full_window_past_its_end_is_caught() -> TestResult {
+    // Every replica rejects locally into the next window, which nobody fills meanwhile: a
+    // rejection in a window with room.
+    let not_linearizable = |v: &Verdict| v.linearizable.is_err();
+    caught(
+        Flaw::MemoryPastEnd,
+        plans::remembered("planted-memory-past-end"),
+        not_linearizable,
+    )?;
+    Ok(())
+}
+
+#[test]
+fn a_later_windows_counter_ignored_after_the_clock_steps_back_is_caught() -> TestResult {
+    let not_linearizable = |v: &Verdict| v.linearizable.is_err();
+    caught(
+        Flaw::LaterWindowIgnored,
+        plans::clock_steps("planted-later-window"),
+        not_linearizable,
+    )?;
+    Ok(())
+}
+
+#[test]
 fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
     use fixed_window_redis::SCRIPT;
 
@@ -101,7 +138,10 @@ fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
         let script = flaw.script();
         match flaw {
             // The client's step is the flaw; the script is production's.
-            Flaw::RetryLostReply | Flaw::OwnOrigin => assert_eq!(script, SCRIPT),
+            Flaw::RetryLostReply | Flaw::OwnOrigin | Flaw::MemoryPastEnd => {
+                assert_eq!(script, SCRIPT);
+            }
+            Flaw::BoundaryOffByOne | Flaw::LaterWindowIgnored => assert_ne!(script, SCRIPT),
             Flaw::TwoCommands => {
                 assert!(script.contains(&format!("{counter_write})")));
                 assert!(!script.contains("'PX', ttl"));

@@ -141,3 +141,75 @@ fn every_network_fault_at_once_with_local_rejections_fail_open() -> TestResult {
     assert!(ran.tally.failed_open > 0, "{:?}", ran.tally);
     Ok(())
 }
+
+#[test]
+fn a_request_lost_on_an_open_connection_times_out_unavailable_never_permitted() -> TestResult {
+    let ran = run(plans::lost_request(
+        "faults-lost-request",
+        FailPolicy::Closed,
+    ))?;
+    let (checked, _) = Verdict::of(&ran).holds(&ran)?;
+    assert!(ran.injected.requests_swallowed > 0, "{:?}", ran.injected);
+    // Fail closed: each lost request is an Unavailable, never a permit.
+    assert!(ran.tally.unavailable > 0, "{:?}", ran.tally);
+    assert_eq!(ran.tally.failed_open, 0, "{:?}", ran.tally);
+    assert!(checked.indeterminate > 0, "{checked:?}");
+    Ok(())
+}
+
+#[test]
+fn the_script_cache_flushed_under_load_is_reloaded_and_keeps_every_rule() -> TestResult {
+    let ran = run(plans::script_flush("faults-script-flush"))?;
+    holds(&ran)?;
+    assert_eq!(ran.server_faults, 3);
+    // Each flush sent some client through NOSCRIPT and a reload.
+    assert!(ran.noscript >= 3, "only {} NOSCRIPT replies", ran.noscript);
+    assert_eq!(
+        (ran.tally.unavailable, ran.tally.failed_open),
+        (0, 0),
+        "{:?}",
+        ran.tally
+    );
+    Ok(())
+}
+
+#[test]
+fn the_servers_clock_stepping_forward_and_back_keeps_every_rule() -> TestResult {
+    let ran = run(plans::clock_steps("faults-clock-steps"))?;
+    holds(&ran)?;
+    assert_eq!((ran.server_faults, ran.history.steps.len()), (2, 2));
+    assert_eq!(
+        (ran.tally.unavailable, ran.tally.failed_open),
+        (0, 0),
+        "{:?}",
+        ran.tally
+    );
+    Ok(())
+}
+
+#[test]
+fn readings_on_window_boundaries_keep_every_rule() -> TestResult {
+    let ran = run(plans::on_boundaries("faults-on-boundaries"))?;
+    holds(&ran)?;
+    Ok(())
+}
+
+#[test]
+fn local_rejections_with_nothing_wrong_keep_every_rule() -> TestResult {
+    let ran = run(plans::remembered("faults-remembered"))?;
+    holds(&ran)?;
+    Ok(())
+}
+
+#[test]
+fn a_request_lost_on_an_open_connection_fails_open_with_flagged_permits() -> TestResult {
+    let ran = run(plans::lost_request(
+        "faults-lost-request-open",
+        FailPolicy::Open,
+    ))?;
+    holds(&ran)?;
+    assert!(ran.injected.requests_swallowed > 0, "{:?}", ran.injected);
+    assert!(ran.tally.failed_open > 0, "{:?}", ran.tally);
+    assert_eq!(ran.tally.unavailable, 0, "{:?}", ran.tally);
+    Ok(())
+}

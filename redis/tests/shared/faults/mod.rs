@@ -1,6 +1,7 @@
 //! Real faults on a real server: a fault proxy on loopback between the limiters and
 //! `redis-server` (delays, lost replies, resets), the server paused, restarted without its data
-//! and failed over to a lagging replica, callers that die mid-call; several limiter replicas in
+//! and failed over to a lagging replica, its script cache flushed, its clock stepped forward and
+//! back (through the script's time key), callers that die mid-call; several limiter replicas in
 //! this process and, in one test, several processes. Every attempt is recorded on the server's
 //! clock and judged by the models crate's checkers: linearizability with lost replies as
 //! indeterminate operations, the ledger's bound after state loss, and no counter that never
@@ -16,4 +17,5 @@ mod proxy;
 mod run;
 mod servers;
 mod subject;
+mod time_key;
 mod verdict;

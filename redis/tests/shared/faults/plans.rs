@@ -6,7 +6,7 @@ use core::time::Duration;
 use fixed_window_redis::FailPolicy;
 
 use crate::faults::proxy::Faults;
-use crate::faults::run::{Plan, ServerFault, TIMEOUT};
+use crate::faults::run::{PERIOD, Plan, ServerFault, TIMEOUT};
 
 /// A request held past the clients' timeout.
 const LATE: Duration = Duration::from_millis(400);
@@ -52,6 +52,29 @@ pub fn reset(name: &'static str) -> Plan {
             ..Faults::NONE
         },
         ..Plan::new(name, 4)
+    }
+}
+
+/// Requests dropped on connections kept open: the server never runs them, and their callers
+/// time out.
+pub fn lost_request(name: &'static str, policy: FailPolicy) -> Plan {
+    Plan {
+        policy,
+        faults: Faults {
+            swallow_request: 0.05,
+            stall: LATE,
+            ..Faults::NONE
+        },
+        ..Plan::new(name, 10)
+    }
+}
+
+/// The script cache flushed (`SCRIPT FLUSH`) three times during the load: every client meets
+/// `NOSCRIPT` and loads the script again.
+pub fn script_flush(name: &'static str) -> Plan {
+    Plan {
+        server: ServerFault::Flush { times: 3 },
+        ..Plan::new(name, 11)
     }
 }
 
@@ -107,8 +130,41 @@ pub fn mixed(name: &'static str, policy: FailPolicy) -> Plan {
             stall_reply: 0.01,
             stall: LATE,
             reset: 0.04,
+            swallow_request: 0.01,
         },
         crash: 0.02,
         ..Plan::new(name, 9)
+    }
+}
+
+/// The server's clock stepped forward by 2.4 periods a third of the way through, and back by
+/// 1.8 periods two thirds of the way (within the counters' expiry margin, so the later window's
+/// counter is still there to count against).
+pub fn clock_steps(name: &'static str) -> Plan {
+    Plan {
+        server: ServerFault::ClockSteps {
+            forward: PERIOD * 12 / 5,
+            back: PERIOD * 9 / 5,
+        },
+        time_key: Some(Duration::from_micros(1)),
+        ..Plan::new(name, 12)
+    }
+}
+
+/// Local memory of full windows on, nothing going wrong: its rejections are judged by the
+/// fullness of the server's window at the time.
+pub fn remembered(name: &'static str) -> Plan {
+    Plan {
+        local_memory: true,
+        ..Plan::new(name, 13)
+    }
+}
+
+/// The server's clock read from the time key in fifths of a period: one reading in five falls
+/// exactly on a window's first microsecond.
+pub fn on_boundaries(name: &'static str) -> Plan {
+    Plan {
+        time_key: Some(PERIOD / 5),
+        ..Plan::new(name, 14)
     }
 }

@@ -8,8 +8,11 @@ use fixed_window::{Clock, SystemClock};
 use fixed_window_redis::{
     Config, EXPIRY_MARGIN_MILLIS, Protocol, SCRIPT, Unavailable, UnavailableKind,
 };
+use fixed_window_sim::shared::Plant;
 use redis::Script;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use crate::faults::clock::server_now;
 use crate::faults::subject::Observed;
@@ -31,16 +34,28 @@ pub enum Flaw {
     /// The counter carries no window: it expires `period` after the window's first hit, so a
     /// window starts at its first hit and permits carry over the grid's boundaries.
     FirstHitExpiry,
+    /// The simulator's [`Plant::BoundaryOffByOne`]: the instant a window starts still counts
+    /// against the previous one.
+    BoundaryOffByOne,
+    /// The simulator's [`Plant::MemoryPastEnd`]: a full window remembered half a period past
+    /// its end, rejecting locally meanwhile.
+    MemoryPastEnd,
+    /// A counter of a later window (the server's clock stepped back) ignored: the reading's own
+    /// window starts afresh instead of counting against it.
+    LaterWindowIgnored,
 }
 
 impl Flaw {
     /// Every planted bug.
-    pub const ALL: [Flaw; 5] = [
+    pub const ALL: [Flaw; 8] = [
         Flaw::TwoCommands,
         Flaw::RetryLostReply,
         Flaw::ClientClock,
         Flaw::OwnOrigin,
         Flaw::FirstHitExpiry,
+        Flaw::BoundaryOffByOne,
+        Flaw::MemoryPastEnd,
+        Flaw::LaterWindowIgnored,
     ];
 
     /// The script this flaw runs: the production text with one change, or the production text.
@@ -58,6 +73,11 @@ impl Flaw {
             ),
             Flaw::FirstHitExpiry => {
                 replaced(SCRIPT, COUNTING, &format!("{COUNTING}do{FIRST_HIT}end\n"))
+            }
+            Flaw::BoundaryOffByOne => Plant::BoundaryOffByOne.script().to_owned(),
+            Flaw::MemoryPastEnd => Plant::MemoryPastEnd.script().to_owned(),
+            Flaw::LaterWindowIgnored => {
+                replaced(SCRIPT, "if s >= start then", "if s == start then")
             }
             Flaw::RetryLostReply | Flaw::OwnOrigin => SCRIPT.to_owned(),
         }
@@ -100,6 +120,8 @@ pub struct PlantedClient {
     /// [`Flaw::ClientClock`]).
     skew: u64,
     origin: u64,
+    /// Under [`Flaw::MemoryPastEnd`]: keys remembered full, until these local instants.
+    remembered: Mutex<HashMap<String, fixed_window::Instant>>,
 }
 
 impl PlantedClient {
@@ -127,6 +149,7 @@ impl PlantedClient {
             config_key,
             skew: offset(replica, period),
             origin: 0,
+            remembered: Mutex::new(HashMap::new()),
         };
         let reply = planted.run(None).await;
         planted.origin = planted
@@ -145,6 +168,14 @@ impl PlantedClient {
         let config = self.protocol.config();
         let counter = config.counter_key(key);
         let sent = SystemClock.now();
+        if self.flaw == Flaw::MemoryPastEnd {
+            let remembered = self.remembered();
+            if remembered.get(key).is_some_and(|&until| sent < until) {
+                return Observed::Rejected {
+                    retry_after: micros(remembered[key].saturating_duration_since(sent)),
+                };
+            }
+        }
         let mut reply = self.run(Some(&counter)).await;
         if self.flaw == Flaw::RetryLostReply
             && reply.as_ref().is_err_and(Unavailable::may_have_counted)
@@ -154,6 +185,13 @@ impl PlantedClient {
         let received = SystemClock.now();
         if crash {
             return Observed::Crashed;
+        }
+        if let (Flaw::MemoryPastEnd, Ok(&[0, retry_after, _, _])) = (self.flaw, reply.as_deref()) {
+            let late = u64::try_from(retry_after).unwrap_or(0) + micros(config.period()) / 2;
+            self.remembered().insert(
+                key.to_owned(),
+                received.saturating_add(Duration::from_micros(late)),
+            );
         }
         if let (Flaw::TwoCommands, Ok(&[1, _, now, window_start])) = (self.flaw, reply.as_deref()) {
             let period = i64::try_from(config.period().as_micros()).unwrap_or(i64::MAX);
@@ -174,6 +212,12 @@ impl PlantedClient {
         Observed::from_decision(&decision)
     }
 
+    fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<String, fixed_window::Instant>> {
+        self.remembered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Runs the flaw's script on `counter`, or registers with `None`.
     async fn run(&self, counter: Option<&str>) -> Result<Vec<i64>, Unavailable> {
         let config = self.protocol.config();
@@ -190,6 +234,9 @@ impl PlantedClient {
             .arg(config.limit())
             .arg(EXPIRY_MARGIN_MILLIS)
             .arg(mode);
+        if let Some(time_key) = config.time_key() {
+            invocation.key(time_key);
+        }
         if self.flaw == Flaw::ClientClock {
             invocation.arg(server_now() + self.skew);
         }

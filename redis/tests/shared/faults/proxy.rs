@@ -1,6 +1,7 @@
 //! A loopback TCP proxy between the limiters and the server that injects network faults on a
 //! seeded schedule: it delays what it forwards, loses replies (the request ran; the caller never
-//! hears), and resets connections.
+//! hears), loses requests on a connection it keeps open (the request never ran; the caller
+//! times out), and resets connections.
 //!
 //! It listens on 127.0.0.1 only and forwards each accepted connection to the server's port on
 //! 127.0.0.1. Bytes are forwarded chunk by chunk as they are read, each direction in order
@@ -46,6 +47,9 @@ pub struct Faults {
     pub stall: Duration,
     /// A request is dropped and the connection reset instead of forwarding it.
     pub reset: f64,
+    /// A request is dropped and the connection kept open, silent, for `stall`, then closed:
+    /// the server never runs it, and the caller times out.
+    pub swallow_request: f64,
 }
 
 impl Faults {
@@ -59,6 +63,7 @@ impl Faults {
         stall_reply: 0.0,
         stall: Duration::ZERO,
         reset: 0.0,
+        swallow_request: 0.0,
     };
 }
 
@@ -79,6 +84,8 @@ pub struct Counts {
     pub replies_stalled: AtomicU64,
     /// Connections reset instead of forwarding a request.
     pub resets: AtomicU64,
+    /// Requests dropped on a connection kept open.
+    pub requests_swallowed: AtomicU64,
     /// Connections closed all at once (a failover, a restart).
     pub severed: AtomicU64,
 }
@@ -93,6 +100,7 @@ pub struct Injected {
     pub replies_lost: u64,
     pub replies_stalled: u64,
     pub resets: u64,
+    pub requests_swallowed: u64,
     pub severed: u64,
 }
 
@@ -104,6 +112,7 @@ impl Injected {
             + self.replies_lost
             + self.replies_stalled
             + self.resets
+            + self.requests_swallowed
             + self.severed
     }
 }
@@ -194,6 +203,7 @@ impl FaultProxy {
             replies_lost: load(&c.replies_lost),
             replies_stalled: load(&c.replies_stalled),
             resets: load(&c.resets),
+            requests_swallowed: load(&c.requests_swallowed),
             severed: load(&c.severed),
         }
     }
@@ -295,6 +305,13 @@ async fn pump(
         match direction {
             Direction::Requests if strikes(faults.reset) => {
                 counts.resets.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            Direction::Requests if strikes(faults.swallow_request) => {
+                // Nothing after it is forwarded either, so that replies never fall out of
+                // step with requests; the connection closes once its callers have timed out.
+                counts.requests_swallowed.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(faults.stall).await;
                 return;
             }
             Direction::Requests if strikes(faults.long_delay) => {

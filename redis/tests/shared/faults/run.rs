@@ -20,6 +20,7 @@ use crate::faults::clock::{Steady, server_now};
 use crate::faults::planted::{Flaw, PlantedClient, micros, offset};
 use crate::faults::proxy::{FaultProxy, Faults, Injected};
 use crate::faults::subject::{Observed, Replica};
+use crate::faults::time_key::{TIME_KEY, TimeKeeper};
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -47,6 +48,16 @@ pub enum ServerFault {
     Restart,
     /// Replaced by a replica that stopped replicating a while before.
     Failover,
+    /// Its script cache emptied (`SCRIPT FLUSH`) `times` times.
+    Flush {
+        times: usize,
+    },
+    /// Its clock (the script's time key) stepped forward a third of the way through, and back
+    /// two thirds of the way.
+    ClockSteps {
+        forward: Duration,
+        back: Duration,
+    },
 }
 
 /// Who the replicas are.
@@ -78,6 +89,9 @@ pub struct Plan {
     pub attempts: usize,
     /// Keys: one hot key taking half the attempts, and `keys − 1` others.
     pub keys: usize,
+    /// The server's clock read from the script's time key, written in whole grains of this
+    /// length (see [`TimeKeeper`]), instead of `TIME`.
+    pub time_key: Option<Duration>,
     pub seed: u64,
 }
 
@@ -97,6 +111,7 @@ impl Plan {
             callers: 4,
             attempts: 40,
             keys: 4,
+            time_key: None,
             seed,
         }
     }
@@ -144,6 +159,8 @@ pub struct Ran {
     pub lag: u64,
     /// Counters left without an expiry at the end: keys that would live forever.
     pub immortal: Vec<String>,
+    /// `NOSCRIPT` errors the server answered (from `INFO errorstats`).
+    pub noscript: u64,
 }
 
 /// The servers of a run: the primary, and the replica a failover moves to.
@@ -167,20 +184,17 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
     } else {
         None
     };
+    let keeper = match plan.time_key {
+        Some(grain) => Some(Arc::new(TimeKeeper::start(primary.port(), grain)?)),
+        None => None,
+    };
     let proxy = Arc::new(FaultProxy::start(primary.port(), plan.seed)?);
     let servers = Arc::new(Mutex::new(Servers { primary, replica }));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let config = Config::of(plan.name, LIMIT, PERIOD)?
-        .with_fail_policy(plan.policy)
-        .with_timeout(TIMEOUT)?
-        .with_local_memory(if plan.local_memory {
-            DEFAULT_LOCAL_MEMORY
-        } else {
-            0
-        });
+    let config = config_of(&plan)?;
     let replicas = runtime.block_on(connect(&plan, &config, &proxy))?;
     let origin = replicas.iter().map(Replica::origin).min().unwrap_or(0);
 
@@ -188,10 +202,11 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
     let progress = Arc::new(AtomicUsize::new(0));
     let total = plan.replicas * plan.callers * plan.attempts;
     let control_thread = {
-        let (servers, proxy, progress) = (
+        let (servers, proxy, progress, keeper) = (
             Arc::clone(&servers),
             Arc::clone(&proxy),
             Arc::clone(&progress),
+            keeper.clone(),
         );
         let keys: Vec<String> = plan
             .key_names()
@@ -200,10 +215,15 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
             .collect();
         let config_key = config.config_key().to_owned();
         std::thread::spawn(move || {
-            control(plan, &servers, &proxy, &progress, total, &config_key, &keys)
+            let on = On {
+                servers: &servers,
+                proxy: &proxy,
+                keeper: keeper.as_deref(),
+            };
+            control(plan, &on, &progress, total, &config_key, &keys)
         })
     };
-    let records = runtime.block_on(callers(&plan, replicas, &progress))?;
+    let records = runtime.block_on(callers(&plan, replicas, &progress, keeper.clone()))?;
     let controlled = control_thread
         .join()
         .map_err(|_| "the fault controller panicked")??;
@@ -224,14 +244,12 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
             loss.origin = Some(stored_origin(&mut connection, &config)?.unwrap_or(loss.to));
         }
     }
-    let mut immortal = Vec::new();
-    for key in plan.key_names() {
-        let counter = config.counter_key(&key);
-        let ttl: i64 = redis::cmd("PTTL").arg(&counter).query(&mut connection)?;
-        if ttl == -1 {
-            immortal.push(counter);
-        }
-    }
+    let immortal = immortal_counters(&mut connection, &plan, &config)?;
+    let noscript = noscript_errors(&mut connection)?;
+    let steps = match &keeper {
+        Some(keeper) => keeper.finish()?,
+        None => Vec::new(),
+    };
     steady.check()?;
     let mut tally = Tally::default();
     let mut attempts = Vec::with_capacity(records.len());
@@ -247,12 +265,30 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
             limit: LIMIT,
             attempts,
             losses,
+            steps,
         },
         injected: proxy.injected(),
         tally,
         server_faults: controlled.done,
         lag: controlled.lag,
         immortal,
+        noscript,
+    })
+}
+
+/// The replicas' configuration under `plan`.
+fn config_of(plan: &Plan) -> Result<Config, Error> {
+    let config = Config::of(plan.name, LIMIT, PERIOD)?
+        .with_fail_policy(plan.policy)
+        .with_timeout(TIMEOUT)?
+        .with_local_memory(if plan.local_memory {
+            DEFAULT_LOCAL_MEMORY
+        } else {
+            0
+        });
+    Ok(match plan.time_key {
+        Some(_) => config.with_time_key(TIME_KEY)?,
+        None => config,
     })
 }
 
@@ -293,16 +329,18 @@ async fn callers(
     plan: &Plan,
     replicas: Vec<Replica>,
     progress: &Arc<AtomicUsize>,
+    keeper: Option<Arc<TimeKeeper>>,
 ) -> Result<Vec<(Attempt, Observed)>, Error> {
     let keys = Arc::new(plan.key_names());
     let mut tasks = Vec::new();
     for (r, replica) in replicas.into_iter().enumerate() {
         let replica = Arc::new(replica);
         for c in 0..plan.callers {
-            let (replica, keys, progress) = (
+            let (replica, keys, progress, keeper) = (
                 Arc::clone(&replica),
                 Arc::clone(&keys),
                 Arc::clone(progress),
+                keeper.clone(),
             );
             let plan = *plan;
             let seed =
@@ -317,9 +355,10 @@ async fn callers(
                         &keys[rng.random_range(0..keys.len())]
                     };
                     let crash = rng.random_bool(plan.crash);
-                    let invoked = server_now();
+                    // The server's clock: the host's, or the time key the keeper writes.
+                    let invoked = keeper.as_ref().map_or_else(server_now, |k| k.invoked());
                     let observed = replica.attempt(key, crash).await?;
-                    let returned = server_now();
+                    let returned = keeper.as_ref().map_or_else(server_now, |k| k.returned());
                     let returned = (observed != Observed::Crashed).then_some(returned);
                     let reply = observed.reply(!plan.local_memory);
                     records.push((
@@ -349,16 +388,23 @@ struct Controlled {
     lag: u64,
 }
 
+/// What the controller acts on.
+struct On<'a> {
+    servers: &'a Mutex<Servers>,
+    proxy: &'a FaultProxy,
+    keeper: Option<&'a TimeKeeper>,
+}
+
 /// Carries out the server fault, each step when the callers have made enough progress.
 fn control(
     plan: Plan,
-    servers: &Mutex<Servers>,
-    proxy: &FaultProxy,
+    on: &On<'_>,
     progress: &AtomicUsize,
     total: usize,
     config_key: &str,
     counters: &[String],
 ) -> Result<Controlled, Error> {
+    let (servers, proxy) = (on.servers, on.proxy);
     let reached = |fraction: usize, of: usize| wait_for(progress, total * fraction / of);
     let lock = || servers.lock().unwrap_or_else(PoisonError::into_inner);
     let mut controlled = Controlled {
@@ -368,6 +414,27 @@ fn control(
     };
     match plan.server {
         ServerFault::None => {}
+        ServerFault::ClockSteps { forward, back } => {
+            let keeper = on.keeper.ok_or("no time keeper")?;
+            if reached(1, 3) {
+                keeper.step(i64::try_from(micros(forward))?);
+                controlled.done += 1;
+            }
+            if reached(2, 3) {
+                keeper.step(-i64::try_from(micros(back))?);
+                controlled.done += 1;
+            }
+        }
+        ServerFault::Flush { times } => {
+            for n in 0..times {
+                if !reached(n + 1, times + 1) {
+                    break;
+                }
+                let mut connection = lock().primary.client()?.get_connection()?;
+                redis::cmd("SCRIPT").arg("FLUSH").exec(&mut connection)?;
+                controlled.done += 1;
+            }
+        }
         ServerFault::Pause { times, length } => {
             for n in 0..times {
                 if !reached(n + 1, times + 1) {
@@ -533,6 +600,33 @@ fn counters_of(
         );
     }
     Ok(restored)
+}
+
+/// The counters of the run's keys that the server holds without an expiry.
+fn immortal_counters(
+    connection: &mut redis::Connection,
+    plan: &Plan,
+    config: &Config,
+) -> Result<Vec<String>, Error> {
+    let mut immortal = Vec::new();
+    for key in plan.key_names() {
+        let counter = config.counter_key(&key);
+        let ttl: i64 = redis::cmd("PTTL").arg(&counter).query(connection)?;
+        if ttl == -1 {
+            immortal.push(counter);
+        }
+    }
+    Ok(immortal)
+}
+
+/// `NOSCRIPT` errors the server has answered since it started.
+fn noscript_errors(connection: &mut redis::Connection) -> Result<u64, Error> {
+    let info: String = redis::cmd("INFO").arg("errorstats").query(connection)?;
+    let count = info
+        .lines()
+        .find_map(|line| line.strip_prefix("errorstat_NOSCRIPT:count="))
+        .map_or(Ok(0), |count| count.trim().parse())?;
+    Ok(count)
 }
 
 /// The origin the server stores for the limiter, if any.
