@@ -139,7 +139,10 @@ where
     /// one), claimed from as from any; a word reclaimed meanwhile is taken out again.
     #[cold]
     #[inline(never)]
-    #[expect(clippy::too_many_arguments, reason = "the hot path's state, handed on whole")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the hot path's state, handed on whole"
+    )]
     fn claim_afresh<P, W>(
         &self,
         budget: &Budget,

@@ -76,9 +76,11 @@ impl Flaw {
             }
             Flaw::BoundaryOffByOne => Plant::BoundaryOffByOne.script().to_owned(),
             Flaw::MemoryPastEnd => Plant::MemoryPastEnd.script().to_owned(),
-            Flaw::LaterWindowIgnored => {
-                replaced(SCRIPT, "if s >= start then", "if s == start then")
-            }
+            Flaw::LaterWindowIgnored => replaced(
+                SCRIPT,
+                "if now < start + period then",
+                "if start <= now and now < start + period then",
+            ),
             Flaw::RetryLostReply | Flaw::OwnOrigin => SCRIPT.to_owned(),
         }
     }
