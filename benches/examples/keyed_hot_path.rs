@@ -18,7 +18,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use fixed_window::{KeyedRateLimiter, ManualClock, SystemClock};
-use fixed_window_benches::{KeyedContender, configs, key_at, keyed_configs};
+use fixed_window_benches::{KeyWalk, KeyedContender, configs, keyed_configs};
 
 /// The keys each limiter holds and the calls cycle through.
 const KEYS: u64 = 1_000;
@@ -39,8 +39,9 @@ const PATHS: [&str; 8] = [
 /// keep it.
 #[inline(never)]
 fn measure<L: KeyedContender>(limiter: &L, calls: u64) {
-    for call in 0..calls {
-        black_box(black_box(limiter).try_acquire_key(key_at(0, call, 1, KEYS)));
+    let mut walk = KeyWalk::new(0, 1, KEYS);
+    for _ in 0..calls {
+        black_box(black_box(limiter).try_acquire_key(walk.next_key()));
     }
 }
 

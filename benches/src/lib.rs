@@ -12,7 +12,7 @@
 //!   rejected ("full").
 //! - [`hammer`]: several threads calling one limiter at once, timed.
 //! - [`on_cpu`]: the CPU time a single-threaded benchmark's thread used.
-//! - [`hammer_keys`], [`key_at`]: several threads calling over a population of keys.
+//! - [`hammer_keys`], [`key_at`], [`KeyWalk`]: several threads calling over a population of keys.
 //! - [`map_candidates`]: the concurrent maps considered for the keyed limiter's table.
 //! - [`KeyedContender`], [`MutexKeyedWindow`], [`keyed_configs`]: the keyed benchmarks'
 //!   counterparts of the above, over populations of keys.
@@ -31,7 +31,7 @@ mod thread_time;
 
 pub use crate::contender::Contender;
 pub use crate::hammer::hammer;
-pub use crate::key_hammer::{hammer_keys, key_at};
+pub use crate::key_hammer::{KeyWalk, hammer_keys, key_at};
 pub use crate::keyed_contender::KeyedContender;
 pub use crate::mutex_keyed_window::MutexKeyedWindow;
 pub use crate::mutex_window::MutexWindow;

@@ -14,7 +14,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput, measurement::WallTime};
 use fixed_window_benches::map_candidates::{Dash, Papaya, SccIndex, SccMap, Table};
-use fixed_window_benches::{hammer_keys, key_at, on_cpu};
+use fixed_window_benches::{KeyWalk, hammer_keys, on_cpu};
 
 use crate::{KEY_COUNTS, THREADS};
 
@@ -23,12 +23,11 @@ fn hit<T: Table>(group: &mut BenchmarkGroup<'_, WallTime>) {
         let table = OnceCell::new();
         group.bench_with_input(BenchmarkId::new(T::NAME, keys), &keys, |b, &keys| {
             let table = table.get_or_init(|| T::filled(keys));
-            let mut call = 0;
+            let mut walk = KeyWalk::new(0, 1, keys);
             b.iter_custom(|iters| {
                 on_cpu(|| {
                     for _ in 0..iters {
-                        black_box(table.claim(key_at(0, call, 1, keys)));
-                        call += 1;
+                        black_box(table.claim(walk.next_key()));
                     }
                 })
             });

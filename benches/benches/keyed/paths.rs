@@ -9,7 +9,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, measurement::WallTime};
 use fixed_window::{KeyedRateLimiter, SystemClock};
-use fixed_window_benches::{KeyedContender, configs, key_at, keyed_configs, on_cpu};
+use fixed_window_benches::{KeyWalk, KeyedContender, configs, keyed_configs, on_cpu};
 
 use crate::KEY_COUNTS;
 
@@ -22,14 +22,13 @@ pub fn bench<L: KeyedContender>(
     for keys in KEY_COUNTS {
         // Made on first use, so a filtered run does not fill the populations it skips.
         let limiter = OnceCell::new();
-        let mut call = 0;
+        let mut walk = KeyWalk::new(0, 1, keys);
         group.bench_with_input(BenchmarkId::new(id, keys), &keys, |b, &keys| {
             let limiter = limiter.get_or_init(|| make(keys));
             b.iter_custom(|iters| {
                 on_cpu(|| {
                     for _ in 0..iters {
-                        black_box(black_box(limiter).try_acquire_key(key_at(0, call, 1, keys)));
-                        call += 1;
+                        black_box(black_box(limiter).try_acquire_key(walk.next_key()));
                     }
                 })
             });
