@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use cpu_time::ThreadTime;
 use fixed_window::SystemClock;
-use fixed_window_benches::{KeyedContender, key_at, keyed_configs};
+use fixed_window_benches::{KeyWalk, KeyedContender, keyed_configs};
 
 /// The population, as the targets' contention benchmarks use.
 const KEYS: u64 = 1_000;
@@ -37,9 +37,10 @@ fn hammer<L: KeyedContender>(limiter: &L, threads: usize, calls: u64) -> (Durati
                 let start = &start;
                 scope.spawn(move || {
                     start.wait();
+                    let mut walk = KeyWalk::new(thread, threads, KEYS);
                     let (wall, cpu) = (Instant::now(), ThreadTime::now());
-                    for call in 0..calls {
-                        black_box(limiter.try_acquire_key(key_at(thread, call, threads, KEYS)));
+                    for _ in 0..calls {
+                        black_box(limiter.try_acquire_key(walk.next_key()));
                     }
                     (wall.elapsed(), cpu.elapsed())
                 })
