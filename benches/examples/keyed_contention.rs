@@ -37,10 +37,10 @@ fn hammer<L: KeyedContender>(limiter: &L, threads: usize, calls: u64) -> (Durati
                 let start = &start;
                 scope.spawn(move || {
                     start.wait();
-                    let mut walk = KeyWalk::new(thread, threads, KEYS);
+                    let mut keys = KeyWalk::new(thread, threads, KEYS);
                     let (wall, cpu) = (Instant::now(), ThreadTime::now());
                     for _ in 0..calls {
-                        black_box(limiter.try_acquire_key(walk.next_key()));
+                        black_box(limiter.try_acquire_key(keys.next_key()));
                     }
                     (wall.elapsed(), cpu.elapsed())
                 })
