@@ -70,7 +70,7 @@ pub(crate) struct Engine {
     /// How many of each the last run set (the rest are nil).
     set: (usize, usize),
     /// Compiled scripts by SHA-1.
-    functions: HashMap<Box<str>, Function>,
+    functions: HashMap<Box<str>, Function, foldhash::fast::FixedState>,
     /// What the scripts' calls see; owned here (made by `Box::into_raw`), reached by the
     /// Lua state's C functions while a script runs.
     context: *mut Context,
@@ -147,7 +147,7 @@ impl Engine {
             argv: lua.create_table()?,
             lua,
             set: (0, 0),
-            functions: HashMap::new(),
+            functions: HashMap::default(),
             context,
         };
         let globals = engine.lua.globals();
@@ -554,6 +554,22 @@ mod tests {
         assert!(
             matches!(&reply, Reply::Error(m) if m.contains("BUSY")),
             "{reply:?}"
+        );
+    }
+
+    #[test]
+    fn tonumber_gives_luas_results_on_its_quick_path_and_off_it() {
+        let mut keys = Keyspace::default();
+        let script = "return { tonumber('12'), tonumber(' 12 '), tonumber('0x10'), tonumber('1e2'),
+                               tonumber('ff', 16), tonumber('zz', 36), tonumber(7),
+                               tonumber('x') == nil and 1 or 0 }";
+        assert_eq!(
+            run(script, &mut keys, 0, &[], &[]).0,
+            Reply::Array(
+                [12, 12, 16, 100, 255, 1295, 7, 1]
+                    .map(Reply::Integer)
+                    .to_vec()
+            )
         );
     }
 
