@@ -110,21 +110,20 @@ unsafe extern "C-unwind" fn tonumber(state: *mut ffi::lua_State) -> c_int {
     }
 }
 
-/// The value of `digits` in `base` (10 or 16) if they are nothing but digits, and few enough
-/// that the value is below 2^53, where a double holds every integer exactly (as Lua's
+/// The value of `digits` in `base` (10 or 16) if they are nothing but digits, at most 16 of
+/// them, and the value is at most 2^53, where a double holds every integer exactly (as Lua's
 /// `strtod` or `strtoul` would read it).
 pub(crate) fn exact_digits(digits: &[u8], base: u32) -> Option<f64> {
-    let most = if base == 16 { 13 } else { 15 };
-    if digits.is_empty() || digits.len() > most {
+    if digits.is_empty() || digits.len() > 16 {
         return None;
     }
     let mut value: u64 = 0;
     for &digit in digits {
         value = value * u64::from(base) + u64::from(char::from(digit).to_digit(base)?);
     }
-    // Below 2^53: exact.
+    // At most 2^53: exact.
     #[allow(clippy::cast_precision_loss)]
-    Some(value as f64)
+    (value <= 1 << 53).then_some(value as f64)
 }
 
 /// Raises `message` as a Lua error.
@@ -498,9 +497,10 @@ mod tests {
         let lua = mlua::Lua::new();
         let original: mlua::Function = lua.globals().get("tonumber").expect("Lua's tonumber");
         let inputs = [
-            "0", "7", "42", "0042", "999999999999999", "9999999999999999", "1000000", "ff",
-            "FF", "1a2B", "fffffffffffff", "10000000000000", "", " 1", "1 ", "-1", "+1", "1e5",
-            "0x10", "1.5", "1_0", "inf", "nan", "12\u{0}3", "z",
+            "0", "7", "42", "0042", "999999999999999", "1698796800000000", "9007199254740992",
+            "9007199254740993", "99999999999999999", "1000000", "ff", "FF", "1a2B",
+            "20000000000000", "20000000000001", "fffffffffffff", "", " 1", "1 ", "-1", "+1",
+            "1e5", "0x10", "1.5", "1_0", "inf", "nan", "12\u{0}3", "z",
         ];
         for text in inputs {
             for base in [10, 16] {
@@ -510,10 +510,15 @@ mod tests {
                 }
             }
         }
-        assert_eq!(exact_digits(b"999999999999999", 10), Some(999_999_999_999_999.0));
-        assert_eq!(exact_digits(b"fffffffffffff", 16), Some(4_503_599_627_370_495.0));
-        // Too long to be surely exact, or not digits: left to Lua's own.
-        for (text, base) in [("9999999999999999", 10), ("10000000000000", 16), (" 1", 10)] {
+        assert_eq!(exact_digits(b"1698796800000000", 10), Some(1_698_796_800_000_000.0));
+        assert_eq!(exact_digits(b"20000000000000", 16), Some(9_007_199_254_740_992.0));
+        // Past 2^53, or not digits: left to Lua's own.
+        for (text, base) in [
+            ("9007199254740993", 10),
+            ("99999999999999999", 10),
+            ("20000000000001", 16),
+            (" 1", 10),
+        ] {
             assert_eq!(exact_digits(text.as_bytes(), base), None, "{text}");
         }
         assert_eq!(exact_digits(b"1a", 10), None);
