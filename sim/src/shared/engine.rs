@@ -67,6 +67,8 @@ pub(crate) struct Engine {
     /// The globals `KEYS` and `ARGV`.
     keys: Table,
     argv: Table,
+    /// The strings `"err"` and `"ok"`, the fields of error and status replies.
+    fields: (mlua::String, mlua::String),
     /// How many of each the last run set (the rest are nil).
     set: (usize, usize),
     /// Compiled scripts by SHA-1.
@@ -145,6 +147,7 @@ impl Engine {
         let mut engine = Engine {
             keys: lua.create_table()?,
             argv: lua.create_table()?,
+            fields: (lua.create_string("err")?, lua.create_string("ok")?),
             lua,
             set: (0, 0),
             functions: HashMap::default(),
@@ -241,8 +244,9 @@ impl Engine {
         // checked room for; it holds nothing with a destructor while Lua may raise an error
         // (the script runs in its own protected call).
         let result = unsafe {
+            let (err, ok) = &self.fields;
             self.lua
-                .exec_raw::<()>((&self.keys, &self.argv, function), |state| {
+                .exec_raw::<()>((&self.keys, &self.argv, err, ok, function), |state| {
                     reply = run_raw(state, (&k, counts.0), (&a, counts.1), set);
                 })
         };
@@ -257,12 +261,20 @@ impl Engine {
     }
 }
 
-/// Sets `KEYS` and `ARGV` (stack slots 1 and 2) to the first `n` of `keys` and `args`, and
-/// nil where the last run (`set`) had more; calls the script (slot 3); its reply.
+/// Stack slots of [`run_raw`]'s arguments.
+const KEYS: c_int = 1;
+const ARGV: c_int = 2;
+const ERR: c_int = 3;
+const OK: c_int = 4;
+const SCRIPT: c_int = 5;
+
+/// Sets `KEYS` and `ARGV` to the first `n` of `keys` and `args`, and nil where the last run
+/// (`set`) had more; calls the script; its reply.
 ///
 /// # Safety
 ///
-/// `state`'s stack holds exactly the tables `KEYS` and `ARGV` and the script's function.
+/// `state`'s stack holds exactly the tables `KEYS` and `ARGV`, the strings `"err"` and
+/// `"ok"`, and the script's function.
 unsafe fn run_raw(
     state: *mut ffi::lua_State,
     (keys, n_keys): (&[&str; MOST_KEYS], usize),
@@ -273,9 +285,9 @@ unsafe fn run_raw(
         if ffi::lua_checkstack(state, 2 * DEEPEST_REPLY as c_int + 8) == 0 {
             return Reply::Error("ERR the Lua stack is full".into());
         }
-        fill(state, 1, keys, n_keys, set_keys);
-        fill(state, 2, args, n_args, set_args);
-        ffi::lua_pushvalue(state, 3);
+        fill(state, KEYS, keys, n_keys, set_keys);
+        fill(state, ARGV, args, n_args, set_args);
+        ffi::lua_pushvalue(state, SCRIPT);
         if ffi::lua_pcall(state, 0, 1, 0) != 0 {
             let message = if ffi::lua_type(state, -1) == ffi::LUA_TSTRING {
                 String::from_utf8_lossy(string_at(state, -1)).into_owned()
@@ -289,6 +301,8 @@ unsafe fn run_raw(
 }
 
 /// Sets `table[1..=n]` (the table at stack slot `table`) to `values`, and nil up to `set`.
+/// A value the table holds already is left: most runs repeat most of the last run's keys and
+/// arguments, and comparing costs less than making a Lua string (which hashes it).
 ///
 /// # Safety
 ///
@@ -296,12 +310,18 @@ unsafe fn run_raw(
 unsafe fn fill(state: *mut ffi::lua_State, table: c_int, values: &[&str], n: usize, set: usize) {
     for (index, value) in (1..).zip(values.iter().take(n.max(set))) {
         unsafe {
-            if index <= n {
+            if index <= n as ffi::lua_Integer {
+                let held = ffi::lua_rawgeti(state, table, index) == ffi::LUA_TSTRING
+                    && string_at(state, -1) == value.as_bytes();
+                ffi::lua_settop(state, -2);
+                if held {
+                    continue;
+                }
                 ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
             } else {
                 ffi::lua_pushnil(state);
             }
-            ffi::lua_rawseti(state, table, index as ffi::lua_Integer);
+            ffi::lua_rawseti(state, table, index);
         }
     }
 }
@@ -339,16 +359,16 @@ unsafe fn to_reply(state: *mut ffi::lua_State, index: c_int, depth: usize) -> Re
             }
             ffi::LUA_TBOOLEAN if ffi::lua_toboolean(state, index) != 0 => Reply::Integer(1),
             ffi::LUA_TTABLE => {
-                if let Some(err) = string_field(state, index, c"err") {
+                if let Some(err) = string_field(state, index, ERR) {
                     return Reply::Error(err);
                 }
-                if let Some(ok) = string_field(state, index, c"ok") {
+                if let Some(ok) = string_field(state, index, OK) {
                     return Reply::Status(ok);
                 }
                 if depth >= DEEPEST_REPLY {
                     return Reply::Error("ERR reply nested too deeply".into());
                 }
-                let mut items = Vec::new();
+                let mut items = Vec::with_capacity(ffi::lua_objlen(state, index));
                 for i in 1.. {
                     if ffi::lua_rawgeti(state, index, i) == ffi::LUA_TNIL {
                         ffi::lua_settop(state, -2);
@@ -364,7 +384,7 @@ unsafe fn to_reply(state: *mut ffi::lua_State, index: c_int, depth: usize) -> Re
     }
 }
 
-/// `table[field]`, if it is a string.
+/// `table[field]` (`field` the stack slot of the key), if it is a string.
 ///
 /// # Safety
 ///
@@ -373,10 +393,10 @@ unsafe fn to_reply(state: *mut ffi::lua_State, index: c_int, depth: usize) -> Re
 unsafe fn string_field(
     state: *mut ffi::lua_State,
     table: c_int,
-    field: &core::ffi::CStr,
+    field: c_int,
 ) -> Option<Box<str>> {
     unsafe {
-        ffi::lua_pushstring(state, field.as_ptr());
+        ffi::lua_pushvalue(state, field);
         let found = ffi::lua_rawget(state, table) == ffi::LUA_TSTRING;
         let text = found.then(|| String::from_utf8_lossy(string_at(state, -1)).into());
         ffi::lua_settop(state, -2);

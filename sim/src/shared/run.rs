@@ -332,7 +332,7 @@ impl<'s> Sim<'s> {
             processes,
             calls,
             requests: Vec::new(),
-            records: Vec::with_capacity(scenario.callers.len() * 6),
+            records: Vec::with_capacity(scenario.callers.len() * 12),
             stats: SharedStats::default(),
             script: Rc::new(Script::new(
                 plant.map_or(fixed_window_redis::SCRIPT, Plant::script),
