@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use mlua::{Function, Lua, Table, ffi};
 
 use crate::shared::keyspace::Keyspace;
+use crate::shared::lua_pool::Pool as LuaPool;
 use crate::shared::redis_lib::{self, Context};
 
 /// A reply of the server, as RESP types.
@@ -76,6 +77,9 @@ pub(crate) struct Engine {
     /// What the scripts' calls see; owned here (made by `Box::into_raw`), reached by the
     /// Lua state's C functions while a script runs.
     context: *mut Context,
+    /// The Lua state's allocator of small blocks. Last, so that it is dropped after `lua`
+    /// (fields drop in order), whose state frees its blocks as it closes.
+    _pool: Box<LuaPool>,
 }
 
 impl Drop for Engine {
@@ -130,20 +134,30 @@ impl Engine {
         // holds little, and collecting is a tenth of its time at the default.
         lua.gc_set_pause(400);
         let context = Box::into_raw(Box::new(Context::default()));
+        let mut pool = None;
         // SAFETY: a fresh state in a protected call, with room for the values `install`
-        // pushes; the context is the engine's until it drops.
+        // pushes; the context is the engine's until it drops, and the pool is dropped after
+        // the state (see `Engine::pool`).
         let installed = unsafe {
             lua.exec_raw::<()>((), |state| {
+                pool = Some(LuaPool::install(state));
                 if ffi::lua_checkstack(state, 8) != 0 {
                     redis_lib::install(state, context);
                 }
             })
         };
-        if let Err(error) = installed {
-            // SAFETY: made just above, reached by nothing else yet.
-            drop(unsafe { Box::from_raw(context) });
-            return Err(error);
-        }
+        let pool = match (installed, pool) {
+            (Ok(()), Some(pool)) => pool,
+            (result, pool) => {
+                // The state may allocate from the pool until it is dropped, after this.
+                pool.map(Box::leak);
+                // SAFETY: made just above; nothing calls the state's functions any more.
+                drop(unsafe { Box::from_raw(context) });
+                return Err(result.err().unwrap_or_else(|| {
+                    mlua::Error::runtime("cannot set up the Lua state")
+                }));
+            }
+        };
         let mut engine = Engine {
             keys: lua.create_table()?,
             argv: lua.create_table()?,
@@ -152,6 +166,7 @@ impl Engine {
             set: (0, 0),
             functions: HashMap::default(),
             context,
+            _pool: pool,
         };
         let globals = engine.lua.globals();
         globals.raw_set("KEYS", &engine.keys)?;

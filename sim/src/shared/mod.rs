@@ -34,6 +34,7 @@
 //!   ([`SharedCut`]).
 
 mod engine;
+mod lua_pool;
 mod redis_lib;
 pub use crate::shared::engine::Reply;
 mod keyspace;
