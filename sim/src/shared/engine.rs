@@ -153,9 +153,9 @@ impl Engine {
                 pool.map(Box::leak);
                 // SAFETY: made just above; nothing calls the state's functions any more.
                 drop(unsafe { Box::from_raw(context) });
-                return Err(result.err().unwrap_or_else(|| {
-                    mlua::Error::runtime("cannot set up the Lua state")
-                }));
+                return Err(result
+                    .err()
+                    .unwrap_or_else(|| mlua::Error::runtime("cannot set up the Lua state")));
             }
         };
         let mut engine = Engine {
@@ -297,7 +297,7 @@ unsafe fn run_raw(
     (set_keys, set_args): (usize, usize),
 ) -> Reply {
     unsafe {
-        if ffi::lua_checkstack(state, 2 * DEEPEST_REPLY as c_int + 8) == 0 {
+        if ffi::lua_checkstack(state, REPLY_SLOTS) == 0 {
             return Reply::Error("ERR the Lua stack is full".into());
         }
         fill(state, KEYS, keys, n_keys, set_keys);
@@ -323,9 +323,10 @@ unsafe fn run_raw(
 ///
 /// `table` is a table on `state`'s stack, which has room for one more value.
 unsafe fn fill(state: *mut ffi::lua_State, table: c_int, values: &[&str], n: usize, set: usize) {
+    let given = ffi::lua_Integer::try_from(n).unwrap_or(0);
     for (index, value) in (1..).zip(values.iter().take(n.max(set))) {
         unsafe {
-            if index <= n as ffi::lua_Integer {
+            if index <= given {
                 let held = ffi::lua_rawgeti(state, table, index) == ffi::LUA_TSTRING
                     && string_at(state, -1) == value.as_bytes();
                 ffi::lua_settop(state, -2);
@@ -357,6 +358,8 @@ unsafe fn string_at<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
 
 /// Nesting deeper than this is not a reply any script here gives.
 const DEEPEST_REPLY: usize = 8;
+/// Stack slots a reply's conversion may use: two per level of nesting, and a few more.
+const REPLY_SLOTS: c_int = 2 * 8 + 8;
 
 /// The value at stack slot `index` (absolute) as Redis converts a script's reply.
 ///
@@ -405,11 +408,7 @@ unsafe fn to_reply(state: *mut ffi::lua_State, index: c_int, depth: usize) -> Re
 ///
 /// `table` is a table at that (absolute) slot of `state`'s stack, which has room for one more
 /// value.
-unsafe fn string_field(
-    state: *mut ffi::lua_State,
-    table: c_int,
-    field: c_int,
-) -> Option<Box<str>> {
+unsafe fn string_field(state: *mut ffi::lua_State, table: c_int, field: c_int) -> Option<Box<str>> {
     unsafe {
         ffi::lua_pushvalue(state, field);
         let found = ffi::lua_rawget(state, table) == ffi::LUA_TSTRING;

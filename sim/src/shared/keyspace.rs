@@ -39,7 +39,7 @@ pub(crate) struct Expired {
 
 /// A deterministic hasher: nothing iterates the map in its own order (keys are sorted first),
 /// but a fixed hasher keeps even its layout the same from run to run. Foldhash rather than
-/// the standard SipHash: a script's commands hash a key each, and SipHash costs several times
+/// the standard `SipHash`: a script's commands hash a key each, and `SipHash` costs several times
 /// as much.
 type Map = HashMap<Box<str>, Entry, foldhash::fast::FixedState>;
 

@@ -73,8 +73,11 @@ impl Pool {
     fn take(&mut self, class: usize) -> *mut u8 {
         let head = self.free[class];
         if !head.is_null() {
-            // SAFETY: a free block's first word holds the next free block.
-            self.free[class] = unsafe { head.cast::<*mut u8>().read() };
+            // SAFETY: a free block's first word holds the next free block; blocks are aligned
+            // to a grain.
+            #[allow(clippy::cast_ptr_alignment)]
+            let next = unsafe { head.cast::<*mut u8>().read() };
+            self.free[class] = next;
             return head;
         }
         let size = class * GRAIN;
@@ -93,8 +96,11 @@ impl Pool {
 
     /// Returns `block` of size class `class` to its free list.
     fn give(&mut self, block: *mut u8, class: usize) {
-        // SAFETY: the block is the pool's, at least one grain long, and free.
-        unsafe { block.cast::<*mut u8>().write(self.free[class]) };
+        // SAFETY: the block is the pool's, aligned to a grain, at least one grain long, and
+        // free.
+        #[allow(clippy::cast_ptr_alignment)]
+        let link = block.cast::<*mut u8>();
+        unsafe { link.write(self.free[class]) };
         self.free[class] = block;
     }
 }

@@ -277,9 +277,12 @@ unsafe fn call(state: *mut ffi::lua_State, context: &mut Context) -> Result<c_in
         }
         let key = unsafe { argument(state, 2) }?;
         let value = unsafe { argument(state, 3) }?;
-        let mut options = [const { Text::Borrowed("") }, const { Text::Borrowed("") }, const {
-            Text::Borrowed("")
-        }, const { Text::Borrowed("") }];
+        let mut options = [
+            const { Text::Borrowed("") },
+            const { Text::Borrowed("") },
+            const { Text::Borrowed("") },
+            const { Text::Borrowed("") },
+        ];
         let count = usize::try_from(n - 3).unwrap_or(0);
         for (slot, index) in options.iter_mut().zip(4..=n) {
             *slot = unsafe { argument(state, index) }?;
@@ -495,10 +498,35 @@ mod tests {
         let lua = mlua::Lua::new();
         let original: mlua::Function = lua.globals().get("tonumber").expect("Lua's tonumber");
         let inputs = [
-            "0", "7", "42", "0042", "999999999999999", "1698796800000000", "9007199254740992",
-            "9007199254740993", "99999999999999999", "1000000", "ff", "FF", "1a2B",
-            "20000000000000", "20000000000001", "fffffffffffff", "", " 1", "1 ", "-1", "+1",
-            "1e5", "0x10", "1.5", "1_0", "inf", "nan", "12\u{0}3", "z",
+            "0",
+            "7",
+            "42",
+            "0042",
+            "999999999999999",
+            "1698796800000000",
+            "9007199254740992",
+            "9007199254740993",
+            "99999999999999999",
+            "1000000",
+            "ff",
+            "FF",
+            "1a2B",
+            "20000000000000",
+            "20000000000001",
+            "fffffffffffff",
+            "",
+            " 1",
+            "1 ",
+            "-1",
+            "+1",
+            "1e5",
+            "0x10",
+            "1.5",
+            "1_0",
+            "inf",
+            "nan",
+            "12\u{0}3",
+            "z",
         ];
         for text in inputs {
             for base in [10, 16] {
@@ -508,8 +536,14 @@ mod tests {
                 }
             }
         }
-        assert_eq!(exact_digits(b"1698796800000000", 10), Some(1_698_796_800_000_000.0));
-        assert_eq!(exact_digits(b"20000000000000", 16), Some(9_007_199_254_740_992.0));
+        assert_eq!(
+            exact_digits(b"1698796800000000", 10),
+            Some(1_698_796_800_000_000.0)
+        );
+        assert_eq!(
+            exact_digits(b"20000000000000", 16),
+            Some(9_007_199_254_740_992.0)
+        );
         // Past 2^53, or not digits: left to Lua's own.
         for (text, base) in [
             ("9007199254740993", 10),
