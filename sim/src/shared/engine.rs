@@ -22,7 +22,7 @@ use core::cell::RefCell;
 use core::ffi::c_int;
 use std::collections::HashMap;
 
-use mlua::{Function, Lua, Table, ffi};
+use mlua::{Lua, ffi};
 
 use crate::shared::keyspace::Keyspace;
 use crate::shared::lua_pool::Pool as LuaPool;
@@ -65,15 +65,15 @@ impl Reply {
 /// A Lua 5.1 state with the Redis scripting surface.
 pub(crate) struct Engine {
     lua: Lua,
-    /// The globals `KEYS` and `ARGV`.
-    keys: Table,
-    argv: Table,
-    /// The strings `"err"` and `"ok"`, the fields of error and status replies.
-    fields: (mlua::String, mlua::String),
-    /// How many of each the last run set (the rest are nil).
+    /// Its main state, which runs the scripts through Lua's C API.
+    state: *mut ffi::lua_State,
+    /// References in the registry to the globals `KEYS` and `ARGV`, and to the strings
+    /// `"err"` and `"ok"` (the fields of error and status replies), in that order.
+    anchors: [c_int; 4],
+    /// How many of `KEYS` and `ARGV` the last run set (the rest are nil).
     set: (usize, usize),
-    /// Compiled scripts by SHA-1.
-    functions: HashMap<Box<str>, Function, foldhash::fast::FixedState>,
+    /// Compiled scripts by SHA-1, as references in the registry.
+    functions: HashMap<Box<str>, c_int, foldhash::fast::FixedState>,
     /// What the scripts' calls see; owned here (made by `Box::into_raw`), reached by the
     /// Lua state's C functions while a script runs.
     context: *mut Context,
@@ -135,14 +135,16 @@ impl Engine {
         lua.gc_set_pause(400);
         let context = Box::into_raw(Box::new(Context::default()));
         let mut pool = None;
+        let mut state = core::ptr::null_mut();
         // SAFETY: a fresh state in a protected call, with room for the values `install`
         // pushes; the context is the engine's until it drops, and the pool is dropped after
         // the state (see `Engine::pool`).
         let installed = unsafe {
-            lua.exec_raw::<()>((), |state| {
-                pool = Some(LuaPool::install(state));
-                if ffi::lua_checkstack(state, 8) != 0 {
-                    redis_lib::install(state, context);
+            lua.exec_raw::<()>((), |main| {
+                state = main;
+                pool = Some(LuaPool::install(main));
+                if ffi::lua_checkstack(main, 8) != 0 {
+                    redis_lib::install(main, context);
                 }
             })
         };
@@ -158,19 +160,29 @@ impl Engine {
                     .unwrap_or_else(|| mlua::Error::runtime("cannot set up the Lua state")));
             }
         };
+        let (keys, argv) = (lua.create_table()?, lua.create_table()?);
+        let globals = lua.globals();
+        globals.raw_set("KEYS", &keys)?;
+        globals.raw_set("ARGV", &argv)?;
+        let mut anchors = [0; 4];
+        let fields = (lua.create_string("err")?, lua.create_string("ok")?);
+        // SAFETY: the four values are on the stack, and `luaL_ref` pops one each.
+        unsafe {
+            lua.exec_raw::<()>((&keys, &argv, &fields.0, &fields.1), |state| {
+                for anchor in anchors.iter_mut().rev() {
+                    *anchor = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX);
+                }
+            })?;
+        }
         let mut engine = Engine {
-            keys: lua.create_table()?,
-            argv: lua.create_table()?,
-            fields: (lua.create_string("err")?, lua.create_string("ok")?),
             lua,
+            state,
+            anchors,
             set: (0, 0),
             functions: HashMap::default(),
             context,
             _pool: pool,
         };
-        let globals = engine.lua.globals();
-        globals.raw_set("KEYS", &engine.keys)?;
-        globals.raw_set("ARGV", &engine.argv)?;
         // Redis's guard: a script may neither make nor read undeclared globals.
         engine
             .lua
@@ -201,7 +213,15 @@ impl Engine {
             .set_name(format!("@user_script:{sha}"))
             .into_function()
             .map_err(|error| Reply::Error(format!("ERR Error compiling script: {error}").into()))?;
-        self.functions.insert(sha.into(), function);
+        let mut anchor = 0;
+        // SAFETY: the function is on the stack, and `luaL_ref` pops it.
+        unsafe {
+            self.lua.exec_raw::<()>(&function, |state| {
+                anchor = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX);
+            })
+        }
+        .map_err(|error| Reply::Error(format!("ERR {error}").into()))?;
+        self.functions.insert(sha.into(), anchor);
         Ok(())
     }
 
@@ -217,7 +237,7 @@ impl Engine {
         keys: impl Iterator<Item = &'a str>,
         args: impl Iterator<Item = &'a str>,
     ) -> (Reply, Option<String>) {
-        let Some(function) = self.functions.get(sha) else {
+        let Some(&function) = self.functions.get(sha) else {
             return (
                 Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into()),
                 None,
@@ -254,21 +274,24 @@ impl Engine {
         context.instructions = 0;
         context.refused = None;
         let set = self.set;
-        let mut reply = Reply::Nil;
-        // SAFETY: the stack holds KEYS, ARGV and the script, and `run_raw` keeps to what it
-        // checked room for; it holds nothing with a destructor while Lua may raise an error
-        // (the script runs in its own protected call).
-        let result = unsafe {
-            let (err, ok) = &self.fields;
-            self.lua
-                .exec_raw::<()>((&self.keys, &self.argv, err, ok, function), |state| {
-                    reply = run_raw(state, (&k, counts.0), (&a, counts.1), set);
-                })
+        let state = self.state;
+        // SAFETY: the engine's state, which nothing else is using (the thread is here); the
+        // anchors and the function are in the registry. Outside the script's own protected
+        // call, only running out of memory could raise a Lua error (which would abort).
+        let reply = unsafe {
+            let base = ffi::lua_gettop(state);
+            if ffi::lua_checkstack(state, SCRIPT + 1) == 0 {
+                Reply::Error("ERR the Lua stack is full".into())
+            } else {
+                for anchor in self.anchors.into_iter().chain([function]) {
+                    ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, anchor.into());
+                }
+                let reply = run_raw(state, base, (&k, counts.0), (&a, counts.1), set);
+                ffi::lua_settop(state, base);
+                reply
+            }
         };
         self.set = counts;
-        if let Err(error) = result {
-            reply = Reply::Error(format!("ERR {error}").into());
-        }
         // SAFETY: as above; the script has returned.
         let context = unsafe { &mut *self.context };
         core::mem::swap(&mut context.keyspace, keyspace);
@@ -288,10 +311,11 @@ const SCRIPT: c_int = 5;
 ///
 /// # Safety
 ///
-/// `state`'s stack holds exactly the tables `KEYS` and `ARGV`, the strings `"err"` and
-/// `"ok"`, and the script's function.
+/// `state`'s stack holds, above `base`, exactly the tables `KEYS` and `ARGV`, the strings
+/// `"err"` and `"ok"`, and the script's function.
 unsafe fn run_raw(
     state: *mut ffi::lua_State,
+    base: c_int,
     (keys, n_keys): (&[&str; MOST_KEYS], usize),
     (args, n_args): (&[&str; MOST_ARGS], usize),
     (set_keys, set_args): (usize, usize),
@@ -300,9 +324,9 @@ unsafe fn run_raw(
         if ffi::lua_checkstack(state, REPLY_SLOTS) == 0 {
             return Reply::Error("ERR the Lua stack is full".into());
         }
-        fill(state, KEYS, keys, n_keys, set_keys);
-        fill(state, ARGV, args, n_args, set_args);
-        ffi::lua_pushvalue(state, SCRIPT);
+        fill(state, base + KEYS, keys, n_keys, set_keys);
+        fill(state, base + ARGV, args, n_args, set_args);
+        ffi::lua_pushvalue(state, base + SCRIPT);
         if ffi::lua_pcall(state, 0, 1, 0) != 0 {
             let message = if ffi::lua_type(state, -1) == ffi::LUA_TSTRING {
                 String::from_utf8_lossy(string_at(state, -1)).into_owned()
@@ -311,7 +335,7 @@ unsafe fn run_raw(
             };
             return Reply::Error(format!("ERR {message}").into());
         }
-        to_reply(state, ffi::lua_gettop(state), 0)
+        to_reply(state, base, ffi::lua_gettop(state), 0)
     }
 }
 
@@ -361,12 +385,13 @@ const DEEPEST_REPLY: usize = 8;
 /// Stack slots a reply's conversion may use: two per level of nesting, and a few more.
 const REPLY_SLOTS: c_int = 2 * 8 + 8;
 
-/// The value at stack slot `index` (absolute) as Redis converts a script's reply.
+/// The value at stack slot `index` (absolute) as Redis converts a script's reply (`base` as
+/// for [`run_raw`]).
 ///
 /// # Safety
 ///
 /// `index` is on `state`'s stack, which has room for two values per level of nesting left.
-unsafe fn to_reply(state: *mut ffi::lua_State, index: c_int, depth: usize) -> Reply {
+unsafe fn to_reply(state: *mut ffi::lua_State, base: c_int, index: c_int, depth: usize) -> Reply {
     unsafe {
         match ffi::lua_type(state, index) {
             // Redis truncates Lua's numbers to integers.
@@ -377,10 +402,10 @@ unsafe fn to_reply(state: *mut ffi::lua_State, index: c_int, depth: usize) -> Re
             }
             ffi::LUA_TBOOLEAN if ffi::lua_toboolean(state, index) != 0 => Reply::Integer(1),
             ffi::LUA_TTABLE => {
-                if let Some(err) = string_field(state, index, ERR) {
+                if let Some(err) = string_field(state, index, base + ERR) {
                     return Reply::Error(err);
                 }
-                if let Some(ok) = string_field(state, index, OK) {
+                if let Some(ok) = string_field(state, index, base + OK) {
                     return Reply::Status(ok);
                 }
                 if depth >= DEEPEST_REPLY {
@@ -392,7 +417,7 @@ unsafe fn to_reply(state: *mut ffi::lua_State, index: c_int, depth: usize) -> Re
                         ffi::lua_settop(state, -2);
                         break;
                     }
-                    items.push(to_reply(state, ffi::lua_gettop(state), depth + 1));
+                    items.push(to_reply(state, base, ffi::lua_gettop(state), depth + 1));
                     ffi::lua_settop(state, -2);
                 }
                 Reply::Array(items)
