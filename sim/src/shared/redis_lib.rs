@@ -10,7 +10,9 @@
 //!   which has no upvalues, through the registry); the engine owns the context, outlives its
 //!   Lua state's calls, and touches it only between them;
 //! - a Lua error unwinds by `longjmp`, so it is raised only from frames that hold nothing
-//!   with a destructor: the message is kept in the context, and the raising frame borrows it;
+//!   with a destructor: the message is kept in the context, and the raising frame borrows it
+//!   (the one exception is Lua running out of memory while a command pushes its reply, which
+//!   the simulation does not survive anyway);
 //! - nothing here panics on any input: every fallible step returns a message instead.
 #![allow(unsafe_code)]
 
