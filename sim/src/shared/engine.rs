@@ -25,7 +25,6 @@ use std::collections::HashMap;
 use mlua::{Lua, ffi};
 
 use crate::shared::keyspace::Keyspace;
-use crate::shared::lua_pool::Pool as LuaPool;
 use crate::shared::redis_lib::{self, Context};
 
 /// A reply of the server, as RESP types.
@@ -77,9 +76,6 @@ pub(crate) struct Engine {
     /// What the scripts' calls see; owned here (made by `Box::into_raw`), reached by the
     /// Lua state's C functions while a script runs.
     context: *mut Context,
-    /// The Lua state's allocator of small blocks. Last, so that it is dropped after `lua`
-    /// (fields drop in order), whose state frees its blocks as it closes.
-    _pool: Box<LuaPool>,
 }
 
 impl Drop for Engine {
@@ -134,32 +130,22 @@ impl Engine {
         // holds little, and collecting is a tenth of its time at the default.
         lua.gc_set_pause(400);
         let context = Box::into_raw(Box::new(Context::default()));
-        let mut pool = None;
         let mut state = core::ptr::null_mut();
         // SAFETY: a fresh state in a protected call, with room for the values `install`
-        // pushes; the context is the engine's until it drops, and the pool is dropped after
-        // the state (see `Engine::pool`).
+        // pushes; the context is the engine's until it drops.
         let installed = unsafe {
             lua.exec_raw::<()>((), |main| {
                 state = main;
-                pool = Some(LuaPool::install(main));
                 if ffi::lua_checkstack(main, 8) != 0 {
                     redis_lib::install(main, context);
                 }
             })
         };
-        let pool = match (installed, pool) {
-            (Ok(()), Some(pool)) => pool,
-            (result, pool) => {
-                // The state may allocate from the pool until it is dropped, after this.
-                pool.map(Box::leak);
-                // SAFETY: made just above; nothing calls the state's functions any more.
-                drop(unsafe { Box::from_raw(context) });
-                return Err(result
-                    .err()
-                    .unwrap_or_else(|| mlua::Error::runtime("cannot set up the Lua state")));
-            }
-        };
+        if let Err(error) = installed {
+            // SAFETY: made just above; nothing calls the state's functions any more.
+            drop(unsafe { Box::from_raw(context) });
+            return Err(error);
+        }
         let (keys, argv) = (lua.create_table()?, lua.create_table()?);
         let globals = lua.globals();
         globals.raw_set("KEYS", &keys)?;
@@ -181,7 +167,6 @@ impl Engine {
             set: (0, 0),
             functions: HashMap::default(),
             context,
-            _pool: pool,
         };
         // Redis's guard: a script may neither make nor read undeclared globals.
         engine

@@ -34,7 +34,6 @@
 //!   ([`SharedCut`]).
 
 mod engine;
-mod lua_pool;
 mod redis_lib;
 pub use crate::shared::engine::Reply;
 mod keyspace;
