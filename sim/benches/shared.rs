@@ -10,6 +10,10 @@
 //! Times are the benchmark thread's CPU time, so the figures are per core and stay
 //! comparable on a shared machine.
 
+/// The allocator the simulator's binary runs on, so that the figures are its.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::Duration;
 
 use cpu_time::ThreadTime;

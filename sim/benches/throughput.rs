@@ -14,6 +14,10 @@
 //! comparable on a shared machine whose other work would otherwise scatter them by the
 //! stretches this thread spent descheduled.
 
+/// The allocator the simulator's binary runs on, so that the figures are its.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::Duration;
 
 use cpu_time::ThreadTime;

@@ -54,6 +54,7 @@ pub use fixed_window_broken::KeyedFlaw;
 mod clock_model;
 pub use crate::clock_model::{ClockKind, ClockModel, Segment};
 mod coroutine;
+mod event_heap;
 mod event_queue;
 mod keyed;
 pub use crate::keyed::Population;

@@ -1,6 +1,11 @@
 //! `fixed-window-sim`: sweeps seeded scenarios through the limiter and checks each with the
 //! oracle; replays one scenario; writes traces and a summary for the report.
 
+/// The simulated server's Lua makes and frees a score of small blocks per simulated call;
+/// mimalloc serves them in fewer instructions than the C library's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::fs::{self, File};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::num::{NonZeroU64, NonZeroUsize};

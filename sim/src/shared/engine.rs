@@ -4,29 +4,28 @@
 //!
 //! `redis.call` implements `TIME` (the server's clock), `GET` and `SET` (with `NX`, and `PX` or
 //! `KEEPTTL`); any other command, option or `redis.*` function is refused with an error naming
-//! it, so a script cannot silently use something the simulation does not model. As in Redis, scripts
-//! may not create or read undeclared globals, replies are converted the way Redis converts
-//! them (numbers truncated to integers, tables to arrays, `{err = …}` to an error), and a
-//! script that runs too long is stopped.
+//! it, so a script cannot silently use something the simulation does not model (see
+//! [`redis_lib`](crate::shared::redis_lib)). As in Redis, scripts may not create or read
+//! undeclared globals, replies are converted the way Redis converts them (numbers truncated to
+//! integers, tables to arrays, `{err = …}` to an error), and a script that runs too long is
+//! stopped.
 //!
 //! One engine serves every run on a thread: compiling a script and making a Lua state cost
 //! far more than a run's worth of calls. What a run's server holds (its keyspace, its loaded
 //! scripts) is the server's; the engine keeps only compiled functions, which depend on
-//! nothing but the script's text.
+//! nothing but the script's text. A run sets `KEYS` and `ARGV`, calls the script and converts
+//! its reply through Lua's C API: `mlua`'s conversions of a call's arguments and results cost
+//! more than the limiter's script itself.
+#![allow(unsafe_code)]
 
 use core::cell::RefCell;
+use core::ffi::c_int;
 use std::collections::HashMap;
-use std::rc::Rc;
 
-use mlua::{Function, HookTriggers, Lua, Value, VmState};
+use mlua::{Lua, ffi};
 
 use crate::shared::keyspace::Keyspace;
-
-/// Lua instructions a script may run before it is stopped (Redis's busy-script limit is a
-/// time; a count keeps the simulation deterministic). The limiter's script runs a few hundred.
-const INSTRUCTION_BUDGET: u32 = 1_000_000;
-/// How often the budget is checked, in instructions.
-const HOOK_EVERY: u32 = 10_000;
+use crate::shared::redis_lib::{self, Context};
 
 /// A reply of the server, as RESP types.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,32 +61,28 @@ impl Reply {
     }
 }
 
-/// What a script's calls see while it runs.
-#[derive(Debug, Default)]
-struct Context {
-    /// The server's keyspace, lent for the run.
-    keyspace: Keyspace,
-    /// The server's time, in microseconds.
-    now_us: u64,
-    /// The request whose script runs, for the write log.
-    request: u32,
-    /// Instructions run so far, in steps of [`HOOK_EVERY`].
-    instructions: u32,
-    /// The first command or function the script tried that is not modelled.
-    refused: Option<String>,
-}
-
 /// A Lua 5.1 state with the Redis scripting surface.
 pub(crate) struct Engine {
     lua: Lua,
-    /// The Lua function that runs a script: it sets `KEYS`, `ARGV` and the time from its
-    /// arguments, calls the script and flattens its reply (see [`SURFACE`]).
-    runner: Function,
-    /// The Lua function that returns the latest reply as the script returned it.
-    last: Function,
-    /// Compiled scripts by SHA-1.
-    functions: HashMap<Box<str>, Function>,
-    context: Rc<RefCell<Context>>,
+    /// Its main state, which runs the scripts through Lua's C API.
+    state: *mut ffi::lua_State,
+    /// References in the registry to the globals `KEYS` and `ARGV`, and to the strings
+    /// `"err"` and `"ok"` (the fields of error and status replies), in that order.
+    anchors: [c_int; 4],
+    /// How many of `KEYS` and `ARGV` the last run set (the rest are nil).
+    set: (usize, usize),
+    /// Compiled scripts by SHA-1, as references in the registry.
+    functions: HashMap<Box<str>, c_int, foldhash::fast::FixedState>,
+    /// What the scripts' calls see; owned here (made by `Box::into_raw`), reached by the
+    /// Lua state's C functions while a script runs.
+    context: *mut Context,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::into_raw` in `Engine::new`, freed once; no script runs now.
+        drop(unsafe { Box::from_raw(self.context) });
+    }
 }
 
 impl core::fmt::Debug for Engine {
@@ -128,112 +123,56 @@ pub(crate) fn sha1_hex(text: &str) -> Box<str> {
 const MOST_KEYS: usize = 4;
 const MOST_ARGS: usize = 8;
 
-/// The Redis scripting surface and the runner of scripts, in Lua around a few Rust functions.
-///
-/// `redis.call` dispatches the modelled commands to them and refuses everything else by name;
-/// `TIME` answers the server's time the runner was given, as Redis's two bulk strings (the
-/// replies' tables are made here, in Lua, which is much cheaper than through the embedding).
-/// Arguments go to Rust as they are: Rust turns numbers into text the way Redis does.
-///
-/// The runner runs a script `f` with up to four keys and eight arguments (the arguments
-/// after the keys, without gaps; the rest nil) and returns its reply flattened: a tag (0 a
-/// value Rust converts, 3 error, 4 status, 5 a table's first five elements), then a string
-/// or the value or elements. `last()` gives the latest reply itself, for a table that is not
-/// an array of integers.
-const SURFACE: &str = r"
-local get, set, refuse, wrong = ...
-local upper, select, type, rawget, tostring = string.upper, select, type, rawget, tostring
-local KEYS, ARGV = KEYS, ARGV
-local seconds, micros
-redis.call = function(command, ...)
-  local name = command
-  if name ~= 'GET' and name ~= 'SET' and name ~= 'TIME' then
-    if type(command) ~= 'string' then
-      error('ERR Lua redis lib command arguments must be strings or integers', 2)
-    end
-    name = upper(command)
-  end
-  local n = select('#', ...)
-  if name == 'GET' then
-    if n ~= 1 then return wrong('get') end
-    local value = get(...)
-    if value == nil then return false end
-    return value
-  elseif name == 'SET' then
-    if n < 2 or n > 6 then return wrong('set') end
-    if set(n, ...) then return { ok = 'OK' } end
-    return false
-  elseif name == 'TIME' then
-    if n ~= 0 then return wrong('time') end
-    return { seconds, micros }
-  end
-  return refuse(name)
-end
-local last
-local function run(f, s, us, k1, k2, k3, k4, a1, a2, a3, a4, a5, a6, a7, a8)
-  seconds, micros = s, us
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4] = k1, k2, k3, k4
-  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8] =
-    a1, a2, a3, a4, a5, a6, a7, a8
-  local reply = f()
-  last = reply
-  if type(reply) ~= 'table' then return 0, nil, reply end
-  local err = rawget(reply, 'err')
-  if err ~= nil then return 3, tostring(err) end
-  local ok = rawget(reply, 'ok')
-  if ok ~= nil then return 4, tostring(ok) end
-  return 5, nil, reply[1], reply[2], reply[3], reply[4], reply[5]
-end
-return run, function() return last end
-";
-
-/// What the runner returns (see [`SURFACE`]).
-type Flat = (u8, Option<String>, Value, Value, Value, Value, Value);
-
 impl Engine {
     fn new() -> mlua::Result<Engine> {
         let lua = Lua::new();
         // Collect when the heap has grown fourfold rather than twofold: the simulation's Lua
         // holds little, and collecting is a tenth of its time at the default.
         lua.gc_set_pause(400);
-        let context = Rc::new(RefCell::new(Context::default()));
-        let redis = lua.create_table()?;
-        redis.raw_set(
-            "error_reply",
-            lua.create_function(|lua, message: mlua::String| {
-                let reply = lua.create_table()?;
-                reply.raw_set("err", message)?;
-                Ok(reply)
-            })?,
-        )?;
-        redis.raw_set(
-            "status_reply",
-            lua.create_function(|lua, message: mlua::String| {
-                let reply = lua.create_table()?;
-                reply.raw_set("ok", message)?;
-                Ok(reply)
-            })?,
-        )?;
+        let context = Box::into_raw(Box::new(Context::default()));
+        let mut state = core::ptr::null_mut();
+        // SAFETY: a fresh state in a protected call, with room for the values `install`
+        // pushes; the context is the engine's until it drops.
+        let installed = unsafe {
+            lua.exec_raw::<()>((), |main| {
+                state = main;
+                if ffi::lua_checkstack(main, 8) != 0 {
+                    redis_lib::install(main, context);
+                }
+            })
+        };
+        if let Err(error) = installed {
+            // SAFETY: made just above; nothing calls the state's functions any more.
+            drop(unsafe { Box::from_raw(context) });
+            return Err(error);
+        }
+        let (keys, argv) = (lua.create_table()?, lua.create_table()?);
         let globals = lua.globals();
-        globals.raw_set("redis", redis.clone())?;
-        globals.raw_set("KEYS", lua.create_table()?)?;
-        globals.raw_set("ARGV", lua.create_table()?)?;
-        let (runner, last): (Function, Function) =
-            lua.load(SURFACE).call(commands(&lua, &context)?)?;
-        // Anything else of redis.* (pcall, log, sha1hex, setresp, …) is refused by name.
-        let refuse_context = Rc::clone(&context);
-        let refuse = lua.create_function(move |_, (_, name): (Value, mlua::String)| {
-            let name = format!("redis.{}", name.to_string_lossy());
-            let message = not_modelled(&name);
-            refuse_context.borrow_mut().refused.get_or_insert(name);
-            Err::<Value, _>(mlua::Error::runtime(message))
-        })?;
-        let refusing = lua.create_table()?;
-        refusing.raw_set("__index", refuse)?;
-        redis.set_metatable(Some(refusing))?;
+        globals.raw_set("KEYS", &keys)?;
+        globals.raw_set("ARGV", &argv)?;
+        let mut anchors = [0; 4];
+        let fields = (lua.create_string("err")?, lua.create_string("ok")?);
+        // SAFETY: the four values are on the stack, and `luaL_ref` pops one each.
+        unsafe {
+            lua.exec_raw::<()>((&keys, &argv, &fields.0, &fields.1), |state| {
+                for anchor in anchors.iter_mut().rev() {
+                    *anchor = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX);
+                }
+            })?;
+        }
+        let mut engine = Engine {
+            lua,
+            state,
+            anchors,
+            set: (0, 0),
+            functions: HashMap::default(),
+            context,
+        };
         // Redis's guard: a script may neither make nor read undeclared globals.
-        lua.load(
-            r#"setmetatable(_G, {
+        engine
+            .lua
+            .load(
+                r#"setmetatable(_G, {
                 __newindex = function(_, name)
                     error("Script attempted to create global variable '" .. tostring(name) .. "'", 2)
                 end,
@@ -241,29 +180,10 @@ impl Engine {
                     error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
                 end,
             })"#,
-        )
-        .exec()?;
-        let hook_context = Rc::clone(&context);
-        lua.set_hook(
-            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-            move |_, _| {
-                let mut context = hook_context.borrow_mut();
-                context.instructions += HOOK_EVERY;
-                if context.instructions >= INSTRUCTION_BUDGET {
-                    return Err(mlua::Error::runtime(
-                        "BUSY the script ran past the simulation's instruction budget",
-                    ));
-                }
-                Ok(VmState::Continue)
-            },
-        )?;
-        Ok(Engine {
-            lua,
-            runner,
-            last,
-            functions: HashMap::new(),
-            context,
-        })
+            )
+            .exec()?;
+        engine.set = (0, 0);
+        Ok(engine)
     }
 
     /// Compiles `text` (known by `sha`) unless it is compiled already; the error reply of
@@ -278,7 +198,15 @@ impl Engine {
             .set_name(format!("@user_script:{sha}"))
             .into_function()
             .map_err(|error| Reply::Error(format!("ERR Error compiling script: {error}").into()))?;
-        self.functions.insert(sha.into(), function);
+        let mut anchor = 0;
+        // SAFETY: the function is on the stack, and `luaL_ref` pops it.
+        unsafe {
+            self.lua.exec_raw::<()>(&function, |state| {
+                anchor = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX);
+            })
+        }
+        .map_err(|error| Reply::Error(format!("ERR {error}").into()))?;
+        self.functions.insert(sha.into(), anchor);
         Ok(())
     }
 
@@ -294,337 +222,209 @@ impl Engine {
         keys: impl Iterator<Item = &'a str>,
         args: impl Iterator<Item = &'a str>,
     ) -> (Reply, Option<String>) {
-        let Some(function) = self.functions.get(sha) else {
+        let Some(&function) = self.functions.get(sha) else {
             return (
                 Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into()),
                 None,
             );
         };
-        let mut k: [Option<&str>; MOST_KEYS] = [None; MOST_KEYS];
-        let mut a: [Option<&str>; MOST_ARGS] = [None; MOST_ARGS];
-        for (index, key) in keys.enumerate() {
-            let Some(slot) = k.get_mut(index) else {
+        let mut k: [&str; MOST_KEYS] = [""; MOST_KEYS];
+        let mut a: [&str; MOST_ARGS] = [""; MOST_ARGS];
+        let mut counts = (0, 0);
+        for key in keys {
+            let Some(slot) = k.get_mut(counts.0) else {
                 return (
                     Reply::Error("ERR too many keys for the simulation".into()),
                     None,
                 );
             };
-            *slot = Some(key);
+            *slot = key;
+            counts.0 += 1;
         }
-        for (index, arg) in args.enumerate() {
-            let Some(slot) = a.get_mut(index) else {
+        for arg in args {
+            let Some(slot) = a.get_mut(counts.1) else {
                 return (
                     Reply::Error("ERR too many arguments for the simulation".into()),
                     None,
                 );
             };
-            *slot = Some(arg);
+            *slot = arg;
+            counts.1 += 1;
         }
-        {
-            let mut context = self.context.borrow_mut();
-            std::mem::swap(&mut context.keyspace, keyspace);
-            context.now_us = now_us;
-            context.request = request;
-            context.instructions = 0;
-            context.refused = None;
-        }
-        // TIME's two bulk strings, seconds and microseconds, made without allocating.
-        let (mut seconds, mut micros) = ([0; DIGITS], [0; DIGITS]);
-        let seconds = decimal(now_us / 1_000_000, &mut seconds);
-        let micros = decimal(now_us % 1_000_000, &mut micros);
-        let [k0, k1, k2, k3] = k;
-        let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
-        let result = self.runner.call::<Flat>((
-            function, seconds, micros, k0, k1, k2, k3, a0, a1, a2, a3, a4, a5, a6, a7,
-        ));
-        let reply = match result {
-            Ok((tag, text, v0, v1, v2, v3, v4)) => match tag {
-                0 => to_reply(&v0, 0),
-                3 => Reply::Error(text.unwrap_or_default().into()),
-                4 => Reply::Status(text.unwrap_or_default().into()),
-                _ => self.array(&[v0, v1, v2, v3, v4]),
-            },
-            Err(error) => Reply::Error(format!("ERR {}", script_error(&error)).into()),
+        // SAFETY: no script runs between calls; the context is the engine's.
+        let context = unsafe { &mut *self.context };
+        core::mem::swap(&mut context.keyspace, keyspace);
+        context.now_us = now_us;
+        context.request = request;
+        context.instructions = 0;
+        context.refused = None;
+        let set = self.set;
+        let state = self.state;
+        // SAFETY: the engine's state, which nothing else is using (the thread is here); the
+        // anchors and the function are in the registry. Outside the script's own protected
+        // call, only running out of memory could raise a Lua error (which would abort).
+        let reply = unsafe {
+            let base = ffi::lua_gettop(state);
+            if ffi::lua_checkstack(state, SCRIPT + 1) == 0 {
+                Reply::Error("ERR the Lua stack is full".into())
+            } else {
+                for anchor in self.anchors.into_iter().chain([function]) {
+                    ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, anchor.into());
+                }
+                let reply = run_raw(state, base, (&k, counts.0), (&a, counts.1), set);
+                ffi::lua_settop(state, base);
+                reply
+            }
         };
-        let mut context = self.context.borrow_mut();
-        std::mem::swap(&mut context.keyspace, keyspace);
+        self.set = counts;
+        // SAFETY: as above; the script has returned.
+        let context = unsafe { &mut *self.context };
+        core::mem::swap(&mut context.keyspace, keyspace);
         (reply, context.refused.take())
     }
 }
 
-impl Engine {
-    /// A table reply from its first five elements: an array of integers if the elements up
-    /// to the first nil are all numbers (the shared limiter's replies), else the table as
-    /// Redis converts it.
-    fn array(&self, elements: &[Value; 5]) -> Reply {
-        let n = elements
-            .iter()
-            .position(|v| matches!(v, Value::Nil))
-            .unwrap_or(elements.len());
-        let numbers: Option<Vec<Reply>> = elements[..n]
-            .iter()
-            .map(|v| match v {
-                Value::Number(x) => Some(Reply::Integer(truncate(*x))),
-                Value::Integer(x) => Some(Reply::Integer(*x)),
-                _ => None,
-            })
-            .collect();
-        match numbers {
-            Some(items) if n < elements.len() => Reply::Array(items),
-            _ => match self.last.call::<Value>(()) {
-                Ok(table) => to_reply(&table, 0),
-                Err(error) => Reply::Error(format!("ERR {}", script_error(&error)).into()),
-            },
+/// Stack slots of [`run_raw`]'s arguments.
+const KEYS: c_int = 1;
+const ARGV: c_int = 2;
+const ERR: c_int = 3;
+const OK: c_int = 4;
+const SCRIPT: c_int = 5;
+
+/// Sets `KEYS` and `ARGV` to the first `n` of `keys` and `args`, and nil where the last run
+/// (`set`) had more; calls the script; its reply.
+///
+/// # Safety
+///
+/// `state`'s stack holds, above `base`, exactly the tables `KEYS` and `ARGV`, the strings
+/// `"err"` and `"ok"`, and the script's function.
+unsafe fn run_raw(
+    state: *mut ffi::lua_State,
+    base: c_int,
+    (keys, n_keys): (&[&str; MOST_KEYS], usize),
+    (args, n_args): (&[&str; MOST_ARGS], usize),
+    (set_keys, set_args): (usize, usize),
+) -> Reply {
+    unsafe {
+        if ffi::lua_checkstack(state, REPLY_SLOTS) == 0 {
+            return Reply::Error("ERR the Lua stack is full".into());
         }
+        fill(state, base + KEYS, keys, n_keys, set_keys);
+        fill(state, base + ARGV, args, n_args, set_args);
+        ffi::lua_pushvalue(state, base + SCRIPT);
+        if ffi::lua_pcall(state, 0, 1, 0) != 0 {
+            let message = if ffi::lua_type(state, -1) == ffi::LUA_TSTRING {
+                String::from_utf8_lossy(string_at(state, -1)).into_owned()
+            } else {
+                "the script raised an error that is not a string".to_owned()
+            };
+            return Reply::Error(format!("ERR {message}").into());
+        }
+        to_reply(state, base, ffi::lua_gettop(state), 0)
     }
 }
 
-/// Enough digits for any `u64`.
-const DIGITS: usize = 20;
-
-/// `n` in decimal, written into `buffer`.
-fn decimal(mut n: u64, buffer: &mut [u8; DIGITS]) -> &str {
-    let mut at = DIGITS;
-    loop {
-        at -= 1;
-        // A digit: below ten.
-        buffer[at] = b'0' + u8::try_from(n % 10).unwrap_or(0);
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    core::str::from_utf8(&buffer[at..]).unwrap_or("0")
-}
-
-/// The Rust side of `redis.call`: `GET`, `SET`, and the refusals, for [`SURFACE`].
-fn commands(
-    lua: &Lua,
-    context: &Rc<RefCell<Context>>,
-) -> mlua::Result<(Function, Function, Function, Function)> {
-    let get_context = Rc::clone(context);
-    let get = lua.create_function(move |lua, key: Value| {
-        let key = argument(lua, &key)?;
-        let mut context = get_context.borrow_mut();
-        let now_ms = context.now_us / 1_000;
-        Ok(context.keyspace.get(&key, now_ms).map(str::to_owned))
-    })?;
-    let set_context = Rc::clone(context);
-    let set =
-        lua.create_function(
-            move |lua,
-                  (n, key, value, a, b, c, d): (
-                usize,
-                Value,
-                Value,
-                Value,
-                Value,
-                Value,
-                Value,
-            )| {
-                let count = n.saturating_sub(2).min(4);
-                let given = [a, b, c, d];
-                let mut options = [Text::None, Text::None, Text::None, Text::None];
-                for (slot, option) in options.iter_mut().zip(&given).take(count) {
-                    *slot = argument(lua, option)?;
+/// Sets `table[1..=n]` (the table at stack slot `table`) to `values`, and nil up to `set`.
+/// A value the table holds already is left: most runs repeat most of the last run's keys and
+/// arguments, and comparing costs less than making a Lua string (which hashes it).
+///
+/// # Safety
+///
+/// `table` is a table on `state`'s stack, which has room for one more value.
+unsafe fn fill(state: *mut ffi::lua_State, table: c_int, values: &[&str], n: usize, set: usize) {
+    let given = ffi::lua_Integer::try_from(n).unwrap_or(0);
+    for (index, value) in (1..).zip(values.iter().take(n.max(set))) {
+        unsafe {
+            if index <= given {
+                let held = ffi::lua_rawgeti(state, table, index) == ffi::LUA_TSTRING
+                    && string_at(state, -1) == value.as_bytes();
+                ffi::lua_settop(state, -2);
+                if held {
+                    continue;
                 }
-                let options = options.each_ref().map(|option| &**option);
-                let (key, value) = (argument(lua, &key)?, argument(lua, &value)?);
-                let mut context = set_context.borrow_mut();
-                set_command(&mut context, &key, &value, &options[..count])
-            },
-        )?;
-    let refuse_context = Rc::clone(context);
-    let refuse = lua.create_function(move |_, name: String| {
-        let what = format!("the command {name}");
-        let message = not_modelled(&what);
-        refuse_context.borrow_mut().refused.get_or_insert(what);
-        Err::<(), _>(mlua::Error::runtime(format!("ERR {message}")))
-    })?;
-    let wrong = lua.create_function(|_, name: String| {
-        Err::<(), _>(mlua::Error::runtime(format!(
-            "ERR wrong number of arguments for '{name}' command"
-        )))
-    })?;
-    Ok((get, set, refuse, wrong))
-}
-
-/// A command's argument as text: a Lua string's own bytes, or a number's text.
-enum Text<'a> {
-    None,
-    Borrowed(mlua::BorrowedStr<'a>),
-    Owned(String),
-}
-
-impl core::ops::Deref for Text<'_> {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        match self {
-            Text::None => "",
-            Text::Borrowed(text) => text,
-            Text::Owned(text) => text,
-        }
-    }
-}
-
-/// A command's argument as the text Redis makes of it: a string as it is, a number as
-/// `%.17g` prints it; anything else is refused, as Redis refuses it.
-fn argument<'a>(lua: &Lua, value: &'a Value) -> mlua::Result<Text<'a>> {
-    match value {
-        Value::String(text) => Ok(text
-            .to_str()
-            .map_or_else(|_| Text::Owned(text.to_string_lossy()), Text::Borrowed)),
-        Value::Integer(n) => Ok(Text::Owned(n.to_string())),
-        // Whole numbers print the same under %.17g while they have at most 17 digits (and are
-        // not negative, which leaves -0 to the format).
-        #[allow(clippy::cast_possible_truncation)]
-        Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e17 && !n.is_sign_negative() => {
-            Ok(Text::Owned((*n as i64).to_string()))
-        }
-        Value::Number(n) => lua
-            .globals()
-            .raw_get::<mlua::Table>("string")?
-            .raw_get::<Function>("format")?
-            .call(("%.17g", *n))
-            .map(Text::Owned),
-        _ => Err(mlua::Error::runtime(
-            "ERR Lua redis lib command arguments must be strings or integers",
-        )),
-    }
-}
-
-/// Redis truncates Lua's numbers to integers.
-#[allow(clippy::cast_possible_truncation)]
-fn truncate(n: f64) -> i64 {
-    n as i64
-}
-
-/// The message of a script's error, without mlua's wrapping.
-fn script_error(error: &mlua::Error) -> String {
-    match error {
-        mlua::Error::CallbackError { cause, .. } => script_error(cause),
-        mlua::Error::RuntimeError(message) => message.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn not_modelled(what: &str) -> String {
-    format!("fixed-window-sim: {what} is not modelled by the simulated server")
-}
-
-/// `SET key value [options]`: whether it wrote.
-fn set_command(
-    context: &mut Context,
-    key: &str,
-    value: &str,
-    options: &[&str],
-) -> mlua::Result<bool> {
-    let now_ms = context.now_us / 1_000;
-    let (nx, expiry) = match set_options(options) {
-        Ok(options) => options,
-        Err(SetError::NotModelled(option)) => {
-            let what = format!("SET option {option}");
-            let message = not_modelled(&what);
-            context.refused.get_or_insert(what);
-            return Err(mlua::Error::runtime(format!("ERR {message}")));
-        }
-        Err(SetError::Invalid(message)) => return Err(mlua::Error::runtime(message)),
-    };
-    if nx && context.keyspace.exists(key, now_ms) {
-        return Ok(false);
-    }
-    let expires_at_ms = match expiry {
-        Expiry::Persist => None,
-        Expiry::In(ms) => Some(now_ms.saturating_add(ms)),
-        Expiry::Keep => context.keyspace.expiry(key, now_ms),
-    };
-    let request = context.request;
-    context.keyspace.set(request, key, value, expires_at_ms);
-    Ok(true)
-}
-
-enum SetError {
-    NotModelled(String),
-    Invalid(&'static str),
-}
-
-/// What `SET` does to the key's expiry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expiry {
-    /// None given: the key lives until deleted.
-    Persist,
-    /// `PX`: this many milliseconds from now.
-    In(u64),
-    /// `KEEPTTL`: the expiry the key had, if it existed.
-    Keep,
-}
-
-/// `SET`'s options: whether `NX` was given, and what becomes of the expiry.
-fn set_options(options: &[&str]) -> Result<(bool, Expiry), SetError> {
-    let mut nx = false;
-    let mut expiry = Expiry::Persist;
-    let mut rest = options.iter();
-    while let Some(option) = rest.next() {
-        let upper = |name: &str| option.eq_ignore_ascii_case(name);
-        if upper("NX") && !nx {
-            nx = true;
-        } else if upper("PX") && expiry == Expiry::Persist {
-            let ms = rest
-                .next()
-                .ok_or(SetError::Invalid("ERR syntax error"))?
-                .parse::<i64>()
-                .map_err(|_| SetError::Invalid("ERR value is not an integer or out of range"))?;
-            if ms <= 0 {
-                return Err(SetError::Invalid(
-                    "ERR invalid expire time in 'set' command",
-                ));
+                ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
+            } else {
+                ffi::lua_pushnil(state);
             }
-            expiry = Expiry::In(ms.unsigned_abs());
-        } else if upper("KEEPTTL") && expiry == Expiry::Persist {
-            expiry = Expiry::Keep;
-        } else if upper("NX") || upper("PX") || upper("KEEPTTL") {
-            // Repeated, or PX with KEEPTTL: Redis refuses both.
-            return Err(SetError::Invalid("ERR syntax error"));
-        } else {
-            return Err(SetError::NotModelled(option.to_ascii_uppercase()));
+            ffi::lua_rawseti(state, table, index);
         }
     }
-    Ok((nx, expiry))
+}
+
+/// The bytes of the string at `index`.
+///
+/// # Safety
+///
+/// `index` is a string on `state`'s stack; the bytes do not outlive its place there.
+unsafe fn string_at<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
+    let mut len = 0;
+    let data = unsafe { ffi::lua_tolstring(state, index, &raw mut len) };
+    if data.is_null() {
+        return &[];
+    }
+    unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) }
 }
 
 /// Nesting deeper than this is not a reply any script here gives.
 const DEEPEST_REPLY: usize = 8;
+/// Stack slots a reply's conversion may use: two per level of nesting, and a few more.
+const REPLY_SLOTS: c_int = 2 * 8 + 8;
 
-/// A script's return value as Redis converts it.
-fn to_reply(value: &Value, depth: usize) -> Reply {
-    match value {
-        // Redis truncates Lua's numbers to integers.
-        #[allow(clippy::cast_possible_truncation)]
-        Value::Number(n) => Reply::Integer(*n as i64),
-        Value::Integer(n) => Reply::Integer(*n),
-        Value::String(s) => Reply::Bulk(s.to_string_lossy().into()),
-        Value::Boolean(true) => Reply::Integer(1),
-        Value::Table(table) => {
-            if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
-                return Reply::Error(err.to_string_lossy().into());
+/// The value at stack slot `index` (absolute) as Redis converts a script's reply (`base` as
+/// for [`run_raw`]).
+///
+/// # Safety
+///
+/// `index` is on `state`'s stack, which has room for two values per level of nesting left.
+unsafe fn to_reply(state: *mut ffi::lua_State, base: c_int, index: c_int, depth: usize) -> Reply {
+    unsafe {
+        match ffi::lua_type(state, index) {
+            // Redis truncates Lua's numbers to integers.
+            #[allow(clippy::cast_possible_truncation)]
+            ffi::LUA_TNUMBER => Reply::Integer(ffi::lua_tonumber(state, index) as i64),
+            ffi::LUA_TSTRING => {
+                Reply::Bulk(String::from_utf8_lossy(string_at(state, index)).into())
             }
-            if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {
-                return Reply::Status(ok.to_string_lossy().into());
-            }
-            if depth >= DEEPEST_REPLY {
-                return Reply::Error("ERR reply nested too deeply".into());
-            }
-            let mut items = Vec::new();
-            for i in 1.. {
-                match table.raw_get::<Value>(i) {
-                    Ok(Value::Nil) | Err(_) => break,
-                    Ok(item) => items.push(to_reply(&item, depth + 1)),
+            ffi::LUA_TBOOLEAN if ffi::lua_toboolean(state, index) != 0 => Reply::Integer(1),
+            ffi::LUA_TTABLE => {
+                if let Some(err) = string_field(state, index, base + ERR) {
+                    return Reply::Error(err);
                 }
+                if let Some(ok) = string_field(state, index, base + OK) {
+                    return Reply::Status(ok);
+                }
+                if depth >= DEEPEST_REPLY {
+                    return Reply::Error("ERR reply nested too deeply".into());
+                }
+                let mut items = Vec::with_capacity(ffi::lua_objlen(state, index));
+                for i in 1.. {
+                    if ffi::lua_rawgeti(state, index, i) == ffi::LUA_TNIL {
+                        ffi::lua_settop(state, -2);
+                        break;
+                    }
+                    items.push(to_reply(state, base, ffi::lua_gettop(state), depth + 1));
+                    ffi::lua_settop(state, -2);
+                }
+                Reply::Array(items)
             }
-            Reply::Array(items)
+            _ => Reply::Nil,
         }
-        _ => Reply::Nil,
+    }
+}
+
+/// `table[field]` (`field` the stack slot of the key), if it is a string.
+///
+/// # Safety
+///
+/// `table` is a table at that (absolute) slot of `state`'s stack, which has room for one more
+/// value.
+unsafe fn string_field(state: *mut ffi::lua_State, table: c_int, field: c_int) -> Option<Box<str>> {
+    unsafe {
+        ffi::lua_pushvalue(state, field);
+        let found = ffi::lua_rawget(state, table) == ffi::LUA_TSTRING;
+        let text = found.then(|| String::from_utf8_lossy(string_at(state, -1)).into());
+        ffi::lua_settop(state, -2);
+        text
     }
 }
 
@@ -798,6 +598,22 @@ mod tests {
         assert!(
             matches!(&reply, Reply::Error(m) if m.contains("BUSY")),
             "{reply:?}"
+        );
+    }
+
+    #[test]
+    fn tonumber_gives_luas_results_on_its_quick_path_and_off_it() {
+        let mut keys = Keyspace::default();
+        let script = "return { tonumber('12'), tonumber(' 12 '), tonumber('0x10'), tonumber('1e2'),
+                               tonumber('ff', 16), tonumber('zz', 36), tonumber(7),
+                               tonumber('x') == nil and 1 or 0 }";
+        assert_eq!(
+            run(script, &mut keys, 0, &[], &[]).0,
+            Reply::Array(
+                [12, 12, 16, 100, 255, 1295, 7, 1]
+                    .map(Reply::Integer)
+                    .to_vec()
+            )
         );
     }
 

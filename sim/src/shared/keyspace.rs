@@ -2,7 +2,6 @@
 //! clock, and the log of recent writes a lagging replica has not received.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, DefaultHasher};
 
 /// The most writes a replica may lag behind by: the undo log keeps this many.
 pub(crate) const MOST_LAG: usize = 16;
@@ -39,8 +38,10 @@ pub(crate) struct Expired {
 }
 
 /// A deterministic hasher: nothing iterates the map in its own order (keys are sorted first),
-/// but a fixed hasher keeps even its layout the same from run to run.
-type Map = HashMap<Box<str>, Entry, BuildHasherDefault<DefaultHasher>>;
+/// but a fixed hasher keeps even its layout the same from run to run. Foldhash rather than
+/// the standard `SipHash`: a script's commands hash a key each, and `SipHash` costs several times
+/// as much.
+type Map = HashMap<Box<str>, Entry, foldhash::fast::FixedState>;
 
 /// The keyspace: expiry is lazy (a key past its time is dropped when a command touches it),
 /// as Redis does between its active expiry cycles; the simulation has no other way to observe

@@ -34,6 +34,7 @@
 //!   ([`SharedCut`]).
 
 mod engine;
+mod redis_lib;
 pub use crate::shared::engine::Reply;
 mod keyspace;
 mod server;

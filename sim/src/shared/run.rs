@@ -27,7 +27,7 @@ use fixed_window_redis::{
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::event_queue::EventQueue;
+use crate::event_heap::EventHeap;
 use crate::shared::engine::Reply;
 use crate::shared::faults::Fault;
 use crate::shared::planted::{EXPIRE_SCRIPT, Plant};
@@ -202,7 +202,7 @@ struct Request {
 struct Sim<'s> {
     scenario: &'s SharedScenario,
     plant: Option<Plant>,
-    queue: EventQueue<Event>,
+    queue: EventHeap<Event>,
     /// Reuse the same scenario to get the same draws: losses and jitter.
     rng: ChaCha8Rng,
     server: Server,
@@ -304,7 +304,7 @@ impl<'s> Sim<'s> {
                 done: false,
             })
             .collect();
-        let mut queue = EventQueue::new();
+        let mut queue = EventHeap::new();
         // Processes start, callers arrive and faults strike in the order planned.
         let mut planned: Vec<(u64, Event)> = Vec::new();
         for (index, spec) in (0_u16..).zip(&scenario.processes) {
@@ -332,7 +332,7 @@ impl<'s> Sim<'s> {
             processes,
             calls,
             requests: Vec::new(),
-            records: Vec::with_capacity(scenario.callers.len() * 6),
+            records: Vec::with_capacity(scenario.callers.len() * 12),
             stats: SharedStats::default(),
             script: Rc::new(Script::new(
                 plant.map_or(fixed_window_redis::SCRIPT, Plant::script),
