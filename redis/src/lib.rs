@@ -121,7 +121,7 @@ pub use crate::memory::DRIFT_ALLOWANCE;
 mod permit;
 pub use crate::permit::SharedPermit;
 mod protocol;
-pub use crate::protocol::{Begin, Conclusion, Decision, Protocol, ScriptCall};
+pub use crate::protocol::{Begin, Conclusion, Decision, MAX_BATCH, Protocol, ScriptCall};
 mod script;
 pub use crate::script::{SCRIPT, ScriptReply};
 mod service;

@@ -22,8 +22,15 @@ use crate::unavailable::{Unavailable, UnavailableKind};
 /// [`EXPIRY_MARGIN_MILLIS`](crate::EXPIRY_MARGIN_MILLIS) as the script's argument.
 const EXPIRY_MARGIN_ARG: &str = "1000";
 
+/// The most attempts one script call carries: a driver coalescing attempts into one call
+/// sends at most this many in it, and the rest in the next. Large enough that a process's
+/// waiting attempts go in the next call whatever its concurrency, short of an overload; its
+/// keys and reply stay a few tens of kilobytes.
+pub const MAX_BATCH: usize = 512;
+
 /// One call of [`SCRIPT`](crate::SCRIPT): its `KEYS` and `ARGV`, owned so that it can be
-/// sent from another task.
+/// sent from another task. A call carries one attempt, or (after [`join`](ScriptCall::join))
+/// a batch of attempts of one process, decided in order at the one instant the script runs.
 ///
 /// # Examples
 ///
@@ -37,22 +44,26 @@ const EXPIRY_MARGIN_ARG: &str = "1000";
 ///     panic!("nothing is known yet, so the server decides");
 /// };
 /// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "fixed-window:{api}:client-7"]);
-/// assert_eq!(call.args(), ["1000", "5", "1000", "acquire"]);
+/// assert_eq!(call.args(), ["1000", "5", "1000", "acquire", "1"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptCall {
     config_key: Arc<str>,
-    counter_key: Option<String>,
+    /// One per attempt, in order; none for a registration.
+    counter_keys: Vec<String>,
     time_key: Option<Arc<str>>,
     period: Arc<str>,
     limit: Arc<str>,
     mode: &'static str,
+    /// `counter_keys.len()` as the script's argument.
+    attempts: String,
 }
 
 impl ScriptCall {
-    /// The script's `KEYS`, in order: the configuration key, the counter key (the
-    /// configuration key again for a registration), and the time key if one is configured.
+    /// The script's `KEYS`, in order: the configuration key, each attempt's counter key (a
+    /// key repeats for each attempt on it; none for a registration), and the time key if one
+    /// is configured.
     ///
     /// # Examples
     ///
@@ -64,22 +75,33 @@ impl ScriptCall {
     ///
     /// let config = Config::of("api", 5, Duration::from_secs(1))?.with_time_key("now")?;
     /// let call = Protocol::new(config).register_call();
-    /// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "fixed-window:{api}", "now"]);
+    /// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "now"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        let counter = self.counter_key.as_deref().unwrap_or(&self.config_key);
-        [
-            Some(&*self.config_key),
-            Some(counter),
-            self.time_key.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
+        core::iter::once(&*self.config_key)
+            .chain(self.counter_keys.iter().map(String::as_str))
+            .chain(self.time_key.as_deref())
+    }
+
+    /// The time key, if one is configured (the last of [`keys`](ScriptCall::keys)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let config = Config::of("api", 5, Duration::from_secs(1))?;
+    /// assert_eq!(Protocol::new(config).register_call().time_key(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn time_key(&self) -> Option<&str> {
+        self.time_key.as_deref()
     }
 
     /// The script's `ARGV`: the period in microseconds, the limit, the expiry margin in
-    /// milliseconds, and the mode (`acquire` or `register`).
+    /// milliseconds, the mode (`acquire` or `register`), and the number of attempts.
     ///
     /// # Examples
     ///
@@ -90,11 +112,121 @@ impl ScriptCall {
     /// use fixed_window_redis::{Config, Protocol};
     ///
     /// let call = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).register_call();
-    /// assert_eq!(call.args(), ["1000000", "5", "1000", "register"]);
+    /// assert_eq!(call.args(), ["1000000", "5", "1000", "register", "0"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn args(&self) -> [&str; 4] {
-        [&self.period, &self.limit, EXPIRY_MARGIN_ARG, self.mode]
+    pub fn args(&self) -> [&str; 5] {
+        [
+            &self.period,
+            &self.limit,
+            EXPIRY_MARGIN_ARG,
+            self.mode,
+            &self.attempts,
+        ]
+    }
+
+    /// How many attempts the call carries (0 for a registration).
+    ///
+    /// # Examples
+    ///
+    /// See [`join`](ScriptCall::join).
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let call = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).register_call();
+    /// assert_eq!(call.attempts(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn attempts(&self) -> usize {
+        self.counter_keys.len()
+    }
+
+    /// Adds `other`'s attempts after this call's, so that one script call decides them all,
+    /// in order, at one instant of the server's clock. Give the reply's part for each
+    /// attempt ([`reply_for`](ScriptCall::reply_for)) to its own
+    /// [`Protocol::finish`].
+    ///
+    /// # Errors
+    ///
+    /// `other`, given back (boxed), if the two are not attempts of one limiter (the same
+    /// configuration and time key), or the batch would pass [`MAX_BATCH`].
+    ///
+    /// # Examples
+    ///
+    /// Two attempts on one key and one on another, in one call.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol, ScriptCall};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let call = |key| match protocol.begin(key, Instant::ZERO, Instant::ZERO) {
+    ///     Ok(Begin::Call(call)) => call,
+    ///     _ => unreachable!("nothing is remembered"),
+    /// };
+    /// let mut batch = call("a");
+    /// batch.join(call("a")).expect("one limiter");
+    /// batch.join(call("b")).expect("one limiter");
+    /// assert_eq!(batch.attempts(), 3);
+    /// assert_eq!(batch.args()[4], "3");
+    /// assert_eq!(
+    ///     batch.keys().collect::<Vec<_>>(),
+    ///     ["fixed-window:{api}", "fixed-window:{api}:a", "fixed-window:{api}:a", "fixed-window:{api}:b"]
+    /// );
+    /// assert!(batch.join(protocol.register_call()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn join(&mut self, other: ScriptCall) -> Result<(), Box<ScriptCall>> {
+        let same = self.mode == "acquire"
+            && other.mode == "acquire"
+            && self.config_key == other.config_key
+            && self.time_key == other.time_key
+            && self.period == other.period
+            && self.limit == other.limit
+            && self.attempts() + other.attempts() <= MAX_BATCH;
+        if !same {
+            return Err(Box::new(other));
+        }
+        self.counter_keys.extend(other.counter_keys);
+        self.attempts = self.counter_keys.len().to_string();
+        Ok(())
+    }
+
+    /// The part of the script's `reply` that answers attempt `index` (from 0, in the order
+    /// joined), for [`Protocol::finish`]: its four integers. A reply that is not four per
+    /// attempt (a refused configuration, which answers the whole batch once, or something
+    /// the script never answers) is given whole to every attempt, which reads it as such.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Ok(Begin::Call(mut batch)) = protocol.begin("a", Instant::ZERO, Instant::ZERO) else {
+    ///     unreachable!("nothing is remembered");
+    /// };
+    /// let Ok(Begin::Call(second)) = protocol.begin("b", Instant::ZERO, Instant::ZERO) else {
+    ///     unreachable!("nothing is remembered");
+    /// };
+    /// batch.join(second).expect("one limiter");
+    /// let reply = [1, 4, 70, 0, 1, 3, 70, 0];
+    /// assert_eq!(batch.reply_for(&reply, 1), [1, 3, 70, 0]);
+    /// let refused = [-1, 2_000_000, 6, 0];
+    /// assert_eq!(batch.reply_for(&refused, 1), refused);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reply_for<'r>(&self, reply: &'r [i64], index: usize) -> &'r [i64] {
+        if reply.len() == 4 * self.attempts() {
+            reply.get(4 * index..4 * index + 4).unwrap_or(reply)
+        } else {
+            reply
+        }
     }
 }
 
@@ -580,9 +712,14 @@ impl Protocol {
     }
 
     fn call(&self, key: Option<&str>, mode: &'static str) -> ScriptCall {
+        let counter_keys: Vec<String> = key
+            .map(|key| self.config.counter_key(key))
+            .into_iter()
+            .collect();
         ScriptCall {
             config_key: Arc::clone(self.config.config_key_arc()),
-            counter_key: key.map(|key| self.config.counter_key(key)),
+            attempts: counter_keys.len().to_string(),
+            counter_keys,
             time_key: self.config.time_key_arc().cloned(),
             period: Arc::clone(self.config.period_arg()),
             limit: Arc::clone(self.config.limit_arg()),

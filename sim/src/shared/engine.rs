@@ -18,7 +18,7 @@ use core::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use mlua::{Function, HookTriggers, Lua, Value, VmState};
+use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
 
 use crate::shared::keyspace::Keyspace;
 
@@ -88,6 +88,10 @@ pub(crate) struct Engine {
     /// Compiled scripts by SHA-1.
     functions: HashMap<Box<str>, Function>,
     context: Rc<RefCell<Context>>,
+    /// `KEYS`, for the keys past the runner's four (a batch of attempts), and how far the
+    /// last call filled it past them.
+    keys: Table,
+    long_keys: usize,
 }
 
 impl core::fmt::Debug for Engine {
@@ -123,9 +127,11 @@ pub(crate) fn sha1_hex(text: &str) -> Box<str> {
     sha1_smol::Sha1::from(text).digest().to_string().into()
 }
 
-/// The most keys and arguments a script call may have here (the shared limiter's have three
-/// and four, planted clients add one).
+/// The most keys and arguments the runner passes itself (the shared limiter's single attempts
+/// have up to three keys and five arguments, planted clients add one); a batch's further keys,
+/// up to [`LONGEST_KEYS`], are set in `KEYS` directly.
 const MOST_KEYS: usize = 4;
+const LONGEST_KEYS: usize = 2 + fixed_window_redis::MAX_BATCH;
 const MOST_ARGS: usize = 8;
 
 /// The Redis scripting surface and the runner of scripts, in Lua around a few Rust functions.
@@ -216,7 +222,8 @@ impl Engine {
         )?;
         let globals = lua.globals();
         globals.raw_set("redis", redis.clone())?;
-        globals.raw_set("KEYS", lua.create_table()?)?;
+        let keys = lua.create_table()?;
+        globals.raw_set("KEYS", keys.clone())?;
         globals.raw_set("ARGV", lua.create_table()?)?;
         let (runner, last): (Function, Function) =
             lua.load(SURFACE).call(commands(&lua, &context)?)?;
@@ -263,6 +270,8 @@ impl Engine {
             last,
             functions: HashMap::new(),
             context,
+            keys,
+            long_keys: MOST_KEYS,
         })
     }
 
@@ -302,15 +311,24 @@ impl Engine {
         };
         let mut k: [Option<&str>; MOST_KEYS] = [None; MOST_KEYS];
         let mut a: [Option<&str>; MOST_ARGS] = [None; MOST_ARGS];
+        let mut count = 0;
         for (index, key) in keys.enumerate() {
-            let Some(slot) = k.get_mut(index) else {
+            count = index + 1;
+            if let Some(slot) = k.get_mut(index) {
+                *slot = Some(key);
+            } else if index >= LONGEST_KEYS || self.keys.raw_set(index + 1, key).is_err() {
+                self.long_keys = self.long_keys.max(index);
                 return (
                     Reply::Error("ERR too many keys for the simulation".into()),
                     None,
                 );
-            };
-            *slot = Some(key);
+            }
         }
+        // A longer call before left keys past this one's: gone, so that `#KEYS` is right.
+        for index in count.max(MOST_KEYS)..self.long_keys {
+            let _ = self.keys.raw_set(index + 1, Value::Nil);
+        }
+        self.long_keys = count.max(MOST_KEYS);
         for (index, arg) in args.enumerate() {
             let Some(slot) = a.get_mut(index) else {
                 return (
