@@ -221,6 +221,9 @@ async fn drive(
     let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
     while let Some(first) = queue.recv().await {
         batch.push(first);
+        // Callers woken by the last reply are about to queue their next attempts: let them,
+        // so that they go in this call rather than each in one of their own.
+        tokio::task::yield_now().await;
         while batch.len() < MAX_BATCH {
             match queue.try_recv() {
                 Ok(next) => batch.push(next),
