@@ -50,8 +50,11 @@ pub const MAX_BATCH: usize = 512;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptCall {
     config_key: Arc<str>,
-    /// One per attempt, in order; none for a registration.
+    /// One per attempt, the attempts on one key next to each other (in the order joined);
+    /// none for a registration.
     counter_keys: Vec<String>,
+    /// Where each attempt, in the order joined, is in `counter_keys`.
+    positions: Vec<u32>,
     time_key: Option<Arc<str>>,
     period: Arc<str>,
     limit: Arc<str>,
@@ -62,8 +65,8 @@ pub struct ScriptCall {
 
 impl ScriptCall {
     /// The script's `KEYS`, in order: the configuration key, each attempt's counter key (a
-    /// key repeats for each attempt on it; none for a registration), and the time key if one
-    /// is configured.
+    /// key repeats for each attempt on it, the repeats next to each other; none for a
+    /// registration), and the time key if one is configured.
     ///
     /// # Examples
     ///
@@ -143,8 +146,32 @@ impl ScriptCall {
         self.counter_keys.len()
     }
 
-    /// Adds `other`'s attempts after this call's, so that one script call decides them all,
-    /// in order, at one instant of the server's clock. Give the reply's part for each
+    /// The counter key of attempt `index` (from 0, in the order joined).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Ok(Begin::Call(call)) = protocol.begin("a", Instant::ZERO, Instant::ZERO) else {
+    ///     unreachable!("nothing is remembered");
+    /// };
+    /// assert_eq!(call.counter_key(0), Some("fixed-window:{api}:a"));
+    /// assert_eq!(call.counter_key(1), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn counter_key(&self, index: usize) -> Option<&str> {
+        let position = *self.positions.get(index)?;
+        self.counter_keys.get(position as usize).map(String::as_str)
+    }
+
+    /// Adds `other`'s attempts after this call's, so that one script call decides them all at
+    /// one instant of the server's clock, those on one key in the order joined. (The script
+    /// wants a key's attempts next to each other, so an attempt goes after the last one on
+    /// its key; attempts on different keys do not affect each other.) Give the reply's part for each
     /// attempt ([`reply_for`](ScriptCall::reply_for)) to its own
     /// [`Protocol::finish`].
     ///
@@ -170,12 +197,13 @@ impl ScriptCall {
     /// let mut batch = call("a");
     /// batch.join(call("a")).expect("one limiter");
     /// batch.join(call("b")).expect("one limiter");
-    /// assert_eq!(batch.attempts(), 3);
-    /// assert_eq!(batch.args()[4], "3");
+    /// assert_eq!((batch.attempts(), batch.args()[4]), (3, "3"));
+    /// batch.join(call("a")).expect("one limiter");
     /// assert_eq!(
     ///     batch.keys().collect::<Vec<_>>(),
-    ///     ["fixed-window:{api}", "fixed-window:{api}:a", "fixed-window:{api}:a", "fixed-window:{api}:b"]
+    ///     ["fixed-window:{api}", "fixed-window:{api}:a", "fixed-window:{api}:a", "fixed-window:{api}:a", "fixed-window:{api}:b"]
     /// );
+    /// assert_eq!(batch.counter_key(3), Some("fixed-window:{api}:a"));
     /// assert!(batch.join(protocol.register_call()).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -190,13 +218,37 @@ impl ScriptCall {
         if !same {
             return Err(Box::new(other));
         }
-        self.counter_keys.extend(other.counter_keys);
+        let ScriptCall {
+            counter_keys,
+            positions,
+            ..
+        } = other;
+        let mut keys: Vec<Option<String>> = counter_keys.into_iter().map(Some).collect();
+        for position in positions {
+            let Some(key) = keys.get_mut(position as usize).and_then(Option::take) else {
+                continue;
+            };
+            // After the last attempt on the same key, or last of all.
+            let at = self
+                .counter_keys
+                .iter()
+                .rposition(|k| *k == key)
+                .map_or(self.counter_keys.len(), |last| last + 1);
+            let at_u32 = u32::try_from(at).unwrap_or(u32::MAX);
+            for p in &mut self.positions {
+                if *p >= at_u32 {
+                    *p += 1;
+                }
+            }
+            self.counter_keys.insert(at, key);
+            self.positions.push(at_u32);
+        }
         self.attempts = self.counter_keys.len().to_string();
         Ok(())
     }
 
     /// The part of the script's `reply` that answers attempt `index` (from 0, in the order
-    /// joined), for [`Protocol::finish`]: its four integers. A reply that is not four per
+    /// joined), for [`Protocol::finish`]: its four integers (the reply follows `KEYS`). A reply that is not four per
     /// attempt (a refused configuration, which answers the whole batch once, or something
     /// the script never answers) is given whole to every attempt, which reads it as such.
     ///
@@ -215,15 +267,19 @@ impl ScriptCall {
     ///     unreachable!("nothing is remembered");
     /// };
     /// batch.join(second).expect("one limiter");
-    /// let reply = [1, 4, 70, 0, 1, 3, 70, 0];
-    /// assert_eq!(batch.reply_for(&reply, 1), [1, 3, 70, 0]);
+    /// let reply = [1, 4, 70, 0, 0, 9, 70, 0];
+    /// assert_eq!(batch.reply_for(&reply, 1), [0, 9, 70, 0]);
     /// let refused = [-1, 2_000_000, 6, 0];
     /// assert_eq!(batch.reply_for(&refused, 1), refused);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reply_for<'r>(&self, reply: &'r [i64], index: usize) -> &'r [i64] {
+        let position = self
+            .positions
+            .get(index)
+            .map_or(usize::MAX / 8, |&p| p as usize);
         if reply.len() == 4 * self.attempts() {
-            reply.get(4 * index..4 * index + 4).unwrap_or(reply)
+            reply.get(4 * position..4 * position + 4).unwrap_or(reply)
         } else {
             reply
         }
@@ -719,6 +775,7 @@ impl Protocol {
         ScriptCall {
             config_key: Arc::clone(self.config.config_key_arc()),
             attempts: counter_keys.len().to_string(),
+            positions: (0..).take(counter_keys.len()).collect(),
             counter_keys,
             time_key: self.config.time_key_arc().cloned(),
             period: Arc::clone(self.config.period_arg()),

@@ -2,9 +2,10 @@
 --
 -- KEYS[1]        the limiter's configuration: "origin:period:limit" (microseconds,
 --                microseconds, permits), written once, when absent, and never expired
--- KEYS[2..n+1]   the counter of each of the batch's n attempts, in order (a key repeats for
---                each attempt on it): "window_start:used" (microseconds, permits), both in
---                hexadecimal, expiring at the window's end plus the margin
+-- KEYS[2..n+1]   the counter of each of the batch's n attempts (a key repeats for each
+--                attempt on it, the repeats next to each other): "window_start:used"
+--                (microseconds, permits), both in hexadecimal, expiring at the window's end
+--                plus the margin
 -- KEYS[n+2]      optional: a key holding the time in microseconds, read instead of TIME (tests)
 -- ARGV[1]  period in microseconds
 -- ARGV[2]  limit
@@ -13,17 +14,16 @@
 -- ARGV[5]  n, the number of attempts (0 to register)
 --
 -- Replies (arrays of integers):
---   { 1, remaining, now, window_start }          per attempt, in order: permitted
+--   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
 --   { 0, retry_after, now, window_start }        per attempt: the window is full; retry_after
 --                                                in microseconds
 --   { -1, stored_period, stored_limit, origin }  once, whatever n: the stored configuration
 --                                                differs, nothing counted
 --   { 2, origin, now, 0 }                        registered
 --
--- All attempts of a batch happen at the one time the script reads, one after the other in
--- order: attempts on one key count one after the other (a key's counter is read once and
--- written once, whatever the number of its attempts), attempts on different keys each on
--- their own counter.
+-- All attempts of a batch happen at the one time the script reads: attempts on one key count
+-- one after the other, in order (a key's counter is read once and written once, whatever the
+-- number of its attempts), attempts on different keys each on their own counter.
 --
 -- Commands used: TIME, GET, SET (with NX, PX or KEEPTTL: Redis 6.0 or newer). Nothing else.
 --
@@ -47,8 +47,9 @@ local period = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local n = tonumber(ARGV[5])
+local keys = #KEYS
 if not period or period < 1 or not limit or limit < 1 or not margin or margin < 0
-    or not n or n < 0 or n % 1 ~= 0 or #KEYS < n + 1 or #KEYS > n + 2 then
+    or not n or n < 0 or n % 1 ~= 0 or keys < n + 1 or keys > n + 2 then
   return redis.error_reply('fixed-window: bad arguments')
 end
 
@@ -93,79 +94,67 @@ if ARGV[4] == 'register' then
   return { 2, origin, now, 0 }
 end
 
--- Each key of the batch, in the order first named, has a slot of five in `slots`: the key,
--- its window's start, the permits used in it as read, the permits used now, and the
--- counter's text up to its colon (false when the window begins in this batch). `seen` maps a
--- key to its slot.
-local reply, slots, seen = {}, {}, {}
-for i = 1, n do
-  local key = KEYS[i + 1]
-  local slot = seen[key]
-  if not slot then
-    slot = #slots
-    seen[key] = slot
-    -- The counter counts in if it is of the window holding now or of a later one (the
-    -- clock stepped back: a reading before the current window counts against it). Counters
-    -- are written only on the origin's grid, so a start after now - period is this window's
-    -- or a later one's; an earlier window is over and counts nothing.
-    local start, used, prefix = nil, 0, false
-    local state = redis.call('GET', key)
-    if state then
-      local colon = string.find(state, ':', 1, true)
-      start = colon and tonumber(string.sub(state, 1, colon - 1), 16)
-      used = colon and tonumber(string.sub(state, colon + 1), 16)
-      if not start or not used then
-        return redis.error_reply('fixed-window: malformed counter at ' .. key)
-      end
-      if now < start + period then
-        prefix = string.sub(state, 1, colon)
-      else
-        start, used = nil, 0
-      end
+-- The attempts on one key are next to each other in KEYS (the client groups them, keeping
+-- their order): the key's counter is read once before them and written once after them.
+-- The reply is made with room for one attempt's four numbers, so a batch of one never grows
+-- it.
+local reply, i = { 0, 0, 0, 0 }, 2
+while i <= n + 1 do
+  local key = KEYS[i]
+  -- The counter counts in if it is of the window holding now or of a later one (the clock
+  -- stepped back: a reading before the current window counts against it). Counters are
+  -- written only on the origin's grid, so a start after now - period is this window's or a
+  -- later one's; an earlier window is over and counts nothing.
+  local start, used, prefix = nil, 0, false
+  local state = redis.call('GET', key)
+  if state then
+    local colon = string.find(state, ':', 1, true)
+    start = colon and tonumber(string.sub(state, 1, colon - 1), 16)
+    used = colon and tonumber(string.sub(state, colon + 1), 16)
+    if not start or not used then
+      return redis.error_reply('fixed-window: malformed counter at ' .. key)
     end
-    if not start then
+    if now < start + period then
+      prefix = string.sub(state, 1, colon)
+    else
+      start, used = nil, 0
+    end
+  end
+  if not start then
+    if not origin then
+      origin = tonumber(string.match(stored, '^(%d+):%d+:%d+$'))
       if not origin then
-        origin = tonumber(string.match(stored, '^(%d+):%d+:%d+$'))
-        if not origin then
-          return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
-        end
-      end
-      -- The key's window begins: the one holding now, origin + k * period <= now < origin +
-      -- (k + 1) * period. For integers below 2^53 the floor of the rounded quotient is the
-      -- exact one: a quotient that is not whole lies at least 1/period below the next
-      -- integer, more than half a unit in the last place away. A reading before the origin
-      -- belongs to the first window.
-      start = origin
-      if now > origin then
-        start = origin + math.floor((now - origin) / period) * period
+        return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
       end
     end
-    slots[slot + 1], slots[slot + 2], slots[slot + 3], slots[slot + 4], slots[slot + 5] =
-      key, start, used, used, prefix
-  end
-  local start, used = slots[slot + 2], slots[slot + 4]
-  local at = #reply
-  if used >= limit then
-    reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
-  else
-    used = used + 1
-    slots[slot + 4] = used
-    reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, limit - used, now, start
-  end
-end
-
--- Each counter whose batch counted a permit is written once: a window that went on keeps the
--- expiry set when it began; one that begins here expires at its end plus the margin.
-for slot = 0, #slots - 1, 5 do
-  local key, start, read, used, prefix =
-    slots[slot + 1], slots[slot + 2], slots[slot + 3], slots[slot + 4], slots[slot + 5]
-  if prefix then
-    if used > read then
-      redis.call('SET', key, string.format('%s%x', prefix, used), 'KEEPTTL')
+    -- The key's window begins: the one holding now, origin + k * period <= now < origin +
+    -- (k + 1) * period. For integers below 2^53 the floor of the rounded quotient is the
+    -- exact one: a quotient that is not whole lies at least 1/period below the next
+    -- integer, more than half a unit in the last place away. A reading before the origin
+    -- belongs to the first window.
+    start = origin
+    if now > origin then
+      start = origin + math.floor((now - origin) / period) * period
     end
-  else
+  end
+  local read = used
+  repeat
+    local at = 4 * (i - 2)
+    if used >= limit then
+      reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
+    else
+      used = used + 1
+      reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, limit - used, now, start
+    end
+    i = i + 1
+  until i > n + 1 or KEYS[i] ~= key
+  -- Written once, if its attempts counted a permit: a window that went on keeps the expiry
+  -- set when it began; one that begins here expires at its end plus the margin.
+  if not prefix then
     local ttl = math.ceil((start + period - now) / 1000) + margin
     redis.call('SET', key, string.format('%x:%x', start, used), 'PX', ttl)
+  elseif used > read then
+    redis.call('SET', key, string.format('%s%x', prefix, used), 'KEEPTTL')
   end
 end
 return reply

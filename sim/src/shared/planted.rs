@@ -134,8 +134,8 @@ static OWN_ORIGIN: LazyLock<&'static str> = LazyLock::new(|| {
 static FIRST_HIT_EXPIRY: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
         (
-            "      start = origin\n      if now > origin then\n        start = origin + math.floor((now - origin) / period) * period\n      end",
-            "      start = now",
+            "    start = origin\n    if now > origin then\n      start = origin + math.floor((now - origin) / period) * period\n    end",
+            "    start = now",
         ),
         (
             "local ttl = math.ceil((start + period - now) / 1000) + margin",

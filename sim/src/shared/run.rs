@@ -1403,8 +1403,8 @@ impl<'s> Sim<'s> {
             return vec![(request, key)];
         };
         let mut members: Vec<(u32, Box<str>)> = (request..request + r.ids)
-            .zip(call.keys().skip(1))
-            .filter(|&(_, counter)| counter == &*key)
+            .zip(0..)
+            .filter(|&(_, index)| call.counter_key(index) == Some(&*key))
             .map(|(id, _)| (id, key.clone()))
             .collect();
         members.reverse();

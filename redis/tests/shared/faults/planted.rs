@@ -87,7 +87,7 @@ impl Flaw {
 }
 
 /// Where the script starts counting, after the configuration and the origin.
-const COUNTING: &str = "local reply, slots, seen = {}, {}, {}\n";
+const COUNTING: &str = "local reply, i = { 0, 0, 0, 0 }, 2\n";
 
 /// The naive window: a bare count that expires `period` after its first hit (of the first
 /// attempt: the planted client sends one per call).
