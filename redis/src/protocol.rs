@@ -855,6 +855,43 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_groups_each_keys_attempts_and_gives_each_attempt_its_own_part() {
+        let p = protocol(config(5));
+        let call = |key| match p.begin(key, us(0), us(0)) {
+            Ok(Begin::Call(call)) => call,
+            other => panic!("expected a call, got {other:?}"),
+        };
+        let mut batch = call("a");
+        for key in ["b", "a", "c", "b"] {
+            assert!(batch.join(call(key)).is_ok());
+        }
+        let keys: Vec<&str> = batch.keys().skip(1).collect();
+        let name = |k: &str| p.config().counter_key(k);
+        assert_eq!(
+            keys,
+            [name("a"), name("a"), name("b"), name("b"), name("c")]
+        );
+        // The reply follows KEYS: a's two attempts, b's two, c's one.
+        let reply: Vec<i64> = (0..5).flat_map(|i| [1, i, 70, 0]).collect();
+        let parts: Vec<i64> = (0..5).map(|i| batch.reply_for(&reply, i)[1]).collect();
+        // Joined a, b, a, c, b: at KEYS positions 0, 2, 1, 4, 3.
+        assert_eq!(parts, [0, 2, 1, 4, 3]);
+        let joined: Vec<&str> = (0..5).filter_map(|i| batch.counter_key(i)).collect();
+        assert_eq!(
+            joined,
+            [name("a"), name("b"), name("a"), name("c"), name("b")]
+        );
+        // A registration or another limiter's attempt does not join.
+        assert!(batch.join(p.register_call()).is_err());
+        let other = protocol(config(6));
+        let Ok(Begin::Call(foreign)) = other.begin("a", us(0), us(0)) else {
+            panic!("nothing is remembered");
+        };
+        assert!(batch.join(foreign).is_err());
+        assert_eq!(batch.attempts(), 5);
+    }
+
+    #[test]
     fn the_margin_argument_matches_the_constant() {
         assert_eq!(EXPIRY_MARGIN_ARG, EXPIRY_MARGIN_MILLIS.to_string());
     }
