@@ -12,8 +12,8 @@
 //!   - `in-process`: core's `RateLimiter::try_acquire`, no network at all.
 //!
 //!   `callers` is `1-task` or `16-tasks` (tokio tasks on a two-worker runtime, all over one
-//!   `ConnectionManager`), or `4-threads` (blocking calls from four OS threads over one
-//!   limiter).
+//!   `ConnectionManager`, all on one hot key), `16-tasks-16-keys` (the same, each task on a
+//!   key of its own), or `4-threads` (blocking calls from four OS threads over one limiter).
 //! - `redis-rejection/<function>/1-task`: an attempt on a full window, `local` (the window
 //!   is remembered as full: no round trip) or `round-trip` (local memory off: the server says
 //!   so every time).
@@ -142,18 +142,19 @@ fn unix_seconds() -> u64 {
         .map_or(0, |since| since.as_secs())
 }
 
-/// `iters` attempts spread over `tasks` concurrent tasks; the wall time of them all.
+/// `iters` attempts spread over `tasks` concurrent tasks, on one hot key or (`keyed`) each
+/// task on its own; the wall time of them all.
 fn bench_tasks(
     group: &mut BenchmarkGroup<'_, WallTime>,
     setup: &Setup,
     function: &str,
-    tasks: usize,
+    (tasks, keyed): (usize, bool),
     pattern: &Pattern,
 ) {
-    let callers = if tasks == 1 {
-        "1-task".to_owned()
-    } else {
-        format!("{tasks}-tasks")
+    let callers = match (tasks, keyed) {
+        (1, _) => "1-task".to_owned(),
+        (_, false) => format!("{tasks}-tasks"),
+        (_, true) => format!("{tasks}-tasks-{tasks}-keys"),
     };
     let id = format!("{}/{function}/{callers}", "redis-permit");
     group.bench_function(BenchmarkId::new(function, &callers), |b| {
@@ -162,13 +163,18 @@ fn bench_tasks(
             setup.runtime.block_on(async {
                 let began = Instant::now();
                 let handles: Vec<_> = (0..tasks)
-                    .map(|_| {
+                    .map(|task| {
                         let mut pattern = pattern.clone();
+                        let key = if keyed {
+                            format!("key-{task}")
+                        } else {
+                            "hot".to_owned()
+                        };
                         tokio::spawn(async move {
                             let mut samples = Vec::with_capacity(capacity(per_task));
                             for _ in 0..per_task {
                                 let start = Instant::now();
-                                pattern.attempt("hot").await;
+                                pattern.attempt(&key).await;
                                 samples.push(elapsed_nanos(start));
                             }
                             samples
@@ -314,26 +320,26 @@ fn bench_all(c: &mut Criterion) {
     let subjects = connect(&setup);
 
     let mut group = c.benchmark_group("redis-permit");
-    for tasks in [1, 16] {
+    for callers in [(1, false), (16, false), (16, true)] {
         bench_tasks(
             &mut group,
             &setup,
             "shared",
-            tasks,
+            callers,
             &Pattern::Shared(Arc::clone(&subjects.shared)),
         );
         bench_tasks(
             &mut group,
             &setup,
             "envoy",
-            tasks,
+            callers,
             &Pattern::Envoy(subjects.manager.clone()),
         );
         bench_tasks(
             &mut group,
             &setup,
             "naive",
-            tasks,
+            callers,
             &Pattern::Naive(subjects.manager.clone()),
         );
     }

@@ -30,7 +30,8 @@
 //! - [`SharedPermit`]: a permit, counted or granted by the fail-open policy.
 //!
 //! The sans-IO core (what a simulator drives)
-//! - [`SCRIPT`]: the Lua script every attempt runs; [`ScriptReply`]: its replies.
+//! - [`SCRIPT`]: the Lua script every attempt runs (alone or in a batch); [`ScriptReply`]:
+//!   its replies.
 //! - [`Protocol`]: [`begin`](Protocol::begin) an attempt (a local [`Decision`] or a
 //!   [`ScriptCall`]), [`finish`](Protocol::finish) it with the reply or the [`Unavailable`]
 //!   cause, and [`conclude`](Protocol::conclude) the call ([`Conclusion`]): its result and
@@ -66,6 +67,11 @@
 //!   server lost it (`NOSCRIPT`, after which the call did not run and is simply repeated).
 //!   Counters expire at their window's end plus [`EXPIRY_MARGIN_MILLIS`]; the configuration key
 //!   does not expire (one per limiter name; delete it to retire a configuration).
+//! - **Coalesced.** Attempts of one limiter that wait for the server at the same moment go as
+//!   one script call (up to [`MAX_BATCH`]): while a call is in flight new attempts queue, and
+//!   the next call decides them all at one instant of the server's clock, each as it would be
+//!   alone. A lost reply leaves every attempt of its call `Unavailable` (may have counted). All
+//!   of a call's keys share the `{name}` hash tag, so on Redis Cluster they share a slot.
 //! - **Waiting.** With `max_wait`, the deadline is fixed when the call starts (local clock).
 //!   A full window that may open by the deadline is slept through (until the latest local
 //!   instant it can open at, or the deadline), and the call competes again; one that cannot is
@@ -121,7 +127,7 @@ pub use crate::memory::DRIFT_ALLOWANCE;
 mod permit;
 pub use crate::permit::SharedPermit;
 mod protocol;
-pub use crate::protocol::{Begin, Conclusion, Decision, Protocol, ScriptCall};
+pub use crate::protocol::{Begin, Conclusion, Decision, MAX_BATCH, Protocol, ScriptCall};
 mod script;
 pub use crate::script::{SCRIPT, ScriptReply};
 mod service;

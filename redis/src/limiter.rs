@@ -27,6 +27,12 @@ type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 /// process has seen full is rejected locally, without a round trip, until the window may have
 /// ended. See the [crate documentation](crate) for the rules and what they guarantee.
 ///
+/// Attempts that wait for the server at the same moment are coalesced: while one script call
+/// of this limiter is in flight, new attempts queue, and go together (up to
+/// [`MAX_BATCH`](crate::MAX_BATCH)) in the next call, each decided as it would be alone, in
+/// order, at one instant of the server's clock. A lost reply makes every attempt of its call
+/// `Unavailable` (under the fail policy), each of which may have counted.
+///
 /// Blocking methods (`try_acquire`, `acquire`, `call`, …) block the calling thread; call them
 /// from ordinary threads, not from async tasks (use the `_async` forms there). Async methods
 /// run inside any tokio runtime with time enabled, or on any other executor (the round trip
@@ -433,7 +439,8 @@ impl<C: Clock> SharedRateLimiter<C> {
 
     /// Takes a permit for `key` if its window has one, never waiting.
     ///
-    /// Dropping the future during its round trip may still spend a permit: the script may
+    /// Dropping the future while its attempt is queued for the next call spends nothing (it
+    /// is not sent); during its round trip it may still spend a permit: the script may
     /// already have run, as when a reply is lost.
     ///
     /// # Errors
@@ -567,7 +574,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         match self.begin(key, now, deadline)? {
             Begin::Decided(decision) => Ok((now, decision)),
             Begin::Call(call) => {
-                let reply = self.connection.run_blocking(call);
+                let reply = self.connection.acquire_blocking(call);
                 Ok(self.finish(key, now, deadline, reply))
             }
         }
@@ -583,7 +590,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         match self.begin(key, now, deadline)? {
             Begin::Decided(decision) => Ok((now, decision)),
             Begin::Call(call) => {
-                let reply = self.connection.run(call).await;
+                let reply = self.connection.acquire(call).await;
                 Ok(self.finish(key, now, deadline, reply))
             }
         }

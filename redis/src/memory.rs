@@ -85,9 +85,16 @@ impl FullWindows {
     }
 
     /// Remembers that `key`'s window is full, if it is worth it (a local rejection is possible
-    /// after `now`) and there is room.
+    /// after `now`) and there is room. The latest reply is the one that counts: a window
+    /// already over when its reply came (an attempt that waited in the queue, or a long round
+    /// trip) forgets what an earlier reply said, which a server clock stepped forward since
+    /// may have made too long.
     pub(crate) fn remember(&self, key: &str, window: FullWindow, now: Instant) {
-        if self.capacity == 0 || window.reject_until <= now {
+        if self.capacity == 0 {
+            return;
+        }
+        if window.reject_until <= now {
+            self.entries.remove(key);
             return;
         }
         let mut quiet_until = self

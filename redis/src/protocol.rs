@@ -22,8 +22,15 @@ use crate::unavailable::{Unavailable, UnavailableKind};
 /// [`EXPIRY_MARGIN_MILLIS`](crate::EXPIRY_MARGIN_MILLIS) as the script's argument.
 const EXPIRY_MARGIN_ARG: &str = "1000";
 
+/// The most attempts one script call carries: a driver coalescing attempts into one call
+/// sends at most this many in it, and the rest in the next. Large enough that a process's
+/// waiting attempts go in the next call whatever its concurrency, short of an overload; its
+/// keys and reply stay a few tens of kilobytes.
+pub const MAX_BATCH: usize = 512;
+
 /// One call of [`SCRIPT`](crate::SCRIPT): its `KEYS` and `ARGV`, owned so that it can be
-/// sent from another task.
+/// sent from another task. A call carries one attempt, or (after [`join`](ScriptCall::join))
+/// a batch of attempts of one process, decided in order at the one instant the script runs.
 ///
 /// # Examples
 ///
@@ -37,22 +44,29 @@ const EXPIRY_MARGIN_ARG: &str = "1000";
 ///     panic!("nothing is known yet, so the server decides");
 /// };
 /// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "fixed-window:{api}:client-7"]);
-/// assert_eq!(call.args(), ["1000", "5", "1000", "acquire"]);
+/// assert_eq!(call.args(), ["1000", "5", "1000", "acquire", "1"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptCall {
     config_key: Arc<str>,
-    counter_key: Option<String>,
+    /// One per attempt, the attempts on one key next to each other (in the order joined);
+    /// none for a registration.
+    counter_keys: Vec<String>,
+    /// Where each attempt, in the order joined, is in `counter_keys`.
+    positions: Vec<u32>,
     time_key: Option<Arc<str>>,
     period: Arc<str>,
     limit: Arc<str>,
     mode: &'static str,
+    /// `counter_keys.len()` as the script's argument.
+    attempts: String,
 }
 
 impl ScriptCall {
-    /// The script's `KEYS`, in order: the configuration key, the counter key (the
-    /// configuration key again for a registration), and the time key if one is configured.
+    /// The script's `KEYS`, in order: the configuration key, each attempt's counter key (a
+    /// key repeats for each attempt on it, the repeats next to each other; none for a
+    /// registration), and the time key if one is configured.
     ///
     /// # Examples
     ///
@@ -64,22 +78,33 @@ impl ScriptCall {
     ///
     /// let config = Config::of("api", 5, Duration::from_secs(1))?.with_time_key("now")?;
     /// let call = Protocol::new(config).register_call();
-    /// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "fixed-window:{api}", "now"]);
+    /// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "now"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        let counter = self.counter_key.as_deref().unwrap_or(&self.config_key);
-        [
-            Some(&*self.config_key),
-            Some(counter),
-            self.time_key.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
+        core::iter::once(&*self.config_key)
+            .chain(self.counter_keys.iter().map(String::as_str))
+            .chain(self.time_key.as_deref())
+    }
+
+    /// The time key, if one is configured (the last of [`keys`](ScriptCall::keys)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let config = Config::of("api", 5, Duration::from_secs(1))?;
+    /// assert_eq!(Protocol::new(config).register_call().time_key(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn time_key(&self) -> Option<&str> {
+        self.time_key.as_deref()
     }
 
     /// The script's `ARGV`: the period in microseconds, the limit, the expiry margin in
-    /// milliseconds, and the mode (`acquire` or `register`).
+    /// milliseconds, the mode (`acquire` or `register`), and the number of attempts.
     ///
     /// # Examples
     ///
@@ -90,11 +115,174 @@ impl ScriptCall {
     /// use fixed_window_redis::{Config, Protocol};
     ///
     /// let call = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).register_call();
-    /// assert_eq!(call.args(), ["1000000", "5", "1000", "register"]);
+    /// assert_eq!(call.args(), ["1000000", "5", "1000", "register", "0"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn args(&self) -> [&str; 4] {
-        [&self.period, &self.limit, EXPIRY_MARGIN_ARG, self.mode]
+    pub fn args(&self) -> [&str; 5] {
+        [
+            &self.period,
+            &self.limit,
+            EXPIRY_MARGIN_ARG,
+            self.mode,
+            &self.attempts,
+        ]
+    }
+
+    /// How many attempts the call carries (0 for a registration).
+    ///
+    /// # Examples
+    ///
+    /// See [`join`](ScriptCall::join).
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let call = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).register_call();
+    /// assert_eq!(call.attempts(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn attempts(&self) -> usize {
+        self.counter_keys.len()
+    }
+
+    /// The counter key of attempt `index` (from 0, in the order joined).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Ok(Begin::Call(call)) = protocol.begin("a", Instant::ZERO, Instant::ZERO) else {
+    ///     unreachable!("nothing is remembered");
+    /// };
+    /// assert_eq!(call.counter_key(0), Some("fixed-window:{api}:a"));
+    /// assert_eq!(call.counter_key(1), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn counter_key(&self, index: usize) -> Option<&str> {
+        let position = *self.positions.get(index)?;
+        self.counter_keys.get(position as usize).map(String::as_str)
+    }
+
+    /// Adds `other`'s attempts after this call's, so that one script call decides them all at
+    /// one instant of the server's clock, those on one key in the order joined. (The script
+    /// wants a key's attempts next to each other, so an attempt goes after the last one on
+    /// its key; attempts on different keys do not affect each other.) Give the reply's part for each
+    /// attempt ([`reply_for`](ScriptCall::reply_for)) to its own
+    /// [`Protocol::finish`].
+    ///
+    /// # Errors
+    ///
+    /// `other`, given back (boxed), if the two are not attempts of one limiter (the same
+    /// configuration and time key), or the batch would pass [`MAX_BATCH`].
+    ///
+    /// # Examples
+    ///
+    /// Two attempts on one key and one on another, in one call.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol, ScriptCall};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let call = |key| match protocol.begin(key, Instant::ZERO, Instant::ZERO) {
+    ///     Ok(Begin::Call(call)) => call,
+    ///     _ => unreachable!("nothing is remembered"),
+    /// };
+    /// let mut batch = call("a");
+    /// batch.join(call("a")).expect("one limiter");
+    /// batch.join(call("b")).expect("one limiter");
+    /// assert_eq!((batch.attempts(), batch.args()[4]), (3, "3"));
+    /// batch.join(call("a")).expect("one limiter");
+    /// assert_eq!(
+    ///     batch.keys().collect::<Vec<_>>(),
+    ///     ["fixed-window:{api}", "fixed-window:{api}:a", "fixed-window:{api}:a", "fixed-window:{api}:a", "fixed-window:{api}:b"]
+    /// );
+    /// assert_eq!(batch.counter_key(3), Some("fixed-window:{api}:a"));
+    /// assert!(batch.join(protocol.register_call()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn join(&mut self, other: ScriptCall) -> Result<(), Box<ScriptCall>> {
+        let same = self.mode == "acquire"
+            && other.mode == "acquire"
+            && self.config_key == other.config_key
+            && self.time_key == other.time_key
+            && self.period == other.period
+            && self.limit == other.limit
+            && self.attempts() + other.attempts() <= MAX_BATCH;
+        if !same {
+            return Err(Box::new(other));
+        }
+        let ScriptCall {
+            counter_keys,
+            positions,
+            ..
+        } = other;
+        let mut keys: Vec<Option<String>> = counter_keys.into_iter().map(Some).collect();
+        for position in positions {
+            let Some(key) = keys.get_mut(position as usize).and_then(Option::take) else {
+                continue;
+            };
+            // After the last attempt on the same key, or last of all.
+            let at = self
+                .counter_keys
+                .iter()
+                .rposition(|k| *k == key)
+                .map_or(self.counter_keys.len(), |last| last + 1);
+            let at_u32 = u32::try_from(at).unwrap_or(u32::MAX);
+            for p in &mut self.positions {
+                if *p >= at_u32 {
+                    *p += 1;
+                }
+            }
+            self.counter_keys.insert(at, key);
+            self.positions.push(at_u32);
+        }
+        self.attempts = self.counter_keys.len().to_string();
+        Ok(())
+    }
+
+    /// The part of the script's `reply` that answers attempt `index` (from 0, in the order
+    /// joined), for [`Protocol::finish`]: its four integers (the reply follows `KEYS`). A reply that is not four per
+    /// attempt (a refused configuration, which answers the whole batch once, or something
+    /// the script never answers) is given whole to every attempt, which reads it as such.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Ok(Begin::Call(mut batch)) = protocol.begin("a", Instant::ZERO, Instant::ZERO) else {
+    ///     unreachable!("nothing is remembered");
+    /// };
+    /// let Ok(Begin::Call(second)) = protocol.begin("b", Instant::ZERO, Instant::ZERO) else {
+    ///     unreachable!("nothing is remembered");
+    /// };
+    /// batch.join(second).expect("one limiter");
+    /// let reply = [1, 4, 70, 0, 0, 9, 70, 0];
+    /// assert_eq!(batch.reply_for(&reply, 1), [0, 9, 70, 0]);
+    /// let refused = [-1, 2_000_000, 6, 0];
+    /// assert_eq!(batch.reply_for(&refused, 1), refused);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reply_for<'r>(&self, reply: &'r [i64], index: usize) -> &'r [i64] {
+        let position = self
+            .positions
+            .get(index)
+            .map_or(usize::MAX / 8, |&p| p as usize);
+        if reply.len() == 4 * self.attempts() {
+            reply.get(4 * position..4 * position + 4).unwrap_or(reply)
+        } else {
+            reply
+        }
     }
 }
 
@@ -580,9 +768,15 @@ impl Protocol {
     }
 
     fn call(&self, key: Option<&str>, mode: &'static str) -> ScriptCall {
+        let counter_keys: Vec<String> = key
+            .map(|key| self.config.counter_key(key))
+            .into_iter()
+            .collect();
         ScriptCall {
             config_key: Arc::clone(self.config.config_key_arc()),
-            counter_key: key.map(|key| self.config.counter_key(key)),
+            attempts: counter_keys.len().to_string(),
+            positions: (0..).take(counter_keys.len()).collect(),
+            counter_keys,
             time_key: self.config.time_key_arc().cloned(),
             period: Arc::clone(self.config.period_arg()),
             limit: Arc::clone(self.config.limit_arg()),
@@ -658,6 +852,43 @@ mod tests {
 
     fn config(limit: u32) -> Config {
         Config::of("api", limit, Duration::from_millis(10)).unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    #[test]
+    fn a_batch_groups_each_keys_attempts_and_gives_each_attempt_its_own_part() {
+        let p = protocol(config(5));
+        let call = |key| match p.begin(key, us(0), us(0)) {
+            Ok(Begin::Call(call)) => call,
+            other => panic!("expected a call, got {other:?}"),
+        };
+        let mut batch = call("a");
+        for key in ["b", "a", "c", "b"] {
+            assert!(batch.join(call(key)).is_ok());
+        }
+        let keys: Vec<&str> = batch.keys().skip(1).collect();
+        let name = |k: &str| p.config().counter_key(k);
+        assert_eq!(
+            keys,
+            [name("a"), name("a"), name("b"), name("b"), name("c")]
+        );
+        // The reply follows KEYS: a's two attempts, b's two, c's one.
+        let reply: Vec<i64> = (0..5).flat_map(|i| [1, i, 70, 0]).collect();
+        let parts: Vec<i64> = (0..5).map(|i| batch.reply_for(&reply, i)[1]).collect();
+        // Joined a, b, a, c, b: at KEYS positions 0, 2, 1, 4, 3.
+        assert_eq!(parts, [0, 2, 1, 4, 3]);
+        let joined: Vec<&str> = (0..5).filter_map(|i| batch.counter_key(i)).collect();
+        assert_eq!(
+            joined,
+            [name("a"), name("b"), name("a"), name("c"), name("b")]
+        );
+        // A registration or another limiter's attempt does not join.
+        assert!(batch.join(p.register_call()).is_err());
+        let other = protocol(config(6));
+        let Ok(Begin::Call(foreign)) = other.begin("a", us(0), us(0)) else {
+            panic!("nothing is remembered");
+        };
+        assert!(batch.join(foreign).is_err());
+        assert_eq!(batch.attempts(), 5);
     }
 
     #[test]

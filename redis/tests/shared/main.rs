@@ -7,6 +7,7 @@
 
 mod bad_input;
 mod boundaries;
+mod coalescing;
 mod configuration;
 mod expiry;
 mod faults;

@@ -118,11 +118,6 @@ pub(crate) fn sha1_hex(text: &str) -> Box<str> {
     sha1_smol::Sha1::from(text).digest().to_string().into()
 }
 
-/// The most keys and arguments a script call may have here (the shared limiter's have three
-/// and four, planted clients add one).
-const MOST_KEYS: usize = 4;
-const MOST_ARGS: usize = 8;
-
 impl Engine {
     fn new() -> mlua::Result<Engine> {
         let lua = Lua::new();
@@ -228,29 +223,6 @@ impl Engine {
                 None,
             );
         };
-        let mut k: [&str; MOST_KEYS] = [""; MOST_KEYS];
-        let mut a: [&str; MOST_ARGS] = [""; MOST_ARGS];
-        let mut counts = (0, 0);
-        for key in keys {
-            let Some(slot) = k.get_mut(counts.0) else {
-                return (
-                    Reply::Error("ERR too many keys for the simulation".into()),
-                    None,
-                );
-            };
-            *slot = key;
-            counts.0 += 1;
-        }
-        for arg in args {
-            let Some(slot) = a.get_mut(counts.1) else {
-                return (
-                    Reply::Error("ERR too many arguments for the simulation".into()),
-                    None,
-                );
-            };
-            *slot = arg;
-            counts.1 += 1;
-        }
         // SAFETY: no script runs between calls; the context is the engine's.
         let context = unsafe { &mut *self.context };
         core::mem::swap(&mut context.keyspace, keyspace);
@@ -271,12 +243,12 @@ impl Engine {
                 for anchor in self.anchors.into_iter().chain([function]) {
                     ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, anchor.into());
                 }
-                let reply = run_raw(state, base, (&k, counts.0), (&a, counts.1), set);
+                let (reply, counts) = run_raw(state, base, keys, args, set);
+                self.set = counts;
                 ffi::lua_settop(state, base);
                 reply
             }
         };
-        self.set = counts;
         // SAFETY: as above; the script has returned.
         let context = unsafe { &mut *self.context };
         core::mem::swap(&mut context.keyspace, keyspace);
@@ -291,26 +263,30 @@ const ERR: c_int = 3;
 const OK: c_int = 4;
 const SCRIPT: c_int = 5;
 
-/// Sets `KEYS` and `ARGV` to the first `n` of `keys` and `args`, and nil where the last run
-/// (`set`) had more; calls the script; its reply.
+/// Sets `KEYS` and `ARGV` to `keys` and `args`, and nil where the last run (`set`) had more;
+/// calls the script; its reply, and how many keys and arguments it was given.
 ///
 /// # Safety
 ///
 /// `state`'s stack holds, above `base`, exactly the tables `KEYS` and `ARGV`, the strings
 /// `"err"` and `"ok"`, and the script's function.
-unsafe fn run_raw(
+unsafe fn run_raw<'a>(
     state: *mut ffi::lua_State,
     base: c_int,
-    (keys, n_keys): (&[&str; MOST_KEYS], usize),
-    (args, n_args): (&[&str; MOST_ARGS], usize),
+    keys: impl Iterator<Item = &'a str>,
+    args: impl Iterator<Item = &'a str>,
     (set_keys, set_args): (usize, usize),
-) -> Reply {
+) -> (Reply, (usize, usize)) {
     unsafe {
         if ffi::lua_checkstack(state, REPLY_SLOTS) == 0 {
-            return Reply::Error("ERR the Lua stack is full".into());
+            return (
+                Reply::Error("ERR the Lua stack is full".into()),
+                (set_keys, set_args),
+            );
         }
-        fill(state, base + KEYS, keys, n_keys, set_keys);
-        fill(state, base + ARGV, args, n_args, set_args);
+        let n_keys = fill(state, base + KEYS, keys, set_keys);
+        let n_args = fill(state, base + ARGV, args, set_args);
+        let counts = (n_keys, n_args);
         ffi::lua_pushvalue(state, base + SCRIPT);
         if ffi::lua_pcall(state, 0, 1, 0) != 0 {
             let message = if ffi::lua_type(state, -1) == ffi::LUA_TSTRING {
@@ -318,37 +294,47 @@ unsafe fn run_raw(
             } else {
                 "the script raised an error that is not a string".to_owned()
             };
-            return Reply::Error(format!("ERR {message}").into());
+            return (Reply::Error(format!("ERR {message}").into()), counts);
         }
-        to_reply(state, base, ffi::lua_gettop(state), 0)
+        (to_reply(state, base, ffi::lua_gettop(state), 0), counts)
     }
 }
 
-/// Sets `table[1..=n]` (the table at stack slot `table`) to `values`, and nil up to `set`.
-/// A value the table holds already is left: most runs repeat most of the last run's keys and
-/// arguments, and comparing costs less than making a Lua string (which hashes it).
+/// Sets `table[1..]` (the table at stack slot `table`) to `values`, and nil past them up to
+/// `set`; how many values there were. A value the table holds already is left: most runs
+/// repeat most of the last run's keys and arguments, and comparing costs less than making a
+/// Lua string (which hashes it).
 ///
 /// # Safety
 ///
 /// `table` is a table on `state`'s stack, which has room for one more value.
-unsafe fn fill(state: *mut ffi::lua_State, table: c_int, values: &[&str], n: usize, set: usize) {
-    let given = ffi::lua_Integer::try_from(n).unwrap_or(0);
-    for (index, value) in (1..).zip(values.iter().take(n.max(set))) {
+unsafe fn fill<'a>(
+    state: *mut ffi::lua_State,
+    table: c_int,
+    values: impl Iterator<Item = &'a str>,
+    set: usize,
+) -> usize {
+    let mut n = 0;
+    for (index, value) in (1..).zip(values) {
+        n += 1;
         unsafe {
-            if index <= given {
-                let held = ffi::lua_rawgeti(state, table, index) == ffi::LUA_TSTRING
-                    && string_at(state, -1) == value.as_bytes();
-                ffi::lua_settop(state, -2);
-                if held {
-                    continue;
-                }
+            let held = ffi::lua_rawgeti(state, table, index) == ffi::LUA_TSTRING
+                && string_at(state, -1) == value.as_bytes();
+            ffi::lua_settop(state, -2);
+            if !held {
                 ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
-            } else {
-                ffi::lua_pushnil(state);
+                ffi::lua_rawseti(state, table, index);
             }
+        }
+    }
+    for index in n..set {
+        let index = ffi::lua_Integer::try_from(index + 1).unwrap_or(ffi::lua_Integer::MAX);
+        unsafe {
+            ffi::lua_pushnil(state);
             ffi::lua_rawseti(state, table, index);
         }
     }
+    n
 }
 
 /// The bytes of the string at `index`.

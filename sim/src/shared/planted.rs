@@ -109,24 +109,24 @@ fn variant(replacements: &[(&str, &str)]) -> &'static str {
 
 static TWO_COMMANDS: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "redis.call('SET', KEYS[2], string.format('%x:1', start), 'PX', ttl)",
-        "redis.call('SET', KEYS[2], string.format('%x:1', start))",
+        "redis.call('SET', key, string.format('%x:%x', start, used), 'PX', ttl)",
+        "redis.call('SET', key, string.format('%x:%x', start, used))",
     )])
 });
 
 static CLIENT_CLOCK: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
         "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
-        "now = tonumber(ARGV[5])",
+        "now = tonumber(ARGV[6])",
     )])
 });
 
 static OWN_ORIGIN: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
-        ("origin = tonumber(o)", "origin = tonumber(ARGV[5] or o)"),
+        ("origin = tonumber(o)", "origin = tonumber(ARGV[6] or o)"),
         (
             "origin = tonumber(string.match(stored, '^(%d+):%d+:%d+$'))",
-            "origin = tonumber(ARGV[5] or string.match(stored, '^(%d+):%d+:%d+$'))",
+            "origin = tonumber(ARGV[6] or string.match(stored, '^(%d+):%d+:%d+$'))",
         ),
     ])
 });
@@ -134,8 +134,8 @@ static OWN_ORIGIN: LazyLock<&'static str> = LazyLock::new(|| {
 static FIRST_HIT_EXPIRY: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
         (
-            "local start = origin\nif now > origin then\n  start = origin + math.floor((now - origin) / period) * period\nend",
-            "local start = now",
+            "    start = origin\n    if now > origin then\n      start = origin + math.floor((now - origin) / period) * period\n    end",
+            "    start = now",
         ),
         (
             "local ttl = math.ceil((start + period - now) / 1000) + margin",

@@ -4,11 +4,18 @@
 //! one simulated [`Server`] running the limiter's script; and the faults.
 //!
 //! A call goes as the production limiter's `acquire` loop does: `begin` an attempt (decided
-//! locally, or a script call to send); send `EVALSHA`, and on `NOSCRIPT` `SCRIPT LOAD` then
-//! `EVALSHA` again, as redis-rs's script invocation does, the whole round trip bounded by the
-//! timeout; `finish` the attempt with the reply or the cause of its absence; `conclude` it
-//! into a result and event, or a sleep through the process's clock followed by another
-//! attempt. Processes register (the limiter's `connect`) before their callers begin.
+//! locally, or a script call to send); queue it on the process's connection, which, as the
+//! production driver does, has one script call in flight at a time and sends everything
+//! queued when it returns (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH) attempts) as one call; send `EVALSHA`, and on
+//! `NOSCRIPT` `SCRIPT LOAD` then `EVALSHA` again, as redis-rs's script invocation does, the
+//! whole round trip bounded by the timeout; `finish` each attempt of the batch with its part
+//! of the reply or the cause of its absence; `conclude` it into a result and event, or a
+//! sleep through the process's clock followed by another attempt. Processes register (the
+//! limiter's `connect`) before their callers begin.
+//!
+//! In the trace, a batch's request has one id per attempt (consecutive, from the request's
+//! own): each is sent, executed (at the script's one instant, with its part of the reply),
+//! lost or late as the batch is, so the oracle judges each attempt on its own.
 //!
 //! Everything random is drawn from one generator seeded by the scenario, and events are
 //! ordered by virtual time, then order of scheduling, so a scenario always gives the same
@@ -97,8 +104,11 @@ impl SharedRun {
 /// Who a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Owner {
+    /// A caller's own request: only a planted client's second command.
     Call(u32),
     Register(u16),
+    /// The batch in flight on a process's connection.
+    Batch(u16),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -118,6 +128,10 @@ enum Event {
 /// Where an attempt's round trip is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
+    /// A caller's attempt waits for the next batch.
+    Queued,
+    /// A caller's attempt is in the batch in flight.
+    Batched,
     /// `EVALSHA` sent.
     Eval,
     /// `NOSCRIPT` came back; `SCRIPT LOAD` sent.
@@ -185,6 +199,12 @@ struct Process {
     remembered_past_end: HashMap<u16, Instant>,
     /// Registrations that failed in a row.
     failed_registrations: u32,
+    /// Callers whose attempts wait for the next batch, in order.
+    queued: Vec<u32>,
+    /// The batch in flight: one script call for the attempts of `members`.
+    batch: Option<Attempt>,
+    /// The callers of the batch in flight, in the order of its attempts.
+    members: Vec<u32>,
 }
 
 #[derive(Debug)]
@@ -193,7 +213,10 @@ struct Request {
     process: u16,
     connection: u32,
     generation: u32,
-    command: Command,
+    /// What goes on the wire; `None` for the further ids of a batch's request.
+    command: Option<Command>,
+    /// Its ids in the trace, from its own: one per attempt of a batch, else one.
+    ids: u32,
     reply: Option<Reply>,
     /// The connection was refused: the server was down.
     refused: bool,
@@ -286,6 +309,9 @@ impl<'s> Sim<'s> {
                 own_origin: 0,
                 remembered_past_end: HashMap::new(),
                 failed_registrations: 0,
+                queued: Vec::new(),
+                batch: None,
+                members: Vec::new(),
             })
             .collect();
         let calls = scenario
@@ -501,9 +527,20 @@ impl<'s> Sim<'s> {
                 self.conclude(caller, &decision, now);
             }
             Ok(Begin::Call(call)) => {
-                let attempt = self.eval(process, Owner::Call(caller), Rc::new(call), number, now);
-                self.calls[caller as usize].attempt = Some(attempt);
+                self.calls[caller as usize].attempt = Some(Attempt {
+                    number,
+                    sent: now,
+                    call: Rc::new(call),
+                    stage: Stage::Queued,
+                    request: u32::MAX,
+                    retried: false,
+                    decided: None,
+                });
+                self.processes[process as usize].queued.push(caller);
+                // The caller's own bound, as the production caller's: from its attempt's
+                // start, whether it waits in the queue or in the batch.
                 self.arm_timeout(process, Owner::Call(caller), number, now);
+                self.pump(process);
             }
             Err(_) => {
                 self.finish_call(caller, SharedOutcome::OtherError, EventDigest::None);
@@ -511,9 +548,79 @@ impl<'s> Sim<'s> {
         }
     }
 
-    /// The arguments a planted client adds to its script calls.
-    /// Sends attempt `number`'s script call for `owner` (a process registering, or a caller
-    /// acquiring) and returns the attempt, waiting for its reply.
+    /// Sends the next batch on `process`'s connection if none is in flight: every attempt
+    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)) in one script call, as the production driver does.
+    fn pump(&mut self, process: u16) {
+        let p = &mut self.processes[process as usize];
+        if p.batch.is_some() || !p.up || !p.ready || p.queued.is_empty() {
+            return;
+        }
+        let queued = std::mem::take(&mut p.queued);
+        let mut batch: Option<ScriptCall> = None;
+        let mut members = Vec::new();
+        let mut rest = Vec::new();
+        for caller in queued {
+            let Some(attempt) = self.calls[caller as usize]
+                .attempt
+                .as_mut()
+                .filter(|a| a.stage == Stage::Queued)
+            else {
+                // Ended meanwhile: nothing to send.
+                continue;
+            };
+            let call = (*attempt.call).clone();
+            let joined = match &mut batch {
+                None => {
+                    batch = Some(call);
+                    true
+                }
+                Some(batch) => batch.join(call).is_ok(),
+            };
+            if joined {
+                attempt.stage = Stage::Batched;
+                members.push(caller);
+            } else {
+                rest.push(caller);
+            }
+        }
+        let p = &mut self.processes[process as usize];
+        p.queued = rest;
+        let Some(batch) = batch else {
+            return;
+        };
+        p.members = members;
+        let number = self.next_attempt;
+        self.next_attempt += 1;
+        let now = self.local(process);
+        let attempt = self.eval(process, Owner::Batch(process), Rc::new(batch), number, now);
+        self.number_members(process, attempt.request);
+        self.processes[process as usize].batch = Some(attempt);
+        self.arm_timeout(process, Owner::Batch(process), number, now);
+    }
+
+    /// Gives each waiting member of `process`'s batch its id in the batch's `request`.
+    fn number_members(&mut self, process: u16, request: u32) {
+        for (id, &caller) in (request..).zip(&self.processes[process as usize].members) {
+            if let Some(attempt) = self.calls[caller as usize]
+                .attempt
+                .as_mut()
+                .filter(|a| a.stage == Stage::Batched)
+            {
+                attempt.request = id;
+            }
+        }
+    }
+
+    /// Whether `caller` still waits for its part of its batch's `id`.
+    fn member_waits(&self, caller: u32, id: u32) -> bool {
+        self.calls[caller as usize]
+            .attempt
+            .as_ref()
+            .is_some_and(|a| a.stage == Stage::Batched && a.request == id)
+    }
+
+    /// Sends attempt `number`'s script call for `owner` (a process registering, or a batch
+    /// of attempts) and returns the attempt, waiting for its reply.
     fn eval(
         &mut self,
         process: u16,
@@ -562,40 +669,50 @@ impl<'s> Sim<'s> {
         self.queue.push(at, Event::Timeout(owner, number));
     }
 
-    /// Sends `command` on `process`'s connection; its request id.
+    /// Sends `command` on `process`'s connection; its request id (the first of its ids: a
+    /// batch's script call has one per attempt).
     fn send(&mut self, process: u16, owner: Owner, command: Command, purpose: Purpose) -> u32 {
         let request = u32::try_from(self.requests.len()).unwrap_or(u32::MAX);
         let link = self.scenario.processes[process as usize].link;
+        let callers: Vec<Option<u32>> = match (owner, purpose) {
+            (Owner::Batch(_), Purpose::Acquire) => self.processes[process as usize]
+                .members
+                .iter()
+                .copied()
+                .map(Some)
+                .collect(),
+            (Owner::Call(caller), _) => vec![Some(caller)],
+            _ => vec![None],
+        };
+        let ids = u32::try_from(callers.len()).unwrap_or(1);
         let p = &mut self.processes[process as usize];
-        self.requests.push(Request {
-            owner,
-            process,
-            connection: p.connection.generation,
-            generation: p.generation,
-            command,
-            reply: None,
-            refused: false,
-        });
-        self.records.push(SharedRecord::Sent {
-            t: self.now,
-            request,
-            caller: match owner {
-                Owner::Call(caller) => Some(caller),
-                Owner::Register(_) => None,
-            },
-            process,
-            purpose,
-        });
+        let (connection, generation) = (p.connection.generation, p.generation);
+        let mut command = Some(command);
+        for (id, caller) in (request..).zip(callers) {
+            self.requests.push(Request {
+                owner,
+                process,
+                connection,
+                generation,
+                command: command.take(),
+                ids,
+                reply: None,
+                refused: false,
+            });
+            self.records.push(SharedRecord::Sent {
+                t: self.now,
+                request: id,
+                caller,
+                process,
+                purpose,
+            });
+        }
         let mut delay = link.delay_ns + self.rng.random_range(0..=link.jitter_ns);
         if std::mem::take(&mut p.connection.reconnect) {
             delay += 2 * link.delay_ns;
         }
         if self.lost(self.scenario.faults.request_loss_ppm) {
-            self.records.push(SharedRecord::Lost {
-                t: self.now,
-                request,
-                loss: Loss::Request,
-            });
+            self.lose(request, Loss::Request);
             return request;
         }
         let p = &mut self.processes[process as usize];
@@ -603,6 +720,23 @@ impl<'s> Sim<'s> {
         p.connection.last_to_server = arrival;
         self.queue.push(arrival, Event::AtServer(request));
         request
+    }
+
+    /// The ids of `request` in the trace.
+    fn ids(&self, request: u32) -> core::ops::Range<u32> {
+        request..request + self.requests[request as usize].ids
+    }
+
+    /// Records every id of `request` lost.
+    fn lose(&mut self, request: u32, loss: Loss) {
+        let t = self.now;
+        for id in self.ids(request) {
+            self.records.push(SharedRecord::Lost {
+                t,
+                request: id,
+                loss,
+            });
+        }
     }
 
     fn lost(&mut self, ppm: u32) -> bool {
@@ -614,28 +748,22 @@ impl<'s> Sim<'s> {
         let p = &self.processes[r.process as usize];
         if r.connection != p.connection.generation {
             // Its connection was reset while it was on its way.
-            self.records.push(SharedRecord::Lost {
-                t: self.now,
-                request,
-                loss: Loss::Reset,
-            });
+            self.lose(request, Loss::Reset);
             return;
         }
         if self.now < self.down_until {
-            self.records.push(SharedRecord::Lost {
-                t: self.now,
-                request,
-                loss: Loss::Down,
-            });
+            self.lose(request, Loss::Down);
             self.requests[request as usize].refused = true;
             self.reply(request);
             return;
         }
         if self.paused_until.is_some() {
-            self.records.push(SharedRecord::Held {
-                t: self.now,
-                request,
-            });
+            for id in self.ids(request) {
+                self.records.push(SharedRecord::Held {
+                    t: self.now,
+                    request: id,
+                });
+            }
             self.backlog.push(request);
             return;
         }
@@ -645,7 +773,10 @@ impl<'s> Sim<'s> {
     fn execute(&mut self, request: u32) {
         let t = self.now;
         let r = &self.requests[request as usize];
-        let (reply, effects) = self.server.execute(request, &r.command, t);
+        let Some(command) = &r.command else {
+            return;
+        };
+        let (reply, effects) = self.server.execute(request, command, t);
         if effects.ran_script {
             self.stats.scripts += 1;
         }
@@ -663,20 +794,27 @@ impl<'s> Sim<'s> {
                 what: what.into(),
             });
         }
-        self.records.push(SharedRecord::Executed {
-            t,
-            request,
-            server_us: effects.server_us,
-            ran_script: effects.ran_script,
-            reply: digest(&reply),
-        });
+        // Each attempt of a batch with its own part of the reply, in order: the oracle counts
+        // them one after the other at the script's one instant.
+        let values = reply.integers().ok();
+        for (index, id) in (0_usize..).zip(self.ids(request)) {
+            let reply = match (&values, command) {
+                (Some(values), Command::EvalSha { call, .. }) => {
+                    digest_values(call.reply_for(values, index))
+                }
+                _ => digest(&reply),
+            };
+            self.records.push(SharedRecord::Executed {
+                t,
+                request: id,
+                server_us: effects.server_us,
+                ran_script: effects.ran_script,
+                reply,
+            });
+        }
         self.requests[request as usize].reply = Some(reply);
         if self.lost(self.scenario.faults.reply_loss_ppm) {
-            self.records.push(SharedRecord::Lost {
-                t,
-                request,
-                loss: Loss::Reply,
-            });
+            self.lose(request, Loss::Reply);
             return;
         }
         self.reply(request);
@@ -702,11 +840,7 @@ impl<'s> Sim<'s> {
                 if r.connection == self.processes[r.process as usize].connection.generation {
                     self.execute(request);
                 } else {
-                    self.records.push(SharedRecord::Lost {
-                        t: self.now,
-                        request,
-                        loss: Loss::Reset,
-                    });
+                    self.lose(request, Loss::Reset);
                 }
             }
         }
@@ -718,6 +852,7 @@ impl<'s> Sim<'s> {
         let attempt = match r.owner {
             Owner::Call(caller) => self.calls[caller as usize].attempt.as_mut()?,
             Owner::Register(process) => self.processes[process as usize].registering.as_mut()?,
+            Owner::Batch(process) => self.processes[process as usize].batch.as_mut()?,
         };
         (attempt.request == request).then_some(attempt)
     }
@@ -732,18 +867,16 @@ impl<'s> Sim<'s> {
             } else {
                 Loss::Crash
             };
-            self.records.push(SharedRecord::Lost {
-                t: self.now,
-                request,
-                loss,
-            });
+            self.lose(request, loss);
             return;
         }
         if self.waiting_attempt(request).is_none() {
-            self.records.push(SharedRecord::Late {
-                t: self.now,
-                request,
-            });
+            for id in self.ids(request) {
+                self.records.push(SharedRecord::Late {
+                    t: self.now,
+                    request: id,
+                });
+            }
             return;
         }
         let r = &self.requests[request as usize];
@@ -766,6 +899,8 @@ impl<'s> Sim<'s> {
             }
             (Stage::Load, Reply::Bulk(_)) => self.resend(owner, Stage::EvalAgain),
             (Stage::Expire, _) => self.expired_done(owner),
+            // A caller's queued or batched attempt has no request of its own.
+            (Stage::Queued | Stage::Batched, _) => {}
             (_, Reply::Error(message)) => {
                 let message = message.to_string();
                 self.failed(owner, UnavailableKind::Server, &message);
@@ -788,6 +923,7 @@ impl<'s> Sim<'s> {
         let (process, purpose) = match owner {
             Owner::Call(caller) => (self.calls[caller as usize].process, Purpose::Acquire),
             Owner::Register(process) => (process, Purpose::Register),
+            Owner::Batch(process) => (process, Purpose::Acquire),
         };
         let Some(attempt) = self.attempt_of(owner) else {
             return;
@@ -812,12 +948,16 @@ impl<'s> Sim<'s> {
             attempt.request = request;
             attempt.stage = stage;
         }
+        if let (Owner::Batch(process), Stage::EvalAgain) = (owner, stage) {
+            self.number_members(process, request);
+        }
     }
 
     fn attempt_of(&mut self, owner: Owner) -> Option<&mut Attempt> {
         match owner {
             Owner::Call(caller) => self.calls[caller as usize].attempt.as_mut(),
             Owner::Register(process) => self.processes[process as usize].registering.as_mut(),
+            Owner::Batch(process) => self.processes[process as usize].batch.as_mut(),
         }
     }
 
@@ -826,13 +966,22 @@ impl<'s> Sim<'s> {
         if !current {
             return;
         }
-        self.records.push(SharedRecord::TimedOut {
-            t: self.now,
-            caller: match owner {
-                Owner::Call(caller) => Some(caller),
-                Owner::Register(_) => None,
-            },
-        });
+        let callers: Vec<Option<u32>> = match owner {
+            Owner::Call(caller) => vec![Some(caller)],
+            Owner::Register(_) => vec![None],
+            Owner::Batch(process) => self.processes[process as usize]
+                .members
+                .iter()
+                .copied()
+                .map(Some)
+                .collect(),
+        };
+        for caller in callers {
+            self.records.push(SharedRecord::TimedOut {
+                t: self.now,
+                caller,
+            });
+        }
         self.failed(
             owner,
             UnavailableKind::Timeout,
@@ -841,6 +990,18 @@ impl<'s> Sim<'s> {
     }
 
     fn failed(&mut self, owner: Owner, kind: UnavailableKind, message: &str) {
+        if let Owner::Batch(process) = owner {
+            // Whatever ends the batch's call without its reply is each waiting attempt's.
+            let first = self.attempt_of(owner).map_or(u32::MAX, |a| a.request);
+            let members = self.end_batch(process);
+            for (caller, id) in members.into_iter().zip(first..) {
+                if self.member_waits(caller, id) {
+                    self.failed(Owner::Call(caller), kind, message);
+                }
+            }
+            self.pump(process);
+            return;
+        }
         let in_expire = self
             .attempt_of(owner)
             .is_some_and(|a| a.stage == Stage::Expire);
@@ -855,17 +1016,19 @@ impl<'s> Sim<'s> {
             && self.attempt_of(owner).is_some_and(|a| !a.retried);
         if retry {
             if let Owner::Call(caller) = owner {
+                // Sent again in the next batch, under a new timeout.
                 let process = self.calls[caller as usize].process;
                 let number = self.next_attempt;
                 self.next_attempt += 1;
                 if let Some(attempt) = self.attempt_of(owner) {
                     attempt.retried = true;
+                    attempt.stage = Stage::Queued;
                     attempt.number = number;
                 }
+                self.processes[process as usize].queued.push(caller);
                 let now = self.local(process);
-                self.resend(owner, Stage::Eval);
-                let number = self.attempt_of(owner).map_or(0, |a| a.number);
                 self.arm_timeout(process, owner, number, now);
+                self.pump(process);
                 return;
             }
         }
@@ -881,6 +1044,33 @@ impl<'s> Sim<'s> {
     ) {
         match owner {
             Owner::Register(process) => self.registered(process, reply),
+            Owner::Batch(process) => {
+                let call = self.processes[process as usize]
+                    .batch
+                    .as_ref()
+                    .map(|batch| Rc::clone(&batch.call));
+                let members = self.end_batch(process);
+                let first = request.unwrap_or(u32::MAX);
+                for (index, (caller, id)) in (0_usize..).zip(members.into_iter().zip(first..)) {
+                    if !self.member_waits(caller, id) {
+                        // Its caller gave up on it (timed out): the part comes too late.
+                        if request.is_some() {
+                            self.records.push(SharedRecord::Late {
+                                t: self.now,
+                                request: id,
+                            });
+                        }
+                        continue;
+                    }
+                    let part = match (reply, &call) {
+                        (Ok(values), Some(call)) => Ok(call.reply_for(values, index).to_vec()),
+                        (Ok(values), None) => Ok(values.clone()),
+                        (Err(cause), _) => Err(cause.clone()),
+                    };
+                    self.replied(Owner::Call(caller), &part, request.map(|_| id));
+                }
+                self.pump(process);
+            }
             Owner::Call(caller) => {
                 let call = &self.calls[caller as usize];
                 let (process, key, deadline) = (call.process, call.key, call.deadline);
@@ -936,11 +1126,16 @@ impl<'s> Sim<'s> {
                                 },
                                 Purpose::Expire,
                             );
+                            let number = self.next_attempt;
+                            self.next_attempt += 1;
                             if let Some(a) = self.calls[caller as usize].attempt.as_mut() {
                                 a.stage = Stage::Expire;
                                 a.request = request_id;
+                                a.number = number;
                                 a.decided = Some((decision, received, request.unwrap_or(u32::MAX)));
                             }
+                            let now = self.local(process);
+                            self.arm_timeout(process, owner, number, now);
                             return;
                         }
                     }
@@ -1039,6 +1234,13 @@ impl<'s> Sim<'s> {
             let at = self.virtual_at(process, self.local(process).saturating_add(backoff));
             self.queue.push(at, Event::Register(process, generation));
         }
+    }
+
+    /// The batch in flight on `process`'s connection is over: its members, in order.
+    fn end_batch(&mut self, process: u16) -> Vec<u32> {
+        let p = &mut self.processes[process as usize];
+        p.batch = None;
+        std::mem::take(&mut p.members)
     }
 
     fn decided(&mut self, caller: u32, at: Instant, request: Option<u32>, decision: &Decision) {
@@ -1163,10 +1365,14 @@ impl<'s> Sim<'s> {
                 for process in 0..self.processes.len() {
                     self.reset(u16::try_from(process).unwrap_or(0));
                 }
+                let undone = undone
+                    .into_iter()
+                    .flat_map(|w| self.undone_ids(w.request, w.key))
+                    .collect();
                 FaultRecord::Failover {
                     lag,
                     keeps_scripts,
-                    undone: undone.into_iter().map(|w| (w.request, w.key)).collect(),
+                    undone,
                 }
             }
             Fault::Flush => {
@@ -1188,9 +1394,29 @@ impl<'s> Sim<'s> {
         self.records.push(SharedRecord::Fault { t, fault: record });
     }
 
+    /// The trace ids whose permits a write undone by a failover took back: a batch's write
+    /// of a counter holds the permits of each of its attempts on that key, given newest
+    /// first as the writes are (so the last names the key's state before the batch).
+    fn undone_ids(&self, request: u32, key: Box<str>) -> Vec<(u32, Box<str>)> {
+        let r = &self.requests[request as usize];
+        let Some(Command::EvalSha { call, .. }) = &r.command else {
+            return vec![(request, key)];
+        };
+        let mut members: Vec<(u32, Box<str>)> = (request..request + r.ids)
+            .zip(0..)
+            .filter(|&(_, index)| call.counter_key(index) == Some(&*key))
+            .map(|(id, _)| (id, key.clone()))
+            .collect();
+        members.reverse();
+        if members.is_empty() {
+            vec![(request, key)]
+        } else {
+            members
+        }
+    }
+
     /// Resets `process`'s connection: what was on it is lost, its attempts fail.
     fn reset(&mut self, process: u16) {
-        let t = self.now;
         let p = &mut self.processes[process as usize];
         p.connection.generation += 1;
         p.connection.reconnect = true;
@@ -1200,19 +1426,18 @@ impl<'s> Sim<'s> {
         if let Some(attempt) = &p.registering {
             owners.push((Owner::Register(process), attempt.request));
         }
+        if let Some(attempt) = &p.batch {
+            owners.push((Owner::Batch(process), attempt.request));
+        }
         for (caller, call) in (0_u32..).zip(&self.calls) {
             if call.process == process && !call.done {
-                if let Some(attempt) = &call.attempt {
+                if let Some(attempt) = call.attempt.as_ref().filter(|a| a.stage == Stage::Expire) {
                     owners.push((Owner::Call(caller), attempt.request));
                 }
             }
         }
         for (owner, request) in owners {
-            self.records.push(SharedRecord::Lost {
-                t,
-                request,
-                loss: Loss::Reset,
-            });
+            self.lose(request, Loss::Reset);
             // The connection manager's call fails at once; the next one reconnects.
             self.failed(owner, UnavailableKind::Connection, "connection reset");
         }
@@ -1232,23 +1457,25 @@ impl<'s> Sim<'s> {
         p.registering = None;
         p.remembered_past_end.clear();
         p.protocol = Protocol::new(config(self.scenario, process as usize));
+        p.queued.clear();
+        p.members.clear();
+        if let Some(batch) = p.batch.take() {
+            self.lose(batch.request, Loss::Crash);
+        }
         let mut victims = Vec::new();
         for (caller, call) in (0_u32..).zip(&self.calls) {
             if call.process == process && !call.done && (call.attempts > 0) {
-                if let Some(attempt) = &call.attempt {
-                    victims.push((caller, Some(attempt.request)));
-                } else {
-                    victims.push((caller, None));
-                }
+                let request = call
+                    .attempt
+                    .as_ref()
+                    .filter(|a| a.stage == Stage::Expire)
+                    .map(|a| a.request);
+                victims.push((caller, request));
             }
         }
         for (caller, request) in victims {
             if let Some(request) = request {
-                self.records.push(SharedRecord::Lost {
-                    t,
-                    request,
-                    loss: Loss::Crash,
-                });
+                self.lose(request, Loss::Crash);
             }
             self.finish_call(caller, SharedOutcome::Crashed, EventDigest::None);
         }
@@ -1261,12 +1488,19 @@ fn digest(reply: &Reply) -> ReplyDigest {
         Reply::Error(message) => ReplyDigest::Error {
             noscript: message.starts_with("NOSCRIPT"),
         },
-        other => match other.integers().as_deref() {
-            Ok(&[a, b, c, d]) => ReplyDigest::Four {
-                values: [a, b, c, d],
-            },
-            _ => ReplyDigest::Other,
+        other => match other.integers() {
+            Ok(values) => digest_values(&values),
+            Err(_) => ReplyDigest::Other,
         },
+    }
+}
+
+fn digest_values(values: &[i64]) -> ReplyDigest {
+    match *values {
+        [a, b, c, d] => ReplyDigest::Four {
+            values: [a, b, c, d],
+        },
+        _ => ReplyDigest::Other,
     }
 }
 

@@ -132,7 +132,7 @@ impl Server {
             } => {
                 if self.scripts.contains(&script.sha) {
                     effects.ran_script = true;
-                    if let Some(time_key) = call.keys().nth(2) {
+                    if let Some(time_key) = call.time_key() {
                         // A time key reads the server's clock, as a test that sets it keeps it.
                         self.keyspace.keep(time_key, &server_us.to_string());
                     }

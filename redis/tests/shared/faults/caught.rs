@@ -133,7 +133,7 @@ fn a_later_windows_counter_ignored_after_the_clock_steps_back_is_caught() -> Tes
 fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
     use fixed_window_redis::SCRIPT;
 
-    let counter_write = "redis.call('SET', KEYS[2], string.format('%x:1', start)";
+    let counter_write = "redis.call('SET', key, string.format('%x:%x', start, used)";
     for flaw in Flaw::ALL {
         let script = flaw.script();
         match flaw {
@@ -147,19 +147,19 @@ fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
                 assert!(!script.contains("'PX', ttl"));
             }
             Flaw::ClientClock => {
-                assert!(script.contains("now = tonumber(ARGV[5])"));
+                assert!(script.contains("now = tonumber(ARGV[6])"));
                 assert!(!script.contains("redis.call('TIME')"));
             }
             Flaw::FirstHitExpiry => {
                 // The naive count returns before the production counter is read.
                 let naive = script.find("'PX', math.ceil(period / 1000)");
-                let counter = script.find("local state = redis.call('GET', KEYS[2])");
+                let counter = script.find("local state = redis.call('GET', key)");
                 assert!(naive.is_some() && naive < counter, "{script}");
             }
         }
         // Everything up to the counting is production's: the configuration and the origin.
         let registration = SCRIPT
-            .find("if ARGV[4] ~= 'register'")
+            .find("if ARGV[4] == 'register'")
             .unwrap_or_else(|| panic!("the script no longer registers"));
         let shared_part = &SCRIPT[SCRIPT.find("local origin").unwrap_or(0)..registration];
         assert!(script.contains(shared_part), "{flaw:?}");

@@ -63,16 +63,16 @@ impl Flaw {
         match self {
             Flaw::TwoCommands => replaced(
                 SCRIPT,
-                "redis.call('SET', KEYS[2], string.format('%x:1', start), 'PX', ttl)",
-                "redis.call('SET', KEYS[2], string.format('%x:1', start))",
+                "redis.call('SET', key, string.format('%x:%x', start, used), 'PX', ttl)",
+                "redis.call('SET', key, string.format('%x:%x', start, used))",
             ),
             Flaw::ClientClock => replaced(
                 SCRIPT,
                 "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
-                "now = tonumber(ARGV[5])",
+                "now = tonumber(ARGV[6])",
             ),
             Flaw::FirstHitExpiry => {
-                replaced(SCRIPT, COUNTING, &format!("{COUNTING}do{FIRST_HIT}end\n"))
+                replaced(SCRIPT, COUNTING, &format!("do{FIRST_HIT}end\n{COUNTING}"))
             }
             Flaw::BoundaryOffByOne => Plant::BoundaryOffByOne.script().to_owned(),
             Flaw::MemoryPastEnd => Plant::MemoryPastEnd.script().to_owned(),
@@ -87,9 +87,10 @@ impl Flaw {
 }
 
 /// Where the script starts counting, after the configuration and the origin.
-const COUNTING: &str = "if ARGV[4] ~= 'register' then\n";
+const COUNTING: &str = "local reply, i = { 0, 0, 0, 0 }, 2\n";
 
-/// The naive window: a bare count that expires `period` after its first hit.
+/// The naive window: a bare count that expires `period` after its first hit (of the first
+/// attempt: the planted client sends one per call).
 const FIRST_HIT: &str = "
 local used = tonumber(redis.call('GET', KEYS[2]) or '0')
 if used >= limit then
@@ -229,13 +230,16 @@ impl PlantedClient {
             "register"
         };
         let mut invocation = self.script.prepare_invoke();
+        invocation.key(&self.config_key);
+        if let Some(counter) = counter {
+            invocation.key(counter);
+        }
         invocation
-            .key(&self.config_key)
-            .key(counter.unwrap_or(&self.config_key))
             .arg(config.period().as_micros().to_string())
             .arg(config.limit())
             .arg(EXPIRY_MARGIN_MILLIS)
-            .arg(mode);
+            .arg(mode)
+            .arg(usize::from(counter.is_some()));
         if let Some(time_key) = config.time_key() {
             invocation.key(time_key);
         }
