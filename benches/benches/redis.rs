@@ -320,28 +320,35 @@ fn bench_all(c: &mut Criterion) {
     let subjects = connect(&setup);
 
     let mut group = c.benchmark_group("redis-permit");
-    for callers in [(1, false), (16, false), (16, true)] {
-        bench_tasks(
-            &mut group,
-            &setup,
-            "shared",
-            callers,
-            &Pattern::Shared(Arc::clone(&subjects.shared)),
-        );
-        bench_tasks(
-            &mut group,
-            &setup,
-            "envoy",
-            callers,
-            &Pattern::Envoy(subjects.manager.clone()),
-        );
-        bench_tasks(
-            &mut group,
-            &setup,
-            "naive",
-            callers,
-            &Pattern::Naive(subjects.manager.clone()),
-        );
+    for tasks in [1, 16] {
+        // One task has one key either way; many tasks run on one hot key, then each on its own.
+        for keyed in [false, true]
+            .into_iter()
+            .filter(|&keyed| !keyed || tasks > 1)
+        {
+            let callers = (tasks, keyed);
+            bench_tasks(
+                &mut group,
+                &setup,
+                "shared",
+                callers,
+                &Pattern::Shared(Arc::clone(&subjects.shared)),
+            );
+            bench_tasks(
+                &mut group,
+                &setup,
+                "envoy",
+                callers,
+                &Pattern::Envoy(subjects.manager.clone()),
+            );
+            bench_tasks(
+                &mut group,
+                &setup,
+                "naive",
+                callers,
+                &Pattern::Naive(subjects.manager.clone()),
+            );
+        }
     }
     bench_threads(&mut group, &setup, &subjects.blocking, 4);
     let in_process = RateLimiter::of("bench", OPEN, HOUR).expect("config");
