@@ -222,12 +222,19 @@ async fn drive(
     while let Some(first) = queue.recv().await {
         batch.push(first);
         // Callers woken by the last reply are about to queue their next attempts: let them,
-        // so that they go in this call rather than each in one of their own.
-        tokio::task::yield_now().await;
-        while batch.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
+        // so that they go in this call rather than each in one of their own. Yield again
+        // while a yield brought more: the callers run on other workers, in their own time.
+        loop {
+            tokio::task::yield_now().await;
+            let before = batch.len();
+            while batch.len() < MAX_BATCH {
+                match queue.try_recv() {
+                    Ok(next) => batch.push(next),
+                    Err(_) => break,
+                }
+            }
+            if batch.len() == before || batch.len() >= MAX_BATCH {
+                break;
             }
         }
         // A caller dropped while queued takes nothing: its attempt is not sent.
