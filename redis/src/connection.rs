@@ -2,12 +2,8 @@
 //! support (`EVALSHA`, and `SCRIPT LOAD` then `EVALSHA` again when the server answers
 //! `NOSCRIPT`), on a tokio runtime. Blocking calls run on the same machinery.
 //!
-//! Attempts are coalesced: a driver task, spawned on the connection's runtime when it opens,
-//! sends one script call at a time; attempts that arrive while one is in flight queue, and
-//! when it returns, everything queued (up to [`MAX_BATCH`]) goes in the next call. The driver
-//! owns the sending, so a caller dropped while its attempt is queued or in flight strands
-//! nobody: a queued attempt whose caller is gone is not sent, and a reply for a caller that
-//! is gone is dropped.
+//! Attempts are coalesced (see [`Coalescer`]): one script call in flight at a time, carrying
+//! every attempt queued while the one before it was in flight.
 
 use core::fmt;
 use core::future::Future;
@@ -18,9 +14,8 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, RedisError, Script};
 use tokio::runtime::{Handle, Runtime};
 
-use tokio::sync::{mpsc, oneshot};
-
-use crate::protocol::{MAX_BATCH, ScriptCall};
+use crate::coalescer::{Coalescer, Reply};
+use crate::protocol::ScriptCall;
 use crate::script::SCRIPT;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
@@ -28,8 +23,7 @@ use crate::unavailable::{Unavailable, UnavailableKind};
 #[derive(Clone)]
 pub(crate) struct Connection {
     manager: ConnectionManager,
-    /// The driver's queue of attempts.
-    queue: mpsc::UnboundedSender<Queued>,
+    coalescer: Arc<Coalescer>,
     script: Arc<Script>,
     timeout: Duration,
     /// The runtime the connection's tasks run on: the caller's for [`Connection::open`], the
@@ -88,12 +82,15 @@ impl Connection {
         runtime: Option<Arc<OwnedRuntime>>,
     ) -> Connection {
         let script = Arc::new(Script::new(SCRIPT));
-        let (queue, queued) = mpsc::unbounded_channel();
-        // The driver ends when the last clone of the connection (its queue's sender) drops.
-        drop(handle.spawn(drive(queued, manager.clone(), Arc::clone(&script), timeout)));
+        let coalescer = Coalescer::new(
+            manager.clone(),
+            Arc::clone(&script),
+            timeout,
+            handle.clone(),
+        );
         Connection {
             manager,
-            queue,
+            coalescer,
             script,
             timeout,
             handle,
@@ -101,53 +98,29 @@ impl Connection {
         }
     }
 
-    /// Decides one attempt's `call` in the driver's next script call, with whatever other
-    /// attempts are queued then, and returns the reply's part for it.
+    /// Decides one attempt's `call` in the next script call, with whatever other attempts
+    /// wait then, and returns the reply's part for it.
     ///
     /// The caller waits at most the timeout from now, queued or in flight alike. Whatever
     /// ends a script call without its reply (a timeout, a lost connection, a reset) is every
-    /// attempt's of that call. Inside a tokio runtime the caller waits in its own task;
-    /// elsewhere (another executor) the wait runs as a task on the connection's runtime.
-    pub(crate) async fn acquire(&self, call: ScriptCall) -> Result<Vec<i64>, Unavailable> {
-        let answer = self.enqueue(call)?;
+    /// attempt's of that call. Inside a tokio runtime the attempt runs in the caller's task;
+    /// elsewhere (another executor) it runs as a task on the connection's runtime.
+    pub(crate) async fn acquire(&self, call: ScriptCall) -> Reply {
         if Handle::try_current().is_ok() {
-            answer.await
+            self.coalescer.acquire(call).await
         } else {
+            let coalescer = Arc::clone(&self.coalescer);
             self.handle
-                .spawn(answer)
+                .spawn(async move { coalescer.acquire(call).await })
                 .await
                 .unwrap_or_else(|err| Err(task_failed(&err)))
         }
     }
 
     /// [`acquire`](Connection::acquire), blocking the calling thread until the answer.
-    pub(crate) fn acquire_blocking(&self, call: ScriptCall) -> Result<Vec<i64>, Unavailable> {
-        let answer = self.enqueue(call)?;
-        block_on(&self.handle, answer)
-    }
-
-    /// Queues `call` for the driver; the answer, bounded by the timeout.
-    fn enqueue(
-        &self,
-        call: ScriptCall,
-    ) -> Result<impl Future<Output = Result<Vec<i64>, Unavailable>> + Send + 'static, Unavailable>
-    {
-        let (answer, answered) = oneshot::channel();
-        self.queue
-            .send(Queued { call, answer })
-            .map_err(|_| driver_stopped())?;
-        let timeout = self.timeout;
-        Ok(async move {
-            // Dropping `answered` (on the timeout, or with the caller) tells the driver: a
-            // queued attempt is then not sent.
-            match tokio::time::timeout(timeout, answered).await {
-                Ok(answer) => answer.unwrap_or_else(|_| Err(driver_stopped())),
-                Err(_) => Err(Unavailable::new(
-                    UnavailableKind::Timeout,
-                    format!("no reply within {timeout:?}"),
-                )),
-            }
-        })
+    pub(crate) fn acquire_blocking(&self, call: ScriptCall) -> Reply {
+        let coalescer = Arc::clone(&self.coalescer);
+        block_on(&self.handle, async move { coalescer.acquire(call).await })
     }
 
     /// Runs `call` at once, on its own, and returns the script's reply (a registration). Inside a tokio runtime the call runs in
@@ -204,78 +177,6 @@ fn block_on<T: Send + 'static>(
     }
 }
 
-/// An attempt waiting for the driver, and where its answer goes.
-struct Queued {
-    call: ScriptCall,
-    answer: oneshot::Sender<Result<Vec<i64>, Unavailable>>,
-}
-
-/// The driver: one script call in flight at a time, carrying every attempt queued when the
-/// previous one returned (up to [`MAX_BATCH`]).
-async fn drive(
-    mut queue: mpsc::UnboundedReceiver<Queued>,
-    manager: ConnectionManager,
-    script: Arc<Script>,
-    timeout: Duration,
-) {
-    let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
-    while let Some(first) = queue.recv().await {
-        batch.push(first);
-        // Callers woken by the last reply are about to queue their next attempts: let them,
-        // so that they go in this call rather than each in one of their own. Yield again
-        // while a yield brought more: the callers run on other workers, in their own time.
-        loop {
-            tokio::task::yield_now().await;
-            let before = batch.len();
-            while batch.len() < MAX_BATCH {
-                match queue.try_recv() {
-                    Ok(next) => batch.push(next),
-                    Err(_) => break,
-                }
-            }
-            if batch.len() == before || batch.len() >= MAX_BATCH {
-                break;
-            }
-        }
-        // A caller dropped while queued takes nothing: its attempt is not sent.
-        batch.retain(|queued| !queued.answer.is_closed());
-        let mut members = batch.drain(..);
-        let Some(Queued { mut call, answer }) = members.next() else {
-            continue;
-        };
-        let mut answers = vec![answer];
-        for Queued { call: next, answer } in members {
-            // Attempts of one limiter, never more than MAX_BATCH: the join cannot refuse;
-            // were it to, that attempt alone is unavailable, not the batch.
-            match call.join(next) {
-                Ok(()) => answers.push(answer),
-                Err(_) => {
-                    let _ = answer.send(Err(Unavailable::new(
-                        UnavailableKind::Reply,
-                        "an attempt could not join its batch",
-                    )));
-                }
-            }
-        }
-        let reply = invoke(manager.clone(), Arc::clone(&script), &call, timeout).await;
-        for (index, answer) in answers.into_iter().enumerate() {
-            let part = match &reply {
-                Ok(reply) => Ok(call.reply_for(reply, index).to_vec()),
-                Err(cause) => Err(cause.clone()),
-            };
-            // A caller gone meanwhile has nobody to tell.
-            let _ = answer.send(part);
-        }
-    }
-}
-
-fn driver_stopped() -> Unavailable {
-    Unavailable::new(
-        UnavailableKind::Connection,
-        "the client's driver task stopped (its runtime shut down)",
-    )
-}
-
 fn task_failed(err: &tokio::task::JoinError) -> Unavailable {
     Unavailable::new(
         UnavailableKind::Connection,
@@ -301,7 +202,7 @@ async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager,
     }
 }
 
-async fn invoke(
+pub(crate) async fn invoke(
     mut manager: ConnectionManager,
     script: Arc<Script>,
     call: &ScriptCall,

@@ -108,6 +108,7 @@
 //! forgotten ones), and a lost configuration key means a new origin, so windows realign.
 //! Fail-open permits are not limited at all.
 
+mod coalescer;
 mod config;
 pub use crate::config::{
     Config, ConfigError, DEFAULT_LOCAL_MEMORY, DEFAULT_TIMEOUT, EXPIRY_MARGIN_MILLIS, FailPolicy,

@@ -1,6 +1,7 @@
 //! Attempts of one limiter that wait at the same moment go to the server as one script call,
 //! each with its own decision; a call whose reply is lost leaves each of its attempts
-//! undecided; a caller dropped while queued takes nothing and holds nobody up.
+//! undecided; a caller dropped while queued takes nothing and holds nobody up; a caller gone
+//! while leading, or before taking the lead handed to it, strands nobody.
 //!
 //! The server's `CLIENT PAUSE` holds the first call in flight while the others queue behind
 //! it; a plain command on another connection returns once the pause is over. Nothing here
@@ -184,7 +185,7 @@ fn a_caller_dropped_while_queued_takes_nothing_and_holds_nobody_up() -> TestResu
             let limiter = Arc::clone(&limiter);
             tokio::spawn(async move { limiter.try_acquire_async("k").await })
         };
-        // Long enough for the driver to have sent the first call (which the pause holds).
+        // Long enough for the first caller to have sent its call (which the pause holds).
         tokio::time::sleep(Duration::from_millis(50)).await;
         // Queued behind it, then dropped: polled once, so its attempt is in the queue.
         assert!(limiter.try_acquire_async("k").now_or_never().is_none());
@@ -200,6 +201,86 @@ fn a_caller_dropped_while_queued_takes_nothing_and_holds_nobody_up() -> TestResu
         last??.remaining().ok_or("counted")?,
     ];
     remaining.sort_unstable();
+    assert_eq!(remaining, [8, 9]);
+    assert_eq!(limiter.try_acquire("k")?.remaining(), Some(7));
+    Ok(())
+}
+
+#[test]
+fn a_leader_dropped_with_its_call_in_flight_strands_nobody() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    let runtime = runtime()?;
+    let config = Config::of("leader-dropped", 10, HOUR)?.with_timeout(Duration::from_secs(30))?;
+    let limiter = runtime.block_on(limiter(&server, config))?;
+    pause(&mut redis, 300)?;
+    let behind = runtime.block_on(async {
+        let leader = {
+            let limiter = Arc::clone(&limiter);
+            tokio::spawn(async move { limiter.try_acquire_async("k").await })
+        };
+        // Long enough for the leader to have sent its call (which the pause holds).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let behind: Vec<_> = (0..2)
+            .map(|_| {
+                let limiter = Arc::clone(&limiter);
+                tokio::spawn(async move { limiter.try_acquire_async("k").await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // The leader's caller goes while its call is in flight.
+        leader.abort();
+        let mut results = Vec::new();
+        for task in behind {
+            results.push(task.await);
+        }
+        results
+    });
+    // The attempts queued behind it were sent when its call returned, and decided.
+    let mut remaining = Vec::new();
+    for result in behind {
+        remaining.push(result??.remaining().ok_or("counted")?);
+    }
+    remaining.sort_unstable();
+    assert_eq!(remaining, [7, 8]);
+    // The leader's own attempt was in flight when it went: it counted.
+    assert_eq!(limiter.try_acquire("k")?.remaining(), Some(6));
+    Ok(())
+}
+
+#[test]
+fn the_lead_handed_to_a_caller_gone_before_taking_it_passes_on() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    let runtime = runtime()?;
+    let config = Config::of("lead-dropped", 10, HOUR)?.with_timeout(Duration::from_secs(30))?;
+    let limiter = runtime.block_on(limiter(&server, config))?;
+    pause(&mut redis, 300)?;
+    let (first, last) = runtime.block_on(async {
+        let leader = {
+            let limiter = Arc::clone(&limiter);
+            tokio::spawn(async move { limiter.try_acquire_async("k").await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // First in the queue behind the call in flight: polled once, then not again.
+        let mut next = Box::pin(limiter.try_acquire_async("k"));
+        assert!(futures::poll!(&mut next).is_pending());
+        let last = {
+            let limiter = Arc::clone(&limiter);
+            tokio::spawn(async move { limiter.try_acquire_async("k").await })
+        };
+        // When the leader's caller has its answer, the lead is on its way to `next`, which
+        // goes without taking it.
+        let first = leader.await;
+        drop(next);
+        (first, last.await)
+    });
+    let mut remaining = [
+        first??.remaining().ok_or("counted")?,
+        last??.remaining().ok_or("counted")?,
+    ];
+    remaining.sort_unstable();
+    // The lead passed on and the last attempt was decided; the dropped one was never sent.
     assert_eq!(remaining, [8, 9]);
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(7));
     Ok(())

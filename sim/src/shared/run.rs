@@ -5,7 +5,7 @@
 //!
 //! A call goes as the production limiter's `acquire` loop does: `begin` an attempt (decided
 //! locally, or a script call to send); queue it on the process's connection, which, as the
-//! production driver does, has one script call in flight at a time and sends everything
+//! production client does, has one script call in flight at a time and sends everything
 //! queued when it returns (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH) attempts) as one call; send `EVALSHA`, and on
 //! `NOSCRIPT` `SCRIPT LOAD` then `EVALSHA` again, as redis-rs's script invocation does, the
 //! whole round trip bounded by the timeout; `finish` each attempt of the batch with its part
@@ -549,7 +549,7 @@ impl<'s> Sim<'s> {
     }
 
     /// Sends the next batch on `process`'s connection if none is in flight: every attempt
-    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)) in one script call, as the production driver does.
+    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)) in one script call, as the production client does.
     fn pump(&mut self, process: u16) {
         let p = &mut self.processes[process as usize];
         if p.batch.is_some() || !p.up || !p.ready || p.queued.is_empty() {

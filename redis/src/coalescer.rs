@@ -1,0 +1,322 @@
+//! Coalescing: the attempts of one limiter that wait at the same moment go to the server as
+//! one script call, with one call in flight at a time.
+//!
+//! There is no task of its own: the caller that finds no call in flight leads. It gathers the
+//! attempts queued behind it (first letting the callers its predecessor just answered queue
+//! their next ones), sends them with its own as one call, answers each, and hands the lead to
+//! the first attempt queued meanwhile, whose caller sends the next call. A caller that leads
+//! waits on the server directly, with no hand-over between tasks on the way: each such
+//! hand-over can wake another worker thread, and on an idle machine a wake-up costs more than
+//! the script.
+//!
+//! Cancellation strands nobody. A caller dropped while queued takes nothing: its attempt is not
+//! sent. A leader dropped (or timed out) before its call is answered leaves the rest of its
+//! work (sending, answering the others, handing on) to a task of its own; the lead handed to a
+//! caller that is gone passes to the next, or, if the message was already on its way, runs as
+//! a task of its own.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use redis::Script;
+use redis::aio::ConnectionManager;
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use crate::connection::invoke;
+use crate::protocol::{MAX_BATCH, ScriptCall};
+use crate::unavailable::{Unavailable, UnavailableKind};
+
+/// What a script call's reply means for one attempt: its part of the reply, or why there is
+/// none.
+pub(crate) type Reply = Result<Vec<i64>, Unavailable>;
+
+/// One limiter's coalescing of its attempts onto one connection.
+pub(crate) struct Coalescer {
+    manager: ConnectionManager,
+    script: Arc<Script>,
+    timeout: Duration,
+    /// Where the work of a leader that is gone continues.
+    handle: Handle,
+    waiting: Mutex<Waiting>,
+}
+
+/// The attempts behind the call in flight, and whether there is a leader.
+struct Waiting {
+    /// A caller leads: it is gathering, its call is in flight, or it is handing on. Attempts
+    /// that arrive meanwhile queue.
+    led: bool,
+    queued: VecDeque<Queued>,
+    /// How many attempts the last call answered: as many callers may be about to come back.
+    answered: usize,
+}
+
+/// An attempt waiting for a call, and where its answer goes.
+struct Queued {
+    call: ScriptCall,
+    answer: oneshot::Sender<Message>,
+}
+
+/// What a queued attempt's caller is told.
+enum Message {
+    /// Its part of the reply, or why there is none.
+    Reply(Reply),
+    /// It leads the next call.
+    Lead(Lead),
+}
+
+/// The lead, handed to a queued attempt's caller with that attempt. Dropped unused (its caller
+/// gone), it runs as a task of its own without that attempt, so that the others still go.
+struct Lead {
+    call: Option<ScriptCall>,
+    coalescer: Option<Arc<Coalescer>>,
+}
+
+impl Drop for Lead {
+    fn drop(&mut self) {
+        if let Some(coalescer) = self.coalescer.take() {
+            let handle = coalescer.handle.clone();
+            drop(handle.spawn(coalescer.lead(None)));
+        }
+    }
+}
+
+impl Coalescer {
+    pub(crate) fn new(
+        manager: ConnectionManager,
+        script: Arc<Script>,
+        timeout: Duration,
+        handle: Handle,
+    ) -> Arc<Coalescer> {
+        Arc::new(Coalescer {
+            manager,
+            script,
+            timeout,
+            handle,
+            waiting: Mutex::new(Waiting {
+                led: false,
+                queued: VecDeque::new(),
+                answered: 0,
+            }),
+        })
+    }
+
+    /// Decides `call` in a script call, with whatever other attempts wait then, and returns
+    /// the reply's part for it. Waits at most the timeout from now, queued or in flight alike.
+    pub(crate) async fn acquire(self: &Arc<Self>, call: ScriptCall) -> Reply {
+        let deadline = Instant::now() + self.timeout;
+        let (answer, answered) = oneshot::channel();
+        let queued = Queued { call, answer };
+        let leads = {
+            let mut waiting = self.lock();
+            if waiting.led {
+                waiting.queued.push_back(queued);
+                None
+            } else {
+                waiting.led = true;
+                Some(queued)
+            }
+        };
+        match leads {
+            Some(own) => self.lead_until(deadline, own, answered).await,
+            None => self.follow(deadline, answered).await,
+        }
+    }
+
+    /// Waits, queued, for the attempt's answer, or for the lead, until `deadline`.
+    async fn follow(
+        self: &Arc<Self>,
+        deadline: Instant,
+        answered: oneshot::Receiver<Message>,
+    ) -> Reply {
+        match tokio::time::timeout_at(deadline, answered).await {
+            Ok(Ok(Message::Reply(reply))) => reply,
+            Ok(Ok(Message::Lead(mut lead))) => {
+                // The lead is this caller's now: its drop must not start another.
+                lead.coalescer = None;
+                match lead.call.take() {
+                    Some(call) => {
+                        let (answer, answered) = oneshot::channel();
+                        self.lead_until(deadline, Queued { call, answer }, answered)
+                            .await
+                    }
+                    None => Err(lost()),
+                }
+            }
+            Ok(Err(_)) => Err(lost()),
+            Err(_) => Err(timed_out(self.timeout)),
+        }
+    }
+
+    /// Leads a call with `own` and waits for `own`'s answer, until `deadline`. Past it, the
+    /// call goes on without this caller.
+    async fn lead_until(
+        self: &Arc<Self>,
+        deadline: Instant,
+        own: Queued,
+        answered: oneshot::Receiver<Message>,
+    ) -> Reply {
+        let work = Detached {
+            work: Some(Box::pin(Arc::clone(self).lead(Some(own)))),
+            handle: &self.handle,
+        };
+        match tokio::time::timeout_at(deadline, async {
+            work.await;
+            answered.await
+        })
+        .await
+        {
+            Ok(Ok(Message::Reply(reply))) => reply,
+            Ok(Ok(Message::Lead(_)) | Err(_)) => Err(lost()),
+            Err(_) => Err(timed_out(self.timeout)),
+        }
+    }
+
+    /// A leader's work: gathers what waits, sends it with `own` as one call, answers each
+    /// attempt, and hands the lead on.
+    async fn lead(self: Arc<Self>, own: Option<Queued>) {
+        let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
+        batch.extend(own);
+        self.gather(&mut batch).await;
+        // A caller dropped while queued takes nothing: its attempt is not sent.
+        batch.retain(|queued| !queued.answer.is_closed());
+        let mut members = batch.into_iter();
+        if let Some(Queued { mut call, answer }) = members.next() {
+            let mut answers = vec![answer];
+            for Queued { call: next, answer } in members {
+                // Attempts of one limiter, never more than MAX_BATCH: the join cannot refuse;
+                // were it to, that attempt alone is unavailable, not the batch.
+                match call.join(next) {
+                    Ok(()) => answers.push(answer),
+                    Err(_) => {
+                        let _ = answer.send(Message::Reply(Err(Unavailable::new(
+                            UnavailableKind::Reply,
+                            "an attempt could not join its batch",
+                        ))));
+                    }
+                }
+            }
+            let reply = invoke(
+                self.manager.clone(),
+                Arc::clone(&self.script),
+                &call,
+                self.timeout,
+            )
+            .await;
+            self.lock().answered = answers.len();
+            for (index, answer) in answers.into_iter().enumerate() {
+                let part = match &reply {
+                    Ok(reply) => Ok(call.reply_for(reply, index).to_vec()),
+                    Err(cause) => Err(cause.clone()),
+                };
+                // A caller gone meanwhile has nobody to tell.
+                let _ = answer.send(Message::Reply(part));
+            }
+        }
+        self.hand_on();
+    }
+
+    /// Adds to `batch` the attempts queued now, and those that the callers the last call
+    /// answered are about to queue: it yields while more are expected and a yield brought more.
+    async fn gather(&self, batch: &mut Vec<Queued>) {
+        let expected = self.lock().answered.clamp(1, MAX_BATCH);
+        loop {
+            {
+                let mut waiting = self.lock();
+                let taken = waiting.queued.len().min(MAX_BATCH - batch.len());
+                batch.extend(waiting.queued.drain(..taken));
+            }
+            if batch.len() >= expected {
+                break;
+            }
+            // The woken callers run on other workers, in their own time: stop when a yield
+            // brought none.
+            tokio::task::yield_now().await;
+            if self.lock().queued.is_empty() {
+                break;
+            }
+        }
+    }
+
+    /// Hands the lead to the first attempt queued, or, with none, leaves it free.
+    fn hand_on(self: &Arc<Self>) {
+        loop {
+            let next = {
+                let mut waiting = self.lock();
+                let Some(next) = waiting.queued.pop_front() else {
+                    waiting.led = false;
+                    return;
+                };
+                next
+            };
+            let lead = Lead {
+                call: Some(next.call),
+                coalescer: Some(Arc::clone(self)),
+            };
+            match next.answer.send(Message::Lead(lead)) {
+                Ok(()) => return,
+                Err(message) => {
+                    // Its caller is gone: its attempt is not sent, and the lead passes on.
+                    if let Message::Lead(mut lead) = message {
+                        lead.coalescer = None;
+                    }
+                }
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        // Nothing panics while holding the lock; were it poisoned, the queue is still whole.
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A leader's work, carried on in a task of its own if the leader is dropped before it ends.
+struct Detached<'h> {
+    work: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    handle: &'h Handle,
+}
+
+impl Future for Detached<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(work) = self.work.as_mut() else {
+            return Poll::Ready(());
+        };
+        match work.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.work = None;
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Detached<'_> {
+    fn drop(&mut self) {
+        if let Some(work) = self.work.take() {
+            drop(self.handle.spawn(work));
+        }
+    }
+}
+
+fn lost() -> Unavailable {
+    Unavailable::new(
+        UnavailableKind::Connection,
+        "the call carrying this attempt ended without its reply (its runtime shut down)",
+    )
+}
+
+fn timed_out(timeout: Duration) -> Unavailable {
+    Unavailable::new(
+        UnavailableKind::Timeout,
+        format!("no reply within {timeout:?}"),
+    )
+}
