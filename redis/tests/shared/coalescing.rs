@@ -11,8 +11,11 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use fixed_window_redis::{Config, FailPolicy, RedisServer, SharedError, SharedRateLimiter};
+use fixed_window_redis::{
+    Config, FailPolicy, RedisServer, SharedError, SharedPermit, SharedRateLimiter,
+};
 use futures::FutureExt;
+use tokio::task::{JoinError, JoinHandle};
 
 use crate::support::{HOUR, TestResult, raw, server};
 
@@ -61,6 +64,38 @@ async fn limiter(
     Ok(Arc::new(
         SharedRateLimiter::connect(config, server.client()?).await?,
     ))
+}
+
+/// A limiter named `name` (10 per hour, a 30 s timeout) on a runtime of two workers, with the
+/// server pausing every client for 300 ms: the first call sent is held in flight.
+fn held(
+    server: &RedisServer,
+    name: &'static str,
+) -> Result<(tokio::runtime::Runtime, Arc<SharedRateLimiter>), Box<dyn std::error::Error>> {
+    let runtime = runtime()?;
+    let config = Config::of(name, 10, HOUR)?.with_timeout(Duration::from_secs(30))?;
+    let limiter = runtime.block_on(limiter(server, config))?;
+    pause(&mut raw(server)?, 300)?;
+    Ok((runtime, limiter))
+}
+
+/// An attempt on key `k` in a task of its own.
+fn attempt(limiter: &Arc<SharedRateLimiter>) -> JoinHandle<Result<SharedPermit, SharedError>> {
+    let limiter = Arc::clone(limiter);
+    tokio::spawn(async move { limiter.try_acquire_async("k").await })
+}
+
+/// The remaining counts of two permits, in order.
+fn both_remaining(
+    first: Result<Result<SharedPermit, SharedError>, JoinError>,
+    last: Result<Result<SharedPermit, SharedError>, JoinError>,
+) -> Result<[u32; 2], Box<dyn std::error::Error>> {
+    let mut remaining = [
+        first??.remaining().ok_or("counted")?,
+        last??.remaining().ok_or("counted")?,
+    ];
+    remaining.sort_unstable();
+    Ok(remaining)
 }
 
 #[test]
@@ -175,33 +210,18 @@ fn a_lost_reply_leaves_every_attempt_of_its_call_undecided_under_the_policy() ->
 #[test]
 fn a_caller_dropped_while_queued_takes_nothing_and_holds_nobody_up() -> TestResult {
     let server = server()?;
-    let mut redis = raw(&server)?;
-    let runtime = runtime()?;
-    let config = Config::of("dropped", 10, HOUR)?.with_timeout(Duration::from_secs(30))?;
-    let limiter = runtime.block_on(limiter(&server, config))?;
-    pause(&mut redis, 300)?;
+    let (runtime, limiter) = held(&server, "dropped")?;
     let (first, last) = runtime.block_on(async {
-        let in_flight = {
-            let limiter = Arc::clone(&limiter);
-            tokio::spawn(async move { limiter.try_acquire_async("k").await })
-        };
+        let in_flight = attempt(&limiter);
         // Long enough for the first caller to have sent its call (which the pause holds).
         tokio::time::sleep(Duration::from_millis(50)).await;
         // Queued behind it, then dropped: polled once, so its attempt is in the queue.
         assert!(limiter.try_acquire_async("k").now_or_never().is_none());
-        let after = {
-            let limiter = Arc::clone(&limiter);
-            tokio::spawn(async move { limiter.try_acquire_async("k").await })
-        };
+        let after = attempt(&limiter);
         (in_flight.await, after.await)
     });
     // Both decided; the dropped one was never sent.
-    let mut remaining = [
-        first??.remaining().ok_or("counted")?,
-        last??.remaining().ok_or("counted")?,
-    ];
-    remaining.sort_unstable();
-    assert_eq!(remaining, [8, 9]);
+    assert_eq!(both_remaining(first, last)?, [8, 9]);
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(7));
     Ok(())
 }
@@ -209,40 +229,20 @@ fn a_caller_dropped_while_queued_takes_nothing_and_holds_nobody_up() -> TestResu
 #[test]
 fn a_leader_dropped_with_its_call_in_flight_strands_nobody() -> TestResult {
     let server = server()?;
-    let mut redis = raw(&server)?;
-    let runtime = runtime()?;
-    let config = Config::of("leader-dropped", 10, HOUR)?.with_timeout(Duration::from_secs(30))?;
-    let limiter = runtime.block_on(limiter(&server, config))?;
-    pause(&mut redis, 300)?;
-    let behind = runtime.block_on(async {
-        let leader = {
-            let limiter = Arc::clone(&limiter);
-            tokio::spawn(async move { limiter.try_acquire_async("k").await })
-        };
+    let (runtime, limiter) = held(&server, "leader-dropped")?;
+    let (first, last) = runtime.block_on(async {
+        let leader = attempt(&limiter);
         // Long enough for the leader to have sent its call (which the pause holds).
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let behind: Vec<_> = (0..2)
-            .map(|_| {
-                let limiter = Arc::clone(&limiter);
-                tokio::spawn(async move { limiter.try_acquire_async("k").await })
-            })
-            .collect();
+        let behind = [attempt(&limiter), attempt(&limiter)];
         tokio::time::sleep(Duration::from_millis(50)).await;
         // The leader's caller goes while its call is in flight.
         leader.abort();
-        let mut results = Vec::new();
-        for task in behind {
-            results.push(task.await);
-        }
-        results
+        let [first, last] = behind;
+        (first.await, last.await)
     });
     // The attempts queued behind it were sent when its call returned, and decided.
-    let mut remaining = Vec::new();
-    for result in behind {
-        remaining.push(result??.remaining().ok_or("counted")?);
-    }
-    remaining.sort_unstable();
-    assert_eq!(remaining, [7, 8]);
+    assert_eq!(both_remaining(first, last)?, [7, 8]);
     // The leader's own attempt was in flight when it went: it counted.
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(6));
     Ok(())
@@ -251,37 +251,22 @@ fn a_leader_dropped_with_its_call_in_flight_strands_nobody() -> TestResult {
 #[test]
 fn the_lead_handed_to_a_caller_gone_before_taking_it_passes_on() -> TestResult {
     let server = server()?;
-    let mut redis = raw(&server)?;
-    let runtime = runtime()?;
-    let config = Config::of("lead-dropped", 10, HOUR)?.with_timeout(Duration::from_secs(30))?;
-    let limiter = runtime.block_on(limiter(&server, config))?;
-    pause(&mut redis, 300)?;
+    let (runtime, limiter) = held(&server, "lead-dropped")?;
     let (first, last) = runtime.block_on(async {
-        let leader = {
-            let limiter = Arc::clone(&limiter);
-            tokio::spawn(async move { limiter.try_acquire_async("k").await })
-        };
+        let leader = attempt(&limiter);
         tokio::time::sleep(Duration::from_millis(50)).await;
         // First in the queue behind the call in flight: polled once, then not again.
         let mut next = Box::pin(limiter.try_acquire_async("k"));
         assert!(futures::poll!(&mut next).is_pending());
-        let last = {
-            let limiter = Arc::clone(&limiter);
-            tokio::spawn(async move { limiter.try_acquire_async("k").await })
-        };
+        let last = attempt(&limiter);
         // When the leader's caller has its answer, the lead is on its way to `next`, which
         // goes without taking it.
         let first = leader.await;
         drop(next);
         (first, last.await)
     });
-    let mut remaining = [
-        first??.remaining().ok_or("counted")?,
-        last??.remaining().ok_or("counted")?,
-    ];
-    remaining.sort_unstable();
     // The lead passed on and the last attempt was decided; the dropped one was never sent.
-    assert_eq!(remaining, [8, 9]);
+    assert_eq!(both_remaining(first, last)?, [8, 9]);
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(7));
     Ok(())
 }
