@@ -32,6 +32,9 @@ use crate::connection::invoke;
 use crate::protocol::{MAX_BATCH, ScriptCall};
 use crate::unavailable::{Unavailable, UnavailableKind};
 
+/// A wait standing for none, as tokio's own `timeout` uses for a duration past its clock's end.
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
 /// What a script call's reply means for one attempt: its part of the reply, or why there is
 /// none.
 pub(crate) type Reply = Result<Vec<i64>, Unavailable>;
@@ -77,6 +80,19 @@ struct Lead {
     coalescer: Option<Arc<Coalescer>>,
 }
 
+impl Lead {
+    /// The lead taken up by the caller it was handed to: its attempt, to send.
+    fn accept(mut self) -> Option<ScriptCall> {
+        self.coalescer = None;
+        self.call.take()
+    }
+
+    /// The lead not delivered (its caller already gone): neither it nor its attempt goes.
+    fn discard(mut self) {
+        self.coalescer = None;
+    }
+}
+
 impl Drop for Lead {
     fn drop(&mut self) {
         if let Some(coalescer) = self.coalescer.take() {
@@ -109,7 +125,11 @@ impl Coalescer {
     /// Decides `call` in a script call, with whatever other attempts wait then, and returns
     /// the reply's part for it. Waits at most the timeout from now, queued or in flight alike.
     pub(crate) async fn acquire(self: &Arc<Self>, call: ScriptCall) -> Reply {
-        let deadline = Instant::now() + self.timeout;
+        // A timeout too long to add to the clock waits as long as tokio can: about 30 years.
+        let now = Instant::now();
+        let deadline = now
+            .checked_add(self.timeout)
+            .unwrap_or_else(|| now + FAR_FUTURE);
         let (answer, answered) = oneshot::channel();
         let queued = Queued { call, answer };
         let leads = {
@@ -136,18 +156,14 @@ impl Coalescer {
     ) -> Reply {
         match tokio::time::timeout_at(deadline, answered).await {
             Ok(Ok(Message::Reply(reply))) => reply,
-            Ok(Ok(Message::Lead(mut lead))) => {
-                // The lead is this caller's now: its drop must not start another.
-                lead.coalescer = None;
-                match lead.call.take() {
-                    Some(call) => {
-                        let (answer, answered) = oneshot::channel();
-                        self.lead_until(deadline, Queued { call, answer }, answered)
-                            .await
-                    }
-                    None => Err(lost()),
+            Ok(Ok(Message::Lead(lead))) => match lead.accept() {
+                Some(call) => {
+                    let (answer, answered) = oneshot::channel();
+                    self.lead_until(deadline, Queued { call, answer }, answered)
+                        .await
                 }
-            }
+                None => Err(lost()),
+            },
             Ok(Err(_)) => Err(lost()),
             Err(_) => Err(timed_out(self.timeout)),
         }
@@ -180,9 +196,7 @@ impl Coalescer {
     /// A leader's work: gathers what waits, sends it with `own` as one call, answers each
     /// attempt, and hands the lead on.
     async fn lead(self: Arc<Self>, own: Option<Queued>) {
-        let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
-        batch.extend(own);
-        self.gather(&mut batch).await;
+        let mut batch = self.gather(own).await;
         // A caller dropped while queued takes nothing: its attempt is not sent.
         batch.retain(|queued| !queued.answer.is_closed());
         let mut members = batch.into_iter();
@@ -221,10 +235,12 @@ impl Coalescer {
         self.hand_on();
     }
 
-    /// Adds to `batch` the attempts queued now, and those that the callers the last call
-    /// answered are about to queue: it yields while more are expected and a yield brought more.
-    async fn gather(&self, batch: &mut Vec<Queued>) {
+    /// `own` and the attempts queued now, and those that the callers the last call answered
+    /// are about to queue: it yields while more are expected and a yield brought more.
+    async fn gather(&self, own: Option<Queued>) -> Vec<Queued> {
         let expected = self.lock().answered.clamp(1, MAX_BATCH);
+        let mut batch = Vec::with_capacity(expected);
+        batch.extend(own);
         loop {
             {
                 let mut waiting = self.lock();
@@ -241,6 +257,7 @@ impl Coalescer {
                 break;
             }
         }
+        batch
     }
 
     /// Hands the lead to the first attempt queued, or, with none, leaves it free.
@@ -262,8 +279,8 @@ impl Coalescer {
                 Ok(()) => return,
                 Err(message) => {
                     // Its caller is gone: its attempt is not sent, and the lead passes on.
-                    if let Message::Lead(mut lead) = message {
-                        lead.coalescer = None;
+                    if let Message::Lead(lead) = message {
+                        lead.discard();
                     }
                 }
             }

@@ -134,3 +134,20 @@ fn a_panicking_listener_does_not_break_the_call() -> TestResult {
     ));
     Ok(())
 }
+
+#[test]
+fn a_timeout_past_the_clocks_end_waits_as_long_as_it_can_without_a_panic() -> TestResult {
+    let server = server()?;
+    let config = Config::of("endless", 2, HOUR)?.with_timeout(Duration::MAX)?;
+    let limiter = connect(&server, config.clone())?;
+    assert_eq!(limiter.try_acquire("k")?.remaining(), Some(1));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let remaining = runtime.block_on(async {
+        let limiter = SharedRateLimiter::connect(config, server.client()?).await?;
+        Ok::<_, Box<dyn std::error::Error>>(limiter.try_acquire_async("k").await?.remaining())
+    })?;
+    assert_eq!(remaining, Some(0));
+    Ok(())
+}
