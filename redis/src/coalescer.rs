@@ -28,7 +28,7 @@ use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::connection::invoke;
+use crate::invocation::{invoke, timed_out};
 use crate::protocol::{MAX_BATCH, ScriptCall};
 use crate::unavailable::{Unavailable, UnavailableKind};
 
@@ -328,12 +328,5 @@ fn lost() -> Unavailable {
     Unavailable::new(
         UnavailableKind::Connection,
         "the call carrying this attempt ended without its reply (its runtime shut down)",
-    )
-}
-
-fn timed_out(timeout: Duration) -> Unavailable {
-    Unavailable::new(
-        UnavailableKind::Timeout,
-        format!("no reply within {timeout:?}"),
     )
 }

@@ -11,10 +11,11 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, RedisError, Script};
+use redis::{Client, Script};
 use tokio::runtime::{Handle, Runtime};
 
 use crate::coalescer::{Coalescer, Reply};
+use crate::invocation::{invoke, unavailable};
 use crate::protocol::ScriptCall;
 use crate::script::SCRIPT;
 use crate::unavailable::{Unavailable, UnavailableKind};
@@ -188,7 +189,7 @@ async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager,
     // One connection attempt per reconnection, no back-off between them: a call that finds
     // the connection broken starts a new attempt, so the limiter recovers on the first call
     // after the server is back, instead of after a back-off that may have grown to a minute.
-    // The response timeout is not set here: `invoke` bounds the whole call, so a second
+    // The response timeout is not set here: [`invoke`] bounds the whole call, so a second
     // timer per request would only cost.
     let config = ConnectionManagerConfig::new()
         .set_connection_timeout(timeout)
@@ -200,46 +201,4 @@ async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager,
             format!("no connection within {timeout:?}"),
         )),
     }
-}
-
-pub(crate) async fn invoke(
-    mut manager: ConnectionManager,
-    script: Arc<Script>,
-    call: &ScriptCall,
-    timeout: Duration,
-) -> Result<Vec<i64>, Unavailable> {
-    let mut invocation = script.prepare_invoke();
-    for key in call.keys() {
-        invocation.key(key);
-    }
-    for arg in call.args() {
-        invocation.arg(arg);
-    }
-    // The whole call, a reload after NOSCRIPT and a wait for a reconnection included, is
-    // bounded: a caller never waits on the server longer than the timeout.
-    match tokio::time::timeout(timeout, invocation.invoke_async::<Vec<i64>>(&mut manager)).await {
-        Ok(reply) => reply.map_err(|err| unavailable(&err)),
-        Err(_) => Err(Unavailable::new(
-            UnavailableKind::Timeout,
-            format!("no reply within {timeout:?}"),
-        )),
-    }
-}
-
-/// The cause a redis-rs error stands for.
-fn unavailable(err: &RedisError) -> Unavailable {
-    let kind = if err.is_timeout() {
-        UnavailableKind::Timeout
-    } else if err.is_io_error()
-        || err.is_connection_dropped()
-        || err.is_connection_refusal()
-        || err.is_unrecoverable_error()
-    {
-        UnavailableKind::Connection
-    } else if err.kind() == redis::ErrorKind::TypeError {
-        UnavailableKind::Reply
-    } else {
-        UnavailableKind::Server
-    };
-    Unavailable::new(kind, err.to_string())
 }

@@ -119,6 +119,7 @@ mod error;
 pub use crate::error::{Conflict, SharedError};
 mod event;
 pub use crate::event::SharedEvent;
+mod invocation;
 mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
 mod limiter;
