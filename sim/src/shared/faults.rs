@@ -5,7 +5,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::shared::keyspace::MOST_LAG;
-use crate::shared::scenario::ProcessSpec;
+use crate::shared::process::ProcessSpec;
 
 /// A fault planned at a virtual time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

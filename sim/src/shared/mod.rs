@@ -50,13 +50,13 @@ pub use crate::shared::record::{
 };
 mod run;
 pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, TIME_KEY, run_shared};
+mod process;
+pub use crate::shared::process::{Link, Misconfiguration, ProcessClock, ProcessSpec};
 mod scenario;
-pub use crate::shared::scenario::{
-    KeyMode, Link, Misconfiguration, ProcessClock, ProcessSpec, SHARED_NAME, SharedCaller,
-    SharedScenario,
-};
+pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScenario};
 mod oracle;
 pub use crate::shared::oracle::check_shared;
+mod checked;
 mod sweep;
 pub use crate::shared::sweep::{
     FAULT_NAMES, SharedFailure, SharedSummary, SharedSweep, sweep_shared,

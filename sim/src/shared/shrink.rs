@@ -12,10 +12,10 @@ use std::cell::Cell;
 
 use crate::oracle::Invariant;
 use crate::scenario::ScenarioId;
+use crate::shared::checked::run_checked;
 use crate::shared::faults::Fault;
 use crate::shared::planted::Plant;
 use crate::shared::scenario::SharedScenario;
-use crate::shared::sweep::run_checked;
 
 /// At most this many runs are spent shrinking one scenario.
 const MOST_RUNS: usize = 300;

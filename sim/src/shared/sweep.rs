@@ -2,14 +2,13 @@
 //! faults it injected and the rules it broke.
 
 use std::collections::BTreeMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::oracle::{Invariant, Violation};
 use crate::scenario::ScenarioId;
-use crate::shared::oracle::check_shared;
+use crate::shared::checked::run_checked;
 use crate::shared::planted::Plant;
 use crate::shared::record::{Loss, SharedRecord};
-use crate::shared::run::{SharedRun, run_shared};
+use crate::shared::run::SharedRun;
 use crate::shared::scenario::SharedScenario;
 use crate::shared::shrink::{SharedCut, shrink_shared};
 use crate::sweep::across_threads;
@@ -238,25 +237,6 @@ pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> Shar
         })
         .collect();
     total
-}
-
-/// A run and its check, with any panic caught and described.
-pub(crate) fn run_checked(
-    scenario: &SharedScenario,
-    plant: Option<Plant>,
-) -> Result<(SharedRun, Vec<Violation>), String> {
-    catch_unwind(AssertUnwindSafe(|| {
-        let run = run_shared(scenario, plant);
-        let violations = check_shared(scenario, &run);
-        (run, violations)
-    }))
-    .map_err(|payload| {
-        payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic whose payload is not a string".to_owned())
-    })
 }
 
 fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<SharedFailure> {

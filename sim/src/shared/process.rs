@@ -1,0 +1,179 @@
+//! One client process of a shared scenario: its clock, its connection and its limiter's
+//! configuration, and how a scenario draws them.
+
+use core::time::Duration;
+
+use fixed_window_redis::FailPolicy;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+/// Scenarios have at most this many processes (the range is 1 to 16).
+pub(crate) const MOST_PROCESSES: u16 = 16;
+
+/// A process's clock: virtual time shifted by `offset_ns` and running `ppm` parts per
+/// million fast (slow if negative).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcessClock {
+    /// The reading at virtual time zero.
+    pub offset_ns: u64,
+    /// The rate error, in parts per million (|ppm| < 1,000: the documented allowance).
+    pub ppm: i32,
+}
+
+impl ProcessClock {
+    /// The reading at virtual time `t`.
+    pub fn reading(&self, t: u64) -> u64 {
+        let drift = i128::from(t) * i128::from(self.ppm) / 1_000_000;
+        let reading = i128::from(self.offset_ns) + i128::from(t) + drift;
+        u64::try_from(reading.max(0)).unwrap_or(u64::MAX)
+    }
+
+    /// The first virtual time at or after `from` whose reading is at least `target`.
+    pub fn virtual_at(&self, target: u64, from: u64) -> u64 {
+        if self.reading(from) >= target {
+            return from;
+        }
+        let rate = 1_000_000 + i128::from(self.ppm);
+        let estimate = (i128::from(target) - i128::from(self.offset_ns)) * 1_000_000 / rate;
+        let mut t = u64::try_from(estimate.max(0))
+            .unwrap_or(u64::MAX)
+            .max(from)
+            .saturating_sub(2);
+        while self.reading(t) < target && t < u64::MAX {
+            t += 1;
+        }
+        t.max(from)
+    }
+}
+
+/// A process's connection: one-way delay and jitter, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Link {
+    /// The least one-way delay.
+    pub delay_ns: u64,
+    /// Up to this much more, drawn per message (messages stay in order).
+    pub jitter_ns: u64,
+}
+
+/// A process configured apart from the others, as a deployment rolled out with another limit
+/// or period is: the server holds the first configuration stored, and refuses this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Misconfiguration {
+    /// Its limit.
+    Limit(u32),
+    /// Its period, in microseconds.
+    Period(u64),
+}
+
+/// One client process: its own limiter instance.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProcessSpec {
+    /// Virtual time it starts (and registers) at.
+    pub start: u64,
+    /// Its clock.
+    pub clock: ProcessClock,
+    /// Its connection.
+    pub link: Link,
+    /// Its `max_wait`.
+    pub max_wait: Duration,
+    /// Its fail policy.
+    pub fail_policy: FailPolicy,
+    /// Its round-trip timeout.
+    pub timeout: Duration,
+    /// How many full windows it may remember.
+    pub local_memory: usize,
+    /// Its own limit or period instead of the shared ones, if it is configured apart.
+    pub misconfigured: Option<Misconfiguration>,
+}
+
+pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
+    let count: u16 = match rng.random_range(0..100) {
+        0..25 => 1,
+        25..70 => rng.random_range(2..=4),
+        _ => rng.random_range(5..=MOST_PROCESSES),
+    };
+    // One network for the scenario, each process's link a variation of it.
+    let (delay, jitter) = match rng.random_range(0..100) {
+        0..50 => (
+            rng.random_range(1_000..=100_000),
+            rng.random_range(0..=50_000),
+        ),
+        50..85 => (
+            rng.random_range(100_000..=2_000_000),
+            rng.random_range(0..=1_000_000),
+        ),
+        _ => (
+            rng.random_range(2_000_000..=20_000_000),
+            rng.random_range(0..=20_000_000),
+        ),
+    };
+    let max_wait_scale = rng.random_range(0..=3);
+    (0..count)
+        .map(|_| {
+            let link = Link {
+                delay_ns: rng.random_range(delay / 2..=delay),
+                jitter_ns: rng.random_range(0..=jitter),
+            };
+            let round_trip = 2 * (link.delay_ns + link.jitter_ns);
+            let timeout_ns = match rng.random_range(0..100) {
+                // Tight: the slower round trips time out, the faster ones do not.
+                0..15 => {
+                    rng.random_range(2 * link.delay_ns + link.jitter_ns / 2..=round_trip) + 1_000
+                }
+                _ => rng
+                    .random_range(round_trip * 2..=round_trip * 20)
+                    .max(1_000),
+            };
+            let max_wait = match (max_wait_scale, rng.random_range(0..100)) {
+                (0, _) | (_, 0..40) => Duration::ZERO,
+                (scale, _) => Duration::from_nanos(rng.random_range(1..=round_trip * 10 * scale)),
+            };
+            let clock = ProcessClock {
+                offset_ns: rng.random_range(0..=1_u64 << 45),
+                ppm: if rng.random_bool(0.3) {
+                    rng.random_range(-999..=999)
+                } else {
+                    0
+                },
+            };
+            ProcessSpec {
+                start: rng.random_range(0..=round_trip * 4),
+                clock,
+                link,
+                max_wait,
+                fail_policy: if rng.random_bool(0.3) {
+                    FailPolicy::Open
+                } else {
+                    FailPolicy::Closed
+                },
+                timeout: Duration::from_nanos(timeout_ns),
+                local_memory: match rng.random_range(0..100) {
+                    0..60 => fixed_window_redis::DEFAULT_LOCAL_MEMORY,
+                    60..80 => 0,
+                    _ => rng.random_range(1..=4),
+                },
+                misconfigured: None,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_drifting_clock_maps_back_to_the_first_virtual_time_reaching_a_reading() {
+        for ppm in [-999, -1, 0, 1, 999] {
+            let clock = ProcessClock {
+                offset_ns: 1_000,
+                ppm,
+            };
+            for target in [0, 1_000, 1_001, 5_000_000, 123_456_789_012] {
+                let t = clock.virtual_at(target, 0);
+                assert!(clock.reading(t) >= target, "{ppm} {target}");
+                assert!(t == 0 || clock.reading(t - 1) < target, "{ppm} {target}");
+            }
+        }
+    }
+}
