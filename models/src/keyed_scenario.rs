@@ -9,7 +9,8 @@ use fixed_window::{Clock, Instant, ManualClock};
 
 use crate::config::Config;
 use crate::history::{History, Recorder};
-use crate::keyed::{KeyedSubject, KeyedTarget, OneKey};
+use crate::keyed::{KeyedSubject, OneKey};
+use crate::keyed_target::KeyedTarget;
 use crate::outcome::Kind;
 use crate::scenario::Checker;
 use crate::subject::Events;

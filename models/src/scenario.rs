@@ -15,8 +15,9 @@ use fixed_window::{Clock, Instant, ManualClock};
 use crate::config::Config;
 use crate::history::{History, Recorder};
 use crate::outcome::Kind;
-use crate::subject::{Subject, Target};
+use crate::subject::Subject;
 use crate::sync::thread;
+use crate::target::Target;
 use crate::violation::Violation;
 use crate::{invariants, linearizability};
 

@@ -3,11 +3,9 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use fixed_window::{Backoff, Clock, RateLimiter, RateLimiterError, RateLimiterEvent};
+use fixed_window::{Clock, RateLimiter, RateLimiterError, RateLimiterEvent};
 
-use crate::config::Config;
 use crate::outcome::{Event, Outcome};
-use crate::planted::{Flaw, Planted};
 
 /// A limiter the checkers can drive: the three ways a caller asks for a permit.
 pub trait Subject: Send + Sync {
@@ -69,69 +67,6 @@ impl Events {
     /// See [`Events::push`].
     pub fn take(&self) -> Vec<Event> {
         std::mem::take(&mut *self.log.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-}
-
-/// Which limiter a model runs: the real core, or one with a planted flaw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Target {
-    /// `fixed_window::RateLimiter`, the code users run, with its default backoff.
-    Core,
-    /// The same, with this backoff: `Backoff::new(1)` spins after the first lost race and
-    /// yields after the next, so a small model reaches both branches of the retry loop.
-    CoreWithBackoff(Backoff),
-    /// A deliberately broken limiter that the checkers must catch.
-    Planted(Flaw),
-}
-
-impl Target {
-    /// A limiter of this kind with `config`'s limit, period and max wait, on `clock`, sending
-    /// its events to `events`. Its origin is `clock.now()` when this is called, which the
-    /// caller must have put in `config.origin`.
-    ///
-    /// # Panics
-    ///
-    /// If `config` has a zero limit, or (for a planted limiter) instants or limits too large
-    /// for its packed state (see [`Planted::new`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use fixed_window::{Instant, ManualClock};
-    /// use fixed_window_models::{Config, Events, Outcome, Target};
-    ///
-    /// let config = Config::new(Instant::ZERO, 1, Duration::from_nanos(10), Duration::ZERO);
-    /// let limiter = Target::Core.build(&config, ManualClock::new(), &Events::new());
-    /// assert!(limiter.try_acquire().is_permitted());
-    /// assert!(matches!(limiter.try_acquire(), Outcome::Rejected { .. }));
-    /// ```
-    pub fn build<C: Clock + 'static>(
-        self,
-        config: &Config,
-        clock: C,
-        events: &Events,
-    ) -> Box<dyn Subject> {
-        match self {
-            Target::Core => {
-                Target::CoreWithBackoff(Backoff::default()).build(config, clock, events)
-            }
-            Target::CoreWithBackoff(backoff) => {
-                let sink = events.clone();
-                let limiter = RateLimiter::of("model", config.limit, config.period_duration())
-                    .expect("a model's configuration has a positive limit and period")
-                    .with_max_wait(config.max_wait_duration())
-                    .with_backoff(backoff)
-                    .with_listener(move |event| {
-                        if let Some(event) = record(event) {
-                            sink.push(event);
-                        }
-                    })
-                    .with_clock(clock);
-                Box::new(limiter)
-            }
-            Target::Planted(flaw) => Box::new(Planted::new(flaw, config, clock, events.clone())),
-        }
     }
 }
 

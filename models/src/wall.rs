@@ -9,7 +9,8 @@ use fixed_window::{Clock, Instant, Interrupt, Interrupted, Sleep, SystemClock};
 use crate::config::Config;
 use crate::history::{History, Recorder};
 use crate::outcome::Kind;
-use crate::subject::{Subject, Target};
+use crate::subject::Subject;
+use crate::target::Target;
 
 /// The system's monotonic clock, measured from its own first reading, which is
 /// [`Instant::ZERO`].
