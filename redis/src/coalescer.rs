@@ -14,6 +14,14 @@
 //! work (sending, answering the others, handing on) to a task of its own; the lead handed to a
 //! caller that is gone passes to the next, or, if the message was already on its way, runs as
 //! a task of its own.
+//!
+//! What it relies on: a future that is neither polled nor dropped (leaked with `mem::forget`)
+//! while it leads, or while the lead is on its way to it, holds up the attempts behind it, each
+//! until its own timeout, and the limiter's later attempts with them. Executors poll the
+//! futures they hold when woken, so only a future leaked on purpose does this. Sending the
+//! queued attempts from a task of the limiter's own instead of the next caller's removes the
+//! second case but not the first, and measured slower at 16 tasks (1.23× and 1.23× envoy's
+//! time per attempt in two runs against 1.11× and 1.12× handing the lead on).
 
 use core::future::Future;
 use core::pin::Pin;
