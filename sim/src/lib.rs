@@ -61,7 +61,7 @@ pub use crate::keyed::Population;
 mod oracle;
 pub use crate::oracle::{Invariant, Memory, Verdict, Violation, check, verdict};
 mod record;
-pub use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
+pub use crate::record::{CallKind, CallOutcome, OpKind, OpOutput, Outcome, Record};
 mod scenario;
 pub use crate::scenario::{
     CallerSpec, Config, PanickingListener, ParseIdError, Pattern, Scenario, ScenarioId,
@@ -76,7 +76,7 @@ pub use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_si
 mod sweep;
 pub use crate::sweep::{Failure, Provenance, Summary, Sweep, sweep};
 mod trace;
-pub use crate::trace::{CallOutcome, TraceLine, write_trace};
+pub use crate::trace::{TraceLine, write_trace};
 mod virtual_clock;
 pub use crate::virtual_clock::VirtualClock;
 mod world;

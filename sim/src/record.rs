@@ -1,7 +1,5 @@
 //! What the simulator writes down while a scenario runs: the trace the oracle reads.
 
-use crate::trace::CallOutcome;
-
 /// Which of the limiter's entry points a simulated caller uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -172,4 +170,58 @@ pub enum Record {
         /// How it ended.
         outcome: Outcome,
     },
+}
+
+/// How a call ended, as a `call` line says: the name of its [`Outcome`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// Granted a permit.
+    Permitted,
+    /// Rejected.
+    Rejected,
+    /// Interrupted while it waited.
+    Interrupted,
+    /// Cancelled (its future dropped) while it waited.
+    Cancelled,
+    /// A panic that was not the operation's own escaped it.
+    Panicked,
+    /// The run ended before the call did.
+    Unfinished,
+}
+
+impl CallOutcome {
+    /// The name a trace gives it: `permitted`, `rejected`, `interrupted`, `cancelled`,
+    /// `panicked` or `unfinished`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::CallOutcome;
+    ///
+    /// assert_eq!(CallOutcome::Permitted.name(), "permitted");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            CallOutcome::Permitted => "permitted",
+            CallOutcome::Rejected => "rejected",
+            CallOutcome::Interrupted => "interrupted",
+            CallOutcome::Cancelled => "cancelled",
+            CallOutcome::Panicked => "panicked",
+            CallOutcome::Unfinished => "unfinished",
+        }
+    }
+}
+
+impl From<Outcome> for CallOutcome {
+    fn from(outcome: Outcome) -> CallOutcome {
+        match outcome {
+            Outcome::Permitted { .. } => CallOutcome::Permitted,
+            Outcome::Rejected { .. } => CallOutcome::Rejected,
+            Outcome::Interrupted => CallOutcome::Interrupted,
+            Outcome::Cancelled => CallOutcome::Cancelled,
+            Outcome::Panicked { .. } => CallOutcome::Panicked,
+            Outcome::Unfinished => CallOutcome::Unfinished,
+        }
+    }
 }

@@ -115,28 +115,6 @@ pub struct Provenance {
     pub started: u64,
 }
 
-impl Provenance {
-    /// The trace's first line: `{"type":"sweep",…}` with every field.
-    ///
-    /// # Errors
-    ///
-    /// None in practice (strings and integers always serialise); serde's error otherwise.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use fixed_window_sim::{Sweep, Target};
-    ///
-    /// let sweep = Sweep { seed: 7, scenarios: 1, shard: (0, 1), threads: 2, target: Target::Real, check_determinism: false };
-    /// let line = sweep.provenance("cargo xtask simulate", "real", 0).trace_line()?;
-    /// assert!(line.starts_with(r#"{"type":"sweep","seed":7,"scenarios":1,"#));
-    /// # Ok::<(), serde_json::Error>(())
-    /// ```
-    pub fn trace_line(&self) -> serde_json::Result<String> {
-        serde_json::to_string(&crate::trace::TraceLine::Sweep(self.clone()))
-    }
-}
-
 /// The id of scenario `index` of the sweep seeded `seed` (the shared limiter's sweep draws
 /// its scenarios' seeds the same way).
 pub(crate) fn scenario_id(seed: u64, index: u64) -> ScenarioId {

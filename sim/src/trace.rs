@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock_model::ClockKind;
 use crate::keyed::Population;
-use crate::record::{CallKind, Outcome, Record};
+use crate::record::{CallKind, CallOutcome, Outcome, Record};
 use crate::scenario::{Scenario, period_nanos};
 use crate::simulation::Run;
 use crate::sweep::Provenance;
@@ -142,57 +142,25 @@ pub enum TraceLine {
     Unknown,
 }
 
-/// How a call ended, as a `call` line says: the name of its [`Outcome`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallOutcome {
-    /// Granted a permit.
-    Permitted,
-    /// Rejected.
-    Rejected,
-    /// Interrupted while it waited.
-    Interrupted,
-    /// Cancelled (its future dropped) while it waited.
-    Cancelled,
-    /// A panic that was not the operation's own escaped it.
-    Panicked,
-    /// The run ended before the call did.
-    Unfinished,
-}
-
-impl CallOutcome {
-    /// The name a trace gives it: `permitted`, `rejected`, `interrupted`, `cancelled`,
-    /// `panicked` or `unfinished`.
+impl Provenance {
+    /// The trace's first line: `{"type":"sweep",…}` with every field.
+    ///
+    /// # Errors
+    ///
+    /// None in practice (strings and integers always serialise); serde's error otherwise.
     ///
     /// # Examples
     ///
     /// ```
-    /// use fixed_window_sim::CallOutcome;
+    /// use fixed_window_sim::{Sweep, Target};
     ///
-    /// assert_eq!(CallOutcome::Permitted.name(), "permitted");
+    /// let sweep = Sweep { seed: 7, scenarios: 1, shard: (0, 1), threads: 2, target: Target::Real, check_determinism: false };
+    /// let line = sweep.provenance("cargo xtask simulate", "real", 0).trace_line()?;
+    /// assert!(line.starts_with(r#"{"type":"sweep","seed":7,"scenarios":1,"#));
+    /// # Ok::<(), serde_json::Error>(())
     /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            CallOutcome::Permitted => "permitted",
-            CallOutcome::Rejected => "rejected",
-            CallOutcome::Interrupted => "interrupted",
-            CallOutcome::Cancelled => "cancelled",
-            CallOutcome::Panicked => "panicked",
-            CallOutcome::Unfinished => "unfinished",
-        }
-    }
-}
-
-impl From<Outcome> for CallOutcome {
-    fn from(outcome: Outcome) -> CallOutcome {
-        match outcome {
-            Outcome::Permitted { .. } => CallOutcome::Permitted,
-            Outcome::Rejected { .. } => CallOutcome::Rejected,
-            Outcome::Interrupted => CallOutcome::Interrupted,
-            Outcome::Cancelled => CallOutcome::Cancelled,
-            Outcome::Panicked { .. } => CallOutcome::Panicked,
-            Outcome::Unfinished => CallOutcome::Unfinished,
-        }
+    pub fn trace_line(&self) -> serde_json::Result<String> {
+        serde_json::to_string(&TraceLine::Sweep(self.clone()))
     }
 }
 
