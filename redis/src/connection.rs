@@ -15,7 +15,7 @@ use redis::{Client, Script};
 use tokio::runtime::{Handle, Runtime};
 
 use crate::coalescer::{Coalescer, Reply};
-use crate::invocation::{invoke, unavailable};
+use crate::invocation::invoke;
 use crate::protocol::ScriptCall;
 use crate::script::SCRIPT;
 use crate::unavailable::{Unavailable, UnavailableKind};
@@ -195,7 +195,7 @@ async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager,
         .set_connection_timeout(timeout)
         .set_number_of_retries(0);
     match tokio::time::timeout(timeout, ConnectionManager::new_with_config(client, config)).await {
-        Ok(manager) => manager.map_err(|err| unavailable(&err)),
+        Ok(manager) => manager.map_err(|err| Unavailable::from(&err)),
         Err(_) => Err(Unavailable::new(
             UnavailableKind::Timeout,
             format!("no connection within {timeout:?}"),

@@ -4,8 +4,8 @@
 use core::time::Duration;
 use std::sync::Arc;
 
+use redis::Script;
 use redis::aio::ConnectionManager;
-use redis::{RedisError, Script};
 
 use crate::protocol::ScriptCall;
 use crate::unavailable::{Unavailable, UnavailableKind};
@@ -28,7 +28,7 @@ pub(crate) async fn invoke(
     // The whole call, a reload after NOSCRIPT and a wait for a reconnection included, is
     // bounded: a caller never waits on the server longer than the timeout.
     match tokio::time::timeout(timeout, invocation.invoke_async::<Vec<i64>>(&mut manager)).await {
-        Ok(reply) => reply.map_err(|err| unavailable(&err)),
+        Ok(reply) => reply.map_err(|err| Unavailable::from(&err)),
         Err(_) => Err(timed_out(timeout)),
     }
 }
@@ -39,22 +39,4 @@ pub(crate) fn timed_out(timeout: Duration) -> Unavailable {
         UnavailableKind::Timeout,
         format!("no reply within {timeout:?}"),
     )
-}
-
-/// The cause a redis-rs error stands for.
-pub(crate) fn unavailable(err: &RedisError) -> Unavailable {
-    let kind = if err.is_timeout() {
-        UnavailableKind::Timeout
-    } else if err.is_io_error()
-        || err.is_connection_dropped()
-        || err.is_connection_refusal()
-        || err.is_unrecoverable_error()
-    {
-        UnavailableKind::Connection
-    } else if err.kind() == redis::ErrorKind::TypeError {
-        UnavailableKind::Reply
-    } else {
-        UnavailableKind::Server
-    };
-    Unavailable::new(kind, err.to_string())
 }

@@ -141,3 +141,36 @@ impl fmt::Display for Unavailable {
 }
 
 impl std::error::Error for Unavailable {}
+
+/// The cause a redis-rs error stands for: a timeout; a connection error (I/O, a dropped or
+/// refused connection, an error the connection cannot recover from); a reply of the wrong
+/// type; anything else the server's.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_redis::{Unavailable, UnavailableKind};
+///
+/// let err = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+/// assert_eq!(Unavailable::from(&err).kind(), UnavailableKind::Connection);
+/// let err = redis::RedisError::from((redis::ErrorKind::TypeError, "not an array"));
+/// assert_eq!(Unavailable::from(&err).kind(), UnavailableKind::Reply);
+/// ```
+impl From<&redis::RedisError> for Unavailable {
+    fn from(err: &redis::RedisError) -> Unavailable {
+        let kind = if err.is_timeout() {
+            UnavailableKind::Timeout
+        } else if err.is_io_error()
+            || err.is_connection_dropped()
+            || err.is_connection_refusal()
+            || err.is_unrecoverable_error()
+        {
+            UnavailableKind::Connection
+        } else if err.kind() == redis::ErrorKind::TypeError {
+            UnavailableKind::Reply
+        } else {
+            UnavailableKind::Server
+        };
+        Unavailable::new(kind, err.to_string())
+    }
+}

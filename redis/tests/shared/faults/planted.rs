@@ -254,29 +254,13 @@ impl PlantedClient {
         .await
         {
             Ok(Ok(reply)) => Ok(reply),
-            Ok(Err(err)) => Err(unavailable(&err)),
+            Ok(Err(err)) => Err(Unavailable::from(&err)),
             Err(_) => Err(Unavailable::new(
                 UnavailableKind::Timeout,
                 "no reply in time",
             )),
         }
     }
-}
-
-/// The cause a redis-rs error stands for, as the production client sorts them.
-fn unavailable(err: &redis::RedisError) -> Unavailable {
-    let kind = if err.is_timeout() {
-        UnavailableKind::Timeout
-    } else if err.is_io_error()
-        || err.is_connection_dropped()
-        || err.is_connection_refusal()
-        || err.is_unrecoverable_error()
-    {
-        UnavailableKind::Connection
-    } else {
-        UnavailableKind::Server
-    };
-    Unavailable::new(kind, err.to_string())
 }
 
 /// How far apart replicas start, or run their clocks: 2/7 of a period per replica, so that no
