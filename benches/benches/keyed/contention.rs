@@ -52,41 +52,45 @@ fn bench<'a>(
     }
 }
 
+/// Ours, governor's and the mutex map, named as the benchmark ids name them, each made from a
+/// population by its own `make`.
+fn contenders<'a, O, G, M>(
+    keys: u64,
+    ours: impl Fn(u64) -> O + 'a,
+    governor: impl Fn(u64) -> G + 'a,
+    mutex: impl Fn(u64) -> M + 'a,
+) -> Vec<(&'static str, Hammer<'a>)>
+where
+    O: KeyedContender + Send + 'a,
+    G: KeyedContender + Send + 'a,
+    M: KeyedContender + Send + 'a,
+{
+    vec![
+        ("ours-system", hammer_of(keys, ours)),
+        ("governor-default", hammer_of(keys, governor)),
+        ("mutex-system", hammer_of(keys, mutex)),
+    ]
+}
+
 pub fn bench_all(c: &mut Criterion) {
     let mut group = c.benchmark_group("keyed-contention-permit");
     bench(&mut group, |keys| {
-        vec![
-            (
-                "ours-system",
-                hammer_of(keys, |keys| keyed_configs::ours_open(SystemClock, keys)),
-            ),
-            (
-                "governor-default",
-                hammer_of(keys, keyed_configs::governor_open),
-            ),
-            (
-                "mutex-system",
-                hammer_of(keys, |keys| keyed_configs::mutex_open(SystemClock, keys)),
-            ),
-        ]
+        contenders(
+            keys,
+            |keys| keyed_configs::ours_open(SystemClock, keys),
+            keyed_configs::governor_open,
+            |keys| keyed_configs::mutex_open(SystemClock, keys),
+        )
     });
     group.finish();
     let mut group = c.benchmark_group("keyed-contention-rejection");
     bench(&mut group, |keys| {
-        vec![
-            (
-                "ours-system",
-                hammer_of(keys, |keys| keyed_configs::ours_full(SystemClock, keys)),
-            ),
-            (
-                "governor-default",
-                hammer_of(keys, keyed_configs::governor_full),
-            ),
-            (
-                "mutex-system",
-                hammer_of(keys, |keys| keyed_configs::mutex_full(SystemClock, keys)),
-            ),
-        ]
+        contenders(
+            keys,
+            |keys| keyed_configs::ours_full(SystemClock, keys),
+            keyed_configs::governor_full,
+            |keys| keyed_configs::mutex_full(SystemClock, keys),
+        )
     });
     group.finish();
 }
