@@ -84,12 +84,16 @@ elseif string.sub(stored, -#settings) ~= settings then
   origin = tonumber(o)
 end
 
+-- The origin, parsed from a stored configuration recognised by its text only when a window
+-- must be computed; nil if that text is malformed.
+local function parsed_origin()
+  origin = origin or tonumber(string.match(stored, '^(%d+):%d+:%d+$'))
+  return origin
+end
+
 if ARGV[4] == 'register' then
-  if not origin then
-    origin = tonumber(string.match(stored, '^(%d+):%d+:%d+$'))
-    if not origin then
-      return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
-    end
+  if not parsed_origin() then
+    return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
   end
   return { 2, origin, now, 0 }
 end
@@ -121,11 +125,8 @@ while i <= n + 1 do
     end
   end
   if not start then
-    if not origin then
-      origin = tonumber(string.match(stored, '^(%d+):%d+:%d+$'))
-      if not origin then
-        return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
-      end
+    if not parsed_origin() then
+      return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
     end
     -- The key's window begins: the one holding now, origin + k * period <= now < origin +
     -- (k + 1) * period. For integers below 2^53 the floor of the rounded quotient is the

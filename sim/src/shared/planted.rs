@@ -125,8 +125,8 @@ static OWN_ORIGIN: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
         ("origin = tonumber(o)", "origin = tonumber(ARGV[6] or o)"),
         (
-            "origin = tonumber(string.match(stored, '^(%d+):%d+:%d+$'))",
-            "origin = tonumber(ARGV[6] or string.match(stored, '^(%d+):%d+:%d+$'))",
+            "origin = origin or tonumber(string.match(stored, '^(%d+):%d+:%d+$'))",
+            "origin = origin or tonumber(ARGV[6] or string.match(stored, '^(%d+):%d+:%d+$'))",
         ),
     ])
 });
