@@ -290,7 +290,7 @@ unsafe fn run_raw<'a>(
         ffi::lua_pushvalue(state, base + SCRIPT);
         if ffi::lua_pcall(state, 0, 1, 0) != 0 {
             let message = if ffi::lua_type(state, -1) == ffi::LUA_TSTRING {
-                String::from_utf8_lossy(string_at(state, -1)).into_owned()
+                String::from_utf8_lossy(redis_lib::bytes(state, -1)).into_owned()
             } else {
                 "the script raised an error that is not a string".to_owned()
             };
@@ -319,7 +319,7 @@ unsafe fn fill<'a>(
         n += 1;
         unsafe {
             let held = ffi::lua_rawgeti(state, table, index) == ffi::LUA_TSTRING
-                && string_at(state, -1) == value.as_bytes();
+                && redis_lib::bytes(state, -1) == value.as_bytes();
             ffi::lua_settop(state, -2);
             if !held {
                 ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
@@ -335,20 +335,6 @@ unsafe fn fill<'a>(
         }
     }
     n
-}
-
-/// The bytes of the string at `index`.
-///
-/// # Safety
-///
-/// `index` is a string on `state`'s stack; the bytes do not outlive its place there.
-unsafe fn string_at<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
-    let mut len = 0;
-    let data = unsafe { ffi::lua_tolstring(state, index, &raw mut len) };
-    if data.is_null() {
-        return &[];
-    }
-    unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) }
 }
 
 /// Nesting deeper than this is not a reply any script here gives.
@@ -369,7 +355,7 @@ unsafe fn to_reply(state: *mut ffi::lua_State, base: c_int, index: c_int, depth:
             #[allow(clippy::cast_possible_truncation)]
             ffi::LUA_TNUMBER => Reply::Integer(ffi::lua_tonumber(state, index) as i64),
             ffi::LUA_TSTRING => {
-                Reply::Bulk(String::from_utf8_lossy(string_at(state, index)).into())
+                Reply::Bulk(String::from_utf8_lossy(redis_lib::bytes(state, index)).into())
             }
             ffi::LUA_TBOOLEAN if ffi::lua_toboolean(state, index) != 0 => Reply::Integer(1),
             ffi::LUA_TTABLE => {
@@ -408,7 +394,7 @@ unsafe fn string_field(state: *mut ffi::lua_State, table: c_int, field: c_int) -
     unsafe {
         ffi::lua_pushvalue(state, field);
         let found = ffi::lua_rawget(state, table) == ffi::LUA_TSTRING;
-        let text = found.then(|| String::from_utf8_lossy(string_at(state, -1)).into());
+        let text = found.then(|| String::from_utf8_lossy(redis_lib::bytes(state, -1)).into());
         ffi::lua_settop(state, -2);
         text
     }

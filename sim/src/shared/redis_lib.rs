@@ -159,7 +159,7 @@ unsafe fn upvalue_context(state: *mut ffi::lua_State) -> *mut Context {
 /// # Safety
 ///
 /// `index` is a string on `state`'s stack; the bytes outlive neither its place there nor `'a`.
-unsafe fn bytes<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
+pub(crate) unsafe fn bytes<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
     let mut len = 0;
     let data = unsafe { ffi::lua_tolstring(state, index, &raw mut len) };
     if data.is_null() {
