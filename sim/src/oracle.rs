@@ -61,8 +61,10 @@ pub enum Invariant {
     /// Every call ends.
     Liveness,
     /// (Shared limiter) `Unavailable`, or a permit granted by the fail-open policy, only when
-    /// a fault explains it (a request or reply lost or late, a reset, a server down), and
-    /// each only under its own policy.
+    /// a fault explains it (a request or reply lost or late, a reset, a server down; for a
+    /// call answered by a process whose registration failed, a fault of that registration),
+    /// and each only under its own policy; a process whose link is slower than its timeout
+    /// answers every call so.
     Unavailable,
     /// (Shared limiter) A call counts at most one permit on the server, whatever its
     /// retries.

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use fixed_window_sim::ScenarioId;
 use fixed_window_sim::shared::{
-    Plant, SharedCut, SharedSummary, SharedSweep, check_shared, run_shared, sweep_shared,
-    write_shared_trace,
+    Plant, SharedCut, SharedScenario, SharedSummary, SharedSweep, check_shared, run_shared,
+    sweep_shared, write_shared_trace,
 };
 
 use crate::{progress_bar, unix_seconds};
@@ -135,16 +135,7 @@ fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool,
         scenario.keys.len(),
         scenario.key_mode,
         scenario.callers.len(),
-        if scenario.faults.healthy() {
-            "healthy".to_owned()
-        } else {
-            format!(
-                "faults: request loss {} ppm, reply loss {} ppm, {:?}",
-                scenario.faults.request_loss_ppm,
-                scenario.faults.reply_loss_ppm,
-                scenario.faults.planned
-            )
-        }
+        conditions(&scenario)
     );
     let stats = run.stats;
     println!(
@@ -175,6 +166,32 @@ fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool,
         println!("replay: {command} --replay {id}{cut}");
     }
     Ok(violations.is_empty())
+}
+
+/// A scenario's faults and slow links, or "healthy".
+fn conditions(scenario: &SharedScenario) -> String {
+    let slow: Vec<usize> = (0..scenario.processes.len())
+        .filter(|&p| scenario.processes[p].slow_link())
+        .collect();
+    let mut parts = Vec::new();
+    if !scenario.faults.healthy() {
+        parts.push(format!(
+            "faults: request loss {} ppm, reply loss {} ppm, {:?}",
+            scenario.faults.request_loss_ppm,
+            scenario.faults.reply_loss_ppm,
+            scenario.faults.planned
+        ));
+    }
+    if !slow.is_empty() {
+        parts.push(format!(
+            "links slower than their timeout: processes {slow:?}"
+        ));
+    }
+    if parts.is_empty() {
+        "healthy".to_owned()
+    } else {
+        parts.join("; ")
+    }
 }
 
 fn write_trace_file(

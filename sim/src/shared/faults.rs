@@ -60,7 +60,8 @@ pub struct Faults {
 }
 
 impl Faults {
-    /// Whether the scenario is healthy: delay and jitter only.
+    /// Whether nothing is injected: delay and jitter only. (A scenario is healthy if, besides,
+    /// every link is faster than its timeout: [`SharedScenario::healthy`](crate::shared::SharedScenario::healthy).)
     pub fn healthy(&self) -> bool {
         self.request_loss_ppm == 0 && self.reply_loss_ppm == 0 && self.planned.is_empty()
     }

@@ -17,7 +17,8 @@
 //!
 //! Scenarios
 //! - [`SharedScenario`]: the shared limit, the [`ProcessSpec`]s (clock [`ProcessClock`],
-//!   connection [`Link`], configuration, perhaps a [`Misconfiguration`]), the [`SharedCaller`]s and their keys
+//!   connection [`Link`], perhaps slower than the timeout ([`ProcessSpec::slow_link`]),
+//!   configuration, perhaps a [`Misconfiguration`]), the [`SharedCaller`]s and their keys
 //!   ([`KeyMode`]), the [`Faults`] ([`Fault`]).
 //!
 //! Running

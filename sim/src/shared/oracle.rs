@@ -24,6 +24,11 @@
 //!   ([`Ledger`]), exactly.
 //! - A local rejection is late only where the documentation allows it: after the server's
 //!   clock stepped forward or its state was lost since the reply it remembers.
+//! - A process whose registration failed has no limiter: until a registration succeeds, it
+//!   answers each call by its fail policy without a round trip, explained by the faults that
+//!   touched the registration. A process whose link is slower than its timeout is such a
+//!   process for the whole run: it never registers, and every call it answers is
+//!   `Unavailable` (failing closed) or a permit counted nowhere (failing open).
 
 use core::num::NonZeroU128;
 use std::collections::{BTreeMap, HashMap};
@@ -148,6 +153,13 @@ struct Checker<'s> {
     registration_accepted: Vec<Option<bool>>,
     /// Processes refused at registration.
     refused_processes: Vec<bool>,
+    /// Processes that ever tried to register: the others never started.
+    started_processes: Vec<bool>,
+    /// Per process, the requests of the registration under way.
+    registering: Vec<Vec<u32>>,
+    /// Per process whose last registration failed (and none has succeeded since), the
+    /// requests of that registration: what explains the calls it answers without a round trip.
+    unregistered: Vec<Option<Vec<u32>>>,
     config_key: String,
     counter_keys: HashMap<String, u16>,
 }
@@ -189,6 +201,9 @@ pub fn check_shared(scenario: &SharedScenario, run: &SharedRun) -> Vec<Violation
         limits: BTreeMap::new(),
         registration_accepted: vec![None; scenario.processes.len()],
         refused_processes: vec![false; scenario.processes.len()],
+        started_processes: vec![false; scenario.processes.len()],
+        registering: vec![Vec::new(); scenario.processes.len()],
+        unregistered: vec![None; scenario.processes.len()],
         config_key: probe.config_key().to_owned(),
         counter_keys: (0_u16..)
             .zip(&scenario.keys)
@@ -252,15 +267,7 @@ impl Checker<'_> {
                 process,
                 purpose,
                 ..
-            } => {
-                let info = self.request(request);
-                info.caller = caller;
-                info.process = process;
-                info.purpose = Some(purpose);
-                if let Some(caller) = caller {
-                    self.calls[caller as usize].attempt.push(request);
-                }
-            }
+            } => self.sent(request, caller, process, purpose),
             &SharedRecord::Executed {
                 t,
                 request,
@@ -296,6 +303,10 @@ impl Checker<'_> {
                 self.refused_processes[process as usize] = true;
                 self.registered(process, false);
             }
+            &SharedRecord::RegistrationFailed { process, .. } => {
+                let requests = std::mem::take(&mut self.registering[process as usize]);
+                self.unregistered[process as usize] = Some(requests);
+            }
             SharedRecord::TimedOut { .. } => {}
             &SharedRecord::Decided {
                 t,
@@ -329,6 +340,20 @@ impl Checker<'_> {
             } => self.finish(caller, local, outcome, event),
             SharedRecord::Fault { t, fault } => self.fault(*t, fault),
             SharedRecord::Keyspace { keys, .. } => self.keyspace(keys),
+        }
+    }
+
+    /// A request sent for `caller`'s attempt, or for `process` itself.
+    fn sent(&mut self, request: u32, caller: Option<u32>, process: u16, purpose: Purpose) {
+        let info = self.request(request);
+        info.caller = caller;
+        info.process = process;
+        info.purpose = Some(purpose);
+        if let Some(caller) = caller {
+            self.calls[caller as usize].attempt.push(request);
+        } else if purpose == Purpose::Register {
+            self.registering[process as usize].push(request);
+            self.started_processes[process as usize] = true;
         }
     }
 
@@ -407,6 +432,15 @@ impl Checker<'_> {
     /// A process's registration went through (`accepted`) or was refused: as the server's
     /// answer to its latest registration run says it must.
     fn registered(&mut self, process: u16, accepted: bool) {
+        self.registering[process as usize].clear();
+        if accepted {
+            self.unregistered[process as usize] = None;
+        }
+        if self.scenario.processes[process as usize].slow_link() {
+            self.report(Invariant::Unavailable, None, || {
+                format!("process {process}, whose link is slower than its timeout, got an answer to its registration")
+            });
+        }
         if self.registration_accepted[process as usize] != Some(accepted) {
             self.report(Invariant::Configuration, None, || {
                 if accepted {
@@ -684,6 +718,9 @@ impl Checker<'_> {
             }
             FaultRecord::Crash { process, .. } => {
                 self.remembered.retain(|&(p, _), _| p != *process);
+                // It starts again as a new process, registering anew.
+                self.registering[*process as usize].clear();
+                self.unregistered[*process as usize] = None;
             }
             FaultRecord::Reset { .. } | FaultRecord::Pause { .. } | FaultRecord::Flush => {}
         }
@@ -710,7 +747,6 @@ impl Checker<'_> {
         let deadline = self.calls[caller as usize].deadline;
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
-        let policy = self.scenario.processes[process as usize].fail_policy;
         let reply = self.script_reply(request);
         let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
         if refusal || decision == DecisionDigest::Conflict {
@@ -792,18 +828,33 @@ impl Checker<'_> {
                 self.local_decision(t, caller, (!is_wait).then_some(retry_after));
             }
             (DecisionDigest::FailedOpen { .. } | DecisionDigest::Unavailable { .. }, _) => {
-                let open = matches!(decision, DecisionDigest::FailedOpen { .. });
-                if open != (policy == FailPolicy::Open) {
-                    self.report(Invariant::Unavailable, Some(caller), || {
-                        format!("{decision:?} under the {policy:?} policy")
-                    });
-                }
-                self.failed.push((caller, attempt, open, self.record));
+                self.failed_decision(caller, decision, attempt);
             }
             (other, request) => self.report(Invariant::Events, Some(caller), || {
                 format!("decided {other:?} (request {request:?})")
             }),
         }
+    }
+
+    /// `Unavailable` or a fail-open permit, decided after sending `attempt`: it must be the
+    /// process's policy, and a fault on those requests must explain it, checked when the
+    /// trace has ended.
+    fn failed_decision(&mut self, caller: u32, decision: DecisionDigest, attempt: Vec<u32>) {
+        let process = self.process_of(caller);
+        let policy = self.scenario.processes[process as usize].fail_policy;
+        let open = matches!(decision, DecisionDigest::FailedOpen { .. });
+        if open != (policy == FailPolicy::Open) {
+            self.report(Invariant::Unavailable, Some(caller), || {
+                format!("{decision:?} under the {policy:?} policy")
+            });
+        }
+        // Answered without a round trip by a process that has no limiter: explained by what
+        // made its registration fail.
+        let explaining = match &self.unregistered[process as usize] {
+            Some(registration) if attempt.is_empty() => registration.clone(),
+            _ => attempt,
+        };
+        self.failed.push((caller, explaining, open, self.record));
     }
 
     /// The script's reply to `request`, if it ran and answered as the script does.
@@ -969,6 +1020,26 @@ impl Checker<'_> {
                 format!("ended {outcome:?} with event {event:?} after deciding {last:?}")
             });
         }
+        self.slow_link_outcome(caller, outcome);
+    }
+
+    /// A call of a process whose link is slower than its timeout: no answer from the server
+    /// can come in time, so the call is answered by the fail policy, or its process crashed.
+    fn slow_link_outcome(&mut self, caller: u32, outcome: SharedOutcome) {
+        let process = &self.scenario.processes[self.process_of(caller) as usize];
+        if !process.slow_link() {
+            return;
+        }
+        let policy = process.fail_policy;
+        let expected = match policy {
+            FailPolicy::Closed => SharedOutcome::Unavailable,
+            FailPolicy::Open => SharedOutcome::Permitted { remaining: None },
+        };
+        if outcome != expected && outcome != SharedOutcome::Crashed {
+            self.report(Invariant::Unavailable, Some(caller), || {
+                format!("ended {outcome:?}, but its process's link is slower than its timeout: it can only fail {policy:?}")
+            });
+        }
     }
 
     fn mark_granted(&mut self, request: u32) {
@@ -1058,13 +1129,15 @@ impl Checker<'_> {
                 "the run used up its event budget".to_owned()
             });
         }
-        // A process refused at registration never connects: its callers have no limiter to
+        // A process refused at registration never connects, and one rolled out once a
+        // configuration is stored never starts if none is: their callers have no limiter to
         // call.
         let never: Vec<usize> = (0..self.calls.len())
             .filter(|&c| !self.calls[c].started || !self.calls[c].finished)
             .filter(|&c| {
-                self.calls[c].started
-                    || !self.refused_processes[self.scenario.callers[c].process as usize]
+                let process = self.scenario.callers[c].process as usize;
+                let serving = self.started_processes[process] && !self.refused_processes[process];
+                self.calls[c].started || serving
             })
             .collect();
         if !never.is_empty() && !run.out_of_budget {

@@ -36,11 +36,15 @@ pub enum Plant {
     /// as if it had registered, and reads each refusal of an attempt as an outage (which the
     /// fail-open policy turns into a permit).
     ConflictIgnored,
+    /// A process that has no limiter (its registration failed) lets every call through,
+    /// uncounted, whatever its fail policy, as a service that serves traffic while its limiter
+    /// connects.
+    OpenBeforeRegistration,
 }
 
 impl Plant {
     /// Every planted bug.
-    pub const ALL: [Plant; 8] = [
+    pub const ALL: [Plant; 9] = [
         Plant::TwoCommands,
         Plant::ClientClock,
         Plant::OwnOrigin,
@@ -49,6 +53,7 @@ impl Plant {
         Plant::BoundaryOffByOne,
         Plant::MemoryPastEnd,
         Plant::ConflictIgnored,
+        Plant::OpenBeforeRegistration,
     ];
 
     /// Its name on the command line.
@@ -62,6 +67,7 @@ impl Plant {
             Plant::BoundaryOffByOne => "boundary-off-by-one",
             Plant::MemoryPastEnd => "memory-past-end",
             Plant::ConflictIgnored => "conflict-ignored",
+            Plant::OpenBeforeRegistration => "open-before-registration",
         }
     }
 
@@ -73,7 +79,10 @@ impl Plant {
             Plant::OwnOrigin => &OWN_ORIGIN,
             Plant::FirstHitExpiry => &FIRST_HIT_EXPIRY,
             Plant::BoundaryOffByOne => &BOUNDARY_OFF_BY_ONE,
-            Plant::RetryLostReply | Plant::MemoryPastEnd | Plant::ConflictIgnored => SCRIPT,
+            Plant::RetryLostReply
+            | Plant::MemoryPastEnd
+            | Plant::ConflictIgnored
+            | Plant::OpenBeforeRegistration => SCRIPT,
         }
     }
 }
@@ -202,7 +211,10 @@ mod tests {
             let script = plant.script();
             let client_only = matches!(
                 plant,
-                Plant::RetryLostReply | Plant::MemoryPastEnd | Plant::ConflictIgnored
+                Plant::RetryLostReply
+                    | Plant::MemoryPastEnd
+                    | Plant::ConflictIgnored
+                    | Plant::OpenBeforeRegistration
             );
             assert_eq!(script == SCRIPT, client_only, "{plant}");
             assert_eq!(plant.name().parse::<Plant>(), Ok(plant));

@@ -10,6 +10,10 @@ use rand_chacha::ChaCha8Rng;
 /// Scenarios have at most this many processes (the issue's range is 1 to 16).
 pub(crate) const MOST_PROCESSES: u16 = 16;
 
+/// A drawn timeout exceeds the least round trip, as the process's clock measures it, by at
+/// least this much, unless the link is drawn slower than the timeout.
+const TIMEOUT_MARGIN_NS: u64 = 1_000;
+
 /// A process's clock: virtual time shifted by `offset_ns` and running `ppm` parts per
 /// million fast (slow if negative).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,6 +30,23 @@ impl ProcessClock {
         let drift = i128::from(t) * i128::from(self.ppm) / 1_000_000;
         let reading = i128::from(self.offset_ns) + i128::from(t) + drift;
         u64::try_from(reading.max(0)).unwrap_or(u64::MAX)
+    }
+
+    /// How far the clock moves over `span_ns` of virtual time (within a nanosecond: the
+    /// reading's drift is rounded at each end).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::shared::ProcessClock;
+    ///
+    /// let fast = ProcessClock { offset_ns: 0, ppm: 500 };
+    /// assert_eq!(fast.measured(2_000_000), 2_001_000);
+    /// assert_eq!(ProcessClock { offset_ns: 0, ppm: -500 }.measured(2_000_000), 1_999_000);
+    /// ```
+    pub fn measured(&self, span_ns: u64) -> u64 {
+        let drift = i128::from(span_ns) * i128::from(self.ppm) / 1_000_000;
+        u64::try_from((i128::from(span_ns) + drift).max(0)).unwrap_or(u64::MAX)
     }
 
     /// The first virtual time at or after `from` whose reading is at least `target`.
@@ -66,6 +87,12 @@ pub enum Misconfiguration {
 }
 
 /// One client process: its own limiter instance.
+///
+/// A process whose link is slower than its timeout ([`ProcessSpec::slow_link`]) can never
+/// register: every round trip outlasts the timeout, so it answers each call by its fail
+/// policy. Scenarios draw that on purpose, and otherwise keep every timeout at least a
+/// microsecond above the least round trip, so that whether a link is slow is never a matter of
+/// a nanosecond's rounding.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ProcessSpec {
     /// Virtual time it starts (and registers) at.
@@ -84,6 +111,36 @@ pub struct ProcessSpec {
     pub local_memory: usize,
     /// Its own limit or period instead of the shared ones, if it is configured apart.
     pub misconfigured: Option<Misconfiguration>,
+}
+
+impl ProcessSpec {
+    /// Whether its link is slower than its timeout: the least round trip (twice the least
+    /// one-way delay), as its own clock measures it, outlasts the timeout, so no reply ever
+    /// comes in time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::ScenarioId;
+    /// use fixed_window_sim::shared::SharedScenario;
+    ///
+    /// let mut process = SharedScenario::generate(&ScenarioId::seed(1)).processes[0].clone();
+    /// assert!(!process.slow_link());
+    /// process.timeout = core::time::Duration::from_nanos(process.link.delay_ns);
+    /// assert!(process.slow_link());
+    /// ```
+    pub fn slow_link(&self) -> bool {
+        let timeout = u64::try_from(self.timeout.as_nanos()).unwrap_or(u64::MAX);
+        self.clock.measured(2 * self.link.delay_ns) > timeout
+    }
+}
+
+/// Gives `process` a timeout shorter than its least round trip, as its clock measures it
+/// (between a quarter of it and nine tenths), so that its link is slower than its timeout.
+pub(crate) fn slow_down(rng: &mut ChaCha8Rng, process: &mut ProcessSpec) {
+    let least = process.clock.measured(2 * process.link.delay_ns);
+    let timeout_ns = rng.random_range(least / 4..=least - least / 10).max(1);
+    process.timeout = Duration::from_nanos(timeout_ns);
 }
 
 pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
@@ -118,7 +175,8 @@ pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
             let timeout_ns = match rng.random_range(0..100) {
                 // Tight: the slower round trips time out, the faster ones do not.
                 0..15 => {
-                    rng.random_range(2 * link.delay_ns + link.jitter_ns / 2..=round_trip) + 1_000
+                    rng.random_range(2 * link.delay_ns + link.jitter_ns / 2..=round_trip)
+                        + TIMEOUT_MARGIN_NS
                 }
                 _ => rng
                     .random_range(round_trip * 2..=round_trip * 20)
@@ -136,6 +194,9 @@ pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
                     0
                 },
             };
+            // The timeout runs on the process's clock: one running fast would shorten a tight
+            // timeout below the least round trip, and the link would be slow by accident.
+            let timeout_ns = timeout_ns.max(clock.measured(2 * link.delay_ns) + TIMEOUT_MARGIN_NS);
             ProcessSpec {
                 start: rng.random_range(0..=round_trip * 4),
                 clock,
@@ -160,7 +221,31 @@ pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
 
 #[cfg(test)]
 mod tests {
+    use rand::SeedableRng;
+
     use super::*;
+
+    #[test]
+    fn drawn_timeouts_stay_clear_of_the_least_round_trip() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut slowed = 0;
+        for _ in 0..2_000 {
+            for mut process in pick_processes(&mut rng) {
+                let least = process.clock.measured(2 * process.link.delay_ns);
+                let timeout = u64::try_from(process.timeout.as_nanos()).unwrap_or(u64::MAX);
+                assert!(timeout >= least + TIMEOUT_MARGIN_NS, "{process:?}");
+                assert!(!process.slow_link());
+                if rng.random_bool(0.1) {
+                    slow_down(&mut rng, &mut process);
+                    let timeout = u64::try_from(process.timeout.as_nanos()).unwrap_or(u64::MAX);
+                    assert!(timeout + least / 10 <= least, "{process:?}");
+                    assert!(process.slow_link());
+                    slowed += 1;
+                }
+            }
+        }
+        assert!(slowed > 100);
+    }
 
     #[test]
     fn a_drifting_clock_maps_back_to_the_first_virtual_time_reaching_a_reading() {

@@ -225,6 +225,15 @@ pub enum SharedRecord {
         /// The process.
         process: u16,
     },
+    /// A process's registration failed `Unavailable` (no reply within the timeout, the
+    /// connection refused or reset): until one succeeds, it answers each call by its fail
+    /// policy, and tries again later, as a deployment restarts a process whose connect failed.
+    RegistrationFailed {
+        /// Virtual time.
+        t: u64,
+        /// The process.
+        process: u16,
+    },
     /// A call began.
     Start {
         /// Virtual time.

@@ -10,8 +10,16 @@
 //! `NOSCRIPT` `SCRIPT LOAD` then `EVALSHA` again, as redis-rs's script invocation does, the
 //! whole round trip bounded by the timeout; `finish` each attempt of the batch with its part
 //! of the reply or the cause of its absence; `conclude` it into a result and event, or a
-//! sleep through the process's clock followed by another attempt. Processes register (the
-//! limiter's `connect`) before their callers begin.
+//! sleep through the process's clock followed by another attempt.
+//!
+//! Processes register (the limiter's `connect`) before their callers begin. A caller that
+//! arrives during its process's first registration waits for it. A process whose
+//! registration failed `Unavailable` (no reply in time, the connection refused or reset) has
+//! no limiter until a later one succeeds: it answers each call at once by its fail policy
+//! (`Unavailable` when it fails closed, a permit counted nowhere when it fails open), the
+//! waiting callers first, as a service answers while its limiter cannot reach the server. A
+//! process whose link is slower than its timeout is such a process for the whole run. A
+//! refused process (its configuration conflicts) serves nothing: its callers never begin.
 //!
 //! In the trace, a batch's request has one id per attempt (consecutive, from the request's
 //! own): each is sent, executed (at the script's one instant, with its part of the reply),
@@ -54,6 +62,12 @@ pub const TIME_KEY: &str = "sim:time";
 
 /// A process whose configuration the server refuses tries this many times, then stays down.
 const REFUSALS: u32 = 3;
+
+/// The backoff between failed registrations of a process that cannot reach the server
+/// doubles from the timeout until it reaches 1,024 timeouts or this, whichever is longer (one
+/// whose link is slower than its timeout keeps failing while traffic lasts); a refused
+/// process's stops at 1,024 timeouts.
+const MOST_BACKOFF: Duration = Duration::from_secs(60);
 
 /// What a run did, in numbers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -199,6 +213,11 @@ struct Process {
     remembered_past_end: HashMap<u16, Instant>,
     /// Registrations that failed in a row.
     failed_registrations: u32,
+    /// Why its last registration failed `Unavailable`, until one succeeds: meanwhile it
+    /// answers each call by its fail policy.
+    unregistered: Option<Unavailable>,
+    /// The server refused its configuration, and no registration has succeeded since.
+    refused: bool,
     /// Callers whose attempts wait for the next batch, in order.
     queued: Vec<u32>,
     /// The batch in flight: one script call for the attempts of `members`.
@@ -309,6 +328,8 @@ impl<'s> Sim<'s> {
                 own_origin: 0,
                 remembered_past_end: HashMap::new(),
                 failed_registrations: 0,
+                unregistered: None,
+                refused: false,
                 queued: Vec::new(),
                 batch: None,
                 members: Vec::new(),
@@ -465,14 +486,40 @@ impl<'s> Sim<'s> {
     fn arrive(&mut self, caller: u32) {
         let process = self.scenario.callers[caller as usize].process;
         let p = &mut self.processes[process as usize];
-        if !(p.up && p.ready) {
+        if p.up && p.ready {
+            self.begin_call(caller);
+        } else if let Some(cause) = p.unregistered.clone().filter(|_| p.up) {
+            self.answer_unregistered(caller, cause);
+        } else {
             p.pending.push(caller);
-            return;
         }
-        self.begin_call(caller);
     }
 
     fn begin_call(&mut self, caller: u32) {
+        self.start_call(caller);
+        self.attempt(caller);
+    }
+
+    /// Answers `caller`, whose process has no limiter (its registration failed for `cause`),
+    /// by the process's fail policy, without a round trip.
+    fn answer_unregistered(&mut self, caller: u32, cause: Unavailable) {
+        self.start_call(caller);
+        let call = &mut self.calls[caller as usize];
+        call.attempts += 1;
+        let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
+        let name = &self.scenario.keys[key as usize];
+        let decision = if self.plant == Some(Plant::OpenBeforeRegistration) {
+            Decision::FailedOpen(cause)
+        } else {
+            let protocol = &self.processes[process as usize].protocol;
+            protocol.finish(name, now, now, deadline, Err(cause))
+        };
+        self.decided(caller, now, None, &decision);
+        self.conclude(caller, &decision, now);
+    }
+
+    /// Records `caller`'s start at its process's reading, which fixes its deadline.
+    fn start_call(&mut self, caller: u32) {
         let spec = self.scenario.callers[caller as usize];
         let now = self.local(spec.process);
         let max_wait = if spec.waits {
@@ -491,7 +538,6 @@ impl<'s> Sim<'s> {
         let call = &mut self.calls[caller as usize];
         call.deadline = deadline;
         call.now = now;
-        self.attempt(caller);
     }
 
     /// One attempt of a call at its `now`.
@@ -1205,6 +1251,8 @@ impl<'s> Sim<'s> {
         if let Ok(origin_us) = origin {
             p.ready = true;
             p.failed_registrations = 0;
+            p.unregistered = None;
+            p.refused = false;
             p.registering = None;
             self.records.push(SharedRecord::Registered {
                 t: self.now,
@@ -1221,16 +1269,44 @@ impl<'s> Sim<'s> {
             let p = &mut self.processes[process as usize];
             p.registering = None;
             p.failed_registrations += 1;
+            p.refused |= refused;
+            if let Err(SharedError::Unavailable { cause, .. }) = origin {
+                if !p.refused {
+                    // No limiter until a registration succeeds: the calls waiting for this
+                    // one, and those to come, are answered by the fail policy.
+                    p.unregistered = Some(cause.clone());
+                    let waiting = std::mem::take(&mut p.pending);
+                    self.records.push(SharedRecord::RegistrationFailed {
+                        t: self.now,
+                        process,
+                    });
+                    for caller in waiting {
+                        self.answer_unregistered(caller, cause.clone());
+                    }
+                }
+            }
+            let p = &mut self.processes[process as usize];
             let last_arrival = self.scenario.callers.last().map_or(0, |c| c.arrival);
-            if refused && p.failed_registrations >= REFUSALS && self.now > last_arrival {
-                // The deployment restarts a refused process while there is traffic (a
-                // restart of the server may let it store its own configuration), then gives
-                // up, and the process stays down.
+            let enough = !refused || p.failed_registrations >= REFUSALS;
+            if enough && self.now > last_arrival {
+                // The deployment restarts a failing process while there is traffic (a restart
+                // of the server may let a refused one store its own configuration), then
+                // gives up, and the process stays down.
                 return;
             }
             let generation = p.generation;
-            // Backing off, as a supervisor restarting a failing replica does.
-            let backoff = p.protocol.config().timeout() * (1 << p.failed_registrations.min(10));
+            // Backing off, as a supervisor restarting a failing replica does: a refused one
+            // often enough to catch a loss of the stored configuration, one that cannot reach
+            // the server up to a minute apart.
+            let timeout = p.protocol.config().timeout();
+            let most = if p.refused {
+                timeout.saturating_mul(1_024)
+            } else {
+                timeout.saturating_mul(1_024).max(MOST_BACKOFF)
+            };
+            let backoff = timeout
+                .saturating_mul(1 << p.failed_registrations.min(31))
+                .min(most);
             let at = self.virtual_at(process, self.local(process).saturating_add(backoff));
             self.queue.push(at, Event::Register(process, generation));
         }
@@ -1455,6 +1531,7 @@ impl<'s> Sim<'s> {
         // It connects again as it restarts.
         p.generation += 1;
         p.registering = None;
+        p.unregistered = None;
         p.remembered_past_end.clear();
         p.protocol = Protocol::new(config(self.scenario, process as usize));
         p.queued.clear();

@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::scenario::ScenarioId;
 use crate::shared::faults::{Faults, pick_faults};
-use crate::shared::process::{Misconfiguration, ProcessSpec, pick_processes};
+use crate::shared::process::{Misconfiguration, ProcessSpec, pick_processes, slow_down};
 
 /// The limiter's name in every process.
 pub const SHARED_NAME: &str = "sim";
@@ -62,6 +62,9 @@ pub struct SharedScenario {
 
 /// Scenarios have at most this many callers.
 const MOST_CALLERS: usize = 400;
+
+/// The share of scenarios with a process whose link is slower than its timeout.
+const SLOW_LINK_SHARE: f64 = 0.03;
 
 impl SharedScenario {
     /// The scenario `id` names: the one its seed draws, keeping only the listed callers.
@@ -122,6 +125,18 @@ impl SharedScenario {
                 last.misconfigured = Some(misconfiguration);
             }
         }
+        if apart.random_bool(SLOW_LINK_SHARE) {
+            // Never the process configured apart, nor the only one that could store the
+            // configuration it waits for.
+            let candidates: Vec<usize> = (0..processes.len())
+                .filter(|&p| processes[p].misconfigured.is_none())
+                .collect();
+            let apart_waits = candidates.len() < processes.len();
+            if !(apart_waits && candidates.len() < 2) {
+                let index = candidates[apart.random_range(0..candidates.len())];
+                slow_down(&mut apart, &mut processes[index]);
+            }
+        }
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept
@@ -153,6 +168,25 @@ impl SharedScenario {
             Some(Misconfiguration::Limit(limit)) => (limit, self.period_us),
             Some(Misconfiguration::Period(period_us)) => (self.limit, period_us),
         }
+    }
+
+    /// Whether the scenario is healthy: no fault (delay and jitter only), and every process's
+    /// link faster than its timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::ScenarioId;
+    /// use fixed_window_sim::shared::{Faults, SharedScenario};
+    ///
+    /// let mut scenario = SharedScenario::generate(&ScenarioId::seed(1));
+    /// scenario.faults = Faults::default();
+    /// assert!(scenario.healthy());
+    /// scenario.processes[0].timeout = core::time::Duration::from_nanos(1);
+    /// assert!(!scenario.healthy());
+    /// ```
+    pub fn healthy(&self) -> bool {
+        self.faults.healthy() && !self.processes.iter().any(ProcessSpec::slow_link)
     }
 
     /// Whether process `process` is configured apart from the shared limit and period.

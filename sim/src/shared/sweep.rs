@@ -65,7 +65,7 @@ pub struct SharedSummary {
     pub seed: u64,
     /// Scenarios run.
     pub scenarios: u64,
-    /// Of them, healthy (delay and jitter only).
+    /// Of them, healthy (delay and jitter only, every link faster than its timeout).
     pub healthy: u64,
     /// Client processes over all scenarios.
     pub processes: u64,
@@ -89,7 +89,8 @@ pub struct SharedSummary {
     pub events: u64,
     /// Virtual time, summed.
     pub simulated_ns: u128,
-    /// Faults injected, by name, each counted once per occurrence.
+    /// Faults injected and what they caused, by name, each counted once per occurrence
+    /// (`slow_link`: a process whose link is slower than its timeout).
     pub faults: BTreeMap<&'static str, u64>,
     /// Scenarios that broke each rule, by name (every rule listed).
     pub violations: BTreeMap<&'static str, u64>,
@@ -98,7 +99,7 @@ pub struct SharedSummary {
 }
 
 /// Every fault name a summary lists, zero or not.
-pub const FAULT_NAMES: [&str; 15] = [
+pub const FAULT_NAMES: [&str; 17] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -114,6 +115,8 @@ pub const FAULT_NAMES: [&str; 15] = [
     "counters_expired",
     "configuration_refused",
     "attempts_refused",
+    "slow_link",
+    "registration_failed",
 ];
 
 impl SharedSummary {
@@ -143,7 +146,9 @@ impl SharedSummary {
     fn count(&mut self, scenario: &SharedScenario, run: &SharedRun) {
         let stats = run.stats;
         self.scenarios += 1;
-        self.healthy += u64::from(scenario.faults.healthy());
+        self.healthy += u64::from(scenario.healthy());
+        let slow = scenario.processes.iter().filter(|p| p.slow_link()).count();
+        *self.faults.entry("slow_link").or_insert(0) += slow as u64;
         self.processes += scenario.processes.len() as u64;
         self.calls += stats.calls;
         self.permits += stats.permits;
@@ -170,6 +175,7 @@ impl SharedSummary {
                 } => "noscript_reloads",
                 SharedRecord::Expired { .. } => "counters_expired",
                 SharedRecord::Conflicted { .. } => "configuration_refused",
+                SharedRecord::RegistrationFailed { .. } => "registration_failed",
                 SharedRecord::Decided {
                     decision: crate::shared::DecisionDigest::Conflict,
                     ..

@@ -27,6 +27,8 @@ struct Header<'a> {
     time_key: bool,
     /// The processes configured apart.
     misconfigured: Vec<usize>,
+    /// The processes whose link is slower than their timeout.
+    slow_links: Vec<usize>,
 }
 
 /// Writes `run` of `scenario` (with the planted bug named `planted`, if any) to `out`.
@@ -70,6 +72,9 @@ pub fn write_shared_trace(
         time_key: scenario.time_key,
         misconfigured: (0..scenario.processes.len())
             .filter(|&p| scenario.processes[p].misconfigured.is_some())
+            .collect(),
+        slow_links: (0..scenario.processes.len())
+            .filter(|&p| scenario.processes[p].slow_link())
             .collect(),
     };
     serde_json::to_writer(&mut *out, &header)?;

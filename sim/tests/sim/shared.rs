@@ -97,6 +97,127 @@ fn a_refused_configuration_ignored_is_caught() {
 }
 
 #[test]
+fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fail_policy() {
+    use fixed_window_redis::FailPolicy;
+    let (mut slow, mut closed, mut open) = (0, 0, 0);
+    for seed in 0..PLANT_SEEDS {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        let slow_processes: Vec<u16> = (0_u16..)
+            .zip(&scenario.processes)
+            .filter(|(_, p)| p.slow_link())
+            .map(|(index, _)| index)
+            .collect();
+        if slow_processes.is_empty() {
+            continue;
+        }
+        slow += 1;
+        assert!(!scenario.healthy(), "seed {seed}");
+        let run = run_shared(&scenario, None);
+        assert!(!run.out_of_budget, "seed {seed}");
+        assert_eq!(check_shared(&scenario, &run), [], "seed {seed}");
+        // It never registers, never sends an attempt, and answers every call of its own.
+        for record in &run.records {
+            match *record {
+                SharedRecord::Registered { process, .. } => {
+                    assert!(!slow_processes.contains(&process), "seed {seed}");
+                }
+                SharedRecord::Finish {
+                    caller, outcome, ..
+                } => {
+                    let process = scenario.callers[caller as usize].process;
+                    if !slow_processes.contains(&process) {
+                        continue;
+                    }
+                    match scenario.processes[process as usize].fail_policy {
+                        FailPolicy::Closed => {
+                            assert_eq!(outcome, SharedOutcome::Unavailable, "seed {seed}");
+                            closed += 1;
+                        }
+                        FailPolicy::Open => {
+                            assert_eq!(
+                                outcome,
+                                SharedOutcome::Permitted { remaining: None },
+                                "seed {seed}"
+                            );
+                            open += 1;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let calls = scenario
+            .callers
+            .iter()
+            .filter(|c| slow_processes.contains(&c.process))
+            .count();
+        let answered = run
+            .records
+            .iter()
+            .filter(|r| matches!(r, SharedRecord::Finish { caller, .. } if slow_processes.contains(&scenario.callers[*caller as usize].process)))
+            .count();
+        assert_eq!(answered, calls, "seed {seed}");
+    }
+    assert!(slow >= 5, "only {slow} scenarios with a slow link");
+    assert!(closed > 0 && open > 0, "{closed} closed, {open} open");
+}
+
+#[test]
+fn a_slow_link_once_drawn_as_healthy_now_registers_and_passes() {
+    // A 50,000-scenario sweep drew this process with a tight timeout on a clock running fast:
+    // the timeout, measured on that clock, fell below the least round trip, so every
+    // registration timed out in a scenario labelled healthy. Timeouts are now drawn clear of
+    // the least round trip as the process's clock measures it.
+    let id: ScenarioId = "3503911093684101230:167".parse().unwrap();
+    let cut: SharedCut = "p:0/f:/l:0".parse().unwrap();
+    let scenario = cut.scenario(&id);
+    assert!(scenario.healthy());
+    let run = run_shared(&scenario, None);
+    assert!(!run.out_of_budget);
+    assert_eq!(check_shared(&scenario, &run), []);
+    assert_eq!(run.stats.calls, 1);
+    // With its timeout cut below the round trip, the same process never registers: its one
+    // call is answered by its fail policy (closed), and the run ends.
+    let mut slow = scenario.clone();
+    slow.processes[0].timeout = core::time::Duration::from_millis(2);
+    assert!(slow.processes[0].slow_link() && !slow.healthy());
+    let run = run_shared(&slow, None);
+    assert!(!run.out_of_budget);
+    assert_eq!(check_shared(&slow, &run), []);
+    assert_eq!((run.stats.calls, run.stats.unavailable), (1, 1));
+}
+
+#[test]
+fn open_before_registration_is_caught_by_the_slow_link_rule() {
+    use fixed_window_redis::FailPolicy;
+    // A process that lets calls through while it has no limiter, fail-closed policy or not:
+    // on a link slower than its timeout, every call of a fail-closed process is one.
+    let caught = (0..PLANT_SEEDS).find(|&seed| {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        let slow_closed = |process: u16| {
+            let p = &scenario.processes[process as usize];
+            p.slow_link() && p.fail_policy == FailPolicy::Closed
+        };
+        if !(0..scenario.processes.len()).any(|p| slow_closed(u16::try_from(p).unwrap())) {
+            return false;
+        }
+        let run = run_shared(&scenario, Some(Plant::OpenBeforeRegistration));
+        let violations = check_shared(&scenario, &run);
+        violations.iter().any(|v| {
+            v.invariant == Invariant::Unavailable
+                && v.detail.contains("slower than its timeout")
+                && v.caller
+                    .is_some_and(|c| slow_closed(scenario.callers[c as usize].process))
+        })
+    });
+    let seed = caught.expect("open-before-registration went unnoticed on every slow link");
+    let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+    assert_eq!(check_shared(&scenario, &run_shared(&scenario, None)), []);
+    // Elsewhere too: a registration that fails under faults.
+    assert_caught(Plant::OpenBeforeRegistration, Invariant::Unavailable);
+}
+
+#[test]
 fn a_process_configured_apart_is_refused_and_never_permitted() {
     use fixed_window_sim::shared::{DecisionDigest, Fault};
     let (mut refused, mut attempts_refused) = (0, 0);
@@ -139,15 +260,46 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
             .any(|(_, f)| matches!(f, Fault::Restart { .. } | Fault::Failover { .. }));
         if !state_lost {
             // The shared configuration stays stored: the process apart never registers, and
-            // none of its callers begins, let alone gets a permit.
+            // none of its callers gets a permit counted on the server. The only calls it
+            // answers are answered while its registration fails `Unavailable`, before the
+            // server has refused it: by its fail policy, without a round trip.
             assert!(
                 !run.records.iter().any(|r| matches!(r, SharedRecord::Registered { process, .. } if apart.contains(process))),
                 "seed {seed}"
             );
-            assert!(
-                !run.records.iter().any(|r| matches!(r, SharedRecord::Start { caller, .. } if apart.contains(&scenario.callers[*caller as usize].process))),
-                "seed {seed}"
-            );
+            let mut refused_yet = false;
+            for record in &run.records {
+                match *record {
+                    SharedRecord::Conflicted { process, .. } if apart.contains(&process) => {
+                        refused_yet = true;
+                    }
+                    SharedRecord::Start { caller, .. }
+                        if apart.contains(&scenario.callers[caller as usize].process) =>
+                    {
+                        assert!(
+                            !refused_yet,
+                            "seed {seed}: caller {caller} began after the refusal"
+                        );
+                    }
+                    SharedRecord::Decided {
+                        caller,
+                        request,
+                        decision,
+                        ..
+                    } if apart.contains(&scenario.callers[caller as usize].process) => {
+                        assert!(
+                            request.is_none()
+                                && matches!(
+                                    decision,
+                                    DecisionDigest::Unavailable { .. }
+                                        | DecisionDigest::FailedOpen { .. }
+                                ),
+                            "seed {seed}: caller {caller} decided {decision:?} (request {request:?})"
+                        );
+                    }
+                    _ => {}
+                }
+            }
         }
     }
     assert!(refused >= 10, "only {refused} refusals");
