@@ -126,8 +126,10 @@ impl Engine {
         lua.gc_set_pause(400);
         let context = Box::into_raw(Box::new(Context::default()));
         let mut state = core::ptr::null_mut();
-        // SAFETY: a fresh state in a protected call, with room for the values `install`
-        // pushes; the context is the engine's until it drops.
+        // SAFETY: `exec_raw` runs the closure on the fresh state's main thread in a protected
+        // call; `lua_checkstack` makes room for the four values `install` pushes at once; the
+        // context, made just above, stays the engine's, freed only when it drops, after which
+        // none of the state's functions runs.
         let installed = unsafe {
             lua.exec_raw::<()>((), |main| {
                 state = main;
@@ -147,7 +149,8 @@ impl Engine {
         globals.raw_set("ARGV", &argv)?;
         let mut anchors = [0; 4];
         let fields = (lua.create_string("err")?, lua.create_string("ok")?);
-        // SAFETY: the four values are on the stack, and `luaL_ref` pops one each.
+        // SAFETY: `exec_raw` pushes the four values onto the stack it gives the closure, and
+        // `luaL_ref` pops one each, top first, into the registry.
         unsafe {
             lua.exec_raw::<()>((&keys, &argv, &fields.0, &fields.1), |state| {
                 for anchor in anchors.iter_mut().rev() {
@@ -194,7 +197,8 @@ impl Engine {
             .into_function()
             .map_err(|error| Reply::Error(format!("ERR Error compiling script: {error}").into()))?;
         let mut anchor = 0;
-        // SAFETY: the function is on the stack, and `luaL_ref` pops it.
+        // SAFETY: `exec_raw` pushes the function onto the stack it gives the closure, and
+        // `luaL_ref` pops it into the registry.
         unsafe {
             self.lua.exec_raw::<()>(&function, |state| {
                 anchor = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX);
@@ -223,7 +227,9 @@ impl Engine {
                 None,
             );
         };
-        // SAFETY: no script runs between calls; the context is the engine's.
+        // SAFETY: the context is the engine's (made in `new`, freed only in `drop`), and no
+        // script runs between calls, so nothing else borrows it; this borrow ends before the
+        // script runs.
         let context = unsafe { &mut *self.context };
         core::mem::swap(&mut context.keyspace, keyspace);
         context.now_us = now_us;
@@ -232,9 +238,12 @@ impl Engine {
         context.refused = None;
         let set = self.set;
         let state = self.state;
-        // SAFETY: the engine's state, which nothing else is using (the thread is here); the
-        // anchors and the function are in the registry. Outside the script's own protected
-        // call, only running out of memory could raise a Lua error (which would abort).
+        // SAFETY: the engine's main state, live while `self.lua` is, and used by nothing else
+        // (the engine is this thread's, and borrowed mutably); the anchors and the function
+        // are references in its registry; `lua_checkstack` makes room for the five values
+        // pushed, which leaves them above `base` as `run_raw` requires, and `lua_settop`
+        // removes them. Outside the script's own protected call, only running out of memory
+        // could raise a Lua error (which would abort).
         let reply = unsafe {
             let base = ffi::lua_gettop(state);
             if ffi::lua_checkstack(state, SCRIPT + 1) == 0 {
@@ -249,7 +258,7 @@ impl Engine {
                 reply
             }
         };
-        // SAFETY: as above; the script has returned.
+        // SAFETY: as above; the script has returned, so its C functions hold no borrow.
         let context = unsafe { &mut *self.context };
         core::mem::swap(&mut context.keyspace, keyspace);
         (reply, context.refused.take())
@@ -277,6 +286,11 @@ unsafe fn run_raw<'a>(
     args: impl Iterator<Item = &'a str>,
     (set_keys, set_args): (usize, usize),
 ) -> (Reply, (usize, usize)) {
+    // SAFETY: `state` is the engine's live state with the five values above `base` (the
+    // caller's contract), so `base + KEYS` … `base + SCRIPT` are valid slots; the stack gets
+    // `REPLY_SLOTS` more before anything is pushed, which `fill` (one at a time) and
+    // `to_reply` (two per level, nested at most `DEEPEST_REPLY` deep) stay within; the script
+    // runs in `lua_pcall`, so its errors come back as a status, with the message on top.
     unsafe {
         if ffi::lua_checkstack(state, REPLY_SLOTS) == 0 {
             return (
@@ -317,6 +331,9 @@ unsafe fn fill<'a>(
     let mut n = 0;
     for (index, value) in (1..).zip(values) {
         n += 1;
+        // SAFETY: `table` is a table's slot and the stack has room for the one value pushed
+        // at a time (the caller's contract); the value read is compared while on the stack,
+        // then popped, and a new string is popped into the table by `lua_rawseti`.
         unsafe {
             let held = ffi::lua_rawgeti(state, table, index) == ffi::LUA_TSTRING
                 && redis_lib::bytes(state, -1) == value.as_bytes();
@@ -329,6 +346,7 @@ unsafe fn fill<'a>(
     }
     for index in n..set {
         let index = ffi::lua_Integer::try_from(index + 1).unwrap_or(ffi::lua_Integer::MAX);
+        // SAFETY: as above; the nil pushed is popped into the table.
         unsafe {
             ffi::lua_pushnil(state);
             ffi::lua_rawseti(state, table, index);
@@ -349,6 +367,10 @@ const REPLY_SLOTS: c_int = 2 * 8 + 8;
 ///
 /// `index` is on `state`'s stack, which has room for two values per level of nesting left.
 unsafe fn to_reply(state: *mut ffi::lua_State, base: c_int, index: c_int, depth: usize) -> Reply {
+    // SAFETY: `index` is a valid absolute slot and `base + ERR`, `base + OK` hold the field
+    // names (the caller's contract); strings are read while on the stack; each level pushes
+    // one item at a time and pops it before the next, and `string_field` pushes one, so a
+    // level uses two slots of the room promised, and nesting stops at `DEEPEST_REPLY`.
     unsafe {
         match ffi::lua_type(state, index) {
             // Redis truncates Lua's numbers to integers.
@@ -391,6 +413,9 @@ unsafe fn to_reply(state: *mut ffi::lua_State, base: c_int, index: c_int, depth:
 /// `table` is a table at that (absolute) slot of `state`'s stack, which has room for one more
 /// value.
 unsafe fn string_field(state: *mut ffi::lua_State, table: c_int, field: c_int) -> Option<Box<str>> {
+    // SAFETY: `table` and `field` are valid absolute slots, a table and its key (the caller's
+    // contract); the one value pushed (the key, then the field's value in its place) is read
+    // while on the stack and popped.
     unsafe {
         ffi::lua_pushvalue(state, field);
         let found = ffi::lua_rawget(state, table) == ffi::LUA_TSTRING;
@@ -503,6 +528,21 @@ mod tests {
                 Reply::Bulk("12345678".into()),
                 Reply::Bulk("-0".into()),
             ])
+        );
+    }
+
+    #[test]
+    fn a_script_replacing_string_format_does_not_reach_the_commands() {
+        // `redis.call` prints a number with Lua's own `string.format`, taken at install, in a
+        // protected call: a script's replacement is neither called nor able to raise through
+        // the command's frames.
+        let mut keys = Keyspace::default();
+        let script = "string.format = function() error('replaced') end
+                      redis.call('SET', KEYS[1], 0.5)
+                      return redis.call('GET', KEYS[1])";
+        assert_eq!(
+            run(script, &mut keys, 0, &["k"], &[]).0,
+            Reply::Bulk("0.5".into())
         );
     }
 

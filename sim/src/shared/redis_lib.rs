@@ -4,7 +4,23 @@
 //!
 //! These run once or more per simulated call, so they are written against Lua's C API rather
 //! than through `mlua`'s callbacks, whose argument conversion and error wrapping cost more
-//! than the commands themselves. The rules that keep the C API sound here:
+//! than the commands themselves. Measured on 2026-12-04 (`cargo bench -p fixed-window-sim
+//! --bench shared -- --noplot 'shared/(run/drawn|run/healthy|sweep)'`: criterion medians,
+//! thread CPU time, one core, the default shared sweep's first 200 scenarios), in simulated
+//! calls per second:
+//!
+//! | | scenarios as drawn | without faults | a sweep's whole work |
+//! |---|---|---|---|
+//! | this library and the engine on Lua's C API (two runs) | 504 k, 515 k | 422 k, 435 k | 439 k, 457 k |
+//! | the same on `mlua`'s safe API | 321 k | 270 k | 295 k |
+//!
+//! The safe version registered `redis.call`, the replies, the `__index` refusal and
+//! `tonumber` with `Lua::create_function`, the budget with `Lua::set_hook`, kept the context in
+//! an `Rc<RefCell<_>>` the closures shared, and ran a script with `Function::call`, filling
+//! `KEYS` and `ARGV` with `Table::raw_set` and converting the `Value` it returned; its traces
+//! were the same (the 1,000-scenario sweep's summary unchanged). A third of the throughput
+//! for no change in behaviour: the raw calls stay, each `unsafe` block stating what it relies
+//! on in a `SAFETY` comment. The rules that keep the C API sound here:
 //!
 //! - a function reaches the server's [`Context`] through a light userdata upvalue (the hook,
 //!   which has no upvalues, through the registry); the engine owns the context, outlives its
@@ -12,7 +28,9 @@
 //! - a Lua error unwinds by `longjmp`, so it is raised only from frames that hold nothing
 //!   with a destructor: the message is kept in the context, and the raising frame borrows it
 //!   (the one exception is Lua running out of memory while a command pushes its reply, which
-//!   the simulation does not survive anyway);
+//!   the simulation does not survive anyway); Lua code a command itself calls (`string.format`
+//!   for a number's text) runs in a protected call, and is Lua's own, taken when the library
+//!   is installed, so that a script replacing `string.format` cannot raise through a command;
 //! - nothing here panics on any input: every fallible step returns a message instead.
 #![allow(unsafe_code)]
 
@@ -58,10 +76,20 @@ pub(crate) struct Context {
 /// `context` stays valid, and is touched by nothing else, while any of `state`'s functions
 /// run.
 pub(crate) unsafe fn install(state: *mut ffi::lua_State, context: *mut Context) {
+    // SAFETY: `state` is live, in a protected call (an allocation failure unwinds to it), with
+    // room for four more values, as the caller promises; at most four are pushed at once (the
+    // `redis` table, a closure's two upvalues and the `string` table they come from), and
+    // `string` and `tonumber` are Lua's own (no script has run yet). Every index is either relative to values
+    // pushed here (-2: the table or metatable just made) or a pseudo-index. The closures and
+    // the registry keep `context` as a light userdata only, which the caller keeps valid.
     unsafe {
         ffi::lua_createtable(state, 0, 4);
         ffi::lua_pushlightuserdata(state, context.cast::<c_void>());
-        ffi::lua_pushcclosure(state, redis_call, 1);
+        // Lua's own `string.format`, taken now: a script may replace the global's field.
+        ffi::lua_getfield(state, ffi::LUA_GLOBALSINDEX, c"string".as_ptr());
+        ffi::lua_getfield(state, -1, c"format".as_ptr());
+        ffi::lua_replace(state, -2);
+        ffi::lua_pushcclosure(state, redis_call, 2);
         ffi::lua_setfield(state, -2, c"call".as_ptr());
         ffi::lua_pushcclosure(state, error_reply, 0);
         ffi::lua_setfield(state, -2, c"error_reply".as_ptr());
@@ -88,6 +116,11 @@ pub(crate) unsafe fn install(state: *mut ffi::lua_State, context: *mut Context) 
 /// decimal twice with C's `strtod`, which costs more than the rest of the limiter's script.
 /// Anything else goes to Lua's `tonumber` (the closure's upvalue).
 unsafe extern "C-unwind" fn tonumber(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Lua calls this C function with its live state, the `n` arguments at 1..=n, room
+    // for `LUA_MINSTACK` (20) more values, and Lua's own `tonumber` as upvalue 1 (`install`
+    // put it there). Slot 1 is read as bytes only after `lua_type` says it is a string, and
+    // slot 2 only if `n` >= 2; `lua_call` gets the `n` arguments below the function it calls.
+    // Nothing with a destructor lives in this frame if Lua's `tonumber` raises an error.
     unsafe {
         let n = ffi::lua_gettop(state);
         if ffi::lua_type(state, 1) == ffi::LUA_TSTRING {
@@ -135,10 +168,16 @@ pub(crate) fn exact_digits(digits: &[u8], base: u32) -> Option<f64> {
 /// As for a C function's own stack; see the module's rules.
 unsafe fn raise(state: *mut ffi::lua_State, context: *mut Context, message: String) -> c_int {
     // The message moves into the context, so no frame owns it when the error unwinds.
+    // SAFETY: `context` is the engine's (the caller's contract), valid while a script runs, and
+    // no other reference to it is alive here.
     let message = unsafe {
         (*context).message = message;
         &(*context).message
     };
+    // SAFETY: `state` is live and in a C function (or hook) called by Lua, with room for the
+    // one value pushed; `lua_error` unwinds by `longjmp` past frames that own nothing with a
+    // destructor (the caller's contract), and Lua copies the message before the context's
+    // copy is next written.
     unsafe {
         ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
         ffi::lua_error(state)
@@ -151,6 +190,8 @@ unsafe fn raise(state: *mut ffi::lua_State, context: *mut Context, message: Stri
 ///
 /// The function was installed by [`install`].
 unsafe fn upvalue_context(state: *mut ffi::lua_State) -> *mut Context {
+    // SAFETY: `state` is live and runs a C closure that `install` made with the context's
+    // light userdata as its upvalue 1 (the caller's contract), so the pseudo-index is valid.
     unsafe { ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<Context>() }
 }
 
@@ -161,10 +202,14 @@ unsafe fn upvalue_context(state: *mut ffi::lua_State) -> *mut Context {
 /// `index` is a string on `state`'s stack; the bytes outlive neither its place there nor `'a`.
 pub(crate) unsafe fn bytes<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
     let mut len = 0;
+    // SAFETY: `state` is live and `index` is a valid slot of its stack (the caller's contract);
+    // `len` outlives the call.
     let data = unsafe { ffi::lua_tolstring(state, index, &raw mut len) };
     if data.is_null() {
         return &[];
     }
+    // SAFETY: Lua returned `len` bytes at `data`, not null, in a string that Lua neither moves
+    // nor frees while it stays on the stack, which `'a` does not outlive (the caller's contract).
     unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) }
 }
 
@@ -174,6 +219,8 @@ pub(crate) unsafe fn bytes<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a 
 ///
 /// `state` has room for one more value.
 unsafe fn push(state: *mut ffi::lua_State, text: &[u8]) {
+    // SAFETY: `state` is live with room for one more value (the caller's contract); Lua copies
+    // the `text.len()` bytes at `text`, which are valid for the call.
     unsafe { ffi::lua_pushlstring(state, text.as_ptr().cast(), text.len()) };
 }
 
@@ -199,10 +246,15 @@ impl core::ops::Deref for Text<'_> {
 ///
 /// # Safety
 ///
-/// `index` is on `state`'s stack, which has room for four more values.
+/// Called by [`call`] only (for its upvalues); `index` is an argument on `state`'s stack, which
+/// has room for four more values; the borrowed text outlives neither the argument's place on
+/// the stack nor `'a`.
 unsafe fn argument<'a>(state: *mut ffi::lua_State, index: c_int) -> Result<Text<'a>, String> {
+    // SAFETY: `state` is live and `index` a valid slot (the caller's contract).
     match unsafe { ffi::lua_type(state, index) } {
         ffi::LUA_TSTRING => {
+            // SAFETY: slot `index` holds a string (just checked), which stays there while the
+            // text lives (the caller's contract).
             let bytes = unsafe { bytes(state, index) };
             Ok(core::str::from_utf8(bytes).map_or_else(
                 |_| Text::Owned(String::from_utf8_lossy(bytes).into_owned()),
@@ -210,6 +262,7 @@ unsafe fn argument<'a>(state: *mut ffi::lua_State, index: c_int) -> Result<Text<
             ))
         }
         ffi::LUA_TNUMBER => {
+            // SAFETY: slot `index` holds a number (just checked).
             let n = unsafe { ffi::lua_tonumber(state, index) };
             // Whole numbers print the same under %.17g while they have at most 17 digits (and
             // are not negative, which leaves -0 to the format).
@@ -217,35 +270,53 @@ unsafe fn argument<'a>(state: *mut ffi::lua_State, index: c_int) -> Result<Text<
                 #[allow(clippy::cast_possible_truncation)]
                 return Ok(Text::Owned((n as i64).to_string()));
             }
-            Ok(Text::Owned(unsafe { format_number(state, n) }))
+            // SAFETY: called from `call`, whose upvalue 2 is Lua's `string.format`, with room
+            // for four more values (the caller's contract).
+            unsafe { format_number(state, n) }.map(Text::Owned)
         }
         _ => Err("ERR Lua redis lib command arguments must be strings or integers".into()),
     }
 }
 
-/// `string.format('%.17g', n)`, by Lua's own `string.format` (C's printf).
+/// `string.format('%.17g', n)`, by Lua's own `string.format` (C's printf), in a protected
+/// call, so that no error unwinds past the caller's frames (which own strings); its error
+/// message if it fails (it cannot but for want of memory).
 ///
 /// # Safety
 ///
-/// `state`'s stack has room for four more values; `string.format` is Lua's.
-unsafe fn format_number(state: *mut ffi::lua_State, n: f64) -> String {
+/// Called by [`redis_call`]'s frames only (its upvalue 2 is Lua's `string.format`); `state`'s
+/// stack has room for three more values.
+unsafe fn format_number(state: *mut ffi::lua_State, n: f64) -> Result<String, String> {
+    // SAFETY: `state` is live and runs `redis_call`, whose upvalue 2 `install` set; three
+    // values are pushed (within the room promised), `lua_pcall` pops the function and its two
+    // arguments and pushes one result or message, which is read while on the stack and then
+    // popped, leaving the stack as it was.
     unsafe {
-        ffi::lua_getfield(state, ffi::LUA_GLOBALSINDEX, c"string".as_ptr());
-        ffi::lua_getfield(state, -1, c"format".as_ptr());
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(2));
         push(state, b"%.17g");
         ffi::lua_pushnumber(state, n);
-        ffi::lua_call(state, 2, 1);
+        let status = ffi::lua_pcall(state, 2, 1, 0);
         let text = String::from_utf8_lossy(bytes(state, -1)).into_owned();
-        ffi::lua_settop(state, -3);
-        text
+        ffi::lua_settop(state, -2);
+        if status == 0 {
+            Ok(text)
+        } else {
+            Err(format!("ERR {text}"))
+        }
     }
 }
 
 /// `redis.call`: `GET`, `SET`, `TIME`; anything else refused by name.
 unsafe extern "C-unwind" fn redis_call(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Lua calls this closure, made by `install`, with its live state.
     let context = unsafe { upvalue_context(state) };
+    // SAFETY: the context is valid while a script runs and nothing else borrows it meanwhile
+    // (the engine touches it only between runs, and no Lua code, so no hook, runs inside a
+    // command); `call` runs in this C function's frame, with `LUA_MINSTACK` free slots.
     match unsafe { call(state, &mut *context) } {
         Ok(results) => results,
+        // SAFETY: the mutable borrow has ended, and this frame owns nothing with a destructor
+        // (the message moves into `raise`).
         Err(message) => unsafe { raise(state, context, message) },
     }
 }
@@ -255,30 +326,42 @@ unsafe extern "C-unwind" fn redis_call(state: *mut ffi::lua_State) -> c_int {
 /// # Safety
 ///
 /// Called by [`redis_call`] only: Lua gives a C function room for `LUA_MINSTACK` (20) values,
-/// more than a command pushes.
+/// more than a command pushes; the arguments stay on the stack (at 1..=n) throughout, so the
+/// texts borrowed from them stay valid.
 unsafe fn call(state: *mut ffi::lua_State, context: &mut Context) -> Result<c_int, String> {
+    // SAFETY: `state` is live (the caller's contract).
     let n = unsafe { ffi::lua_gettop(state) };
+    // SAFETY: slot 1 is an acceptable index even with no argument (Lua leaves
+    // `LUA_MINSTACK` slots), and reads as `LUA_TNONE` then.
     if unsafe { ffi::lua_type(state, 1) } != ffi::LUA_TSTRING {
         return Err("ERR Lua redis lib command arguments must be strings or integers".into());
     }
+    // SAFETY: slot 1 holds a string (just checked), which stays there for this call.
     let name = unsafe { bytes(state, 1) };
     let now_ms = context.now_us / 1_000;
     if name.eq_ignore_ascii_case(b"GET") {
         if n != 2 {
             return Err(wrong("get"));
         }
+        // SAFETY: slot 2 is an argument (`n` is 2); the stack has room (this function's
+        // contract).
         let key = unsafe { argument(state, 2) }?;
-        match context.keyspace.get(&key, now_ms) {
-            Some(value) => unsafe { push(state, value.as_bytes()) },
-            None => unsafe { ffi::lua_pushboolean(state, 0) },
+        let value = context.keyspace.get(&key, now_ms);
+        // SAFETY: one value pushed, within the room `LUA_MINSTACK` leaves.
+        unsafe {
+            match value {
+                Some(value) => push(state, value.as_bytes()),
+                None => ffi::lua_pushboolean(state, 0),
+            }
         }
         Ok(1)
     } else if name.eq_ignore_ascii_case(b"SET") {
         if !(3..=7).contains(&n) {
             return Err(wrong("set"));
         }
-        let key = unsafe { argument(state, 2) }?;
-        let value = unsafe { argument(state, 3) }?;
+        // SAFETY: slots 2 and 3 are arguments (`n` is at least 3); the stack has room (this
+        // function's contract).
+        let (key, value) = unsafe { (argument(state, 2)?, argument(state, 3)?) };
         let mut options = [
             const { Text::Borrowed("") },
             const { Text::Borrowed("") },
@@ -287,16 +370,20 @@ unsafe fn call(state: *mut ffi::lua_State, context: &mut Context) -> Result<c_in
         ];
         let count = usize::try_from(n - 3).unwrap_or(0);
         for (slot, index) in options.iter_mut().zip(4..=n) {
+            // SAFETY: `index` is at most `n`, an argument; the stack has room.
             *slot = unsafe { argument(state, index) }?;
         }
         let options = options.each_ref().map(|option| &**option);
         if set_command(context, &key, &value, &options[..count])? {
+            // SAFETY: two values pushed at most (the table and the string it takes), within
+            // the room `LUA_MINSTACK` leaves; -2 is the table just made.
             unsafe {
                 ffi::lua_createtable(state, 0, 1);
                 push(state, b"OK");
                 ffi::lua_setfield(state, -2, c"ok".as_ptr());
             }
         } else {
+            // SAFETY: one value pushed, within the room `LUA_MINSTACK` leaves.
             unsafe { ffi::lua_pushboolean(state, 0) };
         }
         Ok(1)
@@ -306,6 +393,9 @@ unsafe fn call(state: *mut ffi::lua_State, context: &mut Context) -> Result<c_in
         }
         // Two bulk strings, seconds and microseconds, made without allocating.
         let (mut seconds, mut micros) = ([0; DIGITS], [0; DIGITS]);
+        // SAFETY: two values pushed at most (the table and one string), within the room
+        // `LUA_MINSTACK` leaves; -2 is the table just made; the digits live through the push,
+        // which copies them.
         unsafe {
             ffi::lua_createtable(state, 2, 0);
             push(state, decimal(context.now_us / 1_000_000, &mut seconds));
@@ -331,26 +421,35 @@ fn wrong(name: &str) -> String {
 
 /// `redis.<name>` for any name not modelled: refused by name.
 unsafe extern "C-unwind" fn refuse_function(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Lua calls this closure, made by `install`, with its live state.
     let context = unsafe { upvalue_context(state) };
+    // SAFETY: an `__index` metamethod gets the table and the key, at slots 1 and 2.
     let name = match unsafe { ffi::lua_type(state, 2) } {
         ffi::LUA_TSTRING | ffi::LUA_TNUMBER => {
+            // SAFETY: slot 2 holds a string or a number, which `lua_tolstring` turns into one
+            // in place; it stays there while the bytes are copied.
             String::from_utf8_lossy(unsafe { bytes(state, 2) }).into_owned()
         }
         _ => "?".to_owned(),
     };
     let name = format!("redis.{name}");
     let message = not_modelled(&name);
+    // SAFETY: the context is valid while a script runs, and nothing else borrows it here.
     unsafe { (*context).refused.get_or_insert(name) };
+    // SAFETY: this frame owns nothing with a destructor any more (the name moved into the
+    // context, the message moves into `raise`).
     unsafe { raise(state, context, message) }
 }
 
 /// `redis.error_reply(message)`: `{ err = message }`.
 unsafe extern "C-unwind" fn error_reply(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Lua calls this C function with its live state and its own stack.
     unsafe { field_reply(state, c"err") }
 }
 
 /// `redis.status_reply(message)`: `{ ok = message }`.
 unsafe extern "C-unwind" fn status_reply(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Lua calls this C function with its live state and its own stack.
     unsafe { field_reply(state, c"ok") }
 }
 
@@ -360,6 +459,9 @@ unsafe extern "C-unwind" fn status_reply(state: *mut ffi::lua_State) -> c_int {
 ///
 /// A C function's stack.
 unsafe fn field_reply(state: *mut ffi::lua_State, field: &core::ffi::CStr) -> c_int {
+    // SAFETY: `state` is live in a C function (the caller's contract), with `LUA_MINSTACK`
+    // free slots; `lua_settop(1)` leaves exactly the first argument (nil if none), two values
+    // are pushed above it, and -2 is the table just made.
     unsafe {
         ffi::lua_settop(state, 1);
         ffi::lua_createtable(state, 0, 1);
@@ -372,6 +474,8 @@ unsafe fn field_reply(state: *mut ffi::lua_State, field: &core::ffi::CStr) -> c_
 /// The busy-script limit: every [`HOOK_EVERY`] instructions, stop a script that has run past
 /// [`INSTRUCTION_BUDGET`].
 unsafe extern "C-unwind" fn budget(state: *mut ffi::lua_State, _: *mut ffi::lua_Debug) {
+    // SAFETY: Lua calls a hook with its live state and `LUA_MINSTACK` free slots; the one
+    // value pushed (the registry's context, or nil) is popped again.
     let context = unsafe {
         ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, CONTEXT_KEY.as_ptr());
         let context = ffi::lua_touserdata(state, -1).cast::<Context>();
@@ -381,10 +485,14 @@ unsafe extern "C-unwind" fn budget(state: *mut ffi::lua_State, _: *mut ffi::lua_
     if context.is_null() {
         return;
     }
+    // SAFETY: not null (just checked): the engine's context, valid while a script runs, and
+    // borrowed by nothing else while Lua instructions run.
     let instructions = unsafe { &mut (*context).instructions };
     *instructions = instructions.saturating_add(HOOK_EVERY.unsigned_abs());
     if *instructions >= INSTRUCTION_BUDGET {
         let message = "BUSY the script ran past the simulation's instruction budget".to_owned();
+        // SAFETY: a count hook may raise an error; the borrow of the context has ended, and
+        // this frame owns nothing with a destructor (the message moves into `raise`).
         unsafe { raise(state, context, message) };
     }
 }
