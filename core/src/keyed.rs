@@ -883,6 +883,14 @@ where
     }
 }
 
+#[cfg(feature = "http")]
+impl<K, C, S> KeyedRateLimiter<K, C, S> {
+    /// Time from `at` until the window holding it ends, for the HTTP fields.
+    pub(crate) fn reset_after(&self, at: Instant) -> Duration {
+        self.policy.reset_after(at)
+    }
+}
+
 impl<K, C, S> fmt::Debug for KeyedRateLimiter<K, C, S>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,

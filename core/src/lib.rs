@@ -55,6 +55,10 @@
 //!   [`KeyedRateLimitService`] do the same per key read from the request;
 //!   [`KeyedServiceError`], their error.
 //!
+//! - `http`: [`http::HttpRateLimitLayer`], answering HTTP requests by the standard (`429` with
+//!   `Retry-After`, the IETF `RateLimit-Policy` and `RateLimit` fields), per key or for all.
+//! - `axum`: [`http::PeerIp`] also reads axum's `ConnectInfo<SocketAddr>`.
+//!
 //! Events and errors
 //! - [`RateLimiterEvent`]: `Permitted` and `Rejected`, to listeners.
 //! - [`RateLimiterError`]: `Rejected` (with the estimated wait) and `Interrupted`.
@@ -101,6 +105,8 @@ mod error;
 pub use crate::error::{ConfigError, RateLimiterError};
 mod event;
 pub use crate::event::RateLimiterEvent;
+#[cfg(feature = "http")]
+pub mod http;
 mod instant;
 pub use crate::instant::Instant;
 mod interrupt;
