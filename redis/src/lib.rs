@@ -46,6 +46,9 @@
 //! Integrations
 //! - [`SharedRateLimitLayer`], [`SharedRateLimitService`], [`SharedServiceError`]: a tower
 //!   middleware keyed by a key extractor.
+//! - `http` (feature): [`http::HttpRateLimitLayer`] over a shared limiter answers HTTP by the
+//!   standard: `429` with `Retry-After` and the IETF `RateLimit-Policy` and `RateLimit`
+//!   fields, and `503` when the server cannot decide under fail-closed.
 //! - [`RedisServer`] (feature `test-server`): a throwaway `redis-server` for tests.
 //!
 //! # Rules
@@ -117,6 +120,11 @@ pub use crate::config::{
 mod connection;
 mod error;
 pub use crate::error::{Conflict, SharedError};
+#[cfg(feature = "http")]
+mod http_limiter;
+/// Core's HTTP layer and key extractors (feature `http`), which the shared limiter plugs into.
+#[cfg(feature = "http")]
+pub use fixed_window::http;
 mod event;
 pub use crate::event::SharedEvent;
 mod invocation;

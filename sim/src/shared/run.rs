@@ -1506,7 +1506,7 @@ fn digest_values(values: &[i64]) -> ReplyDigest {
 
 fn decision_digest(decision: &Decision) -> DecisionDigest {
     match decision {
-        Decision::Permitted { remaining } => DecisionDigest::Permitted {
+        Decision::Permitted { remaining, .. } => DecisionDigest::Permitted {
             remaining: *remaining,
         },
         Decision::Wait { until } => DecisionDigest::Wait {
