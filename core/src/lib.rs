@@ -1,28 +1,4 @@
-//! A lock-free fixed-window rate limiter.
-//!
-//! A [`RateLimiter`] allows `limit` calls per `period`. Windows are aligned to the instant the
-//! limiter was created on its [`Clock`] and advance in whole periods; unused permits never
-//! carry over. The state is one atomic word claimed by compare-and-set: no lock, no
-//! allocation on the permit or rejection path.
-//!
-//! ```
-//! use core::time::Duration;
-//! use fixed_window::{ManualClock, RateLimiter, RateLimiterError};
-//!
-//! let clock = ManualClock::new();
-//! let limiter = RateLimiter::builder("checkout", 2, Duration::from_secs(1))?
-//!     .clock(clock.clone())
-//!     .build();
-//!
-//! assert_eq!(limiter.call(|| "charged"), Ok("charged"));
-//! assert_eq!(limiter.try_acquire().map(|permit| permit.remaining()), Ok(0));
-//! let rejected = limiter.call(|| "charged").unwrap_err();
-//! assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
-//!
-//! clock.advance(Duration::from_secs(1)); // exactly at the boundary: a new window
-//! assert!(limiter.try_acquire().is_ok());
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+#![doc = include_str!("../README.md")]
 //!
 //! # Types
 //!
@@ -65,6 +41,8 @@
 //! - [`ConfigError`]: a configuration the rules forbid.
 //!
 //! # Rules
+//!
+//! In full, with the reasons: `docs/rules.md` in the source repository.
 //!
 //! - The window holding instant `t` is `[origin + k·period, origin + (k+1)·period)`; at exactly
 //!   `origin + k·period` the new window is in effect.
