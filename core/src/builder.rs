@@ -69,7 +69,23 @@ pub struct LimiterBuilder<F, C = SystemClock> {
 }
 
 /// The builder of a [`RateLimiter`] on clock `C`, from [`RateLimiter::builder`]; its setters
-/// are [`LimiterBuilder`]'s.
+/// are [`LimiterBuilder`]'s, with [`listener`](Builder#method.listener) its own.
+///
+/// # Examples
+///
+/// A builder named by its type, handed to code that finishes it.
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{Builder, ManualClock, RateLimiter};
+///
+/// fn finish(builder: Builder<ManualClock>) -> RateLimiter<ManualClock> {
+///     builder.max_wait(Duration::from_millis(5)).build()
+/// }
+/// let limiter = finish(RateLimiter::builder("api", 1, Duration::from_secs(1))?.clock(ManualClock::new()));
+/// assert_eq!(limiter.max_wait(), Duration::from_millis(5));
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
 pub type Builder<C = SystemClock> = LimiterBuilder<PlainOptions, C>;
 
 impl<F> LimiterBuilder<F> {
@@ -111,9 +127,9 @@ impl<F, C> LimiterBuilder<F, C> {
         })
     }
 
-    /// Windows `period` long instead of the one given to `builder`. A period longer than
-    /// [`Instant::MAX`]'s distance from the epoch (about 584 years) behaves as that long: the
-    /// limiter then has a single window.
+    /// Windows `period` long instead of the one given to `builder`; the windows stay aligned
+    /// to the limiter's creation. Any positive period is allowed, one past the end of the
+    /// timeline included (see [`Settings`]).
     ///
     /// # Errors
     ///
@@ -235,6 +251,20 @@ impl<F, C> LimiterBuilder<F, C> {
 }
 
 /// What only a [`RateLimiter`]'s builder holds: its listeners, which take the event alone.
+///
+/// It appears only as the first parameter of a [`LimiterBuilder`]: a [`Builder`] is a
+/// `LimiterBuilder<PlainOptions>`.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{LimiterBuilder, PlainOptions, RateLimiter};
+///
+/// let builder: LimiterBuilder<PlainOptions> = RateLimiter::builder("api", 1, Duration::from_secs(1))?;
+/// assert_eq!(builder.build().name(), "api");
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
 pub struct PlainOptions {
     pub(crate) listeners: Vec<Listener>,
 }

@@ -116,10 +116,10 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// Made with [`builder`](KeyedRateLimiter::builder) (or [`of`](KeyedRateLimiter::of)); each
 /// setting is described once, on the builder's setter of the same name ([`LimiterBuilder`],
 /// whose [`KeyedBuilder`] form adds [`listener`](KeyedBuilder#method.listener) and
-/// [`hasher`](KeyedBuilder#method.hasher)), and its rules live in [`Settings`]. Each `with_*` is a
-/// shorthand for building a new limiter from this one's configuration with one setting
-/// changed: its grid starts afresh at the clock's reading now, with no keys. To change
-/// several settings, the builder makes the table once instead of once per `with_*`.
+/// [`hasher`](KeyedBuilder#method.hasher)), and its rules live in [`Settings`]. Each
+/// `with_*` is a shorthand for building a new limiter from this one's configuration with one
+/// setting changed: its grid starts afresh at the clock's reading now, with no keys. To
+/// change several settings, the builder makes the table once instead of once per `with_*`.
 ///
 /// # Examples
 ///
@@ -367,8 +367,8 @@ where
     }
 
     /// This limiter hashing keys with `hasher` instead of a [`KeyHasher`] (see
-    /// [`KeyedBuilder::hasher`](KeyedBuilder#method.hasher) for when to), its grid starting afresh (see
-    /// [Configuration](KeyedRateLimiter#configuration)).
+    /// [`KeyedBuilder::hasher`](KeyedBuilder#method.hasher) for when to), its grid starting
+    /// afresh (see [Configuration](KeyedRateLimiter#configuration)).
     ///
     /// # Examples
     ///

@@ -149,8 +149,8 @@ impl Settings {
         })
     }
 
-    /// These settings with excess calls waiting up to `max_wait` for a later window: zero
-    /// rejects at once, `Duration::MAX` waits as long as the clock's timeline lasts.
+    /// These settings with excess calls waiting up to `max_wait` for a later window (what a
+    /// wait does: [`LimiterBuilder::max_wait`](crate::LimiterBuilder::max_wait)).
     ///
     /// # Examples
     ///

@@ -13,17 +13,48 @@ use super::KeyedRateLimiter;
 use super::hasher::KeyHasher;
 use super::words::{KeyedListener, KeyedWords};
 
-/// The builder of a [`KeyedRateLimiter`] for keys `K` on clock `C`, hashing keys with `S`, from
-/// [`KeyedRateLimiter::builder`]; its setters are [`LimiterBuilder`]'s, with
-/// [`listener`](KeyedBuilder#method.listener) and [`hasher`](KeyedBuilder#method.hasher) its own.
+/// The builder of a [`KeyedRateLimiter`] for keys `K` on clock `C`, hashing keys with `S`,
+/// from [`KeyedRateLimiter::builder`]; its setters are [`LimiterBuilder`]'s, with
+/// [`listener`](KeyedBuilder#method.listener) and [`hasher`](KeyedBuilder#method.hasher)
+/// its own.
 ///
-/// The key table (64 shards) is made by [`build`](KeyedBuilder#method.build), once, and the clock
-/// read there once. Each `with_*` of a limiter instead makes a new limiter, table included,
-/// so a configuration of several options is cheaper set here.
+/// The key table (64 shards) is made by [`build`](KeyedBuilder#method.build), once, and the
+/// clock read there once. Each `with_*` of a limiter instead makes a new limiter, table
+/// included, so a configuration of several options is cheaper set here.
+///
+/// # Examples
+///
+/// A builder named by its type, handed to code that finishes it.
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{KeyedBuilder, KeyedRateLimiter, ManualClock};
+///
+/// fn finish(builder: KeyedBuilder<u64, ManualClock>) -> KeyedRateLimiter<u64, ManualClock> {
+///     builder.max_wait(Duration::from_millis(5)).build()
+/// }
+/// let limiter = finish(KeyedRateLimiter::builder("api", 1, Duration::from_secs(1))?.clock(ManualClock::new()));
+/// assert_eq!(limiter.max_wait(), Duration::from_millis(5));
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
 pub type KeyedBuilder<K, C = SystemClock, S = KeyHasher> = LimiterBuilder<KeyedOptions<K, S>, C>;
 
 /// What only a [`KeyedRateLimiter`]'s builder holds: its listeners, which take the key with
 /// the event, and the hasher of its keys.
+///
+/// It appears only as the first parameter of a [`LimiterBuilder`]: a [`KeyedBuilder`] is a
+/// `LimiterBuilder<KeyedOptions<K, S>, C>`.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{KeyedOptions, KeyedRateLimiter, LimiterBuilder};
+///
+/// let builder: LimiterBuilder<KeyedOptions<&str>> = KeyedRateLimiter::builder("api", 1, Duration::from_secs(1))?;
+/// assert!(builder.build().try_acquire(&"alice").is_ok());
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
 pub struct KeyedOptions<K, S = KeyHasher> {
     listeners: Vec<KeyedListener<K>>,
     hasher: S,
