@@ -76,7 +76,7 @@ mod backoff;
 pub use crate::backoff::Backoff;
 mod budget;
 mod builder;
-pub use crate::builder::Builder;
+pub use crate::builder::{Builder, LimiterBuilder, PlainOptions};
 mod clock;
 pub use crate::clock::{Clock, ManualClock, Sleep, SystemClock};
 mod error;
@@ -90,7 +90,9 @@ pub use crate::instant::Instant;
 mod interrupt;
 pub use crate::interrupt::{Interrupt, Interrupted};
 mod keyed;
-pub use crate::keyed::{KeyHasher, KeyedBuilder, KeyedRateLimiter, KeyedRateLimiterError};
+pub use crate::keyed::{
+    KeyHasher, KeyedBuilder, KeyedOptions, KeyedRateLimiter, KeyedRateLimiterError,
+};
 #[cfg(feature = "tower")]
 pub use crate::keyed::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedServiceError};
 mod limiter;
@@ -105,6 +107,7 @@ mod service;
 #[cfg(feature = "tower")]
 pub use crate::service::{RateLimitLayer, RateLimitService, ServiceError};
 mod settings;
+pub use crate::settings::Settings;
 mod state;
 mod sync;
 #[cfg(feature = "tokio")]
