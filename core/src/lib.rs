@@ -11,6 +11,12 @@
 //!   `try_acquire`'s rejection, borrowing the limiter.
 //! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
 //!
+//! Configuration
+//! - [`Settings`]: name, limit, period and `max_wait`, checked once, where every limiter (and
+//!   `fixed-window-redis`'s `Config`) takes them from.
+//! - [`LimiterBuilder`]: the one builder of both limiters ([`Builder`] for the plain one with
+//!   its [`PlainOptions`], [`KeyedBuilder`] for the keyed one with its [`KeyedOptions`]).
+//!
 //! Per key
 //! - [`KeyedRateLimiter`]: one window count per key (client, user, token, tenant), every key
 //!   on the limiter's one grid, claimed by the same loop; keys whose window has ended are
@@ -30,7 +36,6 @@
 //!   before each request; [`ServiceError`], its error. [`KeyedRateLimitLayer`] and
 //!   [`KeyedRateLimitService`] do the same per key read from the request;
 //!   [`KeyedServiceError`], their error.
-//!
 //! - `http`: [`http::HttpRateLimitLayer`], answering HTTP requests by the standard (`429` with
 //!   `Retry-After`, the IETF `RateLimit-Policy` and `RateLimit` fields), per key or for all.
 //! - `axum`: [`http::PeerIp`] also reads axum's `ConnectInfo<SocketAddr>`.
