@@ -36,7 +36,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, measurement::WallTime};
 use fixed_window::RateLimiter;
-use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+use fixed_window_redis::{Config, SharedRateLimiter};
+use fixed_window_redis_test::RedisServer;
 use redis::aio::ConnectionManager;
 use tokio::runtime::Runtime;
 

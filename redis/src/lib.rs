@@ -3,13 +3,15 @@
 //!
 //! ```
 //! use core::time::Duration;
-//! use fixed_window_redis::{Config, RedisServer, SharedError, SharedRateLimiter};
+//! use fixed_window_redis::{Config, SharedError, SharedRateLimiter, redis};
 //!
-//! let server = RedisServer::start()?; // a throwaway redis-server (feature `test-server`)
+//! let client = redis::Client::open("redis://127.0.0.1/")?;
+//! # let server = fixed_window_redis_test::RedisServer::start()?;
+//! # let client = server.client()?;
 //! let config = Config::of("checkout", 2, Duration::from_secs(3600))?;
 //! // Two replicas of a service, each with its own connection, share one limit per key.
-//! let a = SharedRateLimiter::connect_blocking(config.clone(), server.client()?)?;
-//! let b = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+//! let a = SharedRateLimiter::connect_blocking(config.clone(), client.clone())?;
+//! let b = SharedRateLimiter::connect_blocking(config, client)?;
 //! assert_eq!(a.call("alice", || "charged")?, "charged");
 //! assert_eq!(b.try_acquire("alice")?.remaining(), Some(0));
 //! let rejected = a.try_acquire("alice").unwrap_err();
@@ -46,7 +48,6 @@
 //! Integrations
 //! - [`SharedRateLimitLayer`], [`SharedRateLimitService`], [`SharedServiceError`]: a tower
 //!   middleware keyed by a key extractor.
-//! - [`RedisServer`] (feature `test-server`): a throwaway `redis-server` for tests.
 //!
 //! # Rules
 //!
@@ -134,10 +135,6 @@ mod script;
 pub use crate::script::{SCRIPT, ScriptReply};
 mod service;
 pub use crate::service::{SharedRateLimitLayer, SharedRateLimitService, SharedServiceError};
-#[cfg(feature = "test-server")]
-mod test_server;
-#[cfg(feature = "test-server")]
-pub use crate::test_server::RedisServer;
 mod unavailable;
 pub use crate::unavailable::{Unavailable, UnavailableKind};
 
