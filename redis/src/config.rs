@@ -580,7 +580,7 @@ fn validate_period(period: Duration) -> Result<u64, ConfigError> {
     if period > MAX_PERIOD {
         return Err(ConfigError::PeriodTooLong(period));
     }
-    if period.subsec_nanos() % 1_000 != 0 {
+    if !period.subsec_nanos().is_multiple_of(1_000) {
         return Err(ConfigError::PeriodNotWholeMicros(period));
     }
     // At most MAX_PERIOD, so it fits.

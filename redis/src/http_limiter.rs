@@ -29,7 +29,7 @@ use crate::limiter::SharedRateLimiter;
 /// use std::sync::Arc;
 /// use fixed_window::http::{HttpRateLimitLayer, PeerIp};
 /// use fixed_window_redis::{Config, SharedRateLimiter};
-/// # let server = fixed_window_redis::RedisServer::start()?;
+/// # let server = fixed_window_redis_test::RedisServer::start()?;
 /// # let url = server.url();
 ///
 /// # tokio::runtime::Runtime::new()?.block_on(async {

@@ -31,7 +31,6 @@
 //! - `http` (feature): [`http::HttpRateLimitLayer`] over a shared limiter answers HTTP by the
 //!   standard: `429` with `Retry-After` and the IETF `RateLimit-Policy` and `RateLimit`
 //!   fields, and `503` when the server cannot decide under fail-closed.
-//! - [`RedisServer`] (feature `test-server`): a throwaway `redis-server` for tests.
 //!
 //! # Rules
 //!
@@ -118,10 +117,6 @@ mod script;
 pub use crate::script::{SCRIPT, ScriptReply};
 mod service;
 pub use crate::service::{SharedRateLimitLayer, SharedRateLimitService, SharedServiceError};
-#[cfg(feature = "test-server")]
-mod test_server;
-#[cfg(feature = "test-server")]
-pub use crate::test_server::RedisServer;
 mod unavailable;
 pub use crate::unavailable::{Unavailable, UnavailableKind};
 

@@ -36,10 +36,10 @@ fn race(limiter: &Broken<Wide, ManualClock>) -> [Result<Grant, Refusal>; 2] {
     let mut ended = [None, None];
     while ended.iter().any(Option::is_none) {
         for (call, end) in calls.iter_mut().zip(&mut ended) {
-            if end.is_none() {
-                if let Poll::Ready(result) = call.as_mut().poll(&mut context) {
-                    *end = Some(result);
-                }
+            if end.is_none()
+                && let Poll::Ready(result) = call.as_mut().poll(&mut context)
+            {
+                *end = Some(result);
             }
         }
     }
