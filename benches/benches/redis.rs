@@ -36,7 +36,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, measurement::WallTime};
 use fixed_window::RateLimiter;
-use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+use fixed_window_redis::{Config, SharedRateLimiter};
+use fixed_window_redis_test::RedisServer;
 use redis::aio::ConnectionManager;
 use tokio::runtime::Runtime;
 
@@ -454,7 +455,7 @@ fn commands_sent(client: &redis::Client, mut attempt: impl FnMut()) -> u64 {
     monitor
         .send_packed_command(&redis::cmd("MONITOR").get_packed_command())
         .expect("MONITOR");
-    let ok: String = redis::from_redis_value(&monitor.recv_response().expect("MONITOR's reply"))
+    let ok: String = redis::from_redis_value(monitor.recv_response().expect("MONITOR's reply"))
         .expect("MONITOR's OK");
     assert_eq!(ok, "OK", "MONITOR's reply");
     for _ in 0..COUNTED_ATTEMPTS {
@@ -467,7 +468,7 @@ fn commands_sent(client: &redis::Client, mut attempt: impl FnMut()) -> u64 {
         .expect("ECHO");
     let mut commands = 0;
     loop {
-        let line: String = redis::from_redis_value(&monitor.recv_response().expect("a command"))
+        let line: String = redis::from_redis_value(monitor.recv_response().expect("a command"))
             .expect("MONITOR's line");
         if line.contains(END_OF_COUNT) {
             return commands;

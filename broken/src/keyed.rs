@@ -2,12 +2,12 @@
 //! keys as it is used, with each [`KeyedFlaw`] planted in the one place it breaks.
 
 use core::fmt;
-use core::num::NonZeroU128;
 use core::time::Duration;
 
-use fixed_window::{Clock, ConfigError, Instant, Interrupt};
+use fixed_window::{Clock, Instant, Interrupt, Settings};
 use fixed_window_spec::{Decision, Grid, deadline};
 
+use crate::limiter::nanos;
 use crate::outcome::{Grant, Refusal};
 use crate::pause::{Async, Blocking, Pause, block_on};
 use crate::sync::hint;
@@ -38,11 +38,11 @@ use self::table::Table;
 ///
 /// ```
 /// use core::time::Duration;
-/// use fixed_window::ManualClock;
+/// use fixed_window::{ManualClock, Settings};
 /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
 ///
 /// let limiter =
-///     BrokenKeyed::new(KeyedFlaw::SharedCount, 1, Duration::from_nanos(10), Duration::ZERO, ManualClock::new())?;
+///     BrokenKeyed::new(KeyedFlaw::SharedCount, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
 /// assert!(limiter.try_acquire(1).is_ok());
 /// assert!(limiter.try_acquire(2).is_err());
 /// # Ok::<(), fixed_window::ConfigError>(())
@@ -57,43 +57,33 @@ pub struct BrokenKeyed<C> {
 }
 
 impl<C: Clock> BrokenKeyed<C> {
-    /// A keyed limiter with `flaw`, `limit` permits per `period` for each key, excess calls
-    /// waiting up to `max_wait`, on `clock`; its windows start at the clock's reading now.
-    ///
-    /// # Errors
-    ///
-    /// [`ConfigError::ZeroLimit`] and [`ConfigError::ZeroPeriod`], as the real limiter.
+    /// A keyed limiter with `flaw`, `settings`' limit permits per period for each key, excess
+    /// calls waiting up to their max wait, on `clock`; its windows start at the clock's
+    /// reading now. The settings are the real limiter's, checked by its rules.
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::{ConfigError, ManualClock};
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
     ///
-    /// let made = BrokenKeyed::new(KeyedFlaw::ReclaimLive, 1, Duration::ZERO, Duration::ZERO, ManualClock::new());
-    /// assert_eq!(made.err(), Some(ConfigError::ZeroPeriod));
+    /// let settings = Settings::new("api", 2, Duration::from_secs(1))?;
+    /// let limiter = BrokenKeyed::new(KeyedFlaw::ReclaimLive, settings, ManualClock::new());
+    /// assert_eq!(limiter.try_acquire(7).map(|grant| grant.remaining), Ok(1));
+    /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
-    pub fn new(
-        flaw: KeyedFlaw,
-        limit: u32,
-        period: Duration,
-        max_wait: Duration,
-        clock: C,
-    ) -> Result<BrokenKeyed<C>, ConfigError> {
-        if limit == 0 {
-            return Err(ConfigError::ZeroLimit);
-        }
-        let period = NonZeroU128::new(period.as_nanos()).ok_or(ConfigError::ZeroPeriod)?;
+    pub fn new(flaw: KeyedFlaw, settings: Settings, clock: C) -> BrokenKeyed<C> {
+        let period = nanos(settings.period());
         let grid = Grid::new(u128::from(clock.now().as_nanos()), period);
-        Ok(BrokenKeyed {
+        BrokenKeyed {
             flaw,
-            limit,
-            max_wait,
+            limit: settings.limit(),
+            max_wait: settings.max_wait(),
             clock,
             table: Table::new(&grid),
             grid,
-        })
+        }
     }
 
     /// The flaw.
@@ -102,11 +92,11 @@ impl<C: Clock> BrokenKeyed<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::ManualClock;
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
     ///
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::NeverReclaims, 1, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    ///     BrokenKeyed::new(KeyedFlaw::NeverReclaims, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
     /// assert_eq!(limiter.flaw(), KeyedFlaw::NeverReclaims);
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
@@ -120,11 +110,11 @@ impl<C: Clock> BrokenKeyed<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::{Clock, Instant, ManualClock};
+    /// use fixed_window::{Clock, Instant, ManualClock, Settings};
     /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
     ///
     /// let clock = ManualClock::starting_at(Instant::from_nanos(3));
-    /// let limiter = BrokenKeyed::new(KeyedFlaw::SharedCount, 1, Duration::from_secs(1), Duration::ZERO, clock)?;
+    /// let limiter = BrokenKeyed::new(KeyedFlaw::SharedCount, Settings::new("api", 1, Duration::from_secs(1))?, clock);
     /// assert_eq!(limiter.clock().now(), Instant::from_nanos(3));
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
@@ -140,12 +130,12 @@ impl<C: Clock> BrokenKeyed<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::ManualClock;
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
     ///
     /// let clock = ManualClock::new();
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::NeverReclaims, 1, Duration::from_nanos(10), Duration::ZERO, clock.clone())?;
+    ///     BrokenKeyed::new(KeyedFlaw::NeverReclaims, Settings::new("api", 1, Duration::from_nanos(10))?, clock.clone());
     /// limiter.try_acquire(1).expect("a fresh key");
     /// clock.advance(Duration::from_nanos(100));
     /// limiter.try_acquire(2).expect("a fresh key");
@@ -162,11 +152,11 @@ impl<C: Clock> BrokenKeyed<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::ManualClock;
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
     ///
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::SharedCount, 1, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    ///     BrokenKeyed::new(KeyedFlaw::SharedCount, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
     /// assert!(limiter.is_empty());
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
@@ -186,12 +176,12 @@ impl<C: Clock> BrokenKeyed<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::ManualClock;
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
     ///
     /// let clock = ManualClock::new();
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::ReclaimLive, 1, Duration::from_nanos(1_000), Duration::ZERO, clock.clone())?;
+    ///     BrokenKeyed::new(KeyedFlaw::ReclaimLive, Settings::new("api", 1, Duration::from_nanos(1_000))?, clock.clone());
     /// clock.advance(Duration::from_nanos(1_000));
     /// // Every one of the window's first 64 calls sweeps a shard, its own window included.
     /// let granted = (0..64).filter(|_| limiter.try_acquire(7).is_ok()).count();
@@ -214,11 +204,11 @@ impl<C: Clock> BrokenKeyed<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::{Instant, ManualClock};
+    /// use fixed_window::{Instant, ManualClock, Settings};
     /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
     ///
     /// let period = Duration::from_nanos(10);
-    /// let limiter = BrokenKeyed::new(KeyedFlaw::NeverReclaims, 1, period, period, ManualClock::new())?;
+    /// let limiter = BrokenKeyed::new(KeyedFlaw::NeverReclaims, Settings::new("api", 1, period)?.with_max_wait(period), ManualClock::new());
     /// assert!(limiter.try_acquire(3).is_ok());
     /// assert_eq!(limiter.acquire(3, None).map(|grant| grant.at), Ok(Instant::from_nanos(10)));
     /// # Ok::<(), fixed_window::ConfigError>(())
@@ -243,11 +233,11 @@ impl<C: Clock> BrokenKeyed<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::ManualClock;
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
     ///
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::SharedCount, 2, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    ///     BrokenKeyed::new(KeyedFlaw::SharedCount, Settings::new("api", 2, Duration::from_secs(1))?, ManualClock::new());
     /// let grant = futures::executor::block_on(limiter.acquire_async(9)).expect("a fresh key");
     /// assert_eq!(grant.remaining, 1);
     /// # Ok::<(), fixed_window::ConfigError>(())

@@ -32,12 +32,12 @@
 //!
 //! ```
 //! use core::time::Duration;
-//! use fixed_window::ManualClock;
+//! use fixed_window::{ManualClock, Settings};
 //! use fixed_window_broken::{Broken, Flaw, Wide};
 //!
 //! let clock = ManualClock::new();
 //! let limiter: Broken<Wide, _> =
-//!     Broken::new(Flaw::BoundaryOffByOne, 1, Duration::from_nanos(10), Duration::ZERO, clock.clone())?;
+//!     Broken::new(Flaw::BoundaryOffByOne, Settings::new("api", 1, Duration::from_nanos(10))?, clock.clone());
 //! assert!(limiter.try_acquire().is_ok());
 //! clock.advance(Duration::from_nanos(10));
 //! assert!(limiter.try_acquire().is_err());

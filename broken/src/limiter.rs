@@ -5,7 +5,7 @@ use core::fmt;
 use core::num::NonZeroU128;
 use core::time::Duration;
 
-use fixed_window::{Clock, ConfigError, Instant};
+use fixed_window::{Clock, Instant, Settings};
 use fixed_window_spec::{Count, Decision, Grid, NEVER, deadline};
 
 use crate::cell::{Cell, Window};
@@ -29,12 +29,12 @@ use crate::sync::hint;
 ///
 /// ```
 /// use core::time::Duration;
-/// use fixed_window::ManualClock;
+/// use fixed_window::{ManualClock, Settings};
 /// use fixed_window_broken::{Broken, Flaw, Wide};
 ///
 /// let clock = ManualClock::new();
 /// let limiter: Broken<Wide, _> =
-///     Broken::new(Flaw::CarryOver, 2, Duration::from_nanos(10), Duration::ZERO, clock.clone())?;
+///     Broken::new(Flaw::CarryOver, Settings::new("api", 2, Duration::from_nanos(10))?, clock.clone());
 /// assert!(limiter.try_acquire().is_ok());
 /// clock.advance(Duration::from_nanos(10));
 /// let granted = (0..3).filter(|_| limiter.try_acquire().is_ok()).count();
@@ -51,12 +51,11 @@ pub struct Broken<S, C> {
 }
 
 impl<S: Cell, C: Clock> Broken<S, C> {
-    /// A limiter with `flaw`, `limit` permits per `period`, excess calls waiting up to
-    /// `max_wait`, on `clock`; its windows start at the clock's reading now.
+    /// A limiter with `flaw`, `settings`' limit permits per period, excess calls waiting up
+    /// to their max wait, on `clock`; its windows start at the clock's reading now.
     ///
-    /// # Errors
-    ///
-    /// [`ConfigError::ZeroLimit`] and [`ConfigError::ZeroPeriod`], as the real limiter.
+    /// The settings are the real limiter's [`Settings`], so a configuration it refuses cannot
+    /// reach here, and the rules of one are checked in one place.
     ///
     /// # Panics
     ///
@@ -68,32 +67,25 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::{ConfigError, ManualClock};
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{Broken, Flaw, Wide};
     ///
-    /// let made = Broken::<Wide, _>::new(Flaw::CarryOver, 0, Duration::from_secs(1), Duration::ZERO, ManualClock::new());
-    /// assert_eq!(made.err(), Some(ConfigError::ZeroLimit));
+    /// let settings = Settings::new("api", 3, Duration::from_secs(1))?;
+    /// let limiter = Broken::<Wide, _>::new(Flaw::CarryOver, settings, ManualClock::new());
+    /// assert_eq!(limiter.try_acquire().map(|grant| grant.remaining), Ok(2));
+    /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
-    pub fn new(
-        flaw: Flaw,
-        limit: u32,
-        period: Duration,
-        max_wait: Duration,
-        clock: C,
-    ) -> Result<Broken<S, C>, ConfigError> {
-        if limit == 0 {
-            return Err(ConfigError::ZeroLimit);
-        }
-        let period = NonZeroU128::new(period.as_nanos()).ok_or(ConfigError::ZeroPeriod)?;
+    pub fn new(flaw: Flaw, settings: Settings, clock: C) -> Broken<S, C> {
+        let limit = settings.limit();
         let origin = u128::from(clock.now().as_nanos());
-        Ok(Broken {
+        Broken {
             flaw,
             limit,
-            period,
-            max_wait,
+            period: nanos(settings.period()),
+            max_wait: settings.max_wait(),
             clock,
             state: S::new(Window::first(origin), limit),
-        })
+        }
     }
 
     /// The flaw.
@@ -102,11 +94,11 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::ManualClock;
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{Broken, Flaw, Wide};
     ///
     /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::Overcount, 1, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    ///     Broken::new(Flaw::Overcount, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
     /// assert_eq!(limiter.flaw(), Flaw::Overcount);
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
@@ -120,12 +112,12 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::{Clock, Instant, ManualClock};
+    /// use fixed_window::{Clock, Instant, ManualClock, Settings};
     /// use fixed_window_broken::{Broken, Flaw, Wide};
     ///
     /// let clock = ManualClock::starting_at(Instant::from_nanos(3));
     /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::Overcount, 1, Duration::from_secs(1), Duration::ZERO, clock)?;
+    ///     Broken::new(Flaw::Overcount, Settings::new("api", 1, Duration::from_secs(1))?, clock);
     /// assert_eq!(limiter.clock().now(), Instant::from_nanos(3));
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
@@ -279,4 +271,10 @@ impl<S, C> fmt::Debug for Broken<S, C> {
             .field("max_wait", &self.max_wait)
             .finish_non_exhaustive()
     }
+}
+
+/// `period` in nanoseconds, positive since [`Settings`] checked it.
+pub(crate) fn nanos(period: Duration) -> NonZeroU128 {
+    // The fallback is never taken: a settings' period is positive.
+    NonZeroU128::new(period.as_nanos()).unwrap_or(NonZeroU128::MIN)
 }

@@ -10,11 +10,11 @@ use fixed_window::Instant;
 ///
 /// ```
 /// use core::time::Duration;
-/// use fixed_window::{Instant, ManualClock};
+/// use fixed_window::{Instant, ManualClock, Settings};
 /// use fixed_window_broken::{Broken, Flaw, Grant, Wide};
 ///
 /// let limiter: Broken<Wide, _> =
-///     Broken::new(Flaw::CarryOver, 2, Duration::from_nanos(10), Duration::ZERO, ManualClock::new())?;
+///     Broken::new(Flaw::CarryOver, Settings::new("api", 2, Duration::from_nanos(10))?, ManualClock::new());
 /// assert_eq!(limiter.try_acquire(), Ok(Grant { at: Instant::ZERO, remaining: 1 }));
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
@@ -32,11 +32,11 @@ pub struct Grant {
 ///
 /// ```
 /// use core::time::Duration;
-/// use fixed_window::{Instant, ManualClock};
+/// use fixed_window::{Instant, ManualClock, Settings};
 /// use fixed_window_broken::{Broken, Flaw, Refusal, Wide};
 ///
 /// let limiter: Broken<Wide, _> =
-///     Broken::new(Flaw::FalseRejection, 1, Duration::from_nanos(10), Duration::ZERO, ManualClock::new())?;
+///     Broken::new(Flaw::FalseRejection, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
 /// let refused = Refusal::Rejected { at: Instant::ZERO, retry_after: Duration::from_nanos(10) };
 /// assert_eq!(limiter.try_acquire(), Err(refused));
 /// # Ok::<(), fixed_window::ConfigError>(())

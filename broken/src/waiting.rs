@@ -29,11 +29,11 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::ManualClock;
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{Broken, Flaw, Refusal, Wide};
     ///
     /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::Overcount, 1, Duration::from_nanos(10), Duration::ZERO, ManualClock::new())?;
+    ///     Broken::new(Flaw::Overcount, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
     /// assert!(limiter.try_acquire().is_ok());
     /// assert!(matches!(limiter.try_acquire(), Err(Refusal::Rejected { .. })));
     /// # Ok::<(), fixed_window::ConfigError>(())
@@ -62,12 +62,12 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::{Instant, ManualClock};
+    /// use fixed_window::{Instant, ManualClock, Settings};
     /// use fixed_window_broken::{Broken, Flaw, Wide};
     ///
     /// let period = Duration::from_nanos(10);
     /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::LostUpdate, 1, period, period, ManualClock::new())?;
+    ///     Broken::new(Flaw::LostUpdate, Settings::new("api", 1, period)?.with_max_wait(period), ManualClock::new());
     /// assert!(limiter.try_acquire().is_ok());
     /// assert_eq!(limiter.acquire(None).map(|grant| grant.at), Ok(Instant::from_nanos(10)));
     /// # Ok::<(), fixed_window::ConfigError>(())
@@ -98,11 +98,11 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     /// use core::pin::pin;
     /// use core::task::{Context, Poll, Waker};
     /// use core::time::Duration;
-    /// use fixed_window::ManualClock;
+    /// use fixed_window::{ManualClock, Settings};
     /// use fixed_window_broken::{Broken, Flaw, Wide};
     ///
     /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::LostUpdate, 1, Duration::from_secs(1), Duration::ZERO, ManualClock::new())?;
+    ///     Broken::new(Flaw::LostUpdate, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
     /// let mut context = Context::from_waker(Waker::noop());
     /// let (mut first, mut second) = (pin!(limiter.acquire_async()), pin!(limiter.acquire_async()));
     /// assert!(first.as_mut().poll(&mut context).is_pending());

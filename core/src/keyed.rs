@@ -8,7 +8,8 @@ use core::time::Duration;
 
 use crate::attempt::Attempt;
 use crate::backoff::Backoff;
-use crate::budget::Budget;
+#[cfg(doc)]
+use crate::builder::LimiterBuilder;
 use crate::clock::{Clock, SystemClock};
 use crate::error::ConfigError;
 #[cfg(doc)]
@@ -22,7 +23,7 @@ use crate::settings::Settings;
 use crate::waiting;
 
 mod builder;
-pub use self::builder::KeyedBuilder;
+pub use self::builder::{KeyedBuilder, KeyedOptions};
 mod error;
 pub use self::error::KeyedRateLimiterError;
 mod hasher;
@@ -110,6 +111,16 @@ use self::words::{KeyWord, KeyedListener, KeyedWords};
 /// [`with_hasher`](KeyedRateLimiter::with_hasher) takes it, or any other hasher (see
 /// [`KeyHasher`] for the trade).
 ///
+/// # Configuration
+///
+/// Made with [`builder`](KeyedRateLimiter::builder) (or [`of`](KeyedRateLimiter::of)); each
+/// setting is described once, on the builder's setter of the same name ([`LimiterBuilder`],
+/// whose [`KeyedBuilder`] form adds [`listener`](KeyedBuilder#method.listener) and
+/// [`hasher`](KeyedBuilder#method.hasher)), and its rules live in [`Settings`]. Each
+/// `with_*` is a shorthand for building a new limiter from this one's configuration with one
+/// setting changed: its grid starts afresh at the clock's reading now, with no keys. To
+/// change several settings, the builder makes the table once instead of once per `with_*`.
+///
 /// # Examples
 ///
 /// Two permits per client per second: one client's calls do not use up another's.
@@ -151,7 +162,12 @@ where
     K: Hash + Eq + Clone + Send + Sync + 'static,
 {
     /// A keyed limiter named `name` allowing each key `limit` calls per `period`, on the
-    /// system clock, rejecting excess calls at once.
+    /// system clock, rejecting excess calls at once: shorthand for
+    /// `builder(name, limit, period)?.build()`.
+    ///
+    /// `name` is `&'static str`: the specification requires a static, compile-time-known
+    /// name, since it keys metrics and logs whose cardinality must stay bounded (the keys,
+    /// which may be many, are never part of it).
     ///
     /// # Errors
     ///
@@ -180,12 +196,16 @@ where
         Ok(Self::builder(name, limit, period)?.build())
     }
 
-    /// The settings of a keyed limiter named `name` allowing each key `limit` calls per
-    /// `period`: set the optional ones ([`max_wait`](KeyedBuilder::max_wait),
-    /// [`listener`](KeyedBuilder::listener), [`clock`](KeyedBuilder::clock),
-    /// [`hasher`](KeyedBuilder::hasher), [`backoff`](KeyedBuilder::backoff)), then
-    /// [`build`](KeyedBuilder::build) it. The table is made, and the clock read, once, by
+    /// The configuration of a keyed limiter named `name` allowing each key `limit` calls per
+    /// `period`: set the optional settings ([`max_wait`](LimiterBuilder::max_wait),
+    /// [`listener`](KeyedBuilder#method.listener), [`clock`](LimiterBuilder::clock),
+    /// [`hasher`](KeyedBuilder#method.hasher), [`backoff`](LimiterBuilder::backoff)), then
+    /// [`build`](KeyedBuilder#method.build) it. The table is made, and the clock read, once, by
     /// `build`; each `with_*` instead makes a whole new limiter.
+    ///
+    /// `name` is `&'static str` because the specification requires a static,
+    /// compile-time-known name: it keys metrics and logs, whose cardinality must stay bounded.
+    /// [`Settings`] made elsewhere give a builder too: `KeyedBuilder::from(settings)`.
     ///
     /// # Errors
     ///
@@ -218,34 +238,7 @@ where
         limit: u32,
         period: Duration,
     ) -> Result<KeyedBuilder<K>, ConfigError> {
-        KeyedBuilder::new(name, limit, period)
-    }
-}
-
-impl<K, C, S> KeyedRateLimiter<K, C, S>
-where
-    K: Hash + Eq + Clone + Send + Sync + 'static,
-    C: Clock,
-{
-    /// A limiter with no keys, its grid starting at `clock`'s reading now.
-    fn build(
-        settings: Settings,
-        listeners: Vec<KeyedListener<K>>,
-        backoff: Backoff,
-        clock: C,
-        hasher: S,
-    ) -> Self {
-        let budget = Budget::new(clock.now(), settings.period, settings.limit, backoff);
-        KeyedRateLimiter {
-            words: KeyedWords::new(&budget),
-            policy: Policy {
-                settings,
-                listeners,
-                budget,
-            },
-            clock,
-            hasher,
-        }
+        Settings::new(name, limit, period).map(KeyedBuilder::from)
     }
 }
 
@@ -255,23 +248,9 @@ where
     C: Clock,
     S: BuildHasher,
 {
-    /// This limiter's configuration, to build a new limiter from: every `with_*` is a
-    /// shorthand for building one, with a new grid starting now on its clock and no keys.
-    fn into_builder(self) -> KeyedBuilder<K, C, S> {
-        KeyedBuilder {
-            backoff: self.policy.budget.backoff(),
-            settings: self.policy.settings,
-            listeners: self.policy.listeners,
-            clock: self.clock,
-            hasher: self.hasher,
-        }
-    }
-
-    /// This limiter with `limit` calls per period for each key.
-    ///
-    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
-    /// (see [`builder`](KeyedRateLimiter::builder), which sets several at the cost of one): its
-    /// grid starts afresh at the clock's reading now, with no keys.
+    /// This limiter with `limit` calls per period for each key (see
+    /// [`LimiterBuilder::limit`]), its grid starting afresh (see
+    /// [Configuration](KeyedRateLimiter#configuration)).
     ///
     /// # Errors
     ///
@@ -292,8 +271,8 @@ where
         self.into_builder().limit(limit).map(KeyedBuilder::build)
     }
 
-    /// This limiter with windows `period` long (a period past the timeline's end behaves as
-    /// that long, as for [`RateLimiter::with_period`](crate::RateLimiter::with_period)).
+    /// This limiter with windows `period` long (see [`LimiterBuilder::period`]), its grid
+    /// starting afresh (see [Configuration](KeyedRateLimiter#configuration)).
     ///
     /// # Errors
     ///
@@ -316,11 +295,10 @@ where
     }
 
     /// This limiter letting an excess call wait up to `max_wait` for its key's next window
-    /// before it is rejected. Zero (the default) rejects at once.
+    /// (see [`LimiterBuilder::max_wait`]), its grid starting afresh (see
+    /// [Configuration](KeyedRateLimiter#configuration)).
     ///
     /// # Examples
-    ///
-    /// A waiting call sleeps (on the manual clock, instantly) until the next window.
     ///
     /// ```
     /// use core::time::Duration;
@@ -339,9 +317,9 @@ where
         self.into_builder().max_wait(max_wait).build()
     }
 
-    /// This limiter with `listener` also receiving every event, with the key it concerns;
-    /// listeners run in the order they were added, on the calling thread, and a listener that
-    /// panics is contained.
+    /// This limiter with `listener` also receiving every event, with the key it concerns (see
+    /// [`KeyedBuilder::listener`](KeyedBuilder#method.listener)), its grid starting afresh (see
+    /// [Configuration](KeyedRateLimiter#configuration)).
     ///
     /// # Examples
     ///
@@ -370,8 +348,8 @@ where
         self.into_builder().listener(listener).build()
     }
 
-    /// This limiter reading time from, and sleeping through, `clock`; its grid starts at
-    /// `clock.now()`.
+    /// This limiter reading time from, and sleeping through, `clock` (see
+    /// [`LimiterBuilder::clock`]); its grid starts at `clock.now()`, with no keys.
     ///
     /// # Examples
     ///
@@ -388,16 +366,11 @@ where
         self.into_builder().clock(clock).build()
     }
 
-    /// This limiter hashing keys with `hasher` instead of a [`KeyHasher`].
-    ///
-    /// std's `RandomState` (`SipHash`) resists keys chosen to collide by an attacker who can
-    /// time many calls, for about 170 instructions more a call; a fixed hasher suits keys no
-    /// one else chooses, and deterministic tests. Whatever the hasher, a table whose keys all
-    /// collide turns every lookup into a scan.
+    /// This limiter hashing keys with `hasher` instead of a [`KeyHasher`] (see
+    /// [`KeyedBuilder::hasher`](KeyedBuilder#method.hasher) for when to), its grid starting
+    /// afresh (see [Configuration](KeyedRateLimiter#configuration)).
     ///
     /// # Examples
-    ///
-    /// Client addresses hashed with `SipHash`:
     ///
     /// ```
     /// use core::time::Duration;
@@ -415,7 +388,9 @@ where
         self.into_builder().hasher(hasher).build()
     }
 
-    /// This limiter with `backoff` governing retries after a lost compare-and-set.
+    /// This limiter with `backoff` governing retries after a lost compare-and-set (see
+    /// [`LimiterBuilder::backoff`]), its grid starting afresh (see
+    /// [Configuration](KeyedRateLimiter#configuration)).
     ///
     /// # Examples
     ///
@@ -880,6 +855,14 @@ where
     #[inline]
     fn source<'a>(&'a self, key: &'a K) -> KeyWord<'a, K> {
         self.words.word_of(self.hasher.hash_one(key), key)
+    }
+}
+
+#[cfg(feature = "http")]
+impl<K, C, S> KeyedRateLimiter<K, C, S> {
+    /// Time from `at` until the window holding it ends, for the HTTP fields.
+    pub(crate) fn reset_after(&self, at: Instant) -> Duration {
+        self.policy.reset_after(at)
     }
 }
 

@@ -1,28 +1,4 @@
-//! A lock-free fixed-window rate limiter.
-//!
-//! A [`RateLimiter`] allows `limit` calls per `period`. Windows are aligned to the instant the
-//! limiter was created on its [`Clock`] and advance in whole periods; unused permits never
-//! carry over. The state is one atomic word claimed by compare-and-set: no lock, no
-//! allocation on the permit or rejection path.
-//!
-//! ```
-//! use core::time::Duration;
-//! use fixed_window::{ManualClock, RateLimiter, RateLimiterError};
-//!
-//! let clock = ManualClock::new();
-//! let limiter = RateLimiter::builder("checkout", 2, Duration::from_secs(1))?
-//!     .clock(clock.clone())
-//!     .build();
-//!
-//! assert_eq!(limiter.call(|| "charged"), Ok("charged"));
-//! assert_eq!(limiter.try_acquire().map(|permit| permit.remaining()), Ok(0));
-//! let rejected = limiter.call(|| "charged").unwrap_err();
-//! assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
-//!
-//! clock.advance(Duration::from_secs(1)); // exactly at the boundary: a new window
-//! assert!(limiter.try_acquire().is_ok());
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+#![doc = include_str!("../README.md")]
 //!
 //! # Types
 //!
@@ -34,6 +10,12 @@
 //! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit. [`Rejection`]:
 //!   `try_acquire`'s rejection, borrowing the limiter.
 //! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
+//!
+//! Configuration
+//! - [`Settings`]: name, limit, period and `max_wait`, checked once, where every limiter (and
+//!   `fixed-window-redis`'s `Config`) takes them from.
+//! - [`LimiterBuilder`]: the one builder of both limiters ([`Builder`] for the plain one with
+//!   its [`PlainOptions`], [`KeyedBuilder`] for the keyed one with its [`KeyedOptions`]).
 //!
 //! Per key
 //! - [`KeyedRateLimiter`]: one window count per key (client, user, token, tenant), every key
@@ -54,6 +36,9 @@
 //!   before each request; [`ServiceError`], its error. [`KeyedRateLimitLayer`] and
 //!   [`KeyedRateLimitService`] do the same per key read from the request;
 //!   [`KeyedServiceError`], their error.
+//! - `http`: [`http::HttpRateLimitLayer`], answering HTTP requests by the standard (`429` with
+//!   `Retry-After`, the IETF `RateLimit-Policy` and `RateLimit` fields), per key or for all.
+//! - `axum`: [`http::PeerIp`] also reads axum's `ConnectInfo<SocketAddr>`.
 //!
 //! Events and errors
 //! - [`RateLimiterEvent`]: `Permitted` and `Rejected`, to listeners.
@@ -61,6 +46,8 @@
 //! - [`ConfigError`]: a configuration the rules forbid.
 //!
 //! # Rules
+//!
+//! In full, with the reasons: `docs/rules.md` in the source repository.
 //!
 //! - The window holding instant `t` is `[origin + k·period, origin + (k+1)·period)`; at exactly
 //!   `origin + k·period` the new window is in effect.
@@ -94,19 +81,23 @@ mod backoff;
 pub use crate::backoff::Backoff;
 mod budget;
 mod builder;
-pub use crate::builder::Builder;
+pub use crate::builder::{Builder, LimiterBuilder, PlainOptions};
 mod clock;
 pub use crate::clock::{Clock, ManualClock, Sleep, SystemClock};
 mod error;
 pub use crate::error::{ConfigError, RateLimiterError};
 mod event;
 pub use crate::event::RateLimiterEvent;
+#[cfg(feature = "http")]
+pub mod http;
 mod instant;
 pub use crate::instant::Instant;
 mod interrupt;
 pub use crate::interrupt::{Interrupt, Interrupted};
 mod keyed;
-pub use crate::keyed::{KeyHasher, KeyedBuilder, KeyedRateLimiter, KeyedRateLimiterError};
+pub use crate::keyed::{
+    KeyHasher, KeyedBuilder, KeyedOptions, KeyedRateLimiter, KeyedRateLimiterError,
+};
 #[cfg(feature = "tower")]
 pub use crate::keyed::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedServiceError};
 mod limiter;
@@ -121,6 +112,7 @@ mod service;
 #[cfg(feature = "tower")]
 pub use crate::service::{RateLimitLayer, RateLimitService, ServiceError};
 mod settings;
+pub use crate::settings::Settings;
 mod state;
 mod sync;
 #[cfg(feature = "tokio")]

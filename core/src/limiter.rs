@@ -7,7 +7,7 @@ use core::time::Duration;
 
 use crate::attempt::Attempt;
 use crate::backoff::Backoff;
-use crate::builder::Builder;
+use crate::builder::{Builder, LimiterBuilder, PlainOptions};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ConfigError, RateLimiterError};
 use crate::event::RateLimiterEvent;
@@ -16,6 +16,7 @@ use crate::interrupt::Interrupt;
 use crate::permit::Permit;
 use crate::policy::Policy;
 use crate::rejection::Rejection;
+use crate::settings::Settings;
 use crate::state::State;
 use crate::waiting;
 
@@ -24,6 +25,15 @@ use crate::waiting;
 ///
 /// One limiter is one shared budget: share it by reference or behind an `Arc`, and every
 /// caller competes for the same window. See the [crate documentation](crate) for the rules.
+///
+/// # Configuration
+///
+/// Made with [`builder`](RateLimiter::builder) (or [`of`](RateLimiter::of)); each setting is
+/// described once, on the builder's setter of the same name ([`LimiterBuilder`]), and its
+/// rules live in [`Settings`]. Each `with_*` is a shorthand for building a new limiter from
+/// this one's configuration with one setting changed: like a newly created limiter, its window
+/// starts afresh at the clock's reading now, and its used permits are forgotten. To change
+/// several settings, the builder reads the clock once instead of once per `with_*`.
 ///
 /// # Examples
 ///
@@ -53,10 +63,15 @@ pub struct RateLimiter<C = SystemClock> {
 }
 
 impl RateLimiter<SystemClock> {
-    /// The settings of a limiter named `name` allowing `limit` calls per `period`: name the
-    /// optional ones ([`max_wait`](Builder::max_wait), [`listener`](Builder::listener),
-    /// [`clock`](Builder::clock), [`backoff`](Builder::backoff)), then
-    /// [`build`](Builder::build) it. The clock is read once, by `build`.
+    /// The configuration of a limiter named `name` allowing `limit` calls per `period`: set
+    /// the optional settings ([`max_wait`](LimiterBuilder::max_wait),
+    /// [`listener`](Builder#method.listener), [`clock`](LimiterBuilder::clock),
+    /// [`backoff`](LimiterBuilder::backoff)), then [`build`](Builder#method.build) it. The
+    /// clock is read once, by `build`.
+    ///
+    /// `name` is `&'static str` because the specification requires a static,
+    /// compile-time-known name: it keys metrics and logs, whose cardinality must stay bounded.
+    /// [`Settings`] made elsewhere give a builder too: `Builder::from(settings)`.
     ///
     /// # Errors
     ///
@@ -89,7 +104,7 @@ impl RateLimiter<SystemClock> {
         limit: u32,
         period: Duration,
     ) -> Result<Builder<SystemClock>, ConfigError> {
-        Builder::new(name, limit, period)
+        Settings::new(name, limit, period).map(Builder::from)
     }
 
     /// A limiter named `name` allowing `limit` calls per `period`, on the system clock,
@@ -97,7 +112,9 @@ impl RateLimiter<SystemClock> {
     ///
     /// It reads the system clock (the first read in a process calibrates it) to start its
     /// window; a limiter meant for another clock is better made with
-    /// [`builder`](RateLimiter::builder), which reads only the clock it is given.
+    /// [`builder`](RateLimiter::builder), which reads only the clock it is given. `name` is
+    /// `&'static str`: the specification requires a static, compile-time-known name, since it
+    /// keys metrics and logs whose cardinality must stay bounded.
     ///
     /// # Errors
     ///
@@ -129,24 +146,23 @@ impl RateLimiter<SystemClock> {
 }
 
 impl<C> RateLimiter<C> {
-    /// This limiter's settings, to build a new limiter from: every `with_*` goes through
+    /// This limiter's configuration, to build a new limiter from: every `with_*` goes through
     /// here, so it behaves as creating a new limiter, its window starting afresh.
     fn into_builder(self) -> Builder<C> {
-        Builder {
-            backoff: self.policy.budget.backoff(),
+        LimiterBuilder {
             settings: self.policy.settings,
-            listeners: self.policy.listeners,
+            options: PlainOptions {
+                listeners: self.policy.listeners,
+            },
             clock: self.clock,
+            backoff: self.policy.budget.backoff(),
         }
     }
 }
 
 impl<C: Clock> RateLimiter<C> {
-    /// This limiter with `limit` calls per period.
-    ///
-    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
-    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
-    /// now, and its used permits are forgotten.
+    /// This limiter with `limit` calls per period (see [`LimiterBuilder::limit`]), its window
+    /// starting afresh (see [Configuration](RateLimiter#configuration)).
     ///
     /// # Errors
     ///
@@ -167,14 +183,8 @@ impl<C: Clock> RateLimiter<C> {
         self.into_builder().limit(limit).map(Builder::build)
     }
 
-    /// This limiter with windows `period` long.
-    ///
-    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
-    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
-    /// now, and its used permits are forgotten.
-    ///
-    /// Periods longer than [`Instant::MAX`]'s distance from the epoch (about 584 years) are
-    /// allowed and behave as that long: the limiter then has a single window.
+    /// This limiter with windows `period` long (see [`LimiterBuilder::period`]), its window
+    /// starting afresh (see [Configuration](RateLimiter#configuration)).
     ///
     /// # Errors
     ///
@@ -196,17 +206,11 @@ impl<C: Clock> RateLimiter<C> {
         self.into_builder().period(period).map(Builder::build)
     }
 
-    /// This limiter letting an excess call wait up to `max_wait` for a later window before it
-    /// is rejected. Zero (the default) rejects at once; `Duration::MAX` waits as long as the
-    /// clock's timeline lasts.
-    ///
-    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
-    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
-    /// now, and its used permits are forgotten.
+    /// This limiter letting an excess call wait up to `max_wait` for a later window (see
+    /// [`LimiterBuilder::max_wait`]), its window starting afresh (see
+    /// [Configuration](RateLimiter#configuration)).
     ///
     /// # Examples
-    ///
-    /// A waiting call sleeps (on the manual clock, instantly) until the next window.
     ///
     /// ```
     /// use core::time::Duration;
@@ -225,15 +229,9 @@ impl<C: Clock> RateLimiter<C> {
         self.into_builder().max_wait(max_wait).build()
     }
 
-    /// This limiter with `listener` also receiving every [`RateLimiterEvent`]; listeners run
-    /// in the order they were added, on the calling thread.
-    ///
-    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
-    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
-    /// now, and its used permits are forgotten.
-    ///
-    /// A listener that panics is contained: the call and the limiter carry on, and the other
-    /// listeners still run. Keep listeners short, since they run on the caller's path.
+    /// This limiter with `listener` also receiving every [`RateLimiterEvent`] (see
+    /// [`Builder::listener`](Builder#method.listener)), its window starting afresh (see
+    /// [Configuration](RateLimiter#configuration)).
     ///
     /// # Examples
     ///
@@ -262,12 +260,8 @@ impl<C: Clock> RateLimiter<C> {
         self.into_builder().listener(listener).build()
     }
 
-    /// This limiter reading time from, and sleeping through, `clock`; its first window starts
-    /// at `clock.now()`.
-    ///
-    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
-    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
-    /// now, and its used permits are forgotten.
+    /// This limiter reading time from, and sleeping through, `clock` (see
+    /// [`LimiterBuilder::clock`]); its first window starts at `clock.now()`.
     ///
     /// # Examples
     ///
@@ -284,11 +278,9 @@ impl<C: Clock> RateLimiter<C> {
         self.into_builder().clock(clock).build()
     }
 
-    /// This limiter with `backoff` governing retries after a lost compare-and-set.
-    ///
-    /// Like every `with_*`, a shorthand for building a new limiter from this one's settings
-    /// (see [`builder`](RateLimiter::builder)): its window starts afresh at the clock's reading
-    /// now, and its used permits are forgotten.
+    /// This limiter with `backoff` governing retries after a lost compare-and-set (see
+    /// [`LimiterBuilder::backoff`]), its window starting afresh (see
+    /// [Configuration](RateLimiter#configuration)).
     ///
     /// # Examples
     ///

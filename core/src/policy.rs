@@ -118,6 +118,15 @@ impl<L> Policy<L> {
         }
     }
 
+    /// Time from `at` until the window holding it ends (`Duration::MAX` if none follows it):
+    /// what an HTTP answer reports as the time to reset.
+    #[cfg(feature = "http")]
+    pub(crate) fn reset_after(&self, at: Instant) -> Duration {
+        let grid = self.budget.grid();
+        grid.end(grid.index_of(at))
+            .map_or(Duration::MAX, |end| end.saturating_duration_since(at))
+    }
+
     /// Emits the rejection of a call that found its window full at `now`, the next opening at
     /// `next`.
     // Out of line, with the wait computed inside: built on the hot path, the rejection was

@@ -1,8 +1,8 @@
 //! The configuration a model runs a limiter with, and the window arithmetic the checkers judge
 //! it by.
 //!
-//! The arithmetic comes from `fixed-window-spec`, the one model of SPEC.md every checker uses,
-//! never from core's window code, or a bug shared by both would hide itself.
+//! The arithmetic comes from `fixed-window-spec`, the one model of the rules (`docs/rules.md`)
+//! every checker uses, never from core's window code, or a bug shared by both would hide itself.
 
 use core::num::NonZeroU128;
 use core::time::Duration;

@@ -1,4 +1,4 @@
-//! The rules of SPEC.md that every history must keep, checked directly on the history.
+//! The rules (`docs/rules.md`) that every history must keep, checked directly on the history.
 //!
 //! An operation's effect happens somewhere between its invocation and its return, so each
 //! permit is placed in a range of windows: from the window of its own clock reading (or of the

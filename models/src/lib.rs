@@ -15,7 +15,7 @@
 //! - [`Subject`]: what every checker drives; implemented by core's `RateLimiter` and by
 //!   [`Planted`], a limiter with one deliberate [`Flaw`]. [`Target`] picks one.
 //! - [`Config`]: limit, period, origin and max wait, with window arithmetic written afresh
-//!   from SPEC.md.
+//!   from the rules (`docs/rules.md`).
 //! - [`WallClock`]: real time whose first reading is zero; [`record_on_wall_clock`] records
 //!   real threads on it.
 //!
@@ -24,7 +24,7 @@
 //!   ([`Kind`], [`Outcome`]) and [`Event`]s (through [`Events`]).
 //!
 //! Checkers
-//! - [`invariants::check`]: the rules of SPEC.md on a history.
+//! - [`invariants::check`]: the rules (`docs/rules.md`) on a history.
 //! - [`linearizability::check`]: a Wing–Gong search with Lowe's memoisation against the
 //!   sequential specification in [`spec`].
 //! - [`Violation`]: a checker's verdict.

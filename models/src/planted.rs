@@ -11,7 +11,7 @@
 //! shows only near the end of the timeline ([`Flaw::extremes_only`]) never shows here; one that
 //! races only ([`Flaw::races_only`]) shows only on loom's and shuttle's histories.
 
-use fixed_window::Clock;
+use fixed_window::{Clock, Settings};
 use fixed_window_broken::{Broken, Grant, Packed, Refusal};
 
 use crate::config::Config;
@@ -36,14 +36,10 @@ impl<C: Clock> Planted<C> {
     /// If the limit is zero or above 255, or if the clock reads 2^44 ns or later: the packed
     /// state has no room for them (models use small numbers).
     pub fn new(flaw: Flaw, config: &Config, clock: C, events: Events) -> Planted<C> {
-        let limiter = Broken::new(
-            flaw,
-            config.limit,
-            config.period_duration(),
-            config.max_wait_duration(),
-            clock,
-        )
-        .expect("a model's configuration has a positive limit and period");
+        let settings = Settings::new("planted", config.limit, config.period_duration())
+            .expect("a model's configuration has a positive limit and period")
+            .with_max_wait(config.max_wait_duration());
+        let limiter = Broken::new(flaw, settings, clock);
         Planted { limiter, events }
     }
 

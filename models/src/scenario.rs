@@ -255,7 +255,7 @@ fn run(steps: &[Step], clock: &ManualClock, limiter: &dyn Subject, recorder: &Re
 /// Which checker judges a history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Checker {
-    /// [`invariants::check`]: the rules of SPEC.md, directly.
+    /// [`invariants::check`]: the rules (`docs/rules.md`), directly.
     Invariants,
     /// [`linearizability::check`]: an order consistent with real time and the specification.
     Linearizability,

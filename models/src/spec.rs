@@ -1,10 +1,10 @@
 //! The sequential specification of the limiter: what one operation may return, given the
 //! permits granted before it, when operations take effect one at a time.
 //!
-//! Written from SPEC.md alone (with [`Config`]'s own window arithmetic), never from core's
-//! code. Time is part of the state: an operation takes effect at an instant `τ` within its
-//! clock readings, and instants never decrease along the sequence (the models' clocks are
-//! monotonic).
+//! Written from the rules (`docs/rules.md`) alone (with [`Config`]'s own window arithmetic),
+//! never from core's code. Time is part of the state: an operation takes effect at an instant
+//! `τ` within its clock readings, and instants never decrease along the sequence (the models'
+//! clocks are monotonic).
 
 use core::time::Duration;
 

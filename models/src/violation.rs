@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-/// A rule of SPEC.md that a history breaks, said in one line.
+/// A rule (`docs/rules.md`) that a history breaks, said in one line.
 ///
 /// # Examples
 ///

@@ -1,205 +1,137 @@
-//! A tiny HTTP server limited per client by the shared limiter: run several of them against one
+//! An axum service limited per client by the shared limiter: run several of them against one
 //! Redis and they share one limit per client.
 //!
 //! ```sh
 //! redis-server --port 6379 --save '' --appendonly no &
 //! cargo run -p fixed-window-redis --example http_server -- --listen 127.0.0.1:8081 &
 //! cargo run -p fixed-window-redis --example http_server -- --listen 127.0.0.1:8082 &
-//! for port in 8081 8082 8081 8082 8081 8082; do curl -si -H 'x-client-id: alice' 127.0.0.1:$port/ | head -1; done
+//! for port in 8081 8082 8081 8082 8081 8082; do curl -si 127.0.0.1:$port/ | grep -iE '^(HTTP|retry-after|ratelimit)'; done
 //! ```
 //!
-//! With the defaults (5 requests per 10 s per client) the first five answers are `200 OK`, the
-//! sixth `429 Too Many Requests` with a `Retry-After` header, whichever process answers. The
-//! client is the `x-client-id` header, or the peer's address without one.
+//! With the defaults (5 requests per 10 s per client) the first five answers are `200 OK` with
+//! `RateLimit: "http-example";r=4;t=10` counting down, whichever process answers; the sixth is
+//! `429 Too Many Requests` with `Retry-After`. If Redis goes down while it runs, requests get
+//! `503 Service Unavailable` (or, with `--fail-open`, go through uncounted) until it is back.
+//! Ctrl-C (or SIGTERM) stops it gracefully: requests in flight are answered first.
 //!
-//! Flags: `--redis URL` (default `redis://127.0.0.1:6379/`), `--listen ADDR` (default
-//! `127.0.0.1:8080`), `--limit N` (5), `--period-ms N` (10000), `--fail-open` (serve requests
-//! uncounted while Redis is unreachable; by default they get `503 Service Unavailable`).
-//!
-//! It parses HTTP/1.1 request heads with `httparse` and answers one request per connection: a
-//! demonstration of the limiter, not a web server.
+//! Logs go to stderr through `tracing`; `RUST_LOG=debug` shows every decision.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fixed_window::RateLimiterError;
-use fixed_window_redis::{
-    Config, FailPolicy, SharedError, SharedRateLimitLayer, SharedRateLimiter, SharedServiceError,
-};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tower::{Layer, Service, ServiceExt};
+use axum::Router;
+use axum::body::Body;
+use axum::routing::get;
+use clap::Parser;
+use fixed_window_redis::http::{Header, HttpRateLimitLayer, KeyExtractor, PeerIp};
+use fixed_window_redis::{Config, FailPolicy, SharedEvent, SharedRateLimiter, redis};
+use tracing::{debug, info, warn};
 
-/// The largest request head read.
-const MAX_HEAD: usize = 8 * 1024;
-
-/// What the service sees of a request.
-struct Request {
-    /// Who is limited: the `x-client-id` header, or the peer's IP address.
-    client: String,
-    path: String,
-}
-
-struct Options {
+/// An HTTP service whose clients share one limit across every process on the same Redis.
+#[derive(Debug, Parser)]
+struct Flags {
+    /// The Redis server (`redis://`, or `rediss://` for TLS; user and password in the URL).
+    #[arg(long, default_value = "redis://127.0.0.1:6379/")]
     redis: String,
-    listen: String,
+    /// The address to serve on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Requests per client per period.
+    #[arg(long, default_value_t = 5)]
     limit: u32,
+    /// The window's length, e.g. `10s` or `500ms`.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     period: Duration,
-    fail_policy: FailPolicy,
-}
-
-fn options() -> Result<Options, String> {
-    let mut options = Options {
-        redis: "redis://127.0.0.1:6379/".into(),
-        listen: "127.0.0.1:8080".into(),
-        limit: 5,
-        period: Duration::from_secs(10),
-        fail_policy: FailPolicy::Closed,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
-        match flag.as_str() {
-            "--redis" => options.redis = value()?,
-            "--listen" => options.listen = value()?,
-            "--limit" => {
-                options.limit = value()?.parse().map_err(|err| format!("--limit: {err}"))?;
-            }
-            "--period-ms" => {
-                let millis = value()?
-                    .parse()
-                    .map_err(|err| format!("--period-ms: {err}"))?;
-                options.period = Duration::from_millis(millis);
-            }
-            "--fail-open" => options.fail_policy = FailPolicy::Open,
-            other => return Err(format!("unknown flag {other}")),
-        }
-    }
-    Ok(options)
+    /// How long an excess request may wait for the next window (`0s`: answer 429 at once).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    max_wait: Duration,
+    /// Limit by this header's value (an API key, a user) instead of the peer's address.
+    #[arg(long)]
+    key_header: Option<String>,
+    /// Serve requests uncounted while Redis is unreachable, instead of answering 503.
+    #[arg(long)]
+    fail_open: bool,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let options = options()?;
-    let config = Config::of("http-example", options.limit, options.period)?
-        .with_fail_policy(options.fail_policy);
-    let limiter =
-        SharedRateLimiter::connect(config, redis::Client::open(options.redis.as_str())?).await?;
-    let listener = TcpListener::bind(&options.listen).await?;
-    let here = listener.local_addr()?;
-    eprintln!(
-        "http_server: {here}, {} requests per {:?} per client, shared through {}",
-        options.limit, options.period, options.redis
-    );
-    let layer = SharedRateLimitLayer::new(Arc::new(limiter), |request: &Request| {
-        request.client.clone()
-    });
-    let service = layer.layer(tower::service_fn(move |request: Request| async move {
-        Ok::<_, std::convert::Infallible>(format!(
-            "hello {} from {here}, you asked for {}\n",
-            request.client, request.path
-        ))
-    }));
-    loop {
-        let (stream, peer) = listener.accept().await?;
-        let service = service.clone();
-        tokio::spawn(async move {
-            if let Err(err) = serve(stream, peer, service).await {
-                eprintln!("http_server: {peer}: {err}");
-            }
-        });
-    }
-}
-
-async fn serve<S>(mut stream: TcpStream, peer: SocketAddr, service: S) -> std::io::Result<()>
-where
-    S: Service<Request, Response = String, Error = SharedServiceError<std::convert::Infallible>>,
-{
-    let Some(request) = read_request(&mut stream, peer).await? else {
-        return respond(&mut stream, "400 Bad Request", &[], "bad request\n").await;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let flags = Flags::parse();
+    let fail_policy = if flags.fail_open {
+        FailPolicy::Open
+    } else {
+        FailPolicy::Closed
     };
-    match service.oneshot(request).await {
-        Ok(body) => respond(&mut stream, "200 OK", &[], &body).await,
-        Err(SharedServiceError::RateLimited(err)) => {
-            let (status, retry_after) = status_of(&err);
-            let headers: Vec<(&str, String)> = retry_after
-                .map(|secs| ("Retry-After", secs.to_string()))
-                .into_iter()
-                .collect();
-            respond(&mut stream, status, &headers, &format!("{err}\n")).await
-        }
-        Err(SharedServiceError::Service(never)) => match never {},
-    }
+    let config = Config::of("http-example", flags.limit, flags.period)?
+        .with_max_wait(flags.max_wait)
+        .with_fail_policy(fail_policy);
+    let client = redis::Client::open(flags.redis.as_str())?;
+    let limiter = SharedRateLimiter::connect(config, client)
+        .await?
+        .with_listener(|key, event| match event {
+            SharedEvent::Unavailable { cause, .. } => warn!(key, %cause, "redis unavailable"),
+            event => debug!(key, ?event, "decided"),
+        });
+    let limiter = Arc::new(limiter);
+    let app = match &flags.key_header {
+        Some(name) => app(limiter, Header::new(name)?),
+        None => app(limiter, PeerIp),
+    };
+
+    let listener = tokio::net::TcpListener::bind(flags.listen).await?;
+    info!(address = %listener.local_addr()?, limit = flags.limit, period = ?flags.period, "serving");
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown())
+    .await?;
+    info!("stopped");
+    Ok(())
 }
 
-/// The status for a request without a permit, and the `Retry-After` seconds for a rejection
-/// (rounded up, so a client that obeys never comes back before the window opens).
-fn status_of(err: &SharedError) -> (&'static str, Option<u64>) {
-    match err {
-        SharedError::Limited(RateLimiterError::Rejected { retry_after, .. }) => {
-            let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
-            ("429 Too Many Requests", Some(secs.max(1)))
-        }
-        SharedError::Unavailable { .. } => ("503 Service Unavailable", None),
-        SharedError::InvalidKey { .. } => ("400 Bad Request", None),
-        _ => ("500 Internal Server Error", None),
-    }
+/// The service: one route, behind the shared limit per key `key` reads.
+fn app<X>(limiter: Arc<SharedRateLimiter>, key: X) -> Router
+where
+    X: KeyExtractor<Body>,
+    X::Key: std::fmt::Display,
+{
+    Router::new()
+        .route("/", get(|| async { "hello\n" }))
+        .layer(HttpRateLimitLayer::new(limiter, key))
 }
 
-async fn read_request(
-    stream: &mut TcpStream,
-    peer: SocketAddr,
-) -> std::io::Result<Option<Request>> {
-    let mut head = Vec::with_capacity(1024);
-    let mut buf = [0_u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        if head.len() > MAX_HEAD {
-            return Ok(None);
+/// Resolves on Ctrl-C or, on Unix, SIGTERM (what a service manager or an orchestrator sends).
+async fn shutdown() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            warn!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
         }
-        let read = stream.read(&mut buf).await?;
-        if read == 0 {
-            return Ok(None);
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
         }
-        head.extend_from_slice(&buf[..read]);
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
     }
-    let mut headers = [httparse::EMPTY_HEADER; 32];
-    let mut parsed = httparse::Request::new(&mut headers);
-    if !matches!(parsed.parse(&head), Ok(httparse::Status::Complete(_))) {
-        return Ok(None);
-    }
-    let client = parsed
-        .headers
-        .iter()
-        .find(|header| header.name.eq_ignore_ascii_case("x-client-id"))
-        .map_or_else(
-            || peer.ip().to_string(),
-            |header| String::from_utf8_lossy(header.value).into_owned(),
-        );
-    Ok(Some(Request {
-        client,
-        path: parsed.path.unwrap_or("/").to_owned(),
-    }))
-}
-
-async fn respond(
-    stream: &mut TcpStream,
-    status: &str,
-    headers: &[(&str, String)],
-    body: &str,
-) -> std::io::Result<()> {
-    let mut response = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        response.push_str(name);
-        response.push_str(": ");
-        response.push_str(value);
-        response.push_str("\r\n");
-    }
-    response.push_str("\r\n");
-    response.push_str(body);
-    stream.write_all(response.as_bytes()).await?;
-    stream.shutdown().await
+    info!("shutting down");
 }

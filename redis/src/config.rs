@@ -2,9 +2,10 @@
 //! and how this process waits, times out and fails.
 
 use core::fmt;
-use core::num::NonZeroU32;
 use core::time::Duration;
 use std::sync::Arc;
+
+use fixed_window::Settings;
 
 /// The longest period: 100 years. Times on the server are microseconds since the Unix epoch,
 /// carried in Lua's doubles, which are exact below 2^53 µs (about 285 years after 1970); the
@@ -51,11 +52,23 @@ pub enum FailPolicy {
 
 /// A configuration the rules forbid; the message names the field.
 ///
+/// The rules every limiter shares (a positive limit and period) are core's, checked by
+/// [`Settings`] and reported as its [`fixed_window::ConfigError`] inside
+/// [`ConfigError::Settings`]: one implementation of each rule, whichever limiter is
+/// configured. The other variants are the rules of the server alone.
+///
 /// # Examples
+///
+/// A zero limit breaks a shared rule, a period of 1.5 µs one of the server's; each error names
+/// its field.
 ///
 /// ```
 /// use core::time::Duration;
 /// use fixed_window_redis::{Config, ConfigError};
+///
+/// let err = Config::of("api", 0, Duration::from_secs(1)).unwrap_err();
+/// assert_eq!(err, ConfigError::Settings(fixed_window::ConfigError::ZeroLimit));
+/// assert_eq!((err.field(), err.to_string()), ("limit", "limit must be at least 1, got 0".into()));
 ///
 /// let err = Config::of("api", 10, Duration::from_nanos(1_500)).unwrap_err();
 /// assert_eq!(err, ConfigError::PeriodNotWholeMicros(Duration::from_nanos(1_500)));
@@ -64,10 +77,9 @@ pub enum FailPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ConfigError {
-    /// `limit` was 0.
-    ZeroLimit,
-    /// `period` was zero.
-    ZeroPeriod,
+    /// A rule every limiter shares, as core checks and words it: `limit` was 0, or `period`
+    /// was zero.
+    Settings(fixed_window::ConfigError),
     /// `period` was not a whole number of microseconds, the resolution of the server's clock.
     PeriodNotWholeMicros(Duration),
     /// `period` was longer than [`MAX_PERIOD`].
@@ -89,14 +101,12 @@ impl ConfigError {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(fixed_window_redis::ConfigError::ZeroLimit.field(), "limit");
+    /// assert_eq!(fixed_window_redis::ConfigError::ZeroTimeout.field(), "timeout");
     /// ```
     pub fn field(&self) -> &'static str {
         match self {
-            ConfigError::ZeroLimit => "limit",
-            ConfigError::ZeroPeriod
-            | ConfigError::PeriodNotWholeMicros(_)
-            | ConfigError::PeriodTooLong(_) => "period",
+            ConfigError::Settings(err) => err.field(),
+            ConfigError::PeriodNotWholeMicros(_) | ConfigError::PeriodTooLong(_) => "period",
             ConfigError::EmptyName | ConfigError::InvalidName(_) => "name",
             ConfigError::ZeroTimeout => "timeout",
             ConfigError::EmptyTimeKey => "time_key",
@@ -107,8 +117,7 @@ impl ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::ZeroLimit => f.write_str("limit must be at least 1, got 0"),
-            ConfigError::ZeroPeriod => f.write_str("period must be positive, got 0ns"),
+            ConfigError::Settings(err) => err.fmt(f),
             ConfigError::PeriodNotWholeMicros(period) => write!(
                 f,
                 "period must be a whole number of microseconds (the server clock's resolution), got {period:?}"
@@ -127,7 +136,15 @@ impl fmt::Display for ConfigError {
     }
 }
 
+// Transparent for a shared rule: the message is core's, so the core error is not also its
+// source, which would print the same words twice in a chain of causes.
 impl std::error::Error for ConfigError {}
+
+impl From<fixed_window::ConfigError> for ConfigError {
+    fn from(err: fixed_window::ConfigError) -> ConfigError {
+        ConfigError::Settings(err)
+    }
+}
 
 /// A shared limiter's configuration, validated; the same value drives the production client
 /// and any other driver of the [`Protocol`](crate::Protocol).
@@ -135,6 +152,12 @@ impl std::error::Error for ConfigError {}
 /// `name`, `limit` and `period` are shared: every process using the name must give the same
 /// limit and period, or its calls fail with [`SharedError::Conflict`](crate::SharedError::Conflict).
 /// The rest is this process's own.
+///
+/// It holds core's [`Settings`] (name, limit, period, max wait), checked by core's rules, and
+/// adds only the server's: a period of whole microseconds and at most [`MAX_PERIOD`], a name
+/// usable in Redis keys; and the settings of this process alone (fail policy, timeout, local
+/// memory, time key). So an in-process and a shared limiter refuse a configuration alike,
+/// and one [`Settings`] can configure both ([`Config::from_settings`]).
 ///
 /// # Examples
 ///
@@ -151,10 +174,7 @@ impl std::error::Error for ConfigError {}
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    name: &'static str,
-    limit: NonZeroU32,
-    period: Duration,
-    max_wait: Duration,
+    settings: Settings,
     fail_policy: FailPolicy,
     timeout: Duration,
     local_memory: usize,
@@ -169,11 +189,14 @@ impl Config {
     /// The configuration of a limiter named `name` allowing `limit` calls per `period`, with
     /// the defaults: no waiting, fail closed, [`DEFAULT_TIMEOUT`], [`DEFAULT_LOCAL_MEMORY`].
     ///
+    /// `name` is `&'static str` because the specification requires a static,
+    /// compile-time-known name: it keys metrics and logs, whose cardinality must stay bounded.
+    /// Here it also names the limiter's keys on the server, shared by every process.
+    ///
     /// # Errors
     ///
-    /// [`ConfigError`] if `limit` is 0, `period` is zero, not whole microseconds or longer
-    /// than [`MAX_PERIOD`], or `name` is empty, too long or has `{`, `}` or a control
-    /// character.
+    /// [`ConfigError::Settings`] if `limit` is 0 or `period` is zero (core's rules, as
+    /// [`Settings::new`] checks them); otherwise as [`Config::from_settings`].
     ///
     /// # Examples
     ///
@@ -181,31 +204,60 @@ impl Config {
     /// use core::time::Duration;
     /// use fixed_window_redis::{Config, ConfigError};
     ///
-    /// assert_eq!(Config::of("api", 0, Duration::from_secs(1)).unwrap_err(), ConfigError::ZeroLimit);
+    /// let zero = fixed_window::ConfigError::ZeroLimit;
+    /// assert_eq!(Config::of("api", 0, Duration::from_secs(1)).unwrap_err(), ConfigError::Settings(zero));
     /// assert_eq!(Config::of("", 1, Duration::from_secs(1)).unwrap_err(), ConfigError::EmptyName);
     /// assert_eq!(Config::of("a{b}", 1, Duration::from_secs(1)).unwrap_err(), ConfigError::InvalidName("a{b}"));
     /// assert!(Config::of("api", 1, Duration::from_micros(1)).is_ok());
     /// ```
     pub fn of(name: &'static str, limit: u32, period: Duration) -> Result<Config, ConfigError> {
-        validate_name(name)?;
-        let limit = NonZeroU32::new(limit).ok_or(ConfigError::ZeroLimit)?;
-        let period_micros = validate_period(period)?;
+        Config::from_settings(Settings::new(name, limit, period)?)
+    }
+
+    /// The configuration of a limiter with `settings` (name, limit, period and max wait, as
+    /// core checked them), with this process's defaults: fail closed, [`DEFAULT_TIMEOUT`],
+    /// [`DEFAULT_LOCAL_MEMORY`].
+    ///
+    /// # Errors
+    ///
+    /// The server's own rules: [`ConfigError::PeriodNotWholeMicros`] or
+    /// [`ConfigError::PeriodTooLong`] if the period is not whole microseconds or longer than
+    /// [`MAX_PERIOD`]; [`ConfigError::EmptyName`] or [`ConfigError::InvalidName`] if the name
+    /// is empty, longer than [`MAX_NAME_LEN`] bytes or has `{`, `}` or a control character.
+    ///
+    /// # Examples
+    ///
+    /// The same settings configure an in-process limiter and a shared one.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Builder, Settings};
+    /// use fixed_window_redis::Config;
+    ///
+    /// let settings = Settings::new("api", 10, Duration::from_secs(1))?.with_max_wait(Duration::from_millis(5));
+    /// let local = Builder::from(settings).build();
+    /// let shared = Config::from_settings(settings)?;
+    /// assert_eq!(shared.settings(), &settings);
+    /// assert_eq!((local.limit(), local.max_wait()), (shared.limit(), shared.max_wait()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_settings(settings: Settings) -> Result<Config, ConfigError> {
+        validate_name(settings.name())?;
+        let period_micros = validate_period(settings.period())?;
         Ok(Config {
-            name,
-            limit,
-            period,
-            max_wait: Duration::ZERO,
+            settings,
             fail_policy: FailPolicy::Closed,
             timeout: DEFAULT_TIMEOUT,
             local_memory: DEFAULT_LOCAL_MEMORY,
             time_key: None,
-            stored_key: format!("fixed-window:{{{name}}}").into(),
+            stored_key: format!("fixed-window:{{{}}}", settings.name()).into(),
             period_arg: period_micros.to_string().into(),
-            limit_arg: limit.to_string().into(),
+            limit_arg: settings.limit().to_string().into(),
         })
     }
 
-    /// This configuration letting an excess call wait up to `max_wait` for a later window.
+    /// This configuration letting an excess call wait up to `max_wait` for a later window
+    /// (what that means is core's: see [`Settings::with_max_wait`]).
     ///
     /// # Examples
     ///
@@ -219,7 +271,10 @@ impl Config {
     /// ```
     #[must_use]
     pub fn with_max_wait(self, max_wait: Duration) -> Config {
-        Config { max_wait, ..self }
+        Config {
+            settings: self.settings.with_max_wait(max_wait),
+            ..self
+        }
     }
 
     /// This configuration with `fail_policy` deciding calls the server cannot.
@@ -330,7 +385,7 @@ impl Config {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn name(&self) -> &'static str {
-        self.name
+        self.settings.name()
     }
 
     /// Permits per window, per key.
@@ -344,7 +399,7 @@ impl Config {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u32 {
-        self.limit.get()
+        self.settings.limit()
     }
 
     /// The window's length.
@@ -359,7 +414,7 @@ impl Config {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn period(&self) -> Duration {
-        self.period
+        self.settings.period()
     }
 
     /// How long an excess call may wait for a later window (default zero).
@@ -374,7 +429,23 @@ impl Config {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn max_wait(&self) -> Duration {
-        self.max_wait
+        self.settings.max_wait()
+    }
+
+    /// The settings every limiter shares: name, limit, period, max wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Settings;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 3, Duration::from_secs(1))?;
+    /// assert_eq!(config.settings(), &Settings::new("api", 3, Duration::from_secs(1))?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// What callers see when the server cannot decide.
@@ -503,15 +574,13 @@ fn validate_name(name: &'static str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// The period in whole microseconds.
+/// The period in whole microseconds. A positive period is core's rule, checked by
+/// [`Settings`] before this adds the server's.
 fn validate_period(period: Duration) -> Result<u64, ConfigError> {
-    if period.is_zero() {
-        return Err(ConfigError::ZeroPeriod);
-    }
     if period > MAX_PERIOD {
         return Err(ConfigError::PeriodTooLong(period));
     }
-    if period.subsec_nanos() % 1_000 != 0 {
+    if !period.subsec_nanos().is_multiple_of(1_000) {
         return Err(ConfigError::PeriodNotWholeMicros(period));
     }
     // At most MAX_PERIOD, so it fits.
@@ -542,6 +611,45 @@ mod tests {
         // The window end stays exact in a double: now (~2^51 µs until 2040) plus the period.
         let end = 2_u64.pow(51) + validate_period(MAX_PERIOD).unwrap_or(u64::MAX) * 2;
         assert!(end < 2_u64.pow(53));
+    }
+
+    #[test]
+    fn the_shared_rules_are_cores_and_name_their_field() {
+        let zero_limit = Config::of("a", 0, Duration::from_secs(1));
+        assert_eq!(
+            zero_limit,
+            Err(ConfigError::Settings(fixed_window::ConfigError::ZeroLimit))
+        );
+        let zero_period = Config::of("a", 1, Duration::ZERO);
+        assert_eq!(
+            zero_period,
+            Err(ConfigError::Settings(fixed_window::ConfigError::ZeroPeriod))
+        );
+        for (err, field) in [(zero_limit, "limit"), (zero_period, "period")] {
+            let Err(err) = err else {
+                panic!("a {field} the rules forbid was accepted");
+            };
+            assert_eq!(err.field(), field);
+            assert!(err.to_string().starts_with(field), "{err}");
+        }
+    }
+
+    #[test]
+    fn settings_that_core_accepts_are_checked_against_the_server_rules() {
+        let made = Settings::new("a", 1, Duration::from_nanos(1_500)).map(Config::from_settings);
+        assert_eq!(
+            made,
+            Ok(Err(ConfigError::PeriodNotWholeMicros(
+                Duration::from_nanos(1_500)
+            )))
+        );
+        let made = Settings::new("{a}", 1, Duration::from_secs(1)).map(Config::from_settings);
+        assert_eq!(made, Ok(Err(ConfigError::InvalidName("{a}"))));
+        let waiting = Settings::new("a", 2, Duration::from_secs(1))
+            .map(|settings| settings.with_max_wait(Duration::from_secs(3)));
+        let config = waiting.map(Config::from_settings);
+        let max_wait = config.map(|config| config.map(|config| config.max_wait()));
+        assert_eq!(max_wait, Ok(Ok(Duration::from_secs(3))));
     }
 
     #[test]

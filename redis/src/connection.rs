@@ -189,10 +189,12 @@ async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager,
     // One connection attempt per reconnection, no back-off between them: a call that finds
     // the connection broken starts a new attempt, so the limiter recovers on the first call
     // after the server is back, instead of after a back-off that may have grown to a minute.
-    // The response timeout is not set here: [`invoke`] bounds the whole call, so a second
-    // timer per request would only cost.
+    // No response timeout of redis-rs's own (it would default to 500 ms): [`invoke`] bounds
+    // the whole call by the configured timeout, so a second timer per request would only cost,
+    // and a shorter one would cut calls the configuration allows.
     let config = ConnectionManagerConfig::new()
-        .set_connection_timeout(timeout)
+        .set_connection_timeout(Some(timeout))
+        .set_response_timeout(None)
         .set_number_of_retries(0);
     match tokio::time::timeout(timeout, ConnectionManager::new_with_config(client, config)).await {
         Ok(manager) => manager.map_err(|err| Unavailable::from(&err)),

@@ -1,22 +1,4 @@
-//! One fixed-window limit shared by many processes: the windows and counts live in Redis (or
-//! Valkey), and every process using the same limiter name shares them.
-//!
-//! ```
-//! use core::time::Duration;
-//! use fixed_window_redis::{Config, RedisServer, SharedError, SharedRateLimiter};
-//!
-//! let server = RedisServer::start()?; // a throwaway redis-server (feature `test-server`)
-//! let config = Config::of("checkout", 2, Duration::from_secs(3600))?;
-//! // Two replicas of a service, each with its own connection, share one limit per key.
-//! let a = SharedRateLimiter::connect_blocking(config.clone(), server.client()?)?;
-//! let b = SharedRateLimiter::connect_blocking(config, server.client()?)?;
-//! assert_eq!(a.call("alice", || "charged")?, "charged");
-//! assert_eq!(b.try_acquire("alice")?.remaining(), Some(0));
-//! let rejected = a.try_acquire("alice").unwrap_err();
-//! assert!(matches!(rejected, SharedError::Limited(_)));
-//! assert!(rejected.retry_after().is_some_and(|wait| wait <= Duration::from_secs(3600)));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+#![doc = include_str!("../README.md")]
 //!
 //! # Types
 //!
@@ -46,9 +28,13 @@
 //! Integrations
 //! - [`SharedRateLimitLayer`], [`SharedRateLimitService`], [`SharedServiceError`]: a tower
 //!   middleware keyed by a key extractor.
-//! - [`RedisServer`] (feature `test-server`): a throwaway `redis-server` for tests.
+//! - `http` (feature): [`http::HttpRateLimitLayer`] over a shared limiter answers HTTP by the
+//!   standard: `429` with `Retry-After` and the IETF `RateLimit-Policy` and `RateLimit`
+//!   fields, and `503` when the server cannot decide under fail-closed.
 //!
 //! # Rules
+//!
+//! In full, with the reasons: `docs/rules.md` in the source repository.
 //!
 //! The rules of the in-process limiter (`fixed_window`), per key, on the server's clock:
 //! - **One origin, one period.** The first process to reach the server stores the
@@ -99,14 +85,6 @@
 //! a connection lost after the request was sent may hide a script that ran: that attempt may
 //! have counted ([`Unavailable::may_have_counted`]). The limiter never retries an attempt
 //! whose outcome it does not know.
-//!
-//! # What is not guaranteed
-//!
-//! The count lives in the server's memory. A server restarted without persistence, or a
-//! failover to a replica that had not received the latest writes, forgets permits: in the
-//! window of the loss up to `limit` more permits per key can be granted for each loss (the
-//! forgotten ones), and a lost configuration key means a new origin, so windows realign.
-//! Fail-open permits are not limited at all.
 
 mod coalescer;
 mod config;
@@ -117,6 +95,11 @@ pub use crate::config::{
 mod connection;
 mod error;
 pub use crate::error::{Conflict, SharedError};
+#[cfg(feature = "http")]
+mod http_limiter;
+/// Core's HTTP layer and key extractors (feature `http`), which the shared limiter plugs into.
+#[cfg(feature = "http")]
+pub use fixed_window::http;
 mod event;
 pub use crate::event::SharedEvent;
 mod invocation;
@@ -134,10 +117,6 @@ mod script;
 pub use crate::script::{SCRIPT, ScriptReply};
 mod service;
 pub use crate::service::{SharedRateLimitLayer, SharedRateLimitService, SharedServiceError};
-#[cfg(feature = "test-server")]
-mod test_server;
-#[cfg(feature = "test-server")]
-pub use crate::test_server::RedisServer;
 mod unavailable;
 pub use crate::unavailable::{Unavailable, UnavailableKind};
 

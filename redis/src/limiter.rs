@@ -42,12 +42,14 @@ type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 ///
 /// ```
 /// use core::time::Duration;
-/// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+/// use fixed_window_redis::{Config, SharedRateLimiter, redis};
 ///
-/// let server = RedisServer::start()?;
+/// let client = redis::Client::open("redis://127.0.0.1/")?;
+/// # let server = fixed_window_redis_test::RedisServer::start()?;
+/// # let client = server.client()?;
 /// let config = Config::of("checkout", 2, Duration::from_secs(3600))?;
-/// let replica_a = SharedRateLimiter::connect_blocking(config.clone(), server.client()?)?;
-/// let replica_b = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+/// let replica_a = SharedRateLimiter::connect_blocking(config.clone(), client.clone())?;
+/// let replica_b = SharedRateLimiter::connect_blocking(config, client)?;
 /// assert_eq!(replica_a.try_acquire("alice")?.remaining(), Some(1));
 /// assert_eq!(replica_b.try_acquire("alice")?.remaining(), Some(0));
 /// assert!(replica_a.try_acquire("alice").is_err());
@@ -81,13 +83,15 @@ impl SharedRateLimiter<SystemClock> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let runtime = tokio::runtime::Runtime::new()?;
     /// runtime.block_on(async {
     ///     let config = Config::of("search", 10, Duration::from_secs(1))?;
-    ///     let limiter = SharedRateLimiter::connect(config, server.client()?).await?;
+    ///     let limiter = SharedRateLimiter::connect(config, client).await?;
     ///     assert_eq!(limiter.try_acquire_async("alice").await?.remaining(), Some(9));
     ///     Ok::<(), Box<dyn std::error::Error>>(())
     /// })?;
@@ -164,12 +168,14 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Clock, ManualClock};
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let config = Config::of("api", 1, Duration::from_secs(3600))?;
     /// let clock = ManualClock::new();
-    /// let limiter = SharedRateLimiter::connect_blocking(config, server.client()?)?.with_clock(clock.clone());
+    /// let limiter = SharedRateLimiter::connect_blocking(config, client)?.with_clock(clock.clone());
     /// assert_eq!(limiter.try_acquire("k")?.at(), clock.now());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -193,12 +199,14 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// use core::time::Duration;
     /// use std::sync::{Arc, Mutex};
     /// use fixed_window::RateLimiterEvent;
-    /// use fixed_window_redis::{Config, RedisServer, SharedEvent, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedEvent, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let log = Arc::clone(&seen);
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, client)?
     ///     .with_listener(move |key, event| log.lock().unwrap().push((key.to_owned(), event.clone())));
     /// limiter.try_acquire("alice")?;
     /// assert!(matches!(
@@ -222,10 +230,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 5, Duration::from_secs(1))?, server.client()?)?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 5, Duration::from_secs(1))?, client)?;
     /// assert_eq!((limiter.config().name(), limiter.config().limit()), ("api", 5));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -239,10 +249,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, client)?;
     /// limiter.try_acquire("k")?;
     /// assert_eq!(limiter.protocol().remembered(), 1); // "k" is full: remembered
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -260,12 +272,14 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let config = Config::of("api", 1, Duration::from_secs(1))?;
-    /// let first = SharedRateLimiter::connect_blocking(config.clone(), server.client()?)?;
-    /// let second = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    /// let first = SharedRateLimiter::connect_blocking(config.clone(), client.clone())?;
+    /// let second = SharedRateLimiter::connect_blocking(config, client)?;
     /// assert_eq!(first.origin(), second.origin());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -280,10 +294,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Clock, Instant, ManualClock};
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(1))?, server.client()?)?
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(1))?, client)?
     ///     .with_clock(ManualClock::new());
     /// assert_eq!(limiter.clock().now(), Instant::ZERO);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -307,10 +323,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, client)?;
     /// limiter.try_acquire("k")?;
     /// let rejected = limiter.try_acquire("k").unwrap_err();
     /// assert!(rejected.retry_after().is_some_and(|wait| wait <= Duration::from_secs(3600)));
@@ -336,11 +354,13 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let config = Config::of("api", 1, Duration::from_secs(3600))?.with_max_wait(Duration::from_secs(1));
-    /// let limiter = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    /// let limiter = SharedRateLimiter::connect_blocking(config, client)?;
     /// limiter.acquire("k")?;
     /// assert!(limiter.acquire("k").is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -363,11 +383,13 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Interrupt, RateLimiterError};
-    /// use fixed_window_redis::{Config, RedisServer, SharedError, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedError, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let config = Config::of("api", 1, Duration::from_secs(1))?.with_max_wait(Duration::from_secs(5));
-    /// let limiter = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    /// let limiter = SharedRateLimiter::connect_blocking(config, client)?;
     /// let interrupt = Interrupt::new();
     /// interrupt.interrupt();
     /// limiter.acquire_interruptible("k", &interrupt)?;
@@ -396,10 +418,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, client)?;
     /// assert_eq!(limiter.call("k", || 42)?, 42);
     /// assert!(limiter.call("k", || unreachable!("no permit, so this never runs")).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -420,10 +444,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::Interrupt;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, client)?;
     /// assert_eq!(limiter.call_interruptible("k", &Interrupt::new(), || "ran")?, "ran");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -453,10 +479,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, client)?;
     /// let permit = futures::executor::block_on(limiter.try_acquire_async("k"))?;
     /// assert_eq!(permit.remaining(), Some(0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -481,11 +509,13 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let config = Config::of("api", 2, Duration::from_secs(3600))?.with_max_wait(Duration::from_secs(1));
-    /// let limiter = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    /// let limiter = SharedRateLimiter::connect_blocking(config, client)?;
     /// let permit = futures::executor::block_on(limiter.acquire_async("k"))?;
     /// assert_eq!(permit.remaining(), Some(1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -520,10 +550,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
-    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, server.client()?)?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(3600))?, client)?;
     /// let first = futures::executor::block_on(limiter.call_async("k", async { 7 }));
     /// let second = futures::executor::block_on(limiter.call_async("k", async { 8 }));
     /// assert_eq!(first, Ok(7));

@@ -1,5 +1,7 @@
 //! Proof of a granted permit, counted by the server or granted by the fail-open policy.
 
+use core::time::Duration;
+
 use fixed_window::Instant;
 
 use crate::unavailable::Unavailable;
@@ -14,7 +16,7 @@ use crate::unavailable::Unavailable;
 /// use fixed_window::Instant;
 /// use fixed_window_redis::{SharedPermit, Unavailable, UnavailableKind};
 ///
-/// let counted = SharedPermit::counted(Instant::ZERO, 4);
+/// let counted = SharedPermit::counted(Instant::ZERO, 4, core::time::Duration::from_secs(1));
 /// assert_eq!((counted.remaining(), counted.failed_open()), (Some(4), None));
 /// let cause = Unavailable::new(UnavailableKind::Timeout, "no reply");
 /// let uncounted = SharedPermit::failed_open_with(Instant::ZERO, cause.clone());
@@ -24,11 +26,13 @@ use crate::unavailable::Unavailable;
 pub struct SharedPermit {
     at: Instant,
     remaining: Option<u32>,
+    reset: Option<Duration>,
     failed_open: Option<Unavailable>,
 }
 
 impl SharedPermit {
-    /// A permit the server counted at local instant `at`, leaving `remaining`.
+    /// A permit the server counted at local instant `at`, leaving `remaining` in a window that
+    /// ends `reset` later by the server's clock.
     ///
     /// # Examples
     ///
@@ -37,12 +41,13 @@ impl SharedPermit {
     /// ```
     /// use fixed_window::Instant;
     ///
-    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 0).remaining(), Some(0));
+    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 0, core::time::Duration::from_secs(1)).remaining(), Some(0));
     /// ```
-    pub fn counted(at: Instant, remaining: u32) -> SharedPermit {
+    pub fn counted(at: Instant, remaining: u32, reset: Duration) -> SharedPermit {
         SharedPermit {
             at,
             remaining: Some(remaining),
+            reset: Some(reset),
             failed_open: None,
         }
     }
@@ -64,6 +69,7 @@ impl SharedPermit {
         SharedPermit {
             at,
             remaining: None,
+            reset: None,
             failed_open: Some(cause),
         }
     }
@@ -76,7 +82,7 @@ impl SharedPermit {
     /// use fixed_window::Instant;
     ///
     /// let at = Instant::from_nanos(3);
-    /// assert_eq!(fixed_window_redis::SharedPermit::counted(at, 0).at(), at);
+    /// assert_eq!(fixed_window_redis::SharedPermit::counted(at, 0, core::time::Duration::from_secs(1)).at(), at);
     /// ```
     pub fn at(&self) -> Instant {
         self.at
@@ -92,10 +98,26 @@ impl SharedPermit {
     /// ```
     /// use fixed_window::Instant;
     ///
-    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 2).remaining(), Some(2));
+    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 2, core::time::Duration::from_secs(1)).remaining(), Some(2));
     /// ```
     pub fn remaining(&self) -> Option<u32> {
         self.remaining
+    }
+
+    /// The time from the decision until the key's window ends, by the server's clock, or
+    /// `None` for a permit nobody counted: what an HTTP answer reports as the time to reset.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    ///
+    /// let permit = fixed_window_redis::SharedPermit::counted(Instant::ZERO, 2, core::time::Duration::from_secs(9));
+    /// assert_eq!(permit.reset_after(), Some(Duration::from_secs(9)));
+    /// ```
+    pub fn reset_after(&self) -> Option<Duration> {
+        self.reset
     }
 
     /// Why the server did not count this permit, if the fail-open policy granted it.
@@ -107,7 +129,7 @@ impl SharedPermit {
     /// ```
     /// use fixed_window::Instant;
     ///
-    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 2).failed_open(), None);
+    /// assert_eq!(fixed_window_redis::SharedPermit::counted(Instant::ZERO, 2, core::time::Duration::from_secs(1)).failed_open(), None);
     /// ```
     pub fn failed_open(&self) -> Option<&Unavailable> {
         self.failed_open.as_ref()

@@ -328,6 +328,8 @@ pub enum Decision {
     Permitted {
         /// `limit − used` after this permit.
         remaining: u32,
+        /// The time until the key's window ends, by the server's clock.
+        reset: Duration,
     },
     /// The window is full and may open by the deadline: sleep until `until` (the latest
     /// local instant the window can open at, or the deadline if earlier), then attempt again.
@@ -359,9 +361,10 @@ impl Decision {
     /// # Examples
     ///
     /// ```
+    /// use core::time::Duration;
     /// use fixed_window_redis::Decision;
     ///
-    /// assert!(Decision::Permitted { remaining: 0 }.is_permit());
+    /// assert!(Decision::Permitted { remaining: 0, reset: Duration::from_secs(1) }.is_permit());
     /// ```
     pub fn is_permit(&self) -> bool {
         matches!(self, Decision::Permitted { .. } | Decision::FailedOpen(_))
@@ -392,7 +395,7 @@ impl Decision {
     /// ```
     pub fn event(&self, at: Instant, name: &'static str) -> Option<SharedEvent> {
         match self {
-            Decision::Permitted { remaining } => {
+            Decision::Permitted { remaining, .. } => {
                 Some(SharedEvent::Limiter(RateLimiterEvent::Permitted {
                     at,
                     name,
@@ -437,7 +440,8 @@ impl Decision {
 /// use fixed_window_redis::{Conclusion, Config, Decision, Protocol};
 ///
 /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
-/// let permitted = protocol.conclude(&Decision::Permitted { remaining: 0 }, Instant::ZERO, true);
+/// let decision = Decision::Permitted { remaining: 0, reset: Duration::from_secs(1) };
+/// let permitted = protocol.conclude(&decision, Instant::ZERO, true);
 /// assert!(matches!(permitted, Conclusion::Done { result: Ok(_), event: Some(_) }));
 /// # Ok::<(), fixed_window_redis::ConfigError>(())
 /// ```
@@ -673,11 +677,14 @@ impl Protocol {
                 now,
                 window_start,
             }) => {
+                let reset = self.window_end_micros(window_start).saturating_sub(now);
                 if remaining == 0 {
-                    let retry_after = self.window_end_micros(window_start).saturating_sub(now);
-                    self.remember(key, sent, received, retry_after);
+                    self.remember(key, sent, received, reset);
                 }
-                Decision::Permitted { remaining }
+                Decision::Permitted {
+                    remaining,
+                    reset: Duration::from_micros(reset),
+                }
             }
             Some(ScriptReply::Full { retry_after, .. }) => {
                 let Some(window) = self.remember(key, sent, received, retry_after) else {
@@ -741,7 +748,9 @@ impl Protocol {
                     event: rejection.event(at, name),
                 };
             }
-            &Decision::Permitted { remaining } => Ok(SharedPermit::counted(at, remaining)),
+            &Decision::Permitted { remaining, reset } => {
+                Ok(SharedPermit::counted(at, remaining, reset))
+            }
             Decision::FailedOpen(cause) => Ok(SharedPermit::failed_open_with(at, cause.clone())),
             &Decision::Rejected { retry_after, .. } => Err(self.rejected(retry_after)),
             Decision::Unavailable(cause) => Err(SharedError::Unavailable {
@@ -901,7 +910,13 @@ mod tests {
         let p = protocol(config(1));
         // Server: now 3,000 µs into a window that started at 0 and lasts 10,000 µs.
         let decision = p.finish("k", us(100), us(200), us(100), Ok(&[1, 0, 3_000, 0]));
-        assert_eq!(decision, Decision::Permitted { remaining: 0 });
+        assert_eq!(
+            decision,
+            Decision::Permitted {
+                remaining: 0,
+                reset: Duration::from_micros(7_000)
+            }
+        );
         assert_eq!(p.remembered(), 1);
         // 7,000 µs left on the server; locally known full until 100 + 7,000 − 7.
         assert!(matches!(

@@ -63,12 +63,14 @@ impl<E: std::error::Error + 'static> std::error::Error for SharedServiceError<E>
 /// ```
 /// use core::time::Duration;
 /// use std::sync::Arc;
-/// use fixed_window_redis::{Config, RedisServer, SharedRateLimitLayer, SharedRateLimiter, SharedServiceError};
+/// use fixed_window_redis::{Config, SharedRateLimitLayer, SharedRateLimiter, SharedServiceError, redis};
 /// use tower::{Layer, Service, ServiceExt};
 ///
-/// let server = RedisServer::start()?;
+/// let client = redis::Client::open("redis://127.0.0.1/")?;
+/// # let server = fixed_window_redis_test::RedisServer::start()?;
+/// # let client = server.client()?;
 /// let config = Config::of("api", 1, Duration::from_secs(3600))?;
-/// let limiter = Arc::new(SharedRateLimiter::connect_blocking(config, server.client()?)?);
+/// let limiter = Arc::new(SharedRateLimiter::connect_blocking(config, client)?);
 /// let layer = SharedRateLimitLayer::new(limiter, |request: &(String, u32)| request.0.clone());
 /// let mut service = layer.layer(tower::service_fn(|request: (String, u32)| async move {
 ///     Ok::<_, std::io::Error>(request.1)
@@ -99,11 +101,13 @@ impl<F, C> SharedRateLimitLayer<F, C> {
     /// ```
     /// use core::time::Duration;
     /// use std::sync::Arc;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimitLayer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimitLayer, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let config = Config::of("api", 10, Duration::from_secs(1))?;
-    /// let limiter = Arc::new(SharedRateLimiter::connect_blocking(config, server.client()?)?);
+    /// let limiter = Arc::new(SharedRateLimiter::connect_blocking(config, client)?);
     /// let layer = SharedRateLimitLayer::new(limiter, |_: &()| String::from("everyone"));
     /// assert_eq!(layer.limiter().config().limit(), 10);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -124,11 +128,13 @@ impl<F, C> SharedRateLimitLayer<F, C> {
     /// ```
     /// use core::time::Duration;
     /// use std::sync::Arc;
-    /// use fixed_window_redis::{Config, RedisServer, SharedRateLimitLayer, SharedRateLimiter};
+    /// use fixed_window_redis::{Config, SharedRateLimitLayer, SharedRateLimiter, redis};
     ///
-    /// let server = RedisServer::start()?;
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
     /// let config = Config::of("api", 10, Duration::from_secs(1))?;
-    /// let limiter = Arc::new(SharedRateLimiter::connect_blocking(config, server.client()?)?);
+    /// let limiter = Arc::new(SharedRateLimiter::connect_blocking(config, client)?);
     /// let layer = SharedRateLimitLayer::new(limiter, |_: &()| String::from("everyone"));
     /// assert_eq!(layer.limiter().config().name(), "api");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -176,12 +182,14 @@ impl<S, F, C> Layer<S> for SharedRateLimitLayer<F, C> {
 /// ```
 /// use core::time::Duration;
 /// use std::sync::Arc;
-/// use fixed_window_redis::{Config, RedisServer, SharedRateLimitLayer, SharedRateLimiter};
+/// use fixed_window_redis::{Config, SharedRateLimitLayer, SharedRateLimiter, redis};
 /// use tower::Layer;
 ///
-/// let server = RedisServer::start()?;
+/// let client = redis::Client::open("redis://127.0.0.1/")?;
+/// # let server = fixed_window_redis_test::RedisServer::start()?;
+/// # let client = server.client()?;
 /// let config = Config::of("api", 10, Duration::from_secs(1))?;
-/// let limiter = Arc::new(SharedRateLimiter::connect_blocking(config, server.client()?)?);
+/// let limiter = Arc::new(SharedRateLimiter::connect_blocking(config, client)?);
 /// let layer = SharedRateLimitLayer::new(limiter, |_: &()| String::from("everyone"));
 /// let service = layer.layer(tower::service_fn(|()| async { Ok::<_, std::io::Error>(()) }));
 /// assert!(format!("{service:?}").contains("api"));

@@ -142,9 +142,10 @@ impl fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
-/// The cause a redis-rs error stands for: a timeout; a connection error (I/O, a dropped or
-/// refused connection, an error the connection cannot recover from); a reply of the wrong
-/// type; anything else the server's.
+/// The cause a redis-rs error stands for: a timeout; a reply the script never returns (one
+/// that does not convert to the expected type, or that redis-rs cannot parse); a connection
+/// error (I/O, a dropped or refused connection, an error the connection cannot recover from);
+/// anything else the server's.
 ///
 /// # Examples
 ///
@@ -153,21 +154,30 @@ impl std::error::Error for Unavailable {}
 ///
 /// let err = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
 /// assert_eq!(Unavailable::from(&err).kind(), UnavailableKind::Connection);
-/// let err = redis::RedisError::from((redis::ErrorKind::TypeError, "not an array"));
-/// assert_eq!(Unavailable::from(&err).kind(), UnavailableKind::Reply);
+/// let err = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
+/// assert_eq!(Unavailable::from(&err).kind(), UnavailableKind::Timeout);
+/// // An `OK` where the script's array of integers was expected.
+/// let wrong = redis::from_redis_value::<Vec<i64>>(redis::Value::Okay).unwrap_err();
+/// assert_eq!(Unavailable::from(&redis::RedisError::from(wrong)).kind(), UnavailableKind::Reply);
 /// ```
 impl From<&redis::RedisError> for Unavailable {
     fn from(err: &redis::RedisError) -> Unavailable {
         let kind = if err.is_timeout() {
             UnavailableKind::Timeout
+        } else if matches!(
+            err.kind(),
+            redis::ErrorKind::Parse | redis::ErrorKind::UnexpectedReturnType
+        ) {
+            // Checked before the connection errors: redis-rs counts a parse error as one the
+            // connection cannot recover from (it reconnects), but what the caller learns is
+            // that the answer was not the script's.
+            UnavailableKind::Reply
         } else if err.is_io_error()
             || err.is_connection_dropped()
             || err.is_connection_refusal()
             || err.is_unrecoverable_error()
         {
             UnavailableKind::Connection
-        } else if err.kind() == redis::ErrorKind::TypeError {
-            UnavailableKind::Reply
         } else {
             UnavailableKind::Server
         };

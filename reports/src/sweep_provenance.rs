@@ -121,10 +121,10 @@ pub fn same_sweep(summary: Option<&SweepProvenance>, trace: Option<&SweepProvena
     };
     let mut differences = Vec::new();
     let mut differ = |field: &str, a: Option<String>, b: Option<String>| {
-        if let (Some(a), Some(b)) = (a, b) {
-            if a != b {
-                differences.push(format!("{field} {a} in the summary, {b} in the trace"));
-            }
+        if let (Some(a), Some(b)) = (a, b)
+            && a != b
+        {
+            differences.push(format!("{field} {a} in the summary, {b} in the trace"));
         }
     };
     let text = |n: Option<u64>| n.map(|n| n.to_string());

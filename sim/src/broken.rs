@@ -8,7 +8,7 @@
 //! reading the state and writing it for a flaw that races only, so the simulator's one thread
 //! interleaves callers there.
 
-use fixed_window::{ConfigError, Interrupt, RateLimiterError};
+use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, Refusal, Wide};
 
 use crate::record::{OpOutput, Record};
@@ -40,13 +40,9 @@ impl Broken {
         config: &Config,
         clock: VirtualClock,
     ) -> Result<Broken, ConfigError> {
-        let limiter = fixed_window_broken::Broken::new(
-            flaw,
-            config.limit,
-            config.period,
-            config.max_wait,
-            clock,
-        )?;
+        let settings =
+            Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
+        let limiter = fixed_window_broken::Broken::new(flaw, settings, clock);
         Ok(Broken {
             name,
             config: *config,

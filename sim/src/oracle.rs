@@ -1,5 +1,5 @@
-//! The oracle: an independent model of SPEC.md that reads a trace and reports every rule the
-//! limiter broke.
+//! The oracle: an independent model of the rules (`docs/rules.md`) that reads a trace and
+//! reports every rule the limiter broke.
 //!
 //! It deliberately shares nothing with `fixed-window`'s window arithmetic: the rules come from
 //! `fixed-window-spec`, the one model every checker uses, which computes windows in `u128` from

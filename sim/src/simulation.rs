@@ -354,7 +354,7 @@ pub(crate) fn panicking(
     move |_| {
         let count = told.load(Ordering::Relaxed) + 1;
         told.store(count, Ordering::Relaxed);
-        if count % every.max(1) == 0 {
+        if count.is_multiple_of(every.max(1)) {
             // Unwinds as `panic_any` would, without the panic hook, which stays quiet about
             // simulated panics anyway: fewer frames for the unwinder to walk.
             std::panic::resume_unwind(Box::new(SimulatedPanic));
@@ -480,11 +480,11 @@ where
                 return Some((t, Event::Arrive(caller)));
             }
         }
-        if let Some((t, event)) = planned {
-            if queued.is_none_or(|q| t <= q) {
-                self.next_planned += 1;
-                return Some((t, event));
-            }
+        if let Some((t, event)) = planned
+            && queued.is_none_or(|q| t <= q)
+        {
+            self.next_planned += 1;
+            return Some((t, event));
         }
         self.queue.pop()
     }

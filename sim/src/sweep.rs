@@ -295,10 +295,10 @@ pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
         .into_iter()
         .enumerate()
         .map(|(i, mut failure)| {
-            if i < MOST_SHRUNK {
-                if let Some(first) = failure.violations.first() {
-                    failure.shrunk = shrink(&failure.id, config.target, first.invariant);
-                }
+            if i < MOST_SHRUNK
+                && let Some(first) = failure.violations.first()
+            {
+                failure.shrunk = shrink(&failure.id, config.target, first.invariant);
             }
             failure
         })

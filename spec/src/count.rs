@@ -1,4 +1,5 @@
-//! One window's count and what one attempt decides for it (SPEC.md 01, 02, 05).
+//! One window's count and what one attempt decides for it (`docs/rules.md`: Windows, Waiting,
+//! Events).
 
 use crate::grid::Grid;
 use crate::time::NEVER;

@@ -150,6 +150,6 @@ impl Grid {
     /// assert!(!grid.on_boundary(0));
     /// ```
     pub fn on_boundary(&self, at: u128) -> bool {
-        at >= self.origin && (at - self.origin) % self.period == 0
+        at >= self.origin && (at - self.origin).is_multiple_of(self.period)
     }
 }

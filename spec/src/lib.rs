@@ -1,4 +1,5 @@
-//! The one executable model of the fixed-window rules of SPEC.md, exact in `u128` nanoseconds.
+//! The one executable model of the fixed-window rules of `docs/rules.md`, exact in `u128`
+//! nanoseconds.
 //!
 //! Every checker of the workspace judges a limiter by this crate: the simulator's oracle, the
 //! models' sequential specification and linearizability checker, core's property tests and the
@@ -14,13 +15,14 @@
 //! # The rules, one type each
 //!
 //! - [`Grid`]: which window holds an instant, where windows start and end, and where the
-//!   timeline ends (SPEC.md 01, 03).
+//!   timeline ends (`docs/rules.md`: Windows, Extreme values).
 //! - [`Count`] and [`Decision`]: the stored window and its used permits, and what one attempt
 //!   decides for it: a permit with `remaining`, a wait until the next window, or a rejection
-//!   with `retry_after` (SPEC.md 01, 02, 05).
+//!   with `retry_after` (`docs/rules.md`: Windows, Waiting, Events).
 //! - [`Rules`]: a limiter's configuration as the model sees it: its grid, limit and `max_wait`.
 //! - [`Waiting`]: a waiting call's deadline, fixed at its start, and what it does after each
-//!   decision, the stalled-clock rule included (SPEC.md 02, 03).
+//!   decision, the stalled-clock rule included (`docs/rules.md`: Waiting, Extreme values,
+//!   Clocks that stand still or step back).
 //! - [`Keyed`]: one [`Count`] per key on one shared grid, and the bound on the keys a keyed
 //!   limiter may keep alive.
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by

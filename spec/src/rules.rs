@@ -1,4 +1,4 @@
-//! A limiter's configuration as the model sees it (SPEC.md 04).
+//! A limiter's configuration as the model sees it (`docs/rules.md`: Configuration).
 
 use crate::count::{Count, Decision};
 use crate::grid::Grid;

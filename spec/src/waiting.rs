@@ -1,5 +1,5 @@
-//! A waiting call (SPEC.md 02, 03): its deadline, fixed at its start, and what it does after
-//! each decision.
+//! A waiting call (`docs/rules.md`: Waiting, Extreme values): its deadline, fixed at its start,
+//! and what it does after each decision.
 
 use crate::count::Decision;
 
@@ -35,10 +35,10 @@ pub enum Next {
 /// A call that may wait: "it sleeps … until the next window opens, then competes for a permit
 /// there, repeating until it acquires one or its wait deadline passes."
 ///
-/// The stalled-clock rule (a rule of this crate, not of SPEC.md, which assumes a clock that
-/// moves): a call whose clock reads no later after a sleep than before it would sleep forever on
-/// a clock that stands still, so it is rejected instead, with the wait it was told to make
-/// (`until − now`).
+/// The stalled-clock rule (a rule this project adds to the specification, which assumes a
+/// clock that moves; `docs/rules.md`, "Clocks that stand still or step back"): a call whose
+/// clock reads no later after a sleep than before it would sleep forever on a clock that stands
+/// still, so it is rejected instead, with the wait it was told to make (`until − now`).
 ///
 /// # Examples
 ///

@@ -6,7 +6,7 @@ use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use fixed_window::{Instant, ManualClock};
+use fixed_window::{Instant, ManualClock, Settings};
 use fixed_window_broken::{Broken, Flaw, Grant, Refusal, Wide};
 
 const PERIOD: Duration = Duration::from_nanos(10);
@@ -17,7 +17,8 @@ fn limiter(
     max_wait: Duration,
     clock: &ManualClock,
 ) -> Broken<Wide, ManualClock> {
-    Broken::new(flaw, limit, PERIOD, max_wait, clock.clone()).expect("a valid configuration")
+    let settings = Settings::new("flawed", limit, PERIOD).expect("a valid configuration");
+    Broken::new(flaw, settings.with_max_wait(max_wait), clock.clone())
 }
 
 fn rejected(at: u64, retry_after: u64) -> Result<Grant, Refusal> {
@@ -35,10 +36,10 @@ fn race(limiter: &Broken<Wide, ManualClock>) -> [Result<Grant, Refusal>; 2] {
     let mut ended = [None, None];
     while ended.iter().any(Option::is_none) {
         for (call, end) in calls.iter_mut().zip(&mut ended) {
-            if end.is_none() {
-                if let Poll::Ready(result) = call.as_mut().poll(&mut context) {
-                    *end = Some(result);
-                }
+            if end.is_none()
+                && let Poll::Ready(result) = call.as_mut().poll(&mut context)
+            {
+                *end = Some(result);
             }
         }
     }

@@ -5,14 +5,14 @@ use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 
-use fixed_window::ManualClock;
+use fixed_window::{ManualClock, Settings};
 use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
 
 const PERIOD: Duration = Duration::from_nanos(10);
 
 fn limiter(flaw: KeyedFlaw, limit: u32, clock: &ManualClock) -> BrokenKeyed<ManualClock> {
-    BrokenKeyed::new(flaw, limit, PERIOD, Duration::ZERO, clock.clone())
-        .expect("a valid configuration")
+    let settings = Settings::new("keyed", limit, PERIOD).expect("a valid configuration");
+    BrokenKeyed::new(flaw, settings, clock.clone())
 }
 
 #[test]

@@ -1,112 +1,84 @@
-//! Building a keyed limiter: the configuration set once, the table made once, when the limiter
-//! is built.
+//! Building a keyed limiter: what only it has (listeners that take the key, the key hasher) on
+//! top of the builder both limiters share; the table made once, when the limiter is built.
 
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
-use core::time::Duration;
 
-use crate::backoff::Backoff;
+use crate::builder::{LimiterBuilder, policy};
 use crate::clock::{Clock, SystemClock};
-use crate::error::ConfigError;
 use crate::event::RateLimiterEvent;
-use crate::settings::{Settings, checked_limit, checked_period};
+use crate::settings::Settings;
 
 use super::KeyedRateLimiter;
 use super::hasher::KeyHasher;
-use super::words::KeyedListener;
+use super::words::{KeyedListener, KeyedWords};
 
-/// The settings of a [`KeyedRateLimiter`] not yet built, from
-/// [`KeyedRateLimiter::builder`]: name, limit and period already checked, the rest optional.
+/// The builder of a [`KeyedRateLimiter`] for keys `K` on clock `C`, hashing keys with `S`,
+/// from [`KeyedRateLimiter::builder`]; its setters are [`LimiterBuilder`]'s, with
+/// [`listener`](KeyedBuilder#method.listener) and [`hasher`](KeyedBuilder#method.hasher)
+/// its own.
 ///
-/// Nothing is made or read until [`build`](KeyedBuilder::build): the key table (64 shards) is
-/// made there, once, and the clock read once, the first window starting at that reading.
-/// Each `with_*` of a limiter instead makes a new limiter, table included, so a configuration
-/// of several options is cheaper set here.
+/// The key table (64 shards) is made by [`build`](KeyedBuilder#method.build), once, and the
+/// clock read there once. Each `with_*` of a limiter instead makes a new limiter, table
+/// included, so a configuration of several options is cheaper set here.
 ///
 /// # Examples
 ///
-/// 100 calls per client per second, excess calls waiting up to 250 ms, on a manual clock.
+/// A builder named by its type, handed to code that finishes it.
 ///
 /// ```
 /// use core::time::Duration;
-/// use fixed_window::{Instant, KeyedRateLimiter, ManualClock};
+/// use fixed_window::{KeyedBuilder, KeyedRateLimiter, ManualClock};
 ///
-/// let clock = ManualClock::starting_at(Instant::from_nanos(40));
-/// let limiter = KeyedRateLimiter::builder("per-client", 100, Duration::from_secs(1))?
-///     .max_wait(Duration::from_millis(250))
-///     .clock(clock)
-///     .build();
-/// assert_eq!(limiter.max_wait(), Duration::from_millis(250));
-/// assert_eq!(limiter.acquire(&"alice")?.at(), Instant::from_nanos(40));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// fn finish(builder: KeyedBuilder<u64, ManualClock>) -> KeyedRateLimiter<u64, ManualClock> {
+///     builder.max_wait(Duration::from_millis(5)).build()
+/// }
+/// let limiter = finish(KeyedRateLimiter::builder("api", 1, Duration::from_secs(1))?.clock(ManualClock::new()));
+/// assert_eq!(limiter.max_wait(), Duration::from_millis(5));
+/// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
-#[must_use = "a builder does nothing until `build` makes the limiter"]
-pub struct KeyedBuilder<K, C = SystemClock, S = KeyHasher> {
-    pub(super) settings: Settings,
-    pub(super) listeners: Vec<KeyedListener<K>>,
-    pub(super) clock: C,
-    pub(super) hasher: S,
-    pub(super) backoff: Backoff,
+pub type KeyedBuilder<K, C = SystemClock, S = KeyHasher> = LimiterBuilder<KeyedOptions<K, S>, C>;
+
+/// What only a [`KeyedRateLimiter`]'s builder holds: its listeners, which take the key with
+/// the event, and the hasher of its keys.
+///
+/// It appears only as the first parameter of a [`LimiterBuilder`]: a [`KeyedBuilder`] is a
+/// `LimiterBuilder<KeyedOptions<K, S>, C>`.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::{KeyedOptions, KeyedRateLimiter, LimiterBuilder};
+///
+/// let builder: LimiterBuilder<KeyedOptions<&str>> = KeyedRateLimiter::builder("api", 1, Duration::from_secs(1))?;
+/// assert!(builder.build().try_acquire(&"alice").is_ok());
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+pub struct KeyedOptions<K, S = KeyHasher> {
+    listeners: Vec<KeyedListener<K>>,
+    hasher: S,
 }
 
-impl<K> KeyedBuilder<K> {
-    /// The settings of a keyed limiter named `name` allowing each key `limit` calls per
-    /// `period`, on the system clock, hashing with a fresh [`KeyHasher`], rejecting excess
-    /// calls at once.
-    pub(super) fn new(
-        name: &'static str,
-        limit: u32,
-        period: Duration,
-    ) -> Result<KeyedBuilder<K>, ConfigError> {
-        Ok(KeyedBuilder {
-            settings: Settings::new(name, checked_limit(limit)?, checked_period(period)?),
-            listeners: Vec::new(),
-            clock: SystemClock,
-            hasher: KeyHasher::default(),
-            backoff: Backoff::default(),
-        })
+impl<K> From<Settings> for KeyedBuilder<K> {
+    /// The builder of a [`KeyedRateLimiter`] with `settings`, on the system clock, hashing with
+    /// a fresh [`KeyHasher`]: the same as [`KeyedRateLimiter::builder`] with the settings'
+    /// name, limit and period, then their `max_wait`.
+    fn from(settings: Settings) -> KeyedBuilder<K> {
+        LimiterBuilder::with_options(
+            settings,
+            KeyedOptions {
+                listeners: Vec::new(),
+                hasher: KeyHasher::default(),
+            },
+        )
     }
 }
 
 impl<K, C, S> KeyedBuilder<K, C, S> {
-    /// `limit` calls per period for each key instead.
-    pub(super) fn limit(mut self, limit: u32) -> Result<Self, ConfigError> {
-        self.settings.limit = checked_limit(limit)?;
-        Ok(self)
-    }
-
-    /// Windows `period` long instead.
-    pub(super) fn period(mut self, period: Duration) -> Result<Self, ConfigError> {
-        self.settings.period = checked_period(period)?;
-        Ok(self)
-    }
-
-    /// Lets an excess call wait up to `max_wait` for its key's next window before it is
-    /// rejected. Zero (the default) rejects at once.
-    ///
-    /// # Examples
-    ///
-    /// A waiting call sleeps (on the manual clock, instantly) until the key's next window.
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use fixed_window::{Instant, KeyedRateLimiter, ManualClock};
-    ///
-    /// let limiter = KeyedRateLimiter::builder("api", 1, Duration::from_secs(1))?
-    ///     .max_wait(Duration::from_secs(5))
-    ///     .clock(ManualClock::new())
-    ///     .build();
-    /// limiter.acquire(&7)?;
-    /// assert_eq!(limiter.acquire(&7)?.at(), Instant::from_nanos(1_000_000_000));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn max_wait(mut self, max_wait: Duration) -> Self {
-        self.settings = self.settings.with_max_wait(max_wait);
-        self
-    }
-
     /// Adds `listener` to receive every event, with the key it concerns; listeners run in the
-    /// order they were added, on the calling thread, and a listener that panics is contained.
+    /// order they were added, on the calling thread, and a listener that panics is contained,
+    /// as [`Builder::listener`](crate::Builder#method.listener) describes.
     ///
     /// # Examples
     ///
@@ -135,43 +107,20 @@ impl<K, C, S> KeyedBuilder<K, C, S> {
         mut self,
         listener: impl Fn(&K, &RateLimiterEvent) + Send + Sync + 'static,
     ) -> Self {
-        self.listeners.push(Box::new(listener));
+        self.options.listeners.push(Box::new(listener));
         self
     }
 
-    /// Reads time from, and sleeps through, `clock` instead of the [`SystemClock`].
+    /// Hashes keys with `hasher` instead of a [`KeyHasher`].
+    ///
+    /// std's `RandomState` (`SipHash`) resists keys chosen to collide by an attacker who can
+    /// time many calls, for about 170 instructions more a call; a fixed hasher suits keys no
+    /// one else chooses, and deterministic tests. Whatever the hasher, a table whose keys all
+    /// collide turns every lookup into a scan. See [`KeyHasher`] for the trade.
     ///
     /// # Examples
     ///
-    /// The first window starts at the clock's reading when the limiter is built.
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use fixed_window::{KeyedRateLimiter, ManualClock};
-    ///
-    /// let clock = ManualClock::new();
-    /// let builder = KeyedRateLimiter::builder("api", 1, Duration::from_secs(1))?.clock(clock.clone());
-    /// clock.advance(Duration::from_millis(300));
-    /// let limiter = builder.build();
-    /// assert!(limiter.try_acquire(&1).is_ok());
-    /// let rejected = limiter.try_acquire(&1).unwrap_err();
-    /// assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn clock<D: Clock>(self, clock: D) -> KeyedBuilder<K, D, S> {
-        KeyedBuilder {
-            settings: self.settings,
-            listeners: self.listeners,
-            clock,
-            hasher: self.hasher,
-            backoff: self.backoff,
-        }
-    }
-
-    /// Hashes keys with `hasher` instead of a [`KeyHasher`] (see
-    /// [`KeyedRateLimiter::with_hasher`] for when to).
-    ///
-    /// # Examples
+    /// Client addresses hashed with `SipHash`:
     ///
     /// ```
     /// use core::time::Duration;
@@ -187,32 +136,15 @@ impl<K, C, S> KeyedBuilder<K, C, S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn hasher<T: BuildHasher>(self, hasher: T) -> KeyedBuilder<K, C, T> {
-        KeyedBuilder {
+        LimiterBuilder {
             settings: self.settings,
-            listeners: self.listeners,
+            options: KeyedOptions {
+                listeners: self.options.listeners,
+                hasher,
+            },
             clock: self.clock,
-            hasher,
             backoff: self.backoff,
         }
-    }
-
-    /// Retries after a lost compare-and-set under `backoff` instead of
-    /// [`Backoff::default`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use fixed_window::{Backoff, KeyedRateLimiter};
-    ///
-    /// let limiter = KeyedRateLimiter::<u64>::builder("api", 1, Duration::from_secs(1))?
-    ///     .backoff(Backoff::new(0))
-    ///     .build();
-    /// assert_eq!(limiter.backoff(), Backoff::new(0));
-    /// # Ok::<(), fixed_window::ConfigError>(())
-    /// ```
-    pub fn backoff(self, backoff: Backoff) -> Self {
-        KeyedBuilder { backoff, ..self }
     }
 }
 
@@ -243,27 +175,43 @@ where
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(self) -> KeyedRateLimiter<K, C, S> {
-        KeyedRateLimiter::build(
+        let policy = policy(
             self.settings,
-            self.listeners,
+            self.options.listeners,
             self.backoff,
-            self.clock,
-            self.hasher,
-        )
+            self.clock.now(),
+        );
+        KeyedRateLimiter {
+            words: KeyedWords::new(&policy.budget),
+            policy,
+            clock: self.clock,
+            hasher: self.options.hasher,
+        }
     }
 }
 
-impl<K, C, S> fmt::Debug for KeyedBuilder<K, C, S> {
+impl<K, C, S> KeyedRateLimiter<K, C, S> {
+    /// This limiter's configuration, to build a new limiter from: every `with_*` is a
+    /// shorthand for building one, with a new grid starting now on its clock and no keys.
+    pub(super) fn into_builder(self) -> KeyedBuilder<K, C, S> {
+        LimiterBuilder {
+            settings: self.policy.settings,
+            options: KeyedOptions {
+                listeners: self.policy.listeners,
+                hasher: self.hasher,
+            },
+            clock: self.clock,
+            backoff: self.policy.budget.backoff(),
+        }
+    }
+}
+
+impl<K, S> fmt::Debug for KeyedOptions<K, S> {
+    // The hasher by its type alone: a seeded hasher's seed stays out of logs.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KeyedBuilder")
-            .field("name", &self.settings.name)
-            .field("limit", &self.settings.limit)
-            .field("period", &self.settings.period)
-            .field("max_wait", &self.settings.max_wait())
+        f.debug_struct("KeyedOptions")
             .field("listeners", &self.listeners.len())
-            .field("clock", &core::any::type_name::<C>())
             .field("hasher", &core::any::type_name::<S>())
-            .field("backoff", &self.backoff)
             .finish()
     }
 }

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use fixed_window::{
-    Backoff, Clock, ConfigError, Instant, Interrupt, Interrupted, ManualClock, RateLimiter,
-    RateLimiterError, RateLimiterEvent, Sleep, SystemClock,
+    Backoff, Builder, Clock, ConfigError, Instant, Interrupt, Interrupted, KeyedBuilder,
+    KeyedRateLimiter, ManualClock, RateLimiter, RateLimiterError, RateLimiterEvent, Settings,
+    Sleep, SystemClock,
 };
 
 #[test]
@@ -151,4 +152,51 @@ fn a_builder_prints_its_settings() {
         text.contains("printed") && text.contains("limit: 3"),
         "{text}"
     );
+}
+
+#[test]
+fn one_settings_value_configures_both_limiters_alike() {
+    let settings = Settings::new("shared", 2, Duration::from_secs(1))
+        .unwrap()
+        .with_max_wait(Duration::from_millis(3));
+    let plain = Builder::from(settings).clock(ManualClock::new()).build();
+    let keyed: KeyedRateLimiter<u64, ManualClock> = KeyedBuilder::from(settings)
+        .clock(ManualClock::new())
+        .build();
+    let expected = (
+        settings.name(),
+        settings.limit(),
+        settings.period(),
+        settings.max_wait(),
+    );
+    let plain_reads = (
+        plain.name(),
+        plain.limit(),
+        plain.period(),
+        plain.max_wait(),
+    );
+    let keyed_reads = (
+        keyed.name(),
+        keyed.limit(),
+        keyed.period(),
+        keyed.max_wait(),
+    );
+    assert_eq!(plain_reads, expected);
+    assert_eq!(keyed_reads, expected);
+}
+
+#[test]
+fn both_builders_refuse_a_change_the_rules_forbid_as_settings_do() {
+    let settings = Settings::new("api", 1, Duration::from_secs(1)).unwrap();
+    assert_eq!(
+        Builder::from(settings).limit(0).map(drop),
+        Err(ConfigError::ZeroLimit)
+    );
+    assert_eq!(
+        KeyedBuilder::<u64>::from(settings)
+            .period(Duration::ZERO)
+            .map(drop),
+        Err(ConfigError::ZeroPeriod)
+    );
+    assert_eq!(settings.with_limit(0), Err(ConfigError::ZeroLimit));
 }

@@ -8,6 +8,8 @@ mod concurrency;
 mod config;
 mod extremes;
 mod formatting;
+#[cfg(feature = "axum")]
+mod http;
 mod integrations;
 mod interrupts;
 mod keyed;

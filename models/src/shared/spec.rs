@@ -1,6 +1,6 @@
 //! The sequential specification of one key of the shared limiter, on the server's clock: the
-//! script's rules (SPEC.md's fixed window, per key, on one shared origin) with the server's
-//! state lost now and then.
+//! script's rules (the fixed window of `docs/rules.md`, per key, on one shared origin) with the
+//! server's state lost now and then.
 //!
 //! Written from the rules, not from the script: the window holding server time `t` is
 //! `[origin + k·period, origin + (k+1)·period)` on the spec crate's [`Grid`]; a counter left by

@@ -187,7 +187,8 @@ fn real_time_order_is_respected() {
 #[test]
 fn a_stale_reading_may_claim_in_the_next_window() {
     // A read the clock at 9, lost the race to B who opened window 1 at 10, and claimed in
-    // window 1 with its reading still 9: counted against the stored window, as SPEC.md says.
+    // window 1 with its reading still 9: counted against the stored window, as docs/rules.md
+    // says ("Clocks that stand still or step back").
     let records = vec![
         op(Kind::TryAcquire, (0, 3), (9, 10), permit(9, 0)),
         op(Kind::TryAcquire, (1, 2), (10, 10), permit(10, 1)),

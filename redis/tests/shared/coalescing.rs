@@ -11,9 +11,8 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use fixed_window_redis::{
-    Config, FailPolicy, RedisServer, SharedError, SharedPermit, SharedRateLimiter,
-};
+use fixed_window_redis::{Config, FailPolicy, SharedError, SharedPermit, SharedRateLimiter};
+use fixed_window_redis_test::RedisServer;
 use futures::FutureExt;
 use tokio::task::{JoinError, JoinHandle};
 

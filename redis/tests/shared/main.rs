@@ -11,6 +11,7 @@ mod coalescing;
 mod configuration;
 mod expiry;
 mod faults;
+mod http;
 mod layer;
 mod local;
 mod outage;

@@ -4,9 +4,9 @@
 use core::time::Duration;
 
 use fixed_window_redis::{
-    Config, FailPolicy, RedisServer, SharedError, SharedEvent, SharedPermit, SharedRateLimiter,
-    UnavailableKind,
+    Config, FailPolicy, SharedError, SharedEvent, SharedPermit, SharedRateLimiter, UnavailableKind,
 };
+use fixed_window_redis_test::RedisServer;
 
 use crate::support::{HOUR, TestResult, connect, events, logged, server};
 

@@ -4,7 +4,8 @@
 use core::time::Duration;
 use std::sync::{Arc, Mutex};
 
-use fixed_window_redis::{Config, RedisServer, SharedEvent, SharedRateLimiter};
+use fixed_window_redis::{Config, SharedEvent, SharedRateLimiter};
+use fixed_window_redis_test::RedisServer;
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -6,7 +6,8 @@ use core::time::Duration;
 use std::sync::Mutex;
 
 use fixed_window::{Clock, Instant, Interrupt, Interrupted, ManualClock, RateLimiterError, Sleep};
-use fixed_window_redis::{Config, RedisServer, SharedError, SharedRateLimiter};
+use fixed_window_redis::{Config, SharedError, SharedRateLimiter};
+use fixed_window_redis_test::RedisServer;
 
 use crate::support::{TIME_KEY, TestResult, raw, server, set_time};
 

@@ -2,7 +2,7 @@
 //! the same simulator to show that the oracle catches every one of them: only an adapter that
 //! records their decisions, and the keys they hold, as the real keyed limiter's listener does.
 
-use fixed_window::{ConfigError, Interrupt, RateLimiterError};
+use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
 use fixed_window_broken::{BrokenKeyed as Catalogued, Grant, KeyedFlaw, Refusal};
 
 use crate::record::{OpOutput, Record};
@@ -30,7 +30,9 @@ impl BrokenKeyed {
         clock: VirtualClock,
     ) -> Result<BrokenKeyed, ConfigError> {
         let config = scenario.config;
-        let limiter = Catalogued::new(flaw, config.limit, config.period, config.max_wait, clock)?;
+        let settings =
+            Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
+        let limiter = Catalogued::new(flaw, settings, clock);
         Ok(BrokenKeyed {
             name,
             scenario_config: config,

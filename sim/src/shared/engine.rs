@@ -22,6 +22,7 @@ use core::cell::RefCell;
 use core::ffi::c_int;
 use std::collections::HashMap;
 
+use mlua::state::{GcIncParams, GcMode};
 use mlua::{Lua, ffi};
 
 use crate::shared::keyspace::Keyspace;
@@ -123,7 +124,7 @@ impl Engine {
         let lua = Lua::new();
         // Collect when the heap has grown fourfold rather than twofold: the simulation's Lua
         // holds little, and collecting is a tenth of its time at the default.
-        lua.gc_set_pause(400);
+        lua.gc_set_mode(GcMode::Incremental(GcIncParams::default().pause(400)));
         let context = Box::into_raw(Box::new(Context::default()));
         let mut state = core::ptr::null_mut();
         // SAFETY: `exec_raw` runs the closure on the fresh state's main thread in a protected

@@ -639,14 +639,12 @@ impl Checker<'_> {
             return;
         };
         let gone = (u128::from(expires_at_ms) + 1) * 1_000;
-        if let Some(end) = grid.end(count.index()) {
-            if gone < end {
-                self.report(Invariant::Expiry, None, || {
-                    format!(
-                        "key {key} expired at server time {gone}, before its window ended at {end}"
-                    )
-                });
-            }
+        if let Some(end) = grid.end(count.index())
+            && gone < end
+        {
+            self.report(Invariant::Expiry, None, || {
+                format!("key {key} expired at server time {gone}, before its window ended at {end}")
+            });
         }
         // The server forgot it: only a clock that steps back into its window can tell.
         self.forget_key(index, count.index());

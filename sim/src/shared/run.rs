@@ -547,21 +547,19 @@ impl<'s> Sim<'s> {
         let call = &mut self.calls[caller as usize];
         call.attempts += 1;
         let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
-        if self.plant == Some(Plant::MemoryPastEnd) {
-            if let Some(&until) = self.processes[process as usize]
+        if self.plant == Some(Plant::MemoryPastEnd)
+            && let Some(&until) = self.processes[process as usize]
                 .remembered_past_end
                 .get(&key)
-            {
-                if now < until {
-                    let decision = Decision::Rejected {
-                        retry_after: until.saturating_duration_since(now),
-                        local: true,
-                    };
-                    self.decided(caller, now, None, &decision);
-                    self.conclude(caller, &decision, now);
-                    return;
-                }
-            }
+            && now < until
+        {
+            let decision = Decision::Rejected {
+                retry_after: until.saturating_duration_since(now),
+                local: true,
+            };
+            self.decided(caller, now, None, &decision);
+            self.conclude(caller, &decision, now);
+            return;
         }
         let name = &self.scenario.keys[key as usize];
         let begun = self.processes[process as usize]
@@ -1060,23 +1058,21 @@ impl<'s> Sim<'s> {
             && kind.may_have_counted()
             && matches!(owner, Owner::Call(_))
             && self.attempt_of(owner).is_some_and(|a| !a.retried);
-        if retry {
-            if let Owner::Call(caller) = owner {
-                // Sent again in the next batch, under a new timeout.
-                let process = self.calls[caller as usize].process;
-                let number = self.next_attempt;
-                self.next_attempt += 1;
-                if let Some(attempt) = self.attempt_of(owner) {
-                    attempt.retried = true;
-                    attempt.stage = Stage::Queued;
-                    attempt.number = number;
-                }
-                self.processes[process as usize].queued.push(caller);
-                let now = self.local(process);
-                self.arm_timeout(process, owner, number, now);
-                self.pump(process);
-                return;
+        if retry && let Owner::Call(caller) = owner {
+            // Sent again in the next batch, under a new timeout.
+            let process = self.calls[caller as usize].process;
+            let number = self.next_attempt;
+            self.next_attempt += 1;
+            if let Some(attempt) = self.attempt_of(owner) {
+                attempt.retried = true;
+                attempt.stage = Stage::Queued;
+                attempt.number = number;
             }
+            self.processes[process as usize].queued.push(caller);
+            let now = self.local(process);
+            self.arm_timeout(process, owner, number, now);
+            self.pump(process);
+            return;
         }
         self.replied(owner, &Err(Unavailable::new(kind, message)), None);
     }
@@ -1133,58 +1129,52 @@ impl<'s> Sim<'s> {
                         protocol.finish(name, sent, received, deadline, Err(cause.clone()))
                     }
                 };
-                if self.plant == Some(Plant::ConflictIgnored) {
-                    if let Decision::Conflict(_) = decision {
-                        // The planted client reads a refusal of its configuration as an
-                        // outage, which its fail policy may turn into a permit.
-                        let outage = Unavailable::new(UnavailableKind::Server, "conflict");
-                        decision = protocol.finish(name, sent, received, deadline, Err(outage));
-                    }
+                if self.plant == Some(Plant::ConflictIgnored)
+                    && let Decision::Conflict(_) = decision
+                {
+                    // The planted client reads a refusal of its configuration as an
+                    // outage, which its fail policy may turn into a permit.
+                    let outage = Unavailable::new(UnavailableKind::Server, "conflict");
+                    decision = protocol.finish(name, sent, received, deadline, Err(outage));
                 }
-                if self.plant == Some(Plant::MemoryPastEnd) {
-                    if let Ok(values) = &reply {
-                        if let Some(ScriptReply::Full { retry_after, .. }) =
-                            ScriptReply::parse(values)
-                        {
-                            let late =
-                                Duration::from_micros(retry_after + self.scenario.period_us / 2);
-                            self.processes[process as usize]
-                                .remembered_past_end
-                                .insert(key, received.saturating_add(late));
-                        }
-                    }
+                if self.plant == Some(Plant::MemoryPastEnd)
+                    && let Ok(values) = &reply
+                    && let Some(ScriptReply::Full { retry_after, .. }) = ScriptReply::parse(values)
+                {
+                    let late = Duration::from_micros(retry_after + self.scenario.period_us / 2);
+                    self.processes[process as usize]
+                        .remembered_past_end
+                        .insert(key, received.saturating_add(late));
                 }
-                if self.plant == Some(Plant::TwoCommands) {
-                    if let (Decision::Permitted { .. }, Ok(values)) = (&decision, &reply) {
-                        if let Some(ScriptReply::Permitted {
-                            now, window_start, ..
-                        }) = ScriptReply::parse(values)
-                        {
-                            let end = window_start + self.scenario.period_us;
-                            let ttl = end.saturating_sub(now).div_ceil(1_000) + 1_000;
-                            let request_id = self.send(
-                                process,
-                                owner,
-                                Command::EvalSha {
-                                    script: Rc::clone(&self.expire_script),
-                                    call: Rc::clone(&attempt.call),
-                                    extra: vec![ttl.to_string()],
-                                },
-                                Purpose::Expire,
-                            );
-                            let number = self.next_attempt;
-                            self.next_attempt += 1;
-                            if let Some(a) = self.calls[caller as usize].attempt.as_mut() {
-                                a.stage = Stage::Expire;
-                                a.request = request_id;
-                                a.number = number;
-                                a.decided = Some((decision, received, request.unwrap_or(u32::MAX)));
-                            }
-                            let now = self.local(process);
-                            self.arm_timeout(process, owner, number, now);
-                            return;
-                        }
+                if self.plant == Some(Plant::TwoCommands)
+                    && let (Decision::Permitted { .. }, Ok(values)) = (&decision, &reply)
+                    && let Some(ScriptReply::Permitted {
+                        now, window_start, ..
+                    }) = ScriptReply::parse(values)
+                {
+                    let end = window_start + self.scenario.period_us;
+                    let ttl = end.saturating_sub(now).div_ceil(1_000) + 1_000;
+                    let request_id = self.send(
+                        process,
+                        owner,
+                        Command::EvalSha {
+                            script: Rc::clone(&self.expire_script),
+                            call: Rc::clone(&attempt.call),
+                            extra: vec![ttl.to_string()],
+                        },
+                        Purpose::Expire,
+                    );
+                    let number = self.next_attempt;
+                    self.next_attempt += 1;
+                    if let Some(a) = self.calls[caller as usize].attempt.as_mut() {
+                        a.stage = Stage::Expire;
+                        a.request = request_id;
+                        a.number = number;
+                        a.decided = Some((decision, received, request.unwrap_or(u32::MAX)));
                     }
+                    let now = self.local(process);
+                    self.arm_timeout(process, owner, number, now);
+                    return;
                 }
                 self.calls[caller as usize].attempt = None;
                 self.decided(caller, received, request, &decision);
@@ -1213,10 +1203,10 @@ impl<'s> Sim<'s> {
         let origin = p
             .protocol
             .registered(reply.as_deref().map_err(Clone::clone));
-        if let Ok(values) = reply {
-            if let Some(ScriptReply::Registered { now, .. }) = ScriptReply::parse(values) {
-                p.own_origin = now;
-            }
+        if let Ok(values) = reply
+            && let Some(ScriptReply::Registered { now, .. }) = ScriptReply::parse(values)
+        {
+            p.own_origin = now;
         }
         let origin = match origin {
             Err(SharedError::Conflict(conflict)) => {
@@ -1270,19 +1260,19 @@ impl<'s> Sim<'s> {
             p.registering = None;
             p.failed_registrations += 1;
             p.refused |= refused;
-            if let Err(SharedError::Unavailable { cause, .. }) = origin {
-                if !p.refused {
-                    // No limiter until a registration succeeds: the calls waiting for this
-                    // one, and those to come, are answered by the fail policy.
-                    p.unregistered = Some(cause.clone());
-                    let waiting = std::mem::take(&mut p.pending);
-                    self.records.push(SharedRecord::RegistrationFailed {
-                        t: self.now,
-                        process,
-                    });
-                    for caller in waiting {
-                        self.answer_unregistered(caller, cause.clone());
-                    }
+            if let Err(SharedError::Unavailable { cause, .. }) = origin
+                && !p.refused
+            {
+                // No limiter until a registration succeeds: the calls waiting for this one,
+                // and those to come, are answered by the fail policy.
+                p.unregistered = Some(cause.clone());
+                let waiting = std::mem::take(&mut p.pending);
+                self.records.push(SharedRecord::RegistrationFailed {
+                    t: self.now,
+                    process,
+                });
+                for caller in waiting {
+                    self.answer_unregistered(caller, cause.clone());
                 }
             }
             let p = &mut self.processes[process as usize];
@@ -1506,10 +1496,11 @@ impl<'s> Sim<'s> {
             owners.push((Owner::Batch(process), attempt.request));
         }
         for (caller, call) in (0_u32..).zip(&self.calls) {
-            if call.process == process && !call.done {
-                if let Some(attempt) = call.attempt.as_ref().filter(|a| a.stage == Stage::Expire) {
-                    owners.push((Owner::Call(caller), attempt.request));
-                }
+            if call.process == process
+                && !call.done
+                && let Some(attempt) = call.attempt.as_ref().filter(|a| a.stage == Stage::Expire)
+            {
+                owners.push((Owner::Call(caller), attempt.request));
             }
         }
         for (owner, request) in owners {
@@ -1583,7 +1574,7 @@ fn digest_values(values: &[i64]) -> ReplyDigest {
 
 fn decision_digest(decision: &Decision) -> DecisionDigest {
     match decision {
-        Decision::Permitted { remaining } => DecisionDigest::Permitted {
+        Decision::Permitted { remaining, .. } => DecisionDigest::Permitted {
             remaining: *remaining,
         },
         Decision::Wait { until } => DecisionDigest::Wait {

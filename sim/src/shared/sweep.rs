@@ -233,11 +233,10 @@ pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> Shar
         .into_iter()
         .enumerate()
         .map(|(i, mut failure)| {
-            if i < MOST_SHRUNK {
-                if let Some(first) = failure.violations.first() {
-                    failure.shrunk =
-                        Some(shrink_shared(&failure.id, config.plant, first.invariant));
-                }
+            if i < MOST_SHRUNK
+                && let Some(first) = failure.violations.first()
+            {
+                failure.shrunk = Some(shrink_shared(&failure.id, config.plant, first.invariant));
             }
             failure
         })

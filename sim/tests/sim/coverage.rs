@@ -90,7 +90,7 @@ pub(crate) fn note(seen: &mut BTreeSet<&'static str>, scenario: &Scenario, recor
         scenario
             .panicking_listeners
             .iter()
-            .any(|listener| told % listener.every == 0)
+            .any(|listener| told.is_multiple_of(listener.every))
     };
     let spec = |caller: u32| scenario.callers[caller as usize];
     let mut last_sleep = vec![None; scenario.callers.len()];

@@ -1,5 +1,5 @@
 //! The model's own tests: its rules hold on any sequence of attempts, and its extreme values
-//! are the ones SPEC.md asks for.
+//! are the ones the specification asks for (`docs/rules.md`: Extreme values).
 
 mod extremes;
 mod sequences;

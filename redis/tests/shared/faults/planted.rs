@@ -135,8 +135,11 @@ impl PlantedClient {
         client: redis::Client,
         replica: usize,
     ) -> Result<PlantedClient, Box<dyn std::error::Error + Send + Sync>> {
+        // As the production transport: every call is bounded by the configured timeout, so
+        // redis-rs's own response timeout (500 ms by default) is off.
         let manager_config = ConnectionManagerConfig::new()
-            .set_connection_timeout(config.timeout())
+            .set_connection_timeout(Some(config.timeout()))
+            .set_response_timeout(None)
             .set_number_of_retries(0);
         let manager = ConnectionManager::new_with_config(client, manager_config).await?;
         let period = u64::try_from(config.period().as_micros())?;

@@ -12,7 +12,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use fixed_window_models::shared::{Attempt, Reply, SharedHistory};
-use fixed_window_redis::{Config, RedisServer, SharedRateLimiter};
+use fixed_window_redis::{Config, SharedRateLimiter};
+use fixed_window_redis_test::RedisServer;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

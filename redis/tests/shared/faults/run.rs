@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use fixed_window_models::shared::{Attempt, Loss, SharedHistory};
-use fixed_window_redis::{
-    Config, DEFAULT_LOCAL_MEMORY, FailPolicy, RedisServer, SharedRateLimiter,
-};
+use fixed_window_redis::{Config, DEFAULT_LOCAL_MEMORY, FailPolicy, SharedRateLimiter};
+use fixed_window_redis_test::RedisServer;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -2,7 +2,7 @@
 //! synchronised as a replica (which writes what it received to its directory), and no server
 //! loads another's data.
 
-use fixed_window_redis::RedisServer;
+use fixed_window_redis_test::RedisServer;
 
 use crate::support::TestResult;
 

@@ -52,7 +52,7 @@ impl Observed {
     /// From a planted client's decision.
     pub fn from_decision(decision: &Decision) -> Observed {
         match decision {
-            Decision::Permitted { remaining } => Observed::Permitted {
+            Decision::Permitted { remaining, .. } => Observed::Permitted {
                 remaining: *remaining,
             },
             Decision::Rejected { retry_after, .. } => Observed::Rejected {

@@ -1,4 +1,4 @@
-//! A throwaway `redis-server` for tests and benchmarks (feature `test-server`).
+//! One throwaway `redis-server` process.
 
 use core::fmt;
 use core::time::Duration;
@@ -17,7 +17,7 @@ const POLL: Duration = Duration::from_millis(10);
 const PORT_TRIES: usize = 5;
 
 /// A `redis-server` process on a free loopback port, with persistence off (`--save ''
-/// --appendonly no`), stopped when dropped (feature `test-server`).
+/// --appendonly no`), stopped when dropped.
 ///
 /// Each server works in a directory of its own (removed when dropped), and every start and
 /// restart begins with an empty keyspace: nothing a server wrote there (a replica keeps the data
@@ -32,7 +32,7 @@ const PORT_TRIES: usize = 5;
 /// # Examples
 ///
 /// ```
-/// use fixed_window_redis::RedisServer;
+/// use fixed_window_redis_test::RedisServer;
 ///
 /// let server = RedisServer::start()?;
 /// let mut connection = server.client()?.get_connection()?;
@@ -56,7 +56,7 @@ impl RedisServer {
     /// # Examples
     ///
     /// ```
-    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// let server = fixed_window_redis_test::RedisServer::start()?;
     /// assert!(server.url().starts_with("redis://127.0.0.1:"));
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -86,7 +86,7 @@ impl RedisServer {
     /// # Examples
     ///
     /// ```
-    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// let server = fixed_window_redis_test::RedisServer::start()?;
     /// assert_ne!(server.port(), 0);
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -99,7 +99,7 @@ impl RedisServer {
     /// # Examples
     ///
     /// ```
-    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// let server = fixed_window_redis_test::RedisServer::start()?;
     /// assert_eq!(server.url(), format!("redis://127.0.0.1:{}/", server.port()));
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -118,7 +118,7 @@ impl RedisServer {
     /// See [`RedisServer`].
     ///
     /// ```
-    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// let server = fixed_window_redis_test::RedisServer::start()?;
     /// assert!(server.client().is_ok());
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -135,7 +135,7 @@ impl RedisServer {
     /// # Examples
     ///
     /// ```
-    /// let mut server = fixed_window_redis::RedisServer::start()?;
+    /// let mut server = fixed_window_redis_test::RedisServer::start()?;
     /// server.stop()?;
     /// assert!(server.client().unwrap().get_connection().is_err());
     /// # Ok::<(), std::io::Error>(())
@@ -157,7 +157,7 @@ impl RedisServer {
     /// # Examples
     ///
     /// ```
-    /// let mut server = fixed_window_redis::RedisServer::start()?;
+    /// let mut server = fixed_window_redis_test::RedisServer::start()?;
     /// let port = server.port();
     /// server.restart()?;
     /// assert_eq!(server.port(), port);
@@ -179,7 +179,7 @@ impl RedisServer {
     /// # Examples
     ///
     /// ```
-    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// let server = fixed_window_redis_test::RedisServer::start()?;
     /// server.pause()?;
     /// server.resume()?;
     /// # Ok::<(), std::io::Error>(())
@@ -199,7 +199,7 @@ impl RedisServer {
     /// See [`pause`](RedisServer::pause).
     ///
     /// ```
-    /// let server = fixed_window_redis::RedisServer::start()?;
+    /// let server = fixed_window_redis_test::RedisServer::start()?;
     /// server.resume()?; // continuing a running server changes nothing
     /// # Ok::<(), std::io::Error>(())
     /// ```

@@ -1,0 +1,90 @@
+//! What the HTTP layer asks of a limiter: its fields, and a decision for one key. One trait,
+//! so the plain, keyed and shared limiters share one layer and one way of answering.
+
+use core::future::Future;
+use core::hash::{BuildHasher, Hash};
+
+use crate::clock::Clock;
+use crate::error::RateLimiterError;
+use crate::keyed::KeyedRateLimiter;
+use crate::limiter::RateLimiter;
+
+use super::decision::Decision;
+use super::fields::RateLimitFields;
+
+/// A limiter that decides HTTP requests under keys of type `K`: the plain
+/// [`RateLimiter`] (key `()`, with [`AllRequests`](super::AllRequests)), the
+/// [`KeyedRateLimiter`] (its own key type), and `fixed-window-redis`'s shared limiter.
+///
+/// A decision takes a permit as the limiter's `acquire_async` does: it may wait up to the
+/// limiter's `max_wait`, and dropping the future gives the wait up.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::http::{Decision, HttpLimiter};
+/// use fixed_window::{KeyedRateLimiter, ManualClock};
+///
+/// let limiter = KeyedRateLimiter::of("per-user", 1, Duration::from_secs(10))?.with_clock(ManualClock::new());
+/// futures::executor::block_on(async {
+///     let first = limiter.decide("ada").await;
+///     assert_eq!(first, Decision::Permitted { remaining: 0, reset: Duration::from_secs(10) });
+///     assert!(!limiter.decide("ada").await.is_permit());
+/// });
+/// assert_eq!(limiter.fields().policy(), "\"per-user\";q=1;w=10");
+/// # Ok::<(), fixed_window::ConfigError>(())
+/// ```
+pub trait HttpLimiter<K>: Send + Sync + 'static {
+    /// What the `RateLimit-Policy` and `RateLimit` fields say of this limiter.
+    fn fields(&self) -> RateLimitFields;
+
+    /// Decides one request limited under `key`.
+    fn decide(&self, key: K) -> impl Future<Output = Decision> + Send;
+}
+
+/// The decision for an error of core's limiters. An interrupted wait is not the client's
+/// doing: the request is answered as unavailable, without a hint.
+fn decided(error: &RateLimiterError) -> Decision {
+    match *error {
+        RateLimiterError::Rejected { retry_after, .. } => Decision::Rejected { retry_after },
+        RateLimiterError::Interrupted { .. } => Decision::Unavailable { retry_after: None },
+    }
+}
+
+impl<C: Clock + 'static> HttpLimiter<()> for RateLimiter<C> {
+    fn fields(&self) -> RateLimitFields {
+        RateLimitFields::new(self.name(), self.limit(), self.period())
+    }
+
+    async fn decide(&self, (): ()) -> Decision {
+        match self.acquire_async().await {
+            Ok(permit) => Decision::Permitted {
+                remaining: permit.remaining(),
+                reset: self.policy.reset_after(permit.at()),
+            },
+            Err(error) => decided(&error),
+        }
+    }
+}
+
+impl<K, C, S> HttpLimiter<K> for KeyedRateLimiter<K, C, S>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    C: Clock + 'static,
+    S: BuildHasher + Send + Sync + 'static,
+{
+    fn fields(&self) -> RateLimitFields {
+        RateLimitFields::new(self.name(), self.limit(), self.period())
+    }
+
+    async fn decide(&self, key: K) -> Decision {
+        match self.acquire_async(&key).await {
+            Ok(permit) => Decision::Permitted {
+                remaining: permit.remaining(),
+                reset: self.reset_after(permit.at()),
+            },
+            Err(error) => decided(&error.error()),
+        }
+    }
+}

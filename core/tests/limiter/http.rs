@@ -1,0 +1,189 @@
+//! The HTTP layer over real TCP: an axum server on a loopback port, a real HTTP client, and
+//! the limiter on a manual clock, so every header is exact.
+
+use core::time::Duration;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+use fixed_window::http::{AllRequests, Header, HttpRateLimitLayer, PeerIp};
+use fixed_window::{KeyedRateLimiter, ManualClock, RateLimiter};
+use reqwest::{Client, Response, StatusCode};
+
+/// Serves `app` on a free loopback port until the test's runtime ends; its address.
+async fn serve(app: Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .expect("a free loopback port");
+    let address = listener.local_addr().expect("the bound address");
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .expect("the server runs");
+    });
+    address
+}
+
+fn app() -> Router {
+    Router::new().route("/", get(|| async { "ok" }))
+}
+
+fn client_from(local: Ipv4Addr) -> Client {
+    Client::builder()
+        .local_address(IpAddr::V4(local))
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("a client")
+}
+
+async fn get_from(client: &Client, address: SocketAddr) -> Response {
+    client
+        .get(format!("http://{address}/"))
+        .send()
+        .await
+        .expect("the server answers")
+}
+
+fn header<'r>(response: &'r Response, name: &str) -> Option<&'r str> {
+    response
+        .headers()
+        .get(name)
+        .map(|value| value.to_str().expect("an ASCII header"))
+}
+
+#[tokio::test]
+async fn permits_carry_the_ratelimit_fields_then_a_rejection_is_a_429_with_retry_after() {
+    let clock = ManualClock::new();
+    let limiter = Arc::new(
+        RateLimiter::builder("api", 3, Duration::from_secs(10))
+            .expect("a valid configuration")
+            .clock(clock.clone())
+            .build(),
+    );
+    let address = serve(app().layer(HttpRateLimitLayer::new(limiter, AllRequests))).await;
+    let client = client_from(Ipv4Addr::LOCALHOST);
+
+    for remaining in [2, 1, 0] {
+        let response = get_from(&client, address).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            header(&response, "ratelimit-policy"),
+            Some("\"api\";q=3;w=10")
+        );
+        let expected = format!("\"api\";r={remaining};t=10");
+        assert_eq!(header(&response, "ratelimit"), Some(expected.as_str()));
+        assert_eq!(header(&response, "retry-after"), None);
+        assert_eq!(response.text().await.expect("a body"), "ok");
+    }
+
+    clock.advance(Duration::from_millis(2_500));
+    let rejected = get_from(&client, address).await;
+    assert_eq!(rejected.status(), StatusCode::TOO_MANY_REQUESTS);
+    // 7.5 s to the next window, rounded up.
+    assert_eq!(header(&rejected, "retry-after"), Some("8"));
+    assert_eq!(
+        header(&rejected, "ratelimit-policy"),
+        Some("\"api\";q=3;w=10")
+    );
+    assert_eq!(header(&rejected, "ratelimit"), Some("\"api\";r=0;t=8"));
+    assert!(
+        rejected
+            .text()
+            .await
+            .expect("a body")
+            .contains("retry after 8 s")
+    );
+
+    clock.advance(Duration::from_millis(7_500));
+    let next_window = get_from(&client, address).await;
+    assert_eq!(next_window.status(), StatusCode::OK);
+    assert_eq!(header(&next_window, "ratelimit"), Some("\"api\";r=2;t=10"));
+}
+
+#[tokio::test]
+async fn the_reset_shrinks_as_the_window_runs() {
+    let clock = ManualClock::new();
+    let limiter = Arc::new(
+        RateLimiter::builder("shrinking", 100, Duration::from_secs(60))
+            .expect("a valid configuration")
+            .clock(clock.clone())
+            .build(),
+    );
+    let address = serve(app().layer(HttpRateLimitLayer::new(limiter, AllRequests))).await;
+    let client = client_from(Ipv4Addr::LOCALHOST);
+
+    let mut resets = Vec::new();
+    for _ in 0..4 {
+        let response = get_from(&client, address).await;
+        let field = header(&response, "ratelimit").expect("a RateLimit field");
+        let reset: u64 = field
+            .rsplit("t=")
+            .next()
+            .and_then(|t| t.parse().ok())
+            .expect("a reset in whole seconds");
+        resets.push(reset);
+        clock.advance(Duration::from_millis(14_500));
+    }
+    // At 0, 14.5, 29 and 43.5 s of a 60 s window: 60, 45.5, 31 and 16.5 s left, rounded up.
+    assert_eq!(resets, [60, 46, 31, 17]);
+}
+
+#[tokio::test]
+async fn each_peer_address_has_its_own_limit() {
+    let limiter = Arc::new(
+        KeyedRateLimiter::<IpAddr, _>::builder("per-client", 1, Duration::from_secs(60))
+            .expect("a valid configuration")
+            .clock(ManualClock::new())
+            .build(),
+    );
+    let address = serve(app().layer(HttpRateLimitLayer::new(limiter, PeerIp))).await;
+    // Two clients on two loopback addresses: two keys.
+    let first = client_from(Ipv4Addr::LOCALHOST);
+    let second = client_from(Ipv4Addr::new(127, 0, 0, 2));
+
+    assert_eq!(get_from(&first, address).await.status(), StatusCode::OK);
+    assert_eq!(
+        get_from(&first, address).await.status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    let other = get_from(&second, address).await;
+    assert_eq!(other.status(), StatusCode::OK);
+    assert_eq!(header(&other, "ratelimit"), Some("\"per-client\";r=0;t=60"));
+}
+
+#[tokio::test]
+async fn a_request_without_its_key_header_is_a_400_and_never_counted() {
+    let limiter = Arc::new(
+        KeyedRateLimiter::<String, _>::builder("per-key", 1, Duration::from_secs(60))
+            .expect("a valid configuration")
+            .clock(ManualClock::new())
+            .build(),
+    );
+    let layer = HttpRateLimitLayer::new(
+        Arc::clone(&limiter),
+        Header::new("x-api-key").expect("a header name"),
+    );
+    let address = serve(app().layer(layer)).await;
+    let client = client_from(Ipv4Addr::LOCALHOST);
+
+    let anonymous = get_from(&client, address).await;
+    assert_eq!(anonymous.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        anonymous.text().await.expect("a body"),
+        "the request has no x-api-key header\n"
+    );
+    assert_eq!(limiter.len(), 0);
+
+    let keyed = client
+        .get(format!("http://{address}/"))
+        .header("x-api-key", "k-7")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(keyed.status(), StatusCode::OK);
+    assert_eq!(limiter.len(), 1);
+}

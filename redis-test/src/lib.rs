@@ -1,0 +1,27 @@
+//! Throwaway Redis servers for the shared limiter's tests and benchmarks: each runs the
+//! `redis-server` on `PATH` on a free loopback port, with persistence off, and is stopped and
+//! cleaned up when dropped. Not published: nothing here is for production.
+//!
+//! ```
+//! use fixed_window_redis_test::RedisServer;
+//!
+//! let server = RedisServer::start()?;
+//! let mut connection = server.client()?.get_connection()?;
+//! redis::cmd("SET").arg("greeting").arg("hello").exec(&mut connection)?;
+//! let greeting: String = redis::cmd("GET").arg("greeting").query(&mut connection)?;
+//! assert_eq!(greeting, "hello");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Types
+//!
+//! - [`RedisServer`]: one `redis-server` process; [`start`](RedisServer::start),
+//!   [`stop`](RedisServer::stop) and [`restart`](RedisServer::restart) it (empty each time),
+//!   [`pause`](RedisServer::pause) and [`resume`](RedisServer::resume) it, and get its
+//!   [`url`](RedisServer::url) or a redis-rs [`client`](RedisServer::client).
+//!
+//! Its clients are of the workspace's `redis` crate, the one `fixed-window-redis` is built on,
+//! so a client goes straight to `SharedRateLimiter::connect`.
+
+mod server;
+pub use crate::server::RedisServer;
