@@ -7,12 +7,12 @@
 //! than the commands themselves. Measured on 2026-12-04 (`cargo bench -p fixed-window-sim
 //! --bench shared -- --noplot 'shared/(run/drawn|run/healthy|sweep)'`: criterion medians,
 //! thread CPU time, one core, the default shared sweep's first 200 scenarios), in simulated
-//! calls per second:
+//! calls per second, with `mlua` 0.11 and then 0.12:
 //!
 //! | | scenarios as drawn | without faults | a sweep's whole work |
 //! |---|---|---|---|
-//! | this library and the engine on Lua's C API (two runs) | 504 k, 515 k | 422 k, 435 k | 439 k, 457 k |
-//! | the same on `mlua`'s safe API | 321 k | 270 k | 295 k |
+//! | this library and the engine on Lua's C API | 504 k, 515 k; 503 k | 422 k, 435 k; 424 k | 439 k, 457 k; 458 k |
+//! | the same on `mlua`'s safe API | 321 k; 319 k | 270 k; 271 k | 295 k; 299 k |
 //!
 //! The safe version registered `redis.call`, the replies, the `__index` refusal and
 //! `tonumber` with `Lua::create_function`, the budget with `Lua::set_hook`, kept the context in
