@@ -1,9 +1,9 @@
-//! Where a broken limiter keeps its state: the [`Window`] it stores, and the [`Cell`] it stores
+//! Where a planted limiter keeps its state: the [`Window`] it stores, and the [`Cell`] it stores
 //! it in.
 
-/// A broken limiter's state: the stored window's start, the permits used in it, and the extra
-/// permits [`Flaw::CarryOver`](crate::Flaw::CarryOver) brought into it (zero for every other
-/// flaw).
+/// A planted limiter's state: the stored window's start, the permits used in it, and the extra
+/// permits [`PlantedBug::CarryOver`](crate::PlantedBug::CarryOver) brought into it (zero for every
+/// other bug).
 ///
 /// # Examples
 ///
@@ -42,7 +42,7 @@ impl Window {
     }
 }
 
-/// Where a broken limiter keeps its [`Window`]: every read and write of the state goes through
+/// Where a planted limiter keeps its [`Window`]: every read and write of the state goes through
 /// one of these operations, so a checker that owns the cell's primitives sees each one.
 ///
 /// [`Packed`](crate::Packed) is one `AtomicU64`, for loom and shuttle, which must see atomics;

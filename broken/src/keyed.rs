@@ -1,5 +1,5 @@
-//! The broken keyed limiter: one count per key on one grid, in a table that reclaims ended
-//! keys as it is used, with each [`KeyedFlaw`] planted in the one place it breaks.
+//! The planted keyed limiter: one count per key on one grid, in a table that reclaims ended
+//! keys as it is used, with each [`KeyedPlantedBug`] planted in the one place it breaks.
 
 use core::fmt;
 use core::time::Duration;
@@ -13,21 +13,21 @@ use crate::pause::{Async, Blocking, Pause, block_on};
 use crate::sync::hint;
 use crate::waiting::{Steps, call};
 
-pub(crate) mod flaw;
-pub use self::flaw::{KeyedFlaw, UnknownKeyedFlaw};
+pub(crate) mod planted_bug;
+pub use self::planted_bug::{KeyedPlantedBug, UnknownKeyedPlantedBug};
 mod table;
 use self::table::Table;
 
-/// A keyed fixed-window limiter with one [`KeyedFlaw`], on clock `C`, its keys `u64`.
+/// A keyed fixed-window limiter with one [`KeyedPlantedBug`], on clock `C`, its keys `u64`.
 ///
-/// Everything but the flaw is the spec crate's rules and `fixed-window`'s documented keyed
+/// Everything but the bug is the spec crate's rules and `fixed-window`'s documented keyed
 /// behaviour, written independently of it: each key's count is a spec [`Count`] on the
 /// limiter's one [`Grid`], claimed by compare-and-set of the count read; the keys live in 64
 /// shards, and each of the first 64 calls of a new window sweeps one shard, in turn, removing
 /// the keys whose window has ended by marking their count reclaimed (a claim on a marked
 /// count fails, and the caller looks again); a key added anew starts no earlier than the
 /// latest window swept for. The waiting call is the spec's [`Waiting`], as for
-/// [`Broken`](crate::Broken).
+/// [`PlantedLimiter`](crate::PlantedLimiter).
 ///
 /// [`Count`]: fixed_window_spec::Count
 /// [`Waiting`]: fixed_window_spec::Waiting
@@ -39,16 +39,16 @@ use self::table::Table;
 /// ```
 /// use core::time::Duration;
 /// use fixed_window::{ManualClock, Settings};
-/// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+/// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
 ///
 /// let limiter =
-///     BrokenKeyed::new(KeyedFlaw::SharedCount, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
+///     PlantedKeyedLimiter::new(KeyedPlantedBug::SharedCount, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
 /// assert!(limiter.try_acquire(1).is_ok());
 /// assert!(limiter.try_acquire(2).is_err());
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
-pub struct BrokenKeyed<C> {
-    flaw: KeyedFlaw,
+pub struct PlantedKeyedLimiter<C> {
+    bug: KeyedPlantedBug,
     limit: u32,
     grid: Grid,
     max_wait: Duration,
@@ -56,8 +56,8 @@ pub struct BrokenKeyed<C> {
     table: Table,
 }
 
-impl<C: Clock> BrokenKeyed<C> {
-    /// A keyed limiter with `flaw`, `settings`' limit permits per period for each key, excess
+impl<C: Clock> PlantedKeyedLimiter<C> {
+    /// A keyed limiter with `bug`, `settings`' limit permits per period for each key, excess
     /// calls waiting up to their max wait, on `clock`; its windows start at the clock's
     /// reading now. The settings are the real limiter's, checked by its rules.
     ///
@@ -66,18 +66,18 @@ impl<C: Clock> BrokenKeyed<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    /// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
     ///
     /// let settings = Settings::new("api", 2, Duration::from_secs(1))?;
-    /// let limiter = BrokenKeyed::new(KeyedFlaw::ReclaimLive, settings, ManualClock::new());
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::ReclaimLive, settings, ManualClock::new());
     /// assert_eq!(limiter.try_acquire(7).map(|grant| grant.remaining), Ok(1));
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
-    pub fn new(flaw: KeyedFlaw, settings: Settings, clock: C) -> BrokenKeyed<C> {
+    pub fn new(bug: KeyedPlantedBug, settings: Settings, clock: C) -> PlantedKeyedLimiter<C> {
         let period = nanos(settings.period());
         let grid = Grid::new(u128::from(clock.now().as_nanos()), period);
-        BrokenKeyed {
-            flaw,
+        PlantedKeyedLimiter {
+            bug,
             limit: settings.limit(),
             max_wait: settings.max_wait(),
             clock,
@@ -86,22 +86,22 @@ impl<C: Clock> BrokenKeyed<C> {
         }
     }
 
-    /// The flaw.
+    /// The planted bug.
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    /// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
     ///
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::NeverReclaims, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
-    /// assert_eq!(limiter.flaw(), KeyedFlaw::NeverReclaims);
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
+    /// assert_eq!(limiter.bug(), KeyedPlantedBug::NeverReclaims);
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
-    pub fn flaw(&self) -> KeyedFlaw {
-        self.flaw
+    pub fn bug(&self) -> KeyedPlantedBug {
+        self.bug
     }
 
     /// The clock the limiter reads and sleeps on.
@@ -111,10 +111,10 @@ impl<C: Clock> BrokenKeyed<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Clock, Instant, ManualClock, Settings};
-    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    /// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
     ///
     /// let clock = ManualClock::starting_at(Instant::from_nanos(3));
-    /// let limiter = BrokenKeyed::new(KeyedFlaw::SharedCount, Settings::new("api", 1, Duration::from_secs(1))?, clock);
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::SharedCount, Settings::new("api", 1, Duration::from_secs(1))?, clock);
     /// assert_eq!(limiter.clock().now(), Instant::from_nanos(3));
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
@@ -131,11 +131,11 @@ impl<C: Clock> BrokenKeyed<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    /// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
     ///
     /// let clock = ManualClock::new();
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::NeverReclaims, Settings::new("api", 1, Duration::from_nanos(10))?, clock.clone());
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, Settings::new("api", 1, Duration::from_nanos(10))?, clock.clone());
     /// limiter.try_acquire(1).expect("a fresh key");
     /// clock.advance(Duration::from_nanos(100));
     /// limiter.try_acquire(2).expect("a fresh key");
@@ -153,10 +153,10 @@ impl<C: Clock> BrokenKeyed<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    /// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
     ///
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::SharedCount, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::SharedCount, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
     /// assert!(limiter.is_empty());
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
@@ -168,7 +168,7 @@ impl<C: Clock> BrokenKeyed<C> {
     ///
     /// # Errors
     ///
-    /// [`Refusal::Rejected`] when the limiter, flaw and all, finds no permit.
+    /// [`Refusal::Rejected`] when the limiter, bug and all, finds no permit.
     ///
     /// # Examples
     ///
@@ -177,11 +177,11 @@ impl<C: Clock> BrokenKeyed<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    /// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
     ///
     /// let clock = ManualClock::new();
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::ReclaimLive, Settings::new("api", 1, Duration::from_nanos(1_000))?, clock.clone());
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::ReclaimLive, Settings::new("api", 1, Duration::from_nanos(1_000))?, clock.clone());
     /// clock.advance(Duration::from_nanos(1_000));
     /// // Every one of the window's first 64 calls sweeps a shard, its own window included.
     /// let granted = (0..64).filter(|_| limiter.try_acquire(7).is_ok()).count();
@@ -205,10 +205,10 @@ impl<C: Clock> BrokenKeyed<C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Instant, ManualClock, Settings};
-    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    /// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
     ///
     /// let period = Duration::from_nanos(10);
-    /// let limiter = BrokenKeyed::new(KeyedFlaw::NeverReclaims, Settings::new("api", 1, period)?.with_max_wait(period), ManualClock::new());
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, Settings::new("api", 1, period)?.with_max_wait(period), ManualClock::new());
     /// assert!(limiter.try_acquire(3).is_ok());
     /// assert_eq!(limiter.acquire(3, None).map(|grant| grant.at), Ok(Instant::from_nanos(10)));
     /// # Ok::<(), fixed_window::ConfigError>(())
@@ -222,22 +222,22 @@ impl<C: Clock> BrokenKeyed<C> {
     }
 
     /// Takes a permit for `key`, awaiting the clock's asynchronous sleep for a later window
-    /// within the max wait. For a flaw that [races only](KeyedFlaw::races_only) it yields to
+    /// within the max wait. For a bug that [races only](KeyedPlantedBug::races_only) it yields to
     /// its executor between reading the key's count and claiming from it.
     ///
     /// # Errors
     ///
-    /// As [`BrokenKeyed::acquire`].
+    /// As [`PlantedKeyedLimiter::acquire`].
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+    /// use fixed_window_broken::{PlantedKeyedLimiter, KeyedPlantedBug};
     ///
     /// let limiter =
-    ///     BrokenKeyed::new(KeyedFlaw::SharedCount, Settings::new("api", 2, Duration::from_secs(1))?, ManualClock::new());
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::SharedCount, Settings::new("api", 2, Duration::from_secs(1))?, ManualClock::new());
     /// let grant = futures::executor::block_on(limiter.acquire_async(9)).expect("a fresh key");
     /// assert_eq!(grant.remaining, 1);
     /// # Ok::<(), fixed_window::ConfigError>(())
@@ -260,10 +260,10 @@ impl<C: Clock> BrokenKeyed<C> {
         deadline: u128,
         pause: &mut impl Pause,
     ) -> Decision {
-        self.table.take_turn(&self.grid, now, self.flaw);
-        let key = match self.flaw {
-            // The flaw: every key claims from the same count.
-            KeyedFlaw::SharedCount => 0,
+        self.table.take_turn(&self.grid, now, self.bug);
+        let key = match self.bug {
+            // The bug: every key claims from the same count.
+            KeyedPlantedBug::SharedCount => 0,
             _ => key,
         };
         loop {
@@ -271,7 +271,7 @@ impl<C: Clock> BrokenKeyed<C> {
             let seen = slot.load();
             // A count found in the table may be swept before the claim; one just added is
             // claimed at once, as its adder is the only one to know it yet.
-            if self.flaw.races_only() && !added {
+            if self.bug.races_only() && !added {
                 pause.between_read_and_write().await;
             }
             let Some(count) = seen else {
@@ -292,9 +292,9 @@ impl<C: Clock> BrokenKeyed<C> {
     }
 }
 
-/// One key of a broken keyed limiter, as the waiting loop drives it.
+/// One key of a planted keyed limiter, as the waiting loop drives it.
 struct ForKey<'a, C> {
-    limiter: &'a BrokenKeyed<C>,
+    limiter: &'a PlantedKeyedLimiter<C>,
     key: u64,
 }
 
@@ -317,10 +317,10 @@ impl<C: Clock> Steps for ForKey<'_, C> {
     }
 }
 
-impl<C> fmt::Debug for BrokenKeyed<C> {
+impl<C> fmt::Debug for PlantedKeyedLimiter<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BrokenKeyed")
-            .field("flaw", &self.flaw)
+        f.debug_struct("PlantedKeyedLimiter")
+            .field("bug", &self.bug)
             .field("limit", &self.limit)
             .field("grid", &self.grid)
             .field("max_wait", &self.max_wait)

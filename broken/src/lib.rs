@@ -1,25 +1,25 @@
-//! Deliberately broken fixed-window limiters: the one catalogue every checker of the workspace
+//! Fixed-window limiters with planted bugs: the one catalogue every checker of the workspace
 //! proves itself on. A checker that never fails proves nothing, so the simulator's oracle, the
 //! models' invariants and linearizability checks each run these limiters and must catch them.
 //!
 //! There is one algorithm, written once: a fixed window read from a cell, decided by the spec
 //! crate (`fixed-window-spec`: its grid, its count's decision, its deadline and its waiting
-//! call with the stalled-clock rule), and claimed with a compare-and-set. Each [`Flaw`] breaks it
-//! in one marked place; apart from that place a broken limiter is correct, so a checker that
-//! flags one has found its flaw. It shares no code with core, whose window arithmetic is what
-//! the checkers check. The keyed limiter, [`BrokenKeyed`], is that same count per key, on one
-//! grid, in a table that reclaims ended keys on the schedule `fixed-window` documents for its
-//! own keyed limiter, with each [`KeyedFlaw`] planted in the one place it breaks.
+//! call with the stalled-clock rule), and claimed with a compare-and-set. Each [`PlantedBug`]
+//! breaks it in one marked place; apart from that place a planted limiter is correct, so a checker
+//! that flags one has found its bug. It shares no code with core, whose window arithmetic is what
+//! the checkers check. The keyed limiter, [`PlantedKeyedLimiter`], is that same count per key, on
+//! one grid, in a table that reclaims ended keys on the schedule `fixed-window` documents for its
+//! own keyed limiter, with each [`KeyedPlantedBug`] planted in the one place it breaks.
 //!
 //! # Types
 //!
-//! - [`Flaw`]: the catalogue, with [`Flaw::races_only`] and [`Flaw::extremes_only`] saying which
-//!   flaws a checker needs races or the end of the timeline to see; [`UnknownFlaw`] for a name
-//!   that is none.
-//! - [`Broken`]: a limiter with one flaw; [`Grant`] and [`Refusal`]: how its calls end.
-//! - [`BrokenKeyed`]: a keyed limiter with one [`KeyedFlaw`] of its reclamation or its per-key
-//!   counts (a live key reclaimed, a claim lost to a removal, one count for all keys, keys never
-//!   reclaimed); [`UnknownKeyedFlaw`] for a name that is none.
+//! - [`PlantedBug`]: the catalogue, with [`PlantedBug::races_only`] and
+//!   [`PlantedBug::extremes_only`] saying which bugs a checker needs races or the end of the
+//!   timeline to see; [`UnknownPlantedBug`] for a name that is none.
+//! - [`PlantedLimiter`]: a limiter with one planted bug; [`Grant`] and [`Refusal`]: how its calls end.
+//! - [`PlantedKeyedLimiter`]: a keyed limiter with one [`KeyedPlantedBug`] of its reclamation or
+//!   its per-key counts (a live key reclaimed, a claim lost to a removal, one count for all keys,
+//!   keys never reclaimed); [`UnknownKeyedPlantedBug`] for a name that is none.
 //! - [`Cell`], where its [`Window`] lives: [`Packed`] in one atomic word that loom and shuttle
 //!   see, or [`Wide`] for a simulator's full-range instants and limits.
 //!
@@ -33,11 +33,11 @@
 //! ```
 //! use core::time::Duration;
 //! use fixed_window::{ManualClock, Settings};
-//! use fixed_window_broken::{Broken, Flaw, Wide};
+//! use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
 //!
 //! let clock = ManualClock::new();
-//! let limiter: Broken<Wide, _> =
-//!     Broken::new(Flaw::BoundaryOffByOne, Settings::new("api", 1, Duration::from_nanos(10))?, clock.clone());
+//! let limiter: PlantedLimiter<Wide, _> =
+//!     PlantedLimiter::new(PlantedBug::BoundaryOffByOne, Settings::new("api", 1, Duration::from_nanos(10))?, clock.clone());
 //! assert!(limiter.try_acquire().is_ok());
 //! clock.advance(Duration::from_nanos(10));
 //! assert!(limiter.try_acquire().is_err());
@@ -48,12 +48,12 @@
 
 mod cell;
 pub use crate::cell::{Cell, Window};
-mod flaw;
-pub use crate::flaw::{Flaw, UnknownFlaw};
+mod planted_bug;
+pub use crate::planted_bug::{PlantedBug, UnknownPlantedBug};
 mod keyed;
-pub use crate::keyed::{BrokenKeyed, KeyedFlaw, UnknownKeyedFlaw};
+pub use crate::keyed::{KeyedPlantedBug, PlantedKeyedLimiter, UnknownKeyedPlantedBug};
 mod limiter;
-pub use crate::limiter::Broken;
+pub use crate::limiter::PlantedLimiter;
 mod outcome;
 pub use crate::outcome::{Grant, Refusal};
 mod packed;

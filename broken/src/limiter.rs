@@ -1,5 +1,5 @@
-//! The broken limiter: one fixed-window algorithm, written once on the spec crate's grid and
-//! decision, with each [`Flaw`] planted in the one place it breaks.
+//! The planted limiter: one fixed-window algorithm, written once on the spec crate's grid and
+//! decision, with each [`PlantedBug`] planted in the one place it breaks.
 
 use core::fmt;
 use core::num::NonZeroU128;
@@ -9,19 +9,19 @@ use fixed_window::{Clock, Instant, Settings};
 use fixed_window_spec::{Count, Decision, Grid, NEVER, deadline};
 
 use crate::cell::{Cell, Window};
-use crate::flaw::Flaw;
 use crate::pause::Pause;
+use crate::planted_bug::PlantedBug;
 use crate::sync::hint;
 
-/// A fixed-window limiter with one [`Flaw`], its state in a [`Cell`] `S`, on clock `C`.
+/// A fixed-window limiter with one [`PlantedBug`], its state in a [`Cell`] `S`, on clock `C`.
 ///
-/// Everything but the flaw is the spec crate's: the window in effect, the permit, the wait and
+/// Everything but the bug is the spec crate's: the window in effect, the permit, the wait and
 /// the rejection come from its [`Count`] on its [`Grid`], the deadline from its [`deadline`],
 /// the waiting call from its [`Waiting`](fixed_window_spec::Waiting). So the only arithmetic of
-/// its own is the flaw's, and a checker that flags it has found the flaw.
+/// its own is the bug's, and a checker that flags it has found the bug.
 ///
 /// The state is read, decided on, then written with a compare-and-set, retried if another
-/// caller wrote in between; the racing flaws write otherwise.
+/// caller wrote in between; the racing bugs write otherwise.
 ///
 /// # Examples
 ///
@@ -30,19 +30,19 @@ use crate::sync::hint;
 /// ```
 /// use core::time::Duration;
 /// use fixed_window::{ManualClock, Settings};
-/// use fixed_window_broken::{Broken, Flaw, Wide};
+/// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
 ///
 /// let clock = ManualClock::new();
-/// let limiter: Broken<Wide, _> =
-///     Broken::new(Flaw::CarryOver, Settings::new("api", 2, Duration::from_nanos(10))?, clock.clone());
+/// let limiter: PlantedLimiter<Wide, _> =
+///     PlantedLimiter::new(PlantedBug::CarryOver, Settings::new("api", 2, Duration::from_nanos(10))?, clock.clone());
 /// assert!(limiter.try_acquire().is_ok());
 /// clock.advance(Duration::from_nanos(10));
 /// let granted = (0..3).filter(|_| limiter.try_acquire().is_ok()).count();
 /// assert_eq!(granted, 3);
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
-pub struct Broken<S, C> {
-    flaw: Flaw,
+pub struct PlantedLimiter<S, C> {
+    bug: PlantedBug,
     limit: u32,
     period: NonZeroU128,
     max_wait: Duration,
@@ -50,8 +50,8 @@ pub struct Broken<S, C> {
     state: S,
 }
 
-impl<S: Cell, C: Clock> Broken<S, C> {
-    /// A limiter with `flaw`, `settings`' limit permits per period, excess calls waiting up
+impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
+    /// A limiter with `bug`, `settings`' limit permits per period, excess calls waiting up
     /// to their max wait, on `clock`; its windows start at the clock's reading now.
     ///
     /// The settings are the real limiter's [`Settings`], so a configuration it refuses cannot
@@ -68,18 +68,18 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
     ///
     /// let settings = Settings::new("api", 3, Duration::from_secs(1))?;
-    /// let limiter = Broken::<Wide, _>::new(Flaw::CarryOver, settings, ManualClock::new());
+    /// let limiter = PlantedLimiter::<Wide, _>::new(PlantedBug::CarryOver, settings, ManualClock::new());
     /// assert_eq!(limiter.try_acquire().map(|grant| grant.remaining), Ok(2));
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
-    pub fn new(flaw: Flaw, settings: Settings, clock: C) -> Broken<S, C> {
+    pub fn new(bug: PlantedBug, settings: Settings, clock: C) -> PlantedLimiter<S, C> {
         let limit = settings.limit();
         let origin = u128::from(clock.now().as_nanos());
-        Broken {
-            flaw,
+        PlantedLimiter {
+            bug,
             limit,
             period: nanos(settings.period()),
             max_wait: settings.max_wait(),
@@ -88,22 +88,22 @@ impl<S: Cell, C: Clock> Broken<S, C> {
         }
     }
 
-    /// The flaw.
+    /// The planted bug.
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
     ///
-    /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::Overcount, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
-    /// assert_eq!(limiter.flaw(), Flaw::Overcount);
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::Overcount, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
+    /// assert_eq!(limiter.bug(), PlantedBug::Overcount);
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
-    pub fn flaw(&self) -> Flaw {
-        self.flaw
+    pub fn bug(&self) -> PlantedBug {
+        self.bug
     }
 
     /// The clock the limiter reads and sleeps on.
@@ -113,11 +113,11 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Clock, Instant, ManualClock, Settings};
-    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
     ///
     /// let clock = ManualClock::starting_at(Instant::from_nanos(3));
-    /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::Overcount, Settings::new("api", 1, Duration::from_secs(1))?, clock);
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::Overcount, Settings::new("api", 1, Duration::from_secs(1))?, clock);
     /// assert_eq!(limiter.clock().now(), Instant::from_nanos(3));
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
@@ -127,8 +127,8 @@ impl<S: Cell, C: Clock> Broken<S, C> {
 
     /// The deadline of a waiting call that starts at `start`.
     pub(crate) fn deadline(&self, start: Instant) -> u128 {
-        if self.flaw == Flaw::OverflowPanic {
-            // The flaw: conversions and a sum that panic near the end of the timeline.
+        if self.bug == PlantedBug::OverflowPanic {
+            // The bug: conversions and a sum that panic near the end of the timeline.
             let wait = u64::try_from(self.max_wait.as_nanos()).expect("max wait overflowed");
             let end = start
                 .as_nanos()
@@ -140,7 +140,7 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     }
 
     /// One attempt at `now` by a call whose deadline is `deadline`: read the state, decide,
-    /// write the claim; again if the claim lost a race. A racing flaw lets `pause` in between
+    /// write the claim; again if the claim lost a race. A racing bug lets `pause` in between
     /// the read and the write.
     pub(crate) async fn attempt(
         &self,
@@ -150,7 +150,7 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     ) -> Decision {
         loop {
             let seen = self.state.load();
-            if self.flaw.races_only() {
+            if self.bug.races_only() {
                 pause.between_read_and_write().await;
             }
             if let Some(decision) = self.settle(seen, now, deadline) {
@@ -167,34 +167,34 @@ impl<S: Cell, C: Clock> Broken<S, C> {
         // limiter's grid that is the limiter's grid from there on; a window started off it
         // (`AdvanceFromNow`) carries its own.
         let grid = Grid::new(seen.start, self.period);
-        let at = match self.flaw {
-            // The flaw: the stored window's end still belongs to it.
-            Flaw::BoundaryOffByOne if grid.end(0) == Some(now) => now - 1,
+        let at = match self.bug {
+            // The bug: the stored window's end still belongs to it.
+            PlantedBug::BoundaryOffByOne if grid.end(0) == Some(now) => now - 1,
             _ => now,
         };
         let (index, used) = Count::stored(0, seen.used).at(&grid, at);
-        let extra = match (index, self.flaw) {
+        let extra = match (index, self.bug) {
             (0, _) => seen.extra,
-            // The flaw: the next window inherits what this one left unused.
-            (1, Flaw::CarryOver) => (self.limit.saturating_add(seen.extra))
+            // The bug: the next window inherits what this one left unused.
+            (1, PlantedBug::CarryOver) => (self.limit.saturating_add(seen.extra))
                 .saturating_sub(seen.used)
                 .min(self.limit),
             _ => 0,
         };
-        let capacity = match self.flaw {
-            // The flaw: one permit short (the limit is at least one).
-            Flaw::FalseRejection => self.limit - 1,
+        let capacity = match self.bug {
+            // The bug: one permit short (the limit is at least one).
+            PlantedBug::FalseRejection => self.limit - 1,
             _ => self.limit.saturating_add(extra),
         };
-        let deadline = match self.flaw {
-            // The flaw: a window up to a period late is still worth the wait.
-            Flaw::DeadlineOvershoot => deadline.saturating_add(self.period.get()),
+        let deadline = match self.bug {
+            // The bug: a window up to a period late is still worth the wait.
+            PlantedBug::DeadlineOvershoot => deadline.saturating_add(self.period.get()),
             _ => deadline,
         };
         let decision = Count::stored(index, used).decide(&grid, capacity, at, deadline);
         let full = !matches!(decision, Decision::Permit { .. });
-        if self.flaw == Flaw::OverflowPanic && full {
-            // The flaw: the next window's start as a sum that panics past the end of time.
+        if self.bug == PlantedBug::OverflowPanic && full {
+            // The bug: the next window's start as a sum that panics past the end of time.
             let start = u64::try_from(grid.start(index)).unwrap_or(u64::MAX);
             let period = u64::try_from(self.period.get()).unwrap_or(u64::MAX);
             start.checked_add(period).expect("next window overflowed");
@@ -202,10 +202,10 @@ impl<S: Cell, C: Clock> Broken<S, C> {
         if full {
             return Some(decision);
         }
-        let start = match (index, self.flaw) {
+        let start = match (index, self.bug) {
             (0, _) => seen.start,
-            // The flaw: the new window starts at the reading, off the grid.
-            (_, Flaw::AdvanceFromNow) => now,
+            // The bug: the new window starts at the reading, off the grid.
+            (_, PlantedBug::AdvanceFromNow) => now,
             _ => grid.start(index),
         };
         match self.claim(seen, Window { start, used, extra }) {
@@ -214,8 +214,8 @@ impl<S: Cell, C: Clock> Broken<S, C> {
                 index,
                 remaining: capacity.saturating_sub(before.used.saturating_add(1)),
             }),
-            // The flaw: a lost race taken for a full window.
-            Claim::Lost if self.flaw == Flaw::GiveUpOnLostRace => Some(Decision::Reject {
+            // The bug: a lost race taken for a full window.
+            Claim::Lost if self.bug == PlantedBug::GiveUpOnLostRace => Some(Decision::Reject {
                 retry_after: grid.end(index).map_or(NEVER, |end| end.saturating_sub(now)),
             }),
             Claim::Lost => None,
@@ -228,14 +228,14 @@ impl<S: Cell, C: Clock> Broken<S, C> {
             used: current.used + 1,
             ..current
         };
-        match self.flaw {
-            Flaw::LostUpdate => {
-                // The flaw: a plain write over whatever another caller wrote since the read.
+        match self.bug {
+            PlantedBug::LostUpdate => {
+                // The bug: a plain write over whatever another caller wrote since the read.
                 self.state.store(claimed);
                 Claim::Won
             }
-            Flaw::Overcount => {
-                // The flaw: the check was on the read; the count goes up regardless.
+            PlantedBug::Overcount => {
+                // The bug: the check was on the read; the count goes up regardless.
                 if current != seen && !self.state.compare_exchange(seen, current) {
                     return Claim::Lost;
                 }
@@ -262,10 +262,10 @@ enum Claim {
     },
 }
 
-impl<S, C> fmt::Debug for Broken<S, C> {
+impl<S, C> fmt::Debug for PlantedLimiter<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Broken")
-            .field("flaw", &self.flaw)
+        f.debug_struct("PlantedLimiter")
+            .field("bug", &self.bug)
             .field("limit", &self.limit)
             .field("period", &self.period)
             .field("max_wait", &self.max_wait)

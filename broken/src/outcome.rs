@@ -1,4 +1,4 @@
-//! How a call to a broken limiter ends.
+//! How a call to a planted limiter ends.
 
 use core::time::Duration;
 
@@ -11,10 +11,10 @@ use fixed_window::Instant;
 /// ```
 /// use core::time::Duration;
 /// use fixed_window::{Instant, ManualClock, Settings};
-/// use fixed_window_broken::{Broken, Flaw, Grant, Wide};
+/// use fixed_window_broken::{PlantedLimiter, PlantedBug, Grant, Wide};
 ///
-/// let limiter: Broken<Wide, _> =
-///     Broken::new(Flaw::CarryOver, Settings::new("api", 2, Duration::from_nanos(10))?, ManualClock::new());
+/// let limiter: PlantedLimiter<Wide, _> =
+///     PlantedLimiter::new(PlantedBug::CarryOver, Settings::new("api", 2, Duration::from_nanos(10))?, ManualClock::new());
 /// assert_eq!(limiter.try_acquire(), Ok(Grant { at: Instant::ZERO, remaining: 1 }));
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
@@ -33,10 +33,10 @@ pub struct Grant {
 /// ```
 /// use core::time::Duration;
 /// use fixed_window::{Instant, ManualClock, Settings};
-/// use fixed_window_broken::{Broken, Flaw, Refusal, Wide};
+/// use fixed_window_broken::{PlantedLimiter, PlantedBug, Refusal, Wide};
 ///
-/// let limiter: Broken<Wide, _> =
-///     Broken::new(Flaw::FalseRejection, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
+/// let limiter: PlantedLimiter<Wide, _> =
+///     PlantedLimiter::new(PlantedBug::FalseRejection, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
 /// let refused = Refusal::Rejected { at: Instant::ZERO, retry_after: Duration::from_nanos(10) };
 /// assert_eq!(limiter.try_acquire(), Err(refused));
 /// # Ok::<(), fixed_window::ConfigError>(())

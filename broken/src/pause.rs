@@ -18,7 +18,7 @@ pub(crate) trait Pause {
         duration: Duration,
     ) -> impl Future<Output = Result<(), Interrupted>>;
 
-    /// Lets other callers run between a racing flaw's read of the state and its write.
+    /// Lets other callers run between a racing bug's read of the state and its write.
     fn between_read_and_write(&mut self) -> impl Future<Output = ()>;
 }
 
@@ -57,7 +57,7 @@ impl Pause for Blocking<'_> {
 }
 
 /// An asynchronous call: it awaits the clock's asynchronous sleep, and yields to its executor
-/// between a racing flaw's read and write, so that even an executor on one thread (the
+/// between a racing bug's read and write, so that even an executor on one thread (the
 /// simulator's) runs other callers in the gap.
 pub(crate) struct Async;
 

@@ -2,8 +2,8 @@
 //! normal build, loom's mocks under `--cfg fixed_window_loom`, shuttle's under
 //! `--cfg fixed_window_shuttle`.
 //!
-//! A broken limiter's state must be the checker's, or the checker could neither interleave its
-//! callers between a read and a write nor see the race its flaw opens there.
+//! A planted limiter's state must be the checker's, or the checker could neither interleave its
+//! callers between a read and a write nor see the race its bug opens there.
 
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 mod imp {

@@ -1,4 +1,4 @@
-//! The calls a broken limiter takes, and the one waiting loop they share, on the spec crate's
+//! The calls a planted limiter takes, and the one waiting loop they share, on the spec crate's
 //! [`Waiting`]: the deadline fixed at the start, a sleep only if the next window opens by it,
 //! and the stalled-clock rule.
 
@@ -9,31 +9,31 @@ use fixed_window::{Clock, Instant, Interrupt};
 use fixed_window_spec::{Decision, Next, Waiting};
 
 use crate::cell::Cell;
-use crate::limiter::Broken;
+use crate::limiter::PlantedLimiter;
 use crate::outcome::{Grant, Refusal};
 use crate::pause::{Async, Blocking, Pause, block_on};
 
-impl<S: Cell, C: Clock> Broken<S, C> {
+impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
     /// Takes a permit if the current window has one, never waiting.
     ///
     /// # Errors
     ///
-    /// [`Refusal::Rejected`] when the limiter, flaw and all, finds no permit.
+    /// [`Refusal::Rejected`] when the limiter, bug and all, finds no permit.
     ///
     /// # Panics
     ///
-    /// With [`Flaw::OverflowPanic`](crate::Flaw::OverflowPanic), near the end of the timeline:
-    /// that is its flaw.
+    /// With [`PlantedBug::OverflowPanic`](crate::PlantedBug::OverflowPanic), near the end of the
+    /// timeline: that is its bug.
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{Broken, Flaw, Refusal, Wide};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Refusal, Wide};
     ///
-    /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::Overcount, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::Overcount, Settings::new("api", 1, Duration::from_nanos(10))?, ManualClock::new());
     /// assert!(limiter.try_acquire().is_ok());
     /// assert!(matches!(limiter.try_acquire(), Err(Refusal::Rejected { .. })));
     /// # Ok::<(), fixed_window::ConfigError>(())
@@ -53,7 +53,8 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     ///
     /// # Panics
     ///
-    /// With [`Flaw::OverflowPanic`](crate::Flaw::OverflowPanic), near the end of the timeline.
+    /// With [`PlantedBug::OverflowPanic`](crate::PlantedBug::OverflowPanic), near the end of the
+    /// timeline.
     ///
     /// # Examples
     ///
@@ -63,11 +64,11 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     /// ```
     /// use core::time::Duration;
     /// use fixed_window::{Instant, ManualClock, Settings};
-    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
     ///
     /// let period = Duration::from_nanos(10);
-    /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::LostUpdate, Settings::new("api", 1, period)?.with_max_wait(period), ManualClock::new());
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::LostUpdate, Settings::new("api", 1, period)?.with_max_wait(period), ManualClock::new());
     /// assert!(limiter.try_acquire().is_ok());
     /// assert_eq!(limiter.acquire(None).map(|grant| grant.at), Ok(Instant::from_nanos(10)));
     /// # Ok::<(), fixed_window::ConfigError>(())
@@ -77,17 +78,18 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     }
 
     /// Takes a permit, awaiting the clock's asynchronous sleep for a later window within the
-    /// max wait. For a flaw that [races only](crate::Flaw::races_only) it yields to its
+    /// max wait. For a bug that [races only](crate::PlantedBug::races_only) it yields to its
     /// executor between reading the state and writing it, so that one executor on one thread
     /// interleaves its callers there.
     ///
     /// # Errors
     ///
-    /// As [`Broken::acquire`]; a sleep is interrupted if the clock's sleep says so.
+    /// As [`PlantedLimiter::acquire`]; a sleep is interrupted if the clock's sleep says so.
     ///
     /// # Panics
     ///
-    /// With [`Flaw::OverflowPanic`](crate::Flaw::OverflowPanic), near the end of the timeline.
+    /// With [`PlantedBug::OverflowPanic`](crate::PlantedBug::OverflowPanic), near the end of the
+    /// timeline.
     ///
     /// # Examples
     ///
@@ -99,10 +101,10 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     /// use core::task::{Context, Poll, Waker};
     /// use core::time::Duration;
     /// use fixed_window::{ManualClock, Settings};
-    /// use fixed_window_broken::{Broken, Flaw, Wide};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
     ///
-    /// let limiter: Broken<Wide, _> =
-    ///     Broken::new(Flaw::LostUpdate, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::LostUpdate, Settings::new("api", 1, Duration::from_secs(1))?, ManualClock::new());
     /// let mut context = Context::from_waker(Waker::noop());
     /// let (mut first, mut second) = (pin!(limiter.acquire_async()), pin!(limiter.acquire_async()));
     /// assert!(first.as_mut().poll(&mut context).is_pending());
@@ -116,7 +118,7 @@ impl<S: Cell, C: Clock> Broken<S, C> {
     }
 }
 
-impl<S: Cell, C: Clock> Steps for Broken<S, C> {
+impl<S: Cell, C: Clock> Steps for PlantedLimiter<S, C> {
     type Clock = C;
 
     fn clock(&self) -> &C {
@@ -124,16 +126,16 @@ impl<S: Cell, C: Clock> Steps for Broken<S, C> {
     }
 
     fn deadline(&self, start: Instant) -> u128 {
-        Broken::deadline(self, start)
+        PlantedLimiter::deadline(self, start)
     }
 
     async fn attempt(&self, now: u128, deadline: u128, pause: &mut impl Pause) -> Decision {
-        Broken::attempt(self, now, deadline, pause).await
+        PlantedLimiter::attempt(self, now, deadline, pause).await
     }
 }
 
 /// What the waiting loop needs of a limiter: its clock, a call's deadline, and one attempt.
-/// The plain broken limiter is one; one key of the keyed one is another.
+/// The plain planted limiter is one; one key of the keyed one is another.
 pub(crate) trait Steps {
     type Clock: Clock;
 
@@ -153,7 +155,7 @@ pub(crate) trait Steps {
 
 /// The waiting loop: attempt, then end with the permit or the rejection, or sleep until the
 /// next window and attempt again, as the spec's [`Waiting`] says. A call that `waits` not is
-/// given a deadline of its start, and a flaw's wait becomes its rejection.
+/// given a deadline of its start, and a bug's wait becomes its rejection.
 pub(crate) async fn call<L: Steps>(
     limiter: &L,
     waits: bool,

@@ -1,4 +1,4 @@
-//! A deliberately broken keyed limiter: the checkers must catch it.
+//! A planted keyed limiter: the checkers must catch it.
 //!
 //! Written independently of core, on this crate's sync shim (so under loom or shuttle its
 //! table's lock and its words' atomics are the checker's). Like core's keyed limiter it keeps
@@ -19,9 +19,9 @@ use crate::subject::Events;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{Arc, Mutex, hint};
 
-/// The flaw planted in a [`PlantedKeyed`] limiter.
+/// The bug planted in a [`PlantedKeyed`] limiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KeyedFlaw {
+pub enum KeyedPlantedBug {
     /// A sweep removes a key whose word it loaded as ended, without a compare-and-set: a claim
     /// made on the word in between is lost, and the key is re-created empty in the window the
     /// claim counted in.
@@ -34,9 +34,9 @@ const USED_MASK: u64 = (1 << USED_BITS) - 1;
 
 type Entries = Vec<(u8, Arc<AtomicU64>)>;
 
-/// A keyed fixed-window limiter with one planted [`KeyedFlaw`].
+/// A keyed fixed-window limiter with one [`KeyedPlantedBug`].
 pub struct PlantedKeyed<C> {
-    flaw: KeyedFlaw,
+    bug: KeyedPlantedBug,
     limit: u64,
     period: u64,
     origin: u64,
@@ -50,13 +50,13 @@ pub struct PlantedKeyed<C> {
 }
 
 impl<C: Clock> PlantedKeyed<C> {
-    /// A keyed limiter with `flaw`, `config`'s limit, period and max wait, whose grid starts at
+    /// A keyed limiter with `bug`, `config`'s limit, period and max wait, whose grid starts at
     /// `clock.now()`, sending key `k`'s events to `events[k]`.
     ///
     /// # Panics
     ///
     /// If the limit is zero or at least 2^20: the packed words have no room for it.
-    pub fn new(flaw: KeyedFlaw, config: &Config, clock: C, events: Vec<Events>) -> Self {
+    pub fn new(bug: KeyedPlantedBug, config: &Config, clock: C, events: Vec<Events>) -> Self {
         let limit = u64::from(config.limit);
         assert!(
             (1..USED_MASK).contains(&limit),
@@ -64,7 +64,7 @@ impl<C: Clock> PlantedKeyed<C> {
         );
         let origin = clock.now().as_nanos();
         PlantedKeyed {
-            flaw,
+            bug,
             limit,
             period: config.period,
             origin,
@@ -111,16 +111,16 @@ impl<C: Clock> PlantedKeyed<C> {
 
     /// Removes the keys whose window is before `window`.
     fn sweep_before(&self, window: u64) {
-        match self.flaw {
-            // The flaw: the word is judged by a load and removed with its entry; nothing stops a
+        match self.bug {
+            // The bug: the word is judged by a load and removed with its entry; nothing stops a
             // claim between the two.
-            KeyedFlaw::RecreateEmpty => self
+            KeyedPlantedBug::RecreateEmpty => self
                 .entries()
                 .retain(|(_, word)| word.load(Ordering::SeqCst) >> USED_BITS >= window),
         }
     }
 
-    /// One acquire step for `key`, with the flaw.
+    /// One acquire step for `key`, with the bug.
     fn attempt(&self, key: u8, now: Instant, deadline: Instant) -> Attempt {
         let window = self.window_of(now);
         if self.swept.fetch_max(window, Ordering::SeqCst) < window {
@@ -264,7 +264,7 @@ impl<C: Clock> KeyedSubject for PlantedKeyed<C> {
 impl<C> core::fmt::Debug for PlantedKeyed<C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("PlantedKeyed")
-            .field("flaw", &self.flaw)
+            .field("bug", &self.bug)
             .field("limit", &self.limit)
             .field("period", &self.period)
             .finish_non_exhaustive()

@@ -4,16 +4,16 @@ use fixed_window::{Backoff, Clock, KeyedRateLimiter};
 
 use crate::config::Config;
 use crate::keyed::KeyedSubject;
-use crate::keyed_planted::{KeyedFlaw, PlantedKeyed};
+use crate::keyed_planted::{KeyedPlantedBug, PlantedKeyed};
 use crate::subject::{Events, record};
 
-/// Which keyed limiter a model runs: core's, or one with a planted flaw.
+/// Which keyed limiter a model runs: core's, or one with a planted bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyedTarget {
     /// `fixed_window::KeyedRateLimiter`, the code users run.
     Core,
-    /// A deliberately broken keyed limiter that the checkers must catch.
-    Planted(KeyedFlaw),
+    /// A planted keyed limiter that the checkers must catch.
+    Planted(KeyedPlantedBug),
 }
 
 impl KeyedTarget {
@@ -49,8 +49,8 @@ impl KeyedTarget {
                         .with_clock(clock);
                 Box::new(limiter)
             }
-            KeyedTarget::Planted(flaw) => {
-                Box::new(PlantedKeyed::new(flaw, config, clock, events.to_vec()))
+            KeyedTarget::Planted(bug) => {
+                Box::new(PlantedKeyed::new(bug, config, clock, events.to_vec()))
             }
         }
     }

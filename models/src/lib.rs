@@ -1,5 +1,5 @@
 //! Interleavings: loom and shuttle models of the `fixed-window` limiter, a linearizability
-//! checker for recorded histories, and deliberately broken limiters that prove the checkers
+//! checker for recorded histories, and planted limiters that prove the checkers
 //! can fail.
 //!
 //! The models run core itself: under `--cfg fixed_window_loom` or `--cfg fixed_window_shuttle`
@@ -13,7 +13,7 @@
 //!
 //! The limiters under test
 //! - [`Subject`]: what every checker drives; implemented by core's `RateLimiter` and by
-//!   [`Planted`], a limiter with one deliberate [`Flaw`]. [`Target`] picks one.
+//!   [`Planted`], a limiter with one deliberate [`PlantedBug`]. [`Target`] picks one.
 //! - [`Config`]: limit, period, origin and max wait, with window arithmetic written afresh
 //!   from the rules (`docs/rules.md`).
 //! - [`WallClock`]: real time whose first reading is zero; [`record_on_wall_clock`] records
@@ -39,7 +39,7 @@
 //!
 //! The keyed limiter
 //! - [`KeyedSubject`]: what the keyed models drive; implemented by core's `KeyedRateLimiter`
-//!   and by [`PlantedKeyed`], a keyed limiter with one [`KeyedFlaw`]. [`KeyedTarget`] picks
+//!   and by [`PlantedKeyed`], a keyed limiter with one [`KeyedPlantedBug`]. [`KeyedTarget`] picks
 //!   one; [`OneKey`] is one key seen as a plain [`Subject`].
 //! - [`KeyedScript`] and [`KeyedStep`]: scripts of racing threads on keys, with sweeps;
 //!   [`play_keyed`] records one history per key, [`play_and_check_keyed`] judges each with the
@@ -54,7 +54,7 @@ mod keyed;
 pub mod linearizability;
 pub use crate::keyed::{KeyedSubject, OneKey};
 mod keyed_planted;
-pub use crate::keyed_planted::{KeyedFlaw, PlantedKeyed};
+pub use crate::keyed_planted::{KeyedPlantedBug, PlantedKeyed};
 mod keyed_target;
 pub use crate::keyed_target::KeyedTarget;
 mod keyed_scenario;
@@ -62,7 +62,7 @@ pub use crate::keyed_scenario::{KeyedScript, KeyedStep, play_and_check_keyed, pl
 mod outcome;
 pub use crate::outcome::{Event, Kind, Outcome};
 mod planted;
-pub use crate::planted::{Flaw, Planted};
+pub use crate::planted::{Planted, PlantedBug};
 pub mod scenario;
 pub mod shared;
 pub mod spec;

@@ -1,45 +1,45 @@
-//! The deliberately broken limiters of `fixed-window-broken`, planted in the models to prove
+//! The planted limiters of `fixed-window-broken`, driven by the models to prove
 //! the checkers can fail.
 //!
-//! The catalogue holds the flaws and the one flawed algorithm; this is only the adapter: it
-//! keeps a planted limiter's state in the catalogue's packed cell, one atomic word from the sync
-//! shim switched by the same cfgs as core's, so under loom or shuttle every load, store,
-//! compare-and-set and add is a scheduling point, as in core; and it logs the limiter's
-//! decisions as events.
+//! The catalogue holds the bugs and the one algorithm they are planted in; this is only the
+//! adapter: it keeps a planted limiter's state in the catalogue's packed cell, one atomic word from
+//! the sync shim switched by the same cfgs as core's, so under loom or shuttle every load, store,
+//! compare-and-set and add is a scheduling point, as in core; and it logs the limiter's decisions
+//! as events.
 //!
-//! The models' numbers are small (the packed word holds instants below 2^44 ns), so a flaw that
-//! shows only near the end of the timeline ([`Flaw::extremes_only`]) never shows here; one that
-//! races only ([`Flaw::races_only`]) shows only on loom's and shuttle's histories.
+//! The models' numbers are small (the packed word holds instants below 2^44 ns), so a bug that
+//! shows only near the end of the timeline ([`PlantedBug::extremes_only`]) never shows here; one
+//! that races only ([`PlantedBug::races_only`]) shows only on loom's and shuttle's histories.
 
 use fixed_window::{Clock, Settings};
-use fixed_window_broken::{Broken, Grant, Packed, Refusal};
+use fixed_window_broken::{Grant, Packed, PlantedLimiter, Refusal};
 
 use crate::config::Config;
 use crate::outcome::{Event, Outcome};
 use crate::subject::{Events, Subject};
 
-pub use fixed_window_broken::Flaw;
+pub use fixed_window_broken::PlantedBug;
 
-/// A limiter with one planted [`Flaw`], its events sent to an [`Events`] log.
+/// A limiter with one [`PlantedBug`], its events sent to an [`Events`] log.
 #[derive(Debug)]
 pub struct Planted<C> {
-    limiter: Broken<Packed, C>,
+    limiter: PlantedLimiter<Packed, C>,
     events: Events,
 }
 
 impl<C: Clock> Planted<C> {
-    /// A limiter with `flaw`, `config`'s limit, period and max wait, whose first window starts
+    /// A limiter with `bug`, `config`'s limit, period and max wait, whose first window starts
     /// at `clock.now()`.
     ///
     /// # Panics
     ///
     /// If the limit is zero or above 255, or if the clock reads 2^44 ns or later: the packed
     /// state has no room for them (models use small numbers).
-    pub fn new(flaw: Flaw, config: &Config, clock: C, events: Events) -> Planted<C> {
+    pub fn new(bug: PlantedBug, config: &Config, clock: C, events: Events) -> Planted<C> {
         let settings = Settings::new("planted", config.limit, config.period_duration())
             .expect("a model's configuration has a positive limit and period")
             .with_max_wait(config.max_wait_duration());
-        let limiter = Broken::new(flaw, settings, clock);
+        let limiter = PlantedLimiter::new(bug, settings, clock);
         Planted { limiter, events }
     }
 

@@ -3,10 +3,10 @@
 use fixed_window::{Backoff, Clock, RateLimiter};
 
 use crate::config::Config;
-use crate::planted::{Flaw, Planted};
+use crate::planted::{Planted, PlantedBug};
 use crate::subject::{Events, Subject, record};
 
-/// Which limiter a model runs: the real core, or one with a planted flaw.
+/// Which limiter a model runs: the real core, or one with a planted bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {
     /// `fixed_window::RateLimiter`, the code users run, with its default backoff.
@@ -14,8 +14,8 @@ pub enum Target {
     /// The same, with this backoff: `Backoff::new(1)` spins after the first lost race and
     /// yields after the next, so a small model reaches both branches of the retry loop.
     CoreWithBackoff(Backoff),
-    /// A deliberately broken limiter that the checkers must catch.
-    Planted(Flaw),
+    /// A planted limiter that the checkers must catch.
+    Planted(PlantedBug),
 }
 
 impl Target {
@@ -64,7 +64,7 @@ impl Target {
                     .with_clock(clock);
                 Box::new(limiter)
             }
-            Target::Planted(flaw) => Box::new(Planted::new(flaw, config, clock, events.clone())),
+            Target::Planted(bug) => Box::new(Planted::new(bug, config, clock, events.clone())),
         }
     }
 }

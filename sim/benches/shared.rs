@@ -31,7 +31,7 @@ fn default_sweep() -> SharedSweep {
         scenarios: SCENARIOS,
         shard: (0, 1),
         threads: 1,
-        plant: None,
+        planted: None,
         check_determinism: false,
     }
 }

@@ -4,8 +4,8 @@
 //! A [`Scenario`] (limiter configuration, clock model and workload, all drawn from one seed)
 //! is [`run`] against a [`Target`]: the real [`RateLimiter`](fixed_window::RateLimiter), driven
 //! through its own blocking and asynchronous entry points on a [`VirtualClock`], or a
-//! deliberately [`Broken`] one; or, on a keyed scenario whose callers are drawn over keys, the
-//! real [`KeyedRateLimiter`](fixed_window::KeyedRateLimiter) or a broken keyed one. The run's
+//! [`Planted`] one; or, on a keyed scenario whose callers are drawn over keys, the
+//! real [`KeyedRateLimiter`](fixed_window::KeyedRateLimiter) or a planted keyed one. The run's
 //! trace is then [`check`]ed by an oracle that models the specification on its own, key by
 //! key, and a keyed limiter's memory against the bound its documented reclamation gives. The
 //! same seed always gives the same trace.
@@ -31,7 +31,8 @@
 //! Running
 //! - [`run`], [`Target`], [`Run`], [`Stats`]; [`VirtualClock`], the clock the limiter sees.
 //! - [`Subject`]: the entry points the simulator drives, with [`Operation`], [`Granted`] and
-//!   [`SimulatedPanic`]; [`Broken`] and [`Flaw`], [`KeyedFlaw`]: limiters with one fault each.
+//!   [`SimulatedPanic`]; [`Planted`] and [`PlantedBug`], [`KeyedPlantedBug`]: limiters with
+//!   one planted bug each.
 //! - [`Record`], [`Outcome`], [`CallKind`], [`OpKind`], [`OpOutput`]: the trace.
 //!
 //! Checking
@@ -48,9 +49,9 @@
 //!   processes over a simulated network to a simulated Redis running its Lua script, with
 //!   faults; its oracle, planted bugs and sweep.
 
-mod broken;
-pub use crate::broken::{Broken, Flaw};
-pub use fixed_window_broken::KeyedFlaw;
+mod planted;
+pub use crate::planted::{Planted, PlantedBug};
+pub use fixed_window_broken::KeyedPlantedBug;
 mod clock_model;
 pub use crate::clock_model::{ClockKind, ClockModel, Segment};
 mod coroutine;

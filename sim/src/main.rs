@@ -15,8 +15,8 @@ use std::str::FromStr;
 
 use clap::Parser;
 use fixed_window_sim::{
-    ClockKind, Flaw, KeyedFlaw, Provenance, Run, Scenario, ScenarioId, Summary, Sweep, Target, run,
-    sweep, verdict, write_trace,
+    ClockKind, KeyedPlantedBug, PlantedBug, Provenance, Run, Scenario, ScenarioId, Summary, Sweep,
+    Target, run, sweep, verdict, write_trace,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -60,11 +60,11 @@ struct Cli {
     /// `SharedRateLimiter`: client processes, a network, a simulated Redis, faults).
     #[arg(long, value_enum, default_value_t = Limiter::Plain)]
     limiter: Limiter,
-    /// Drive a deliberately broken limiter of that kind instead, to watch the oracle catch it
-    /// (a flaw of `fixed-window-broken`'s catalogue, plain or keyed as `--limiter` says, or a
-    /// planted bug of the shared limiter).
-    #[arg(long, value_name = "FLAW")]
-    broken: Option<String>,
+    /// Drive a limiter with this planted bug instead, to watch the oracle catch it (one of
+    /// `fixed-window-broken`'s catalogue, plain or keyed as `--limiter` says, or one of the
+    /// shared limiter's). `--broken`, its former name, is accepted too.
+    #[arg(long, alias = "broken", value_name = "BUG")]
+    planted: Option<String>,
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
@@ -82,18 +82,18 @@ enum Limiter {
     Shared,
 }
 
-/// The in-process target `--broken` names, for the keyed limiter if `keyed`.
-fn target(keyed: bool, broken: Option<&str>) -> Result<Target, String> {
-    Ok(match (keyed, broken) {
+/// The in-process target `--planted` names, for the keyed limiter if `keyed`.
+fn target(keyed: bool, planted: Option<&str>) -> Result<Target, String> {
+    Ok(match (keyed, planted) {
         (false, None) => Target::Real,
         (true, None) => Target::Keyed,
-        (false, Some(name)) => Target::Broken(
-            name.parse::<Flaw>()
-                .map_err(|error| format!("--broken: {error} (or --limiter keyed)"))?,
+        (false, Some(name)) => Target::Planted(
+            name.parse::<PlantedBug>()
+                .map_err(|error| format!("--planted: {error} (or --limiter keyed)"))?,
         ),
-        (true, Some(name)) => Target::BrokenKeyed(
-            name.parse::<KeyedFlaw>()
-                .map_err(|error| format!("--broken: {error}"))?,
+        (true, Some(name)) => Target::PlantedKeyed(
+            name.parse::<KeyedPlantedBug>()
+                .map_err(|error| format!("--planted: {error}"))?,
         ),
     })
 }
@@ -178,12 +178,12 @@ fn execute(cli: &Cli) -> Result<bool, String> {
         .map_or(1, NonZeroUsize::get);
     let shard = cli.shard.unwrap_or(Shard::WHOLE);
     if cli.limiter == Limiter::Shared {
-        let plant = cli
-            .broken
+        let planted = cli
+            .planted
             .as_deref()
             .map(str::parse)
             .transpose()
-            .map_err(|error| format!("--broken: {error}"))?;
+            .map_err(|error| format!("--planted: {error}"))?;
         return shared_cli::execute(&shared_cli::Options {
             seed,
             scenarios: cli.scenarios,
@@ -193,14 +193,14 @@ fn execute(cli: &Cli) -> Result<bool, String> {
             trace: cli.trace.as_deref(),
             check_determinism: cli.check_determinism,
             threads,
-            plant,
+            planted,
             out_dir: cli.out_dir.clone(),
         });
     }
     if cli.cut.is_some() {
         return Err("--cut applies to --limiter shared only".to_owned());
     }
-    let target = target(cli.limiter == Limiter::Keyed, cli.broken.as_deref())?;
+    let target = target(cli.limiter == Limiter::Keyed, cli.planted.as_deref())?;
     let command = command_line(target);
     if let Some(id) = &cli.replay {
         return replay(id, target, cli.trace.as_deref(), &command);
@@ -254,8 +254,8 @@ fn command_line(target: Target) -> String {
     if target.is_keyed() {
         command.push_str(" --limiter keyed");
     }
-    if let Target::Broken(_) | Target::BrokenKeyed(_) = target {
-        command.push_str(" --broken ");
+    if let Target::Planted(_) | Target::PlantedKeyed(_) = target {
+        command.push_str(" --planted ");
         command.push_str(target.name());
     }
     command

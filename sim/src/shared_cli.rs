@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use fixed_window_sim::ScenarioId;
 use fixed_window_sim::shared::{
-    Plant, SharedCut, SharedScenario, SharedSummary, SharedSweep, check_shared, run_shared,
-    sweep_shared, write_shared_trace,
+    SharedCut, SharedPlantedBug, SharedScenario, SharedSummary, SharedSweep, check_shared,
+    run_shared, sweep_shared, write_shared_trace,
 };
 
 use crate::{progress_bar, unix_seconds};
@@ -24,16 +24,16 @@ pub(crate) struct Options<'a> {
     pub(crate) trace: Option<&'a Path>,
     pub(crate) check_determinism: bool,
     pub(crate) threads: usize,
-    pub(crate) plant: Option<Plant>,
+    pub(crate) planted: Option<SharedPlantedBug>,
     pub(crate) out_dir: Option<PathBuf>,
 }
 
 /// The command that reruns this sweep's limiter, for replay lines.
-fn command_line(plant: Option<Plant>) -> String {
+fn command_line(planted: Option<SharedPlantedBug>) -> String {
     let mut command = "cargo xtask simulate --limiter shared".to_owned();
-    if let Some(plant) = plant {
-        command.push_str(" --broken ");
-        command.push_str(plant.name());
+    if let Some(planted) = planted {
+        command.push_str(" --planted ");
+        command.push_str(planted.name());
     }
     command
 }
@@ -47,7 +47,7 @@ fn default_out_dir() -> PathBuf {
 
 /// Whether everything passed, or what could not be done.
 pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
-    let command = command_line(options.plant);
+    let command = command_line(options.planted);
     if let Some(id) = options.replay {
         return replay(id, options, &command);
     }
@@ -56,7 +56,7 @@ pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
         scenarios: options.scenarios,
         shard: options.shard,
         threads: options.threads,
-        plant: options.plant,
+        planted: options.planted,
         check_determinism: options.check_determinism,
     };
     let mine = (0..config.scenarios)
@@ -79,7 +79,7 @@ pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
     let trace_path = options
         .trace
         .map_or_else(|| out_dir.join("trace.jsonl"), Path::to_path_buf);
-    write_trace_file(&trace_path, &index, &SharedCut::default(), options.plant)?;
+    write_trace_file(&trace_path, &index, &SharedCut::default(), options.planted)?;
     eprintln!(
         "trace of scenario {index} written to {}",
         trace_path.display()
@@ -120,7 +120,7 @@ pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
 
 fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool, String> {
     let scenario = options.cut.scenario(id);
-    let run = run_shared(&scenario, options.plant);
+    let run = run_shared(&scenario, options.planted);
     let violations = check_shared(&scenario, &run);
     println!(
         "scenario {id}{}: limit {} per {} µs, {} processes, {} keys ({:?}), {} callers, {}",
@@ -151,7 +151,7 @@ fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool,
         run.trace_hash()
     );
     if let Some(path) = options.trace {
-        write_trace_file(path, id, &options.cut, options.plant)?;
+        write_trace_file(path, id, &options.cut, options.planted)?;
         println!("trace written to {}", path.display());
     }
     for violation in &violations {
@@ -198,10 +198,10 @@ fn write_trace_file(
     path: &Path,
     id: &ScenarioId,
     cut: &SharedCut,
-    plant: Option<Plant>,
+    planted: Option<SharedPlantedBug>,
 ) -> Result<(), String> {
     let scenario = cut.scenario(id);
-    let run = run_shared(&scenario, plant);
+    let run = run_shared(&scenario, planted);
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent)
             .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
@@ -209,9 +209,14 @@ fn write_trace_file(
     let file =
         File::create(path).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
     let mut out = BufWriter::new(file);
-    write_shared_trace(&mut out, &scenario, &run, plant.map(Plant::name))
-        .and_then(|()| out.flush())
-        .map_err(|error| format!("cannot write {}: {error}", path.display()))
+    write_shared_trace(
+        &mut out,
+        &scenario,
+        &run,
+        planted.map(SharedPlantedBug::name),
+    )
+    .and_then(|()| out.flush())
+    .map_err(|error| format!("cannot write {}: {error}", path.display()))
 }
 
 #[allow(clippy::cast_precision_loss)]
@@ -221,7 +226,7 @@ fn per_second(count: u64, wall: f64) -> f64 {
 
 #[allow(clippy::cast_precision_loss)]
 fn print_summary(summary: &SharedSummary, options: &Options<'_>, wall: f64) {
-    let limiter = options.plant.map_or_else(
+    let limiter = options.planted.map_or_else(
         || "the real shared limiter".to_owned(),
         |p| format!("planted bug {p}"),
     );
@@ -280,7 +285,7 @@ fn write_summary(
     let (shard, shards) = options.shard;
     let json = serde_json::json!({
         "limiter": "shared",
-        "planted": options.plant.map(Plant::name),
+        "planted": options.planted.map(SharedPlantedBug::name),
         "seed": summary.seed,
         "scenarios": summary.scenarios,
         "healthy": summary.healthy,

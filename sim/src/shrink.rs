@@ -22,9 +22,9 @@ const MOST_RUNS: usize = 400;
 /// A limiter that refuses the last permit of every window, caught on a smaller scenario.
 ///
 /// ```
-/// use fixed_window_sim::{Flaw, Invariant, Scenario, ScenarioId, Target, check, run, shrink};
+/// use fixed_window_sim::{PlantedBug, Invariant, Scenario, ScenarioId, Target, check, run, shrink};
 ///
-/// let target = Target::Broken(Flaw::FalseRejection);
+/// let target = Target::Planted(PlantedBug::FalseRejection);
 /// let id = (0..)
 ///     .map(ScenarioId::seed)
 ///     .find(|id| {

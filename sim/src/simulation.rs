@@ -30,16 +30,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use fixed_window::{ConfigError, Interrupt, Interrupted, RateLimiter, RateLimiterError};
 
-use crate::broken::{Broken, Flaw};
 use crate::coroutine::{Call, Coroutine, Handback};
 use crate::event_queue::EventQueue;
-use crate::keyed::{BrokenKeyed, KeyedSubject};
+use crate::keyed::{KeyedSubject, PlantedKeyed};
+use crate::planted::{Planted, PlantedBug};
 use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
 use crate::scenario::{Config, Scenario, ScenarioId};
 use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics};
 use crate::virtual_clock::VirtualClock;
 use crate::world::{Moment, Timer, World};
-use fixed_window_broken::KeyedFlaw;
+use fixed_window_broken::KeyedPlantedBug;
 
 /// The name of every simulated limiter.
 pub const LIMITER_NAME: &str = "simulated";
@@ -52,12 +52,12 @@ pub const EVENT_BUDGET: u64 = 5_000_000;
 pub enum Target {
     /// `fixed_window::RateLimiter`, the limiter itself.
     Real,
-    /// A deliberately broken limiter, to show that the oracle catches its fault.
-    Broken(Flaw),
+    /// A planted limiter, to show that the oracle catches its planted bug.
+    Planted(PlantedBug),
     /// `fixed_window::KeyedRateLimiter`, on keyed scenarios.
     Keyed,
-    /// A deliberately broken keyed limiter, on keyed scenarios.
-    BrokenKeyed(KeyedFlaw),
+    /// A planted keyed limiter, on keyed scenarios.
+    PlantedKeyed(KeyedPlantedBug),
 }
 
 impl Target {
@@ -66,13 +66,13 @@ impl Target {
     /// # Examples
     ///
     /// ```
-    /// use fixed_window_sim::{KeyedFlaw, Target};
+    /// use fixed_window_sim::{KeyedPlantedBug, Target};
     ///
-    /// assert!(Target::BrokenKeyed(KeyedFlaw::ReclaimLive).is_keyed());
+    /// assert!(Target::PlantedKeyed(KeyedPlantedBug::ReclaimLive).is_keyed());
     /// assert!(!Target::Real.is_keyed());
     /// ```
     pub fn is_keyed(self) -> bool {
-        matches!(self, Target::Keyed | Target::BrokenKeyed(_))
+        matches!(self, Target::Keyed | Target::PlantedKeyed(_))
     }
 
     /// The scenario `id` names for this target: [`Scenario::generate_keyed`] for a keyed
@@ -95,22 +95,22 @@ impl Target {
         }
     }
 
-    /// The target's name, as a sweep's provenance gives it: `real`, `keyed`, or a flaw's
+    /// The target's name, as a sweep's provenance gives it: `real`, `keyed`, or a bug's
     /// name.
     ///
     /// # Examples
     ///
     /// ```
-    /// use fixed_window_sim::{KeyedFlaw, Target};
+    /// use fixed_window_sim::{KeyedPlantedBug, Target};
     ///
-    /// assert_eq!(Target::BrokenKeyed(KeyedFlaw::SharedCount).name(), "shared-count");
+    /// assert_eq!(Target::PlantedKeyed(KeyedPlantedBug::SharedCount).name(), "shared-count");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
             Target::Real => "real",
-            Target::Broken(flaw) => flaw.name(),
+            Target::Planted(bug) => bug.name(),
             Target::Keyed => "keyed",
-            Target::BrokenKeyed(flaw) => flaw.name(),
+            Target::PlantedKeyed(bug) => bug.name(),
         }
     }
 }
@@ -259,16 +259,16 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
         let clock = VirtualClock::new(&scenario.clock);
         Ok(match target {
             Target::Real => drive(world, scenario, &Arc::new(real_limiter(scenario, clock)?)),
-            Target::Broken(flaw) => drive(
+            Target::Planted(bug) => drive(
                 world,
                 scenario,
-                &Arc::new(Broken::new(flaw, LIMITER_NAME, &scenario.config, clock)?),
+                &Arc::new(Planted::new(bug, LIMITER_NAME, &scenario.config, clock)?),
             ),
             Target::Keyed => drive(world, scenario, &KeyedSubject::new(scenario, clock)?),
-            Target::BrokenKeyed(flaw) => drive(
+            Target::PlantedKeyed(bug) => drive(
                 world,
                 scenario,
-                &Arc::new(BrokenKeyed::new(flaw, LIMITER_NAME, scenario, clock)?),
+                &Arc::new(PlantedKeyed::new(bug, LIMITER_NAME, scenario, clock)?),
             ),
         })
     });

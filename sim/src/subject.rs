@@ -1,4 +1,4 @@
-//! What the simulator drives: the real limiter, or a deliberately broken one, behind one
+//! What the simulator drives: the real limiter, or a planted one, behind one
 //! small trait, so that both go through exactly the same scenarios and the same oracle.
 
 use core::future::Future;
@@ -70,9 +70,9 @@ impl Future for Operation {
 
 /// A rate limiter as the simulator drives it: the entry points a user calls.
 ///
-/// [`RateLimiter`] implements it by calling its own methods; the broken limiters of
-/// [`Flaw`](crate::Flaw) implement it to show that the oracle catches their faults. The
-/// simulator is generic over it, so the futures are polled where they are, unboxed.
+/// [`RateLimiter`] implements it by calling its own methods; the planted limiters of
+/// [`PlantedBug`](crate::PlantedBug) implement it to show that the oracle catches their planted
+/// bugs. The simulator is generic over it, so the futures are polled where they are, unboxed.
 pub trait Subject: Send + Sync + 'static {
     /// Runs `op` if a permit is granted, awaiting the clock's sleep for a later window.
     fn call_async(

@@ -61,7 +61,7 @@ impl Sweep {
 impl Sweep {
     /// Which sweep this is, to be written into its summary and its trace: a reader can then
     /// tell whether the two come from the same sweep. `command` runs the simulator on the
-    /// same limiter (`cargo xtask simulate`, with `--broken` for a broken one), `limiter`
+    /// same limiter (`cargo xtask simulate`, with `--planted` for a planted one), `limiter`
     /// names it, and `started` is when the sweep began, in seconds since the Unix epoch.
     ///
     /// # Examples
@@ -107,7 +107,7 @@ pub struct Provenance {
     pub scenarios: u64,
     /// The shard run, as `I/N`.
     pub shard: String,
-    /// The limiter driven: `real`, or the name of a broken one.
+    /// The limiter driven: `real`, or the name of a planted one.
     pub limiter: String,
     /// A command that runs the same sweep.
     pub command: String,

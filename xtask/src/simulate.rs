@@ -45,7 +45,7 @@ const CI_SHARED_SCENARIOS: &str = "4000";
 const CI_KEYED_SCENARIOS: &str = "5000";
 
 /// The simulator's CI gate: a smoke sweep of each limiter (plain, keyed and shared) with
-/// determinism checking. (The oracle's broken-limiter and planted-bug tests are ordinary tests
+/// determinism checking. (The oracle's planted-bug tests are ordinary tests
 /// of `fixed-window-sim`, run with the workspace's.)
 ///
 /// # Errors

@@ -1,4 +1,4 @@
-//! A broken keyed limiter's table: each key's count in a slot of its own, in shards swept one
+//! A planted keyed limiter's table: each key's count in a slot of its own, in shards swept one
 //! at a time over the first calls of each new window, as `fixed-window` documents its keyed
 //! limiter's reclamation; written independently of it, plainly, with a lock per shard.
 
@@ -7,7 +7,7 @@ use std::sync::{Arc, PoisonError};
 
 use fixed_window_spec::{Count, Grid};
 
-use crate::keyed::flaw::KeyedFlaw;
+use crate::keyed::planted_bug::KeyedPlantedBug;
 use crate::sync::Mutex;
 
 /// Shards, and so turns in each round of sweeping.
@@ -118,7 +118,7 @@ impl Table {
 
     /// A call reading `now` takes its turn at sweeping, if its window's round has one left
     /// (starting that round if the reading is in a later window than the last round's).
-    pub(crate) fn take_turn(&self, grid: &Grid, now: u128, flaw: KeyedFlaw) {
+    pub(crate) fn take_turn(&self, grid: &Grid, now: u128, bug: KeyedPlantedBug) {
         let (shard, window) = {
             let mut rounds = self.rounds.lock().unwrap_or_else(PoisonError::into_inner);
             if now < rounds.due {
@@ -142,13 +142,13 @@ impl Table {
             rounds.horizon = rounds.horizon.max(rounds.round);
             (shard, rounds.round)
         };
-        self.sweep(shard, window, flaw);
+        self.sweep(shard, window, bug);
     }
 
     /// Removes the keys of `shard` whose window is before `window`.
-    fn sweep(&self, shard: usize, window: u128, flaw: KeyedFlaw) {
-        if flaw == KeyedFlaw::NeverReclaims {
-            // The flaw: nothing is ever taken out.
+    fn sweep(&self, shard: usize, window: u128, bug: KeyedPlantedBug) {
+        if bug == KeyedPlantedBug::NeverReclaims {
+            // The bug: nothing is ever taken out.
             return;
         }
         let mut keys = self.shards[shard]
@@ -159,18 +159,18 @@ impl Table {
             let Some(count) = seen else {
                 return false;
             };
-            let ended = match flaw {
-                // The flaw: the round's own window, still running, counts as ended.
-                KeyedFlaw::ReclaimLive => count.index() <= window,
+            let ended = match bug {
+                // The bug: the round's own window, still running, counts as ended.
+                KeyedPlantedBug::ReclaimLive => count.index() <= window,
                 _ => count.index() < window,
             };
             if !ended {
                 return true;
             }
-            match flaw {
-                // The flaw: removed as it was read, its slot left unmarked, so a claim on what
+            match bug {
+                // The bug: removed as it was read, its slot left unmarked, so a claim on what
                 // a caller read before still lands in the removed slot.
-                KeyedFlaw::ClaimLostToRemoval => false,
+                KeyedPlantedBug::ClaimLostToRemoval => false,
                 // A claim made since the read keeps the key.
                 _ => !slot.compare_exchange(seen, None),
             }

@@ -1,4 +1,4 @@
-//! Each keyed flaw does what its name says, and apart from it the keyed limiter reclaims ended
+//! Each keyed bug does what its name says, and apart from it the keyed limiter reclaims ended
 //! keys on the documented schedule.
 
 use core::pin::pin;
@@ -6,27 +6,31 @@ use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 
 use fixed_window::{ManualClock, Settings};
-use fixed_window_broken::{BrokenKeyed, KeyedFlaw};
+use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
 
 const PERIOD: Duration = Duration::from_nanos(10);
 
-fn limiter(flaw: KeyedFlaw, limit: u32, clock: &ManualClock) -> BrokenKeyed<ManualClock> {
+fn limiter(
+    bug: KeyedPlantedBug,
+    limit: u32,
+    clock: &ManualClock,
+) -> PlantedKeyedLimiter<ManualClock> {
     let settings = Settings::new("keyed", limit, PERIOD).expect("a valid configuration");
-    BrokenKeyed::new(flaw, settings, clock.clone())
+    PlantedKeyedLimiter::new(bug, settings, clock.clone())
 }
 
 #[test]
-fn every_keyed_flaw_has_one_name() {
-    for flaw in KeyedFlaw::ALL {
-        assert_eq!(flaw.name().parse(), Ok(flaw));
-        assert_eq!(flaw.to_string(), flaw.name());
+fn every_keyed_planted_bug_has_one_name() {
+    for bug in KeyedPlantedBug::ALL {
+        assert_eq!(bug.name().parse(), Ok(bug));
+        assert_eq!(bug.to_string(), bug.name());
     }
 }
 
 #[test]
-fn apart_from_its_flaw_the_table_keeps_only_the_keys_of_the_window_once_it_saw_64_calls() {
+fn apart_from_its_bug_the_table_keeps_only_the_keys_of_the_window_once_it_saw_64_calls() {
     let clock = ManualClock::new();
-    let limiter = limiter(KeyedFlaw::ClaimLostToRemoval, 1, &clock);
+    let limiter = limiter(KeyedPlantedBug::ClaimLostToRemoval, 1, &clock);
     for key in 1..=100 {
         assert!(limiter.try_acquire(key).is_ok());
     }
@@ -43,7 +47,7 @@ fn apart_from_its_flaw_the_table_keeps_only_the_keys_of_the_window_once_it_saw_6
 #[test]
 fn a_live_key_reclaimed_is_granted_its_limit_again() {
     let clock = ManualClock::new();
-    let limiter = limiter(KeyedFlaw::ReclaimLive, 2, &clock);
+    let limiter = limiter(KeyedPlantedBug::ReclaimLive, 2, &clock);
     clock.advance(PERIOD);
     let granted = (0..64).filter(|_| limiter.try_acquire(5).is_ok()).count();
     assert!(granted > 2, "{granted} permits in a window of 2");
@@ -52,7 +56,7 @@ fn a_live_key_reclaimed_is_granted_its_limit_again() {
 #[test]
 fn a_shared_count_refuses_a_key_whose_own_window_is_untouched() {
     let clock = ManualClock::new();
-    let limiter = limiter(KeyedFlaw::SharedCount, 2, &clock);
+    let limiter = limiter(KeyedPlantedBug::SharedCount, 2, &clock);
     assert!(limiter.try_acquire(1).is_ok());
     assert!(limiter.try_acquire(1).is_ok());
     assert!(limiter.try_acquire(2).is_err());
@@ -61,7 +65,7 @@ fn a_shared_count_refuses_a_key_whose_own_window_is_untouched() {
 #[test]
 fn a_limiter_that_never_reclaims_holds_every_key_it_ever_saw() {
     let clock = ManualClock::new();
-    let limiter = limiter(KeyedFlaw::NeverReclaims, 1, &clock);
+    let limiter = limiter(KeyedPlantedBug::NeverReclaims, 1, &clock);
     for key in 0..200 {
         assert!(limiter.try_acquire(key).is_ok());
         clock.advance(PERIOD);
@@ -72,7 +76,7 @@ fn a_limiter_that_never_reclaims_holds_every_key_it_ever_saw() {
 #[test]
 fn a_claim_read_before_a_removal_is_lost_with_the_removed_count() {
     let clock = ManualClock::new();
-    let limiter = limiter(KeyedFlaw::ClaimLostToRemoval, 1, &clock);
+    let limiter = limiter(KeyedPlantedBug::ClaimLostToRemoval, 1, &clock);
     assert!(limiter.try_acquire(7).is_ok());
     clock.advance(PERIOD);
     let mut context = Context::from_waker(Waker::noop());

@@ -1,11 +1,11 @@
 //! The keyed models in the normal build: core's keyed limiter and the planted one on the
-//! race script played on real threads, and without a race. The planted flaw needs a claim to
+//! race script played on real threads, and without a race. The planted bug needs a claim to
 //! land between a sweep's load and its removal, which only a checker's control of the
 //! interleaving makes certain, so here it must look correct: it is caught under loom and
 //! shuttle (their `keyed` tests).
 
 use fixed_window_models::scenario::Checker;
-use fixed_window_models::{KeyedFlaw, KeyedScript, KeyedTarget, Outcome, play_keyed};
+use fixed_window_models::{KeyedPlantedBug, KeyedScript, KeyedTarget, Outcome, play_keyed};
 
 const BOTH: [Checker; 2] = [Checker::Invariants, Checker::Linearizability];
 
@@ -38,8 +38,8 @@ fn core_keeps_every_keys_history_valid_without_a_race() {
 }
 
 #[test]
-fn the_planted_flaw_is_correct_without_a_race() {
-    let target = KeyedTarget::Planted(KeyedFlaw::RecreateEmpty);
+fn the_planted_keyed_limiter_is_correct_without_a_race() {
+    let target = KeyedTarget::Planted(KeyedPlantedBug::RecreateEmpty);
     let (histories, _) = play_keyed(target, &sequential(KeyedScript::reclaim_race()));
     for history in &histories {
         for checker in BOTH {

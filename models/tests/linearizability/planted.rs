@@ -1,24 +1,24 @@
 //! The sequential script against core (which must pass) and against every planted limiter of
-//! the catalogue whose flaw one caller can show (which both checkers must catch). The flaws that
+//! the catalogue whose bug one caller can show (which both checkers must catch). The bugs that
 //! need a race are caught by the same checkers on shuttle's and loom's histories
 //! (`cargo xtask models`).
 
 use fixed_window_models::scenario::{Checker, Script, play};
-use fixed_window_models::{Flaw, Target};
+use fixed_window_models::{PlantedBug, Target};
 
 fn verdicts(target: Target) -> [bool; 2] {
     let history = play(target, &Script::sequential());
     [Checker::Invariants, Checker::Linearizability].map(|checker| checker.check(&history).is_ok())
 }
 
-/// Whether one caller with the models' small numbers can show `flaw`.
+/// Whether one caller with the models' small numbers can show `bug`.
 ///
-/// Not a racing flaw: alone, it behaves. Not one of the end of the timeline: the models' clocks
+/// Not a racing bug: alone, it behaves. Not one of the end of the timeline: the models' clocks
 /// stay near zero. And not a wait past the deadline: a history does not say when a waiting call
 /// read the clock to fix its deadline, so a permit that came late cannot be told from one that
 /// came in time, and the script's one waiting call has its next window within reach anyway.
-fn shows_alone(flaw: Flaw) -> bool {
-    !flaw.races_only() && !flaw.extremes_only() && flaw != Flaw::DeadlineOvershoot
+fn shows_alone(bug: PlantedBug) -> bool {
+    !bug.races_only() && !bug.extremes_only() && bug != PlantedBug::DeadlineOvershoot
 }
 
 #[test]
@@ -27,28 +27,31 @@ fn core_passes_the_sequential_script() {
 }
 
 #[test]
-fn both_checkers_catch_every_flaw_one_caller_shows() {
-    let shown: Vec<Flaw> = Flaw::ALL.into_iter().filter(|&f| shows_alone(f)).collect();
+fn both_checkers_catch_every_planted_bug_one_caller_shows() {
+    let shown: Vec<PlantedBug> = PlantedBug::ALL
+        .into_iter()
+        .filter(|&f| shows_alone(f))
+        .collect();
     assert_eq!(
         shown,
         [
-            Flaw::CarryOver,
-            Flaw::BoundaryOffByOne,
-            Flaw::AdvanceFromNow,
-            Flaw::FalseRejection
+            PlantedBug::CarryOver,
+            PlantedBug::BoundaryOffByOne,
+            PlantedBug::AdvanceFromNow,
+            PlantedBug::FalseRejection
         ]
     );
-    for flaw in shown {
-        assert_eq!(verdicts(Target::Planted(flaw)), [false, false], "{flaw:?}");
+    for bug in shown {
+        assert_eq!(verdicts(Target::Planted(bug)), [false, false], "{bug:?}");
     }
 }
 
 #[test]
-fn the_other_flaws_pass_without_a_race() {
-    // Their flaw needs two callers between a read and a write, or numbers near the end of the
+fn the_other_planted_bugs_pass_without_a_race() {
+    // Their bug needs two callers between a read and a write, or numbers near the end of the
     // timeline, or a judge of late permits; alone, with small numbers, they behave, which is
     // why the racing ones are judged on shuttle's and loom's histories.
-    for flaw in Flaw::ALL.into_iter().filter(|&f| !shows_alone(f)) {
-        assert_eq!(verdicts(Target::Planted(flaw)), [true, true], "{flaw:?}");
+    for bug in PlantedBug::ALL.into_iter().filter(|&f| !shows_alone(f)) {
+        assert_eq!(verdicts(Target::Planted(bug)), [true, true], "{bug:?}");
     }
 }

@@ -4,7 +4,7 @@
 //! key without a compare-and-set, must be caught by both checkers.
 
 use fixed_window_models::scenario::{Checker, violation_found};
-use fixed_window_models::{KeyedFlaw, KeyedScript, KeyedTarget, play_and_check_keyed};
+use fixed_window_models::{KeyedPlantedBug, KeyedScript, KeyedTarget, play_and_check_keyed};
 
 use crate::explore::model;
 
@@ -17,7 +17,7 @@ fn check(script: KeyedScript) {
 }
 
 fn caught(script: KeyedScript, checker: Checker) -> bool {
-    let target = KeyedTarget::Planted(KeyedFlaw::RecreateEmpty);
+    let target = KeyedTarget::Planted(KeyedPlantedBug::RecreateEmpty);
     violation_found(|| {
         model(move || play_and_check_keyed(target, &script, &[checker]));
     })

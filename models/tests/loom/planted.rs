@@ -1,20 +1,20 @@
-//! Every planted flaw must be caught by the loom model that exposes it, once by the invariants
+//! Every planted bug must be caught by the loom model that exposes it, once by the invariants
 //! and once by the linearizability checker; a checker that stops catching one fails its test.
 //!
-//! Two flaws of the catalogue are not run here: `OverflowPanic` shows only near the end of the
-//! timeline (`Flaw::extremes_only`), which the models' small numbers never reach, and
+//! Two bugs of the catalogue are not run here: `OverflowPanic` shows only near the end of the
+//! timeline (`PlantedBug::extremes_only`), which the models' small numbers never reach, and
 //! `DeadlineOvershoot` grants a permit after the deadline, which a history cannot tell from a
 //! permit in time (it does not say when a waiting call read the clock to fix its deadline).
 //! The simulator's oracle, which sees every reading, catches both.
 
 use fixed_window_models::scenario::{Checker, Script, play_and_check, violation_found};
-use fixed_window_models::{Flaw, Target};
+use fixed_window_models::{PlantedBug, Target};
 
 use crate::explore::model;
 
-fn caught(flaw: Flaw, script: Script, checker: Checker) -> bool {
+fn caught(bug: PlantedBug, script: Script, checker: Checker) -> bool {
     violation_found(|| {
-        model(move || play_and_check(Target::Planted(flaw), &script, &[checker]));
+        model(move || play_and_check(Target::Planted(bug), &script, &[checker]));
     })
     .is_some()
 }
@@ -22,7 +22,7 @@ fn caught(flaw: Flaw, script: Script, checker: Checker) -> bool {
 #[test]
 fn invariants_catch_a_lost_update() {
     assert!(caught(
-        Flaw::LostUpdate,
+        PlantedBug::LostUpdate,
         Script::claim_race(2, 1, 10),
         Checker::Invariants
     ));
@@ -31,7 +31,7 @@ fn invariants_catch_a_lost_update() {
 #[test]
 fn invariants_catch_overcount() {
     assert!(caught(
-        Flaw::Overcount,
+        PlantedBug::Overcount,
         Script::claim_race(2, 1, 10),
         Checker::Invariants
     ));
@@ -40,7 +40,7 @@ fn invariants_catch_overcount() {
 #[test]
 fn invariants_catch_carry_over() {
     assert!(caught(
-        Flaw::CarryOver,
+        PlantedBug::CarryOver,
         Script::advance_race(),
         Checker::Invariants
     ));
@@ -49,7 +49,7 @@ fn invariants_catch_carry_over() {
 #[test]
 fn invariants_catch_a_window_advanced_from_now() {
     assert!(caught(
-        Flaw::AdvanceFromNow,
+        PlantedBug::AdvanceFromNow,
         Script::advance_race(),
         Checker::Invariants
     ));
@@ -58,7 +58,7 @@ fn invariants_catch_a_window_advanced_from_now() {
 #[test]
 fn invariants_catch_a_boundary_off_by_one() {
     assert!(caught(
-        Flaw::BoundaryOffByOne,
+        PlantedBug::BoundaryOffByOne,
         Script::boundary_waiter(),
         Checker::Invariants
     ));
@@ -67,7 +67,7 @@ fn invariants_catch_a_boundary_off_by_one() {
 #[test]
 fn linearizability_catches_a_lost_update() {
     assert!(caught(
-        Flaw::LostUpdate,
+        PlantedBug::LostUpdate,
         Script::claim_race(2, 1, 10),
         Checker::Linearizability
     ));
@@ -76,7 +76,7 @@ fn linearizability_catches_a_lost_update() {
 #[test]
 fn linearizability_catches_overcount() {
     assert!(caught(
-        Flaw::Overcount,
+        PlantedBug::Overcount,
         Script::claim_race(2, 1, 10),
         Checker::Linearizability
     ));
@@ -85,7 +85,7 @@ fn linearizability_catches_overcount() {
 #[test]
 fn linearizability_catches_carry_over() {
     assert!(caught(
-        Flaw::CarryOver,
+        PlantedBug::CarryOver,
         Script::advance_race(),
         Checker::Linearizability
     ));
@@ -94,7 +94,7 @@ fn linearizability_catches_carry_over() {
 #[test]
 fn linearizability_catches_a_window_advanced_from_now() {
     assert!(caught(
-        Flaw::AdvanceFromNow,
+        PlantedBug::AdvanceFromNow,
         Script::advance_race(),
         Checker::Linearizability
     ));
@@ -103,7 +103,7 @@ fn linearizability_catches_a_window_advanced_from_now() {
 #[test]
 fn linearizability_catches_a_boundary_off_by_one() {
     assert!(caught(
-        Flaw::BoundaryOffByOne,
+        PlantedBug::BoundaryOffByOne,
         Script::boundary_waiter(),
         Checker::Linearizability
     ));
@@ -112,14 +112,18 @@ fn linearizability_catches_a_boundary_off_by_one() {
 #[test]
 fn invariants_catch_a_caller_giving_up_on_a_lost_race() {
     let script = Script::claim_race(2, 2, 10);
-    assert!(caught(Flaw::GiveUpOnLostRace, script, Checker::Invariants));
+    assert!(caught(
+        PlantedBug::GiveUpOnLostRace,
+        script,
+        Checker::Invariants
+    ));
 }
 
 #[test]
 fn linearizability_catches_a_caller_giving_up_on_a_lost_race() {
     let script = Script::claim_race(2, 2, 10);
     assert!(caught(
-        Flaw::GiveUpOnLostRace,
+        PlantedBug::GiveUpOnLostRace,
         script,
         Checker::Linearizability
     ));
@@ -128,35 +132,36 @@ fn linearizability_catches_a_caller_giving_up_on_a_lost_race() {
 #[test]
 fn invariants_catch_a_false_rejection() {
     let script = Script::claim_race(2, 2, 10);
-    assert!(caught(Flaw::FalseRejection, script, Checker::Invariants));
+    assert!(caught(
+        PlantedBug::FalseRejection,
+        script,
+        Checker::Invariants
+    ));
 }
 
 #[test]
 fn linearizability_catches_a_false_rejection() {
     let script = Script::claim_race(2, 2, 10);
     assert!(caught(
-        Flaw::FalseRejection,
+        PlantedBug::FalseRejection,
         script,
         Checker::Linearizability
     ));
 }
 
-/// The control: the limiters whose flaw cannot show here pass every script, so what the tests
-/// above catch is each flaw, not the algorithm the catalogue shares.
+/// The control: the limiters whose bug cannot show here pass every script, so what the tests
+/// above catch is each bug, not the algorithm the catalogue shares.
 #[test]
-fn the_flaws_a_history_cannot_show_pass() {
-    for flaw in [Flaw::OverflowPanic, Flaw::DeadlineOvershoot] {
+fn the_planted_bugs_a_history_cannot_show_pass() {
+    for bug in [PlantedBug::OverflowPanic, PlantedBug::DeadlineOvershoot] {
         for script in [
             Script::claim_race(2, 1, 10),
             Script::claim_race(2, 2, 10),
             Script::advance_race(),
             Script::boundary_waiter(),
         ] {
-            assert!(
-                !caught(flaw, script.clone(), Checker::Invariants),
-                "{flaw:?}"
-            );
-            assert!(!caught(flaw, script, Checker::Linearizability), "{flaw:?}");
+            assert!(!caught(bug, script.clone(), Checker::Invariants), "{bug:?}");
+            assert!(!caught(bug, script, Checker::Linearizability), "{bug:?}");
         }
     }
 }

@@ -38,7 +38,7 @@ impl Budget {
         }
     }
 
-    /// A fixed budget for the planted limiters, so whether a checker catches each flaw does
+    /// A fixed budget for the planted limiters, so whether a checker catches each bug does
     /// not depend on the environment.
     pub fn fixed() -> Budget {
         Budget {

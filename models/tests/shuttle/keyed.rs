@@ -4,7 +4,7 @@
 //! compare-and-set, must be caught by both checkers.
 
 use fixed_window_models::scenario::{Checker, violation_found};
-use fixed_window_models::{KeyedFlaw, KeyedScript, KeyedTarget, play_and_check_keyed};
+use fixed_window_models::{KeyedPlantedBug, KeyedScript, KeyedTarget, play_and_check_keyed};
 
 use crate::explore::{Budget, explore};
 
@@ -19,7 +19,7 @@ fn check(script: KeyedScript) {
 }
 
 fn caught(script: KeyedScript, checker: Checker) -> bool {
-    let target = KeyedTarget::Planted(KeyedFlaw::RecreateEmpty);
+    let target = KeyedTarget::Planted(KeyedPlantedBug::RecreateEmpty);
     violation_found(|| {
         explore(Budget::fixed(), move || {
             play_and_check_keyed(target, &script, &[checker]);

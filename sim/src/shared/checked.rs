@@ -5,17 +5,17 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::oracle::Violation;
 use crate::shared::oracle::check_shared;
-use crate::shared::planted::Plant;
+use crate::shared::planted::SharedPlantedBug;
 use crate::shared::run::{SharedRun, run_shared};
 use crate::shared::scenario::SharedScenario;
 
 /// A run and its check, with any panic caught and described.
 pub(crate) fn run_checked(
     scenario: &SharedScenario,
-    plant: Option<Plant>,
+    planted: Option<SharedPlantedBug>,
 ) -> Result<(SharedRun, Vec<Violation>), String> {
     catch_unwind(AssertUnwindSafe(|| {
-        let run = run_shared(scenario, plant);
+        let run = run_shared(scenario, planted);
         let violations = check_shared(scenario, &run);
         (run, violations)
     }))

@@ -4,12 +4,12 @@
 //!
 //! ```
 //! use fixed_window_sim::ScenarioId;
-//! use fixed_window_sim::shared::{Plant, SharedScenario, check_shared, run_shared};
+//! use fixed_window_sim::shared::{SharedPlantedBug, SharedScenario, check_shared, run_shared};
 //!
 //! let scenario = SharedScenario::generate(&ScenarioId::seed(42));
 //! assert!(check_shared(&scenario, &run_shared(&scenario, None)).is_empty());
 //! // A planted bug runs through the same scenario; the oracle judges it the same way.
-//! let planted = run_shared(&scenario, Some(Plant::RetryLostReply));
+//! let planted = run_shared(&scenario, Some(SharedPlantedBug::RetryLostReply));
 //! assert!(planted.stats.calls > 0);
 //! ```
 //!
@@ -22,7 +22,7 @@
 //!   ([`KeyMode`]), the [`Faults`] ([`Fault`]).
 //!
 //! Running
-//! - [`run_shared`]: one scenario, with the real limiter or a [`Plant`]ed bug;
+//! - [`run_shared`]: one scenario, with the real limiter or a planted bug ([`SharedPlantedBug`]);
 //!   [`SharedRun`], [`SharedStats`]; the trace, [`SharedRecord`] and its parts; the server's
 //!   [`Script`]s and [`Reply`]s.
 //!
@@ -43,7 +43,7 @@ pub use crate::shared::server::Script;
 mod faults;
 pub use crate::shared::faults::{Fault, Faults};
 mod planted;
-pub use crate::shared::planted::{Plant, UnknownPlant};
+pub use crate::shared::planted::{SharedPlantedBug, UnknownSharedPlantedBug};
 mod record;
 pub use crate::shared::record::{
     DecisionDigest, EventDigest, FaultRecord, Loss, Purpose, ReplyDigest, SharedOutcome,

@@ -173,7 +173,7 @@ struct Checker<'s> {
 ///
 /// ```
 /// use fixed_window_sim::ScenarioId;
-/// use fixed_window_sim::shared::{Plant, SharedScenario, check_shared, run_shared};
+/// use fixed_window_sim::shared::{SharedPlantedBug, SharedScenario, check_shared, run_shared};
 ///
 /// let scenario = SharedScenario::generate(&ScenarioId::seed(3));
 /// assert!(check_shared(&scenario, &run_shared(&scenario, None)).is_empty());

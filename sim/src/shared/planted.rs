@@ -10,7 +10,7 @@ use fixed_window_redis::SCRIPT;
 
 /// One planted bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Plant {
+pub enum SharedPlantedBug {
     /// Count and expiry as two commands (INCR, then EXPIRE): the counter is written without
     /// an expiry, and a second round trip sets it. A client that dies (or a request lost)
     /// between the two leaves a counter that never expires.
@@ -42,47 +42,47 @@ pub enum Plant {
     OpenBeforeRegistration,
 }
 
-impl Plant {
+impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [Plant; 9] = [
-        Plant::TwoCommands,
-        Plant::ClientClock,
-        Plant::OwnOrigin,
-        Plant::RetryLostReply,
-        Plant::FirstHitExpiry,
-        Plant::BoundaryOffByOne,
-        Plant::MemoryPastEnd,
-        Plant::ConflictIgnored,
-        Plant::OpenBeforeRegistration,
+    pub const ALL: [SharedPlantedBug; 9] = [
+        SharedPlantedBug::TwoCommands,
+        SharedPlantedBug::ClientClock,
+        SharedPlantedBug::OwnOrigin,
+        SharedPlantedBug::RetryLostReply,
+        SharedPlantedBug::FirstHitExpiry,
+        SharedPlantedBug::BoundaryOffByOne,
+        SharedPlantedBug::MemoryPastEnd,
+        SharedPlantedBug::ConflictIgnored,
+        SharedPlantedBug::OpenBeforeRegistration,
     ];
 
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
         match self {
-            Plant::TwoCommands => "two-commands",
-            Plant::ClientClock => "client-clock",
-            Plant::OwnOrigin => "own-origin",
-            Plant::RetryLostReply => "retry-lost-reply",
-            Plant::FirstHitExpiry => "first-hit-expiry",
-            Plant::BoundaryOffByOne => "boundary-off-by-one",
-            Plant::MemoryPastEnd => "memory-past-end",
-            Plant::ConflictIgnored => "conflict-ignored",
-            Plant::OpenBeforeRegistration => "open-before-registration",
+            SharedPlantedBug::TwoCommands => "two-commands",
+            SharedPlantedBug::ClientClock => "client-clock",
+            SharedPlantedBug::OwnOrigin => "own-origin",
+            SharedPlantedBug::RetryLostReply => "retry-lost-reply",
+            SharedPlantedBug::FirstHitExpiry => "first-hit-expiry",
+            SharedPlantedBug::BoundaryOffByOne => "boundary-off-by-one",
+            SharedPlantedBug::MemoryPastEnd => "memory-past-end",
+            SharedPlantedBug::ConflictIgnored => "conflict-ignored",
+            SharedPlantedBug::OpenBeforeRegistration => "open-before-registration",
         }
     }
 
     /// The script its clients load: the production one or a variant.
     pub fn script(self) -> &'static str {
         match self {
-            Plant::TwoCommands => &TWO_COMMANDS,
-            Plant::ClientClock => &CLIENT_CLOCK,
-            Plant::OwnOrigin => &OWN_ORIGIN,
-            Plant::FirstHitExpiry => &FIRST_HIT_EXPIRY,
-            Plant::BoundaryOffByOne => &BOUNDARY_OFF_BY_ONE,
-            Plant::RetryLostReply
-            | Plant::MemoryPastEnd
-            | Plant::ConflictIgnored
-            | Plant::OpenBeforeRegistration => SCRIPT,
+            SharedPlantedBug::TwoCommands => &TWO_COMMANDS,
+            SharedPlantedBug::ClientClock => &CLIENT_CLOCK,
+            SharedPlantedBug::OwnOrigin => &OWN_ORIGIN,
+            SharedPlantedBug::FirstHitExpiry => &FIRST_HIT_EXPIRY,
+            SharedPlantedBug::BoundaryOffByOne => &BOUNDARY_OFF_BY_ONE,
+            SharedPlantedBug::RetryLostReply
+            | SharedPlantedBug::MemoryPastEnd
+            | SharedPlantedBug::ConflictIgnored
+            | SharedPlantedBug::OpenBeforeRegistration => SCRIPT,
         }
     }
 }
@@ -166,7 +166,7 @@ static BOUNDARY_OFF_BY_ONE: LazyLock<&'static str> = LazyLock::new(|| {
     ])
 });
 
-impl fmt::Display for Plant {
+impl fmt::Display for SharedPlantedBug {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -174,11 +174,11 @@ impl fmt::Display for Plant {
 
 /// A name that is no planted bug's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownPlant(String);
+pub struct UnknownSharedPlantedBug(String);
 
-impl fmt::Display for UnknownPlant {
+impl fmt::Display for UnknownSharedPlantedBug {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = Plant::ALL.iter().map(|p| p.name()).collect();
+        let names: Vec<&str> = SharedPlantedBug::ALL.iter().map(|p| p.name()).collect();
         write!(
             f,
             "no planted bug is called `{}`; the shared limiter's are: {}",
@@ -188,16 +188,16 @@ impl fmt::Display for UnknownPlant {
     }
 }
 
-impl std::error::Error for UnknownPlant {}
+impl std::error::Error for UnknownSharedPlantedBug {}
 
-impl FromStr for Plant {
-    type Err = UnknownPlant;
+impl FromStr for SharedPlantedBug {
+    type Err = UnknownSharedPlantedBug;
 
-    fn from_str(s: &str) -> Result<Plant, UnknownPlant> {
-        Plant::ALL
+    fn from_str(s: &str) -> Result<SharedPlantedBug, UnknownSharedPlantedBug> {
+        SharedPlantedBug::ALL
             .into_iter()
-            .find(|plant| plant.name() == s)
-            .ok_or_else(|| UnknownPlant(s.to_owned()))
+            .find(|planted| planted.name() == s)
+            .ok_or_else(|| UnknownSharedPlantedBug(s.to_owned()))
     }
 }
 
@@ -207,18 +207,18 @@ mod tests {
 
     #[test]
     fn every_variant_differs_from_the_production_script() {
-        for plant in Plant::ALL {
-            let script = plant.script();
+        for planted in SharedPlantedBug::ALL {
+            let script = planted.script();
             let client_only = matches!(
-                plant,
-                Plant::RetryLostReply
-                    | Plant::MemoryPastEnd
-                    | Plant::ConflictIgnored
-                    | Plant::OpenBeforeRegistration
+                planted,
+                SharedPlantedBug::RetryLostReply
+                    | SharedPlantedBug::MemoryPastEnd
+                    | SharedPlantedBug::ConflictIgnored
+                    | SharedPlantedBug::OpenBeforeRegistration
             );
-            assert_eq!(script == SCRIPT, client_only, "{plant}");
-            assert_eq!(plant.name().parse::<Plant>(), Ok(plant));
+            assert_eq!(script == SCRIPT, client_only, "{planted}");
+            assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));
         }
-        assert!("nope".parse::<Plant>().is_err());
+        assert!("nope".parse::<SharedPlantedBug>().is_err());
     }
 }

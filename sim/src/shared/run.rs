@@ -45,7 +45,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::event_heap::EventHeap;
 use crate::shared::engine::Reply;
 use crate::shared::faults::Fault;
-use crate::shared::planted::{EXPIRE_SCRIPT, Plant};
+use crate::shared::planted::{EXPIRE_SCRIPT, SharedPlantedBug};
 use crate::shared::record::{
     DecisionDigest, EventDigest, FaultRecord, Loss, Purpose, ReplyDigest, SharedOutcome,
     SharedRecord,
@@ -207,9 +207,9 @@ struct Process {
     /// Callers that arrived before the process was ready.
     pending: Vec<u32>,
     registering: Option<Attempt>,
-    /// The server time its registration saw ([`Plant::OwnOrigin`]).
+    /// The server time its registration saw ([`SharedPlantedBug::OwnOrigin`]).
     own_origin: u64,
-    /// [`Plant::MemoryPastEnd`]: keys known full until these local instants.
+    /// [`SharedPlantedBug::MemoryPastEnd`]: keys known full until these local instants.
     remembered_past_end: HashMap<u16, Instant>,
     /// Registrations that failed in a row.
     failed_registrations: u32,
@@ -243,7 +243,7 @@ struct Request {
 
 struct Sim<'s> {
     scenario: &'s SharedScenario,
-    plant: Option<Plant>,
+    planted: Option<SharedPlantedBug>,
     queue: EventHeap<Event>,
     /// Reuse the same scenario to get the same draws: losses and jitter.
     rng: ChaCha8Rng,
@@ -269,7 +269,7 @@ struct Sim<'s> {
     deferred: Vec<u16>,
 }
 
-/// Runs `scenario` with the real shared limiter, or with `plant`ed into it.
+/// Runs `scenario` with the real shared limiter, or with the planted bug `bug` in it.
 ///
 /// # Examples
 ///
@@ -282,8 +282,8 @@ struct Sim<'s> {
 /// assert!(run.stats.calls > 0);
 /// assert!(check_shared(&scenario, &run).is_empty());
 /// ```
-pub fn run_shared(scenario: &SharedScenario, plant: Option<Plant>) -> SharedRun {
-    let mut sim = Sim::new(scenario, plant);
+pub fn run_shared(scenario: &SharedScenario, bug: Option<SharedPlantedBug>) -> SharedRun {
+    let mut sim = Sim::new(scenario, bug);
     sim.run();
     sim.end()
 }
@@ -309,7 +309,7 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
 }
 
 impl<'s> Sim<'s> {
-    fn new(scenario: &'s SharedScenario, plant: Option<Plant>) -> Sim<'s> {
+    fn new(scenario: &'s SharedScenario, bug: Option<SharedPlantedBug>) -> Sim<'s> {
         let processes = (0..scenario.processes.len())
             .map(|index| Process {
                 protocol: Protocol::new(config(scenario, index)),
@@ -369,7 +369,7 @@ impl<'s> Sim<'s> {
         }
         Sim {
             scenario,
-            plant,
+            planted: bug,
             queue,
             rng: ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x05EE_D50F_4A17),
             server: Server::default(),
@@ -382,7 +382,7 @@ impl<'s> Sim<'s> {
             records: Vec::with_capacity(scenario.callers.len() * 12),
             stats: SharedStats::default(),
             script: Rc::new(Script::new(
-                plant.map_or(fixed_window_redis::SCRIPT, Plant::script),
+                bug.map_or(fixed_window_redis::SCRIPT, SharedPlantedBug::script),
             )),
             expire_script: Rc::new(Script::new(EXPIRE_SCRIPT)),
             now: 0,
@@ -508,7 +508,7 @@ impl<'s> Sim<'s> {
         call.attempts += 1;
         let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
         let name = &self.scenario.keys[key as usize];
-        let decision = if self.plant == Some(Plant::OpenBeforeRegistration) {
+        let decision = if self.planted == Some(SharedPlantedBug::OpenBeforeRegistration) {
             Decision::FailedOpen(cause)
         } else {
             let protocol = &self.processes[process as usize].protocol;
@@ -547,7 +547,7 @@ impl<'s> Sim<'s> {
         let call = &mut self.calls[caller as usize];
         call.attempts += 1;
         let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
-        if self.plant == Some(Plant::MemoryPastEnd)
+        if self.planted == Some(SharedPlantedBug::MemoryPastEnd)
             && let Some(&until) = self.processes[process as usize]
                 .remembered_past_end
                 .get(&key)
@@ -593,7 +593,8 @@ impl<'s> Sim<'s> {
     }
 
     /// Sends the next batch on `process`'s connection if none is in flight: every attempt
-    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)) in one script call, as the production client does.
+    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)) in one script call, as the
+    /// production client does.
     fn pump(&mut self, process: u16) {
         let p = &mut self.processes[process as usize];
         if p.batch.is_some() || !p.up || !p.ready || p.queued.is_empty() {
@@ -698,9 +699,9 @@ impl<'s> Sim<'s> {
     }
 
     fn extra_args(&self, process: u16, now: Instant, registering: bool) -> Vec<String> {
-        match self.plant {
-            Some(Plant::ClientClock) => vec![(now.as_nanos() / 1_000).to_string()],
-            Some(Plant::OwnOrigin) if !registering => {
+        match self.planted {
+            Some(SharedPlantedBug::ClientClock) => vec![(now.as_nanos() / 1_000).to_string()],
+            Some(SharedPlantedBug::OwnOrigin) if !registering => {
                 vec![self.processes[process as usize].own_origin.to_string()]
             }
             _ => Vec::new(),
@@ -1054,7 +1055,7 @@ impl<'s> Sim<'s> {
             self.expired_done(owner);
             return;
         }
-        let retry = self.plant == Some(Plant::RetryLostReply)
+        let retry = self.planted == Some(SharedPlantedBug::RetryLostReply)
             && kind.may_have_counted()
             && matches!(owner, Owner::Call(_))
             && self.attempt_of(owner).is_some_and(|a| !a.retried);
@@ -1129,7 +1130,7 @@ impl<'s> Sim<'s> {
                         protocol.finish(name, sent, received, deadline, Err(cause.clone()))
                     }
                 };
-                if self.plant == Some(Plant::ConflictIgnored)
+                if self.planted == Some(SharedPlantedBug::ConflictIgnored)
                     && let Decision::Conflict(_) = decision
                 {
                     // The planted client reads a refusal of its configuration as an
@@ -1137,7 +1138,7 @@ impl<'s> Sim<'s> {
                     let outage = Unavailable::new(UnavailableKind::Server, "conflict");
                     decision = protocol.finish(name, sent, received, deadline, Err(outage));
                 }
-                if self.plant == Some(Plant::MemoryPastEnd)
+                if self.planted == Some(SharedPlantedBug::MemoryPastEnd)
                     && let Ok(values) = &reply
                     && let Some(ScriptReply::Full { retry_after, .. }) = ScriptReply::parse(values)
                 {
@@ -1146,7 +1147,7 @@ impl<'s> Sim<'s> {
                         .remembered_past_end
                         .insert(key, received.saturating_add(late));
                 }
-                if self.plant == Some(Plant::TwoCommands)
+                if self.planted == Some(SharedPlantedBug::TwoCommands)
                     && let (Decision::Permitted { .. }, Ok(values)) = (&decision, &reply)
                     && let Some(ScriptReply::Permitted {
                         now, window_start, ..
@@ -1223,9 +1224,9 @@ impl<'s> Sim<'s> {
                             ScriptReply::Conflict { origin, .. } => Some(origin),
                             _ => None,
                         });
-                match (self.plant, stored) {
+                match (self.planted, stored) {
                     // The planted client takes the stored origin and carries on.
-                    (Some(Plant::ConflictIgnored), Some(origin)) => Ok(origin),
+                    (Some(SharedPlantedBug::ConflictIgnored), Some(origin)) => Ok(origin),
                     _ => Err(SharedError::Conflict(conflict)),
                 }
             }

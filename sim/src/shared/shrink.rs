@@ -14,7 +14,7 @@ use crate::oracle::Invariant;
 use crate::scenario::ScenarioId;
 use crate::shared::checked::run_checked;
 use crate::shared::faults::Fault;
-use crate::shared::planted::Plant;
+use crate::shared::planted::SharedPlantedBug;
 use crate::shared::scenario::SharedScenario;
 
 /// At most this many runs are spent shrinking one scenario.
@@ -174,7 +174,7 @@ impl FromStr for SharedCut {
     }
 }
 
-/// Cuts the failing scenario `id` down to a smaller one on which `plant` (or the real limiter)
+/// Cuts the failing scenario `id` down to a smaller one on which `planted` (or the real limiter)
 /// still breaks `invariant`: the id of the callers kept and the cut of the rest. Returns `id`
 /// and an empty cut if nothing smaller fails.
 ///
@@ -184,26 +184,26 @@ impl FromStr for SharedCut {
 ///
 /// ```
 /// use fixed_window_sim::{Invariant, ScenarioId};
-/// use fixed_window_sim::shared::{Plant, SharedScenario, check_shared, run_shared, shrink_shared};
+/// use fixed_window_sim::shared::{SharedPlantedBug, SharedScenario, check_shared, run_shared, shrink_shared};
 ///
-/// let plant = Some(Plant::RetryLostReply);
+/// let planted = Some(SharedPlantedBug::RetryLostReply);
 /// let id = (0..)
 ///     .map(ScenarioId::seed)
 ///     .find(|id| {
 ///         let scenario = SharedScenario::generate(id);
-///         check_shared(&scenario, &run_shared(&scenario, plant))
+///         check_shared(&scenario, &run_shared(&scenario, planted))
 ///             .iter()
 ///             .any(|v| v.invariant == Invariant::DoubleCount)
 ///     })
 ///     .unwrap();
-/// let (small, cut) = shrink_shared(&id, plant, Invariant::DoubleCount);
+/// let (small, cut) = shrink_shared(&id, planted, Invariant::DoubleCount);
 /// let (whole, shrunk) = (SharedScenario::generate(&id), cut.scenario(&small));
 /// assert!(shrunk.callers.len() <= whole.callers.len());
 /// assert!(shrunk.processes.len() <= whole.processes.len());
 /// ```
 pub fn shrink_shared(
     id: &ScenarioId,
-    plant: Option<Plant>,
+    planted: Option<SharedPlantedBug>,
     invariant: Invariant,
 ) -> (ScenarioId, SharedCut) {
     let whole = SharedScenario::generate(&ScenarioId::seed(id.seed));
@@ -219,7 +219,7 @@ pub fn shrink_shared(
         };
         let scenario = cut.scenario(&candidate);
         !scenario.callers.is_empty()
-            && run_checked(&scenario, plant)
+            && run_checked(&scenario, planted)
                 .is_ok_and(|(_, violations)| violations.iter().any(|v| v.invariant == invariant))
     };
     let mut callers: Vec<u32> = match &id.kept {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::oracle::{Invariant, Violation};
 use crate::scenario::ScenarioId;
 use crate::shared::checked::run_checked;
-use crate::shared::planted::Plant;
+use crate::shared::planted::SharedPlantedBug;
 use crate::shared::record::{Loss, SharedRecord};
 use crate::shared::run::SharedRun;
 use crate::shared::scenario::SharedScenario;
@@ -27,7 +27,7 @@ pub struct SharedSweep {
     /// Worker threads.
     pub threads: usize,
     /// A planted bug, or `None` for the real shared limiter.
-    pub plant: Option<Plant>,
+    pub planted: Option<SharedPlantedBug>,
     /// Whether to run every scenario twice and compare trace hashes.
     pub check_determinism: bool,
 }
@@ -202,7 +202,7 @@ impl SharedSummary {
 /// use fixed_window_sim::shared::{SharedSweep, sweep_shared};
 ///
 /// let summary = sweep_shared(
-///     &SharedSweep { seed: 9, scenarios: 8, shard: (0, 1), threads: 2, plant: None, check_determinism: true },
+///     &SharedSweep { seed: 9, scenarios: 8, shard: (0, 1), threads: 2, planted: None, check_determinism: true },
 ///     |_| {},
 /// );
 /// assert_eq!(summary.scenarios, 8);
@@ -236,7 +236,7 @@ pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> Shar
             if i < MOST_SHRUNK
                 && let Some(first) = failure.violations.first()
             {
-                failure.shrunk = Some(shrink_shared(&failure.id, config.plant, first.invariant));
+                failure.shrunk = Some(shrink_shared(&failure.id, config.planted, first.invariant));
             }
             failure
         })
@@ -247,7 +247,7 @@ pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> Shar
 fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<SharedFailure> {
     let id = config.scenario(index);
     let scenario = SharedScenario::generate(&id);
-    let (run, violations) = match run_checked(&scenario, config.plant) {
+    let (run, violations) = match run_checked(&scenario, config.planted) {
         Ok(checked) => checked,
         Err(message) => {
             local.scenarios += 1;
@@ -263,7 +263,7 @@ fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<Sh
     };
     local.count(&scenario, &run);
     let nondeterministic = config.check_determinism
-        && run_checked(&scenario, config.plant)
+        && run_checked(&scenario, config.planted)
             .map_or(true, |(again, _)| again.trace_hash() != run.trace_hash());
     if violations.is_empty() && !nondeterministic {
         return None;

@@ -39,9 +39,12 @@ fn a_malformed_replay_id_is_refused() {
 }
 
 #[test]
-fn an_unknown_flaw_is_refused() {
-    let output = simulator(&["--broken", "typo"]);
+fn an_unknown_planted_bug_is_refused() {
+    let output = simulator(&["--planted", "typo"]);
     assert_refused(&output, "lost-update");
+    // The flag's former name still reads the same value.
+    let output = simulator(&["--broken", "typo"]);
+    assert_refused(&output, "--planted: unknown planted bug `typo`");
 }
 
 #[test]
@@ -55,13 +58,13 @@ fn a_bad_seed_variable_is_refused() {
 }
 
 #[test]
-fn a_replay_of_a_broken_limiter_fails_and_prints_its_replay_line() {
+fn a_replay_of_a_planted_limiter_fails_and_prints_its_replay_line() {
     let passing = simulator(&["--replay", "5"]);
     assert_eq!(passing.status.code(), Some(0), "{}", stderr(&passing));
     let dir = std::env::temp_dir().join(format!("fixed-window-sim-cli-{}", std::process::id()));
     let trace = dir.join("trace.jsonl");
     let failing = simulator(&[
-        "--broken",
+        "--planted",
         "overflow-panic",
         "--replay",
         "9142165771736259302",
@@ -99,7 +102,7 @@ fn a_small_sweep_writes_its_summary_and_trace() {
 
 #[test]
 fn an_unknown_planted_bug_of_the_shared_limiter_is_refused() {
-    let output = simulator(&["--limiter", "shared", "--broken", "typo"]);
+    let output = simulator(&["--limiter", "shared", "--planted", "typo"]);
     assert_refused(&output, "two-commands");
 }
 
@@ -132,7 +135,7 @@ fn a_shared_sweep_lists_its_faults_and_rules_and_a_planted_bug_fails_it() {
     let planted = simulator(&[
         "--limiter",
         "shared",
-        "--broken",
+        "--planted",
         "retry-lost-reply",
         "--scenarios",
         "300",
@@ -145,12 +148,12 @@ fn a_shared_sweep_lists_its_faults_and_rules_and_a_planted_bug_fails_it() {
         .lines()
         .find_map(|line| line.trim().strip_prefix("replay: cargo xtask simulate "))
         .unwrap_or_else(|| panic!("no replay line: {stdout}"));
-    assert!(replay.starts_with("--limiter shared --broken retry-lost-reply --replay "));
+    assert!(replay.starts_with("--limiter shared --planted retry-lost-reply --replay "));
     let id = replay.rsplit(' ').next().unwrap();
     let again = simulator(&[
         "--limiter",
         "shared",
-        "--broken",
+        "--planted",
         "retry-lost-reply",
         "--replay",
         id,
@@ -161,20 +164,20 @@ fn a_shared_sweep_lists_its_faults_and_rules_and_a_planted_bug_fails_it() {
 }
 
 #[test]
-fn a_keyed_flaw_without_the_keyed_limiter_is_refused_and_named() {
-    let output = simulator(&["--broken", "shared-count"]);
+fn a_keyed_planted_bug_without_the_keyed_limiter_is_refused_and_named() {
+    let output = simulator(&["--planted", "shared-count"]);
     assert_refused(&output, "--limiter keyed");
 }
 
 #[test]
-fn an_unknown_keyed_flaw_is_refused() {
-    let output = simulator(&["--limiter", "keyed", "--broken", "typo"]);
+fn an_unknown_keyed_planted_bug_is_refused() {
+    let output = simulator(&["--limiter", "keyed", "--planted", "typo"]);
     assert_refused(&output, "never-reclaims");
 }
 
 #[test]
-fn a_keyed_replay_of_a_broken_keyed_limiter_fails_and_prints_its_replay_line() {
-    let args = ["--limiter", "keyed", "--broken", "never-reclaims"];
+fn a_keyed_replay_of_a_planted_keyed_limiter_fails_and_prints_its_replay_line() {
+    let args = ["--limiter", "keyed", "--planted", "never-reclaims"];
     let id = (0..200)
         .find(|seed| {
             let seed = seed.to_string();
@@ -187,7 +190,7 @@ fn a_keyed_replay_of_a_broken_keyed_limiter_fails_and_prints_its_replay_line() {
     assert!(stdout.contains("VIOLATION memory"), "{stdout}");
     assert!(
         stdout.contains(&format!(
-            "cargo xtask simulate --limiter keyed --broken never-reclaims --replay {id}"
+            "cargo xtask simulate --limiter keyed --planted never-reclaims --replay {id}"
         )),
         "{stdout}"
     );

@@ -1,6 +1,6 @@
 //! The keyed limiter in the simulator: keyed scenarios reach a hot key, a few keys and long
 //! runs of keys the table must let go of, and the real keyed limiter passes them; on one key it
-//! is the plain limiter; each broken keyed limiter of the catalogue is caught on a scenario the
+//! is the plain limiter; each planted keyed limiter of the catalogue is caught on a scenario the
 //! real one passes; and the oracle, on hand-written traces, judges keys a sweep may have
 //! reclaimed and the keys held against the bound.
 
@@ -8,12 +8,12 @@ use core::time::Duration;
 use std::collections::BTreeSet;
 
 use fixed_window_sim::{
-    CallKind, CallerSpec, ClockModel, Config, Invariant, KeyedFlaw, OpKind, Outcome, Population,
-    Record, Run, Scenario, ScenarioId, Stats, Target, check, run, verdict,
+    CallKind, CallerSpec, ClockModel, Config, Invariant, KeyedPlantedBug, OpKind, Outcome,
+    Population, Record, Run, Scenario, ScenarioId, Stats, Target, check, run, verdict,
 };
 
-use crate::broken;
 use crate::coverage::{REQUIRED, note};
+use crate::rules_broken;
 
 /// Seeds searched here.
 const SEEDS: u64 = 300;
@@ -150,40 +150,40 @@ fn keyed_runs_are_deterministic() {
     assert!(blocking > 0, "no keyed scenario with blocking callers");
 }
 
-/// Searches the seeds for a keyed scenario on which `flaw` breaks `expected` and the real
+/// Searches the seeds for a keyed scenario on which `bug` breaks `expected` and the real
 /// keyed limiter breaks nothing.
-fn assert_caught(flaw: KeyedFlaw, expected: Invariant) {
+fn assert_caught(bug: KeyedPlantedBug, expected: Invariant) {
     let found = (0..SEEDS).filter_map(keyed).find(|scenario| {
-        let broken_run = run(scenario, Target::BrokenKeyed(flaw)).expect("a valid configuration");
-        broken(&check(scenario, &broken_run)).contains(&expected) && {
+        let planted_run = run(scenario, Target::PlantedKeyed(bug)).expect("a valid configuration");
+        rules_broken(&check(scenario, &planted_run)).contains(&expected) && {
             let real = run(scenario, Target::Keyed).expect("a valid configuration");
             check(scenario, &real).is_empty()
         }
     });
     assert!(
         found.is_some(),
-        "{flaw:?} went unnoticed (as {expected:?}) over {SEEDS} seeds"
+        "{bug:?} went unnoticed (as {expected:?}) over {SEEDS} seeds"
     );
 }
 
 #[test]
 fn a_live_key_reclaimed_is_caught() {
-    assert_caught(KeyedFlaw::ReclaimLive, Invariant::WindowLimit);
+    assert_caught(KeyedPlantedBug::ReclaimLive, Invariant::WindowLimit);
 }
 
 #[test]
 fn a_claim_lost_to_a_removal_is_caught() {
-    assert_caught(KeyedFlaw::ClaimLostToRemoval, Invariant::WindowLimit);
+    assert_caught(KeyedPlantedBug::ClaimLostToRemoval, Invariant::WindowLimit);
 }
 
 #[test]
 fn one_count_shared_by_all_keys_is_caught() {
-    assert_caught(KeyedFlaw::SharedCount, Invariant::FalseRejection);
+    assert_caught(KeyedPlantedBug::SharedCount, Invariant::FalseRejection);
 }
 
 #[test]
 fn a_limiter_that_never_reclaims_is_caught() {
-    assert_caught(KeyedFlaw::NeverReclaims, Invariant::Memory);
+    assert_caught(KeyedPlantedBug::NeverReclaims, Invariant::Memory);
 }
 
 /// A keyed scenario of `limit` permits per 10 ns from reading 0, with `callers` callers of
@@ -317,12 +317,15 @@ fn a_key_swept_for_a_later_window_is_added_anew_in_that_window_on_a_clock_steppi
     // A limiter that counted it in window 0 again would say window 0 ends at 10.
     let mut reopens = records;
     reopens.extend(rejected(66, 0, 8, 2, 65));
-    assert_eq!(broken(&check(&s, &trace(reopens))), [Invariant::Events]);
+    assert_eq!(
+        rules_broken(&check(&s, &trace(reopens))),
+        [Invariant::Events]
+    );
     // And one that kept key 0 (window 0 used up) would have refused the call at 7.
     let mut kept = key_0_then_sweeps(64);
     kept.extend(rejected(65, 0, 7, 3, 65));
     assert_eq!(
-        broken(&check(&s, &trace(kept))),
+        rules_broken(&check(&s, &trace(kept))),
         [Invariant::FalseRejection]
     );
 }
@@ -359,7 +362,7 @@ fn keys_held_past_the_bound_break_the_memory_rule() {
     let mut leaks = records.clone();
     leaks.extend(permitted(66, 3, 15, remaining - 1, 2));
     let found = check(&s, &trace(leaks));
-    assert_eq!(broken(&found), [Invariant::Memory], "{found:?}");
+    assert_eq!(rules_broken(&found), [Invariant::Memory], "{found:?}");
     let mut lets_go = records;
     lets_go.extend(permitted(66, 3, 15, remaining - 1, 1));
     assert_eq!(check(&s, &trace(lets_go)), []);
@@ -372,5 +375,8 @@ fn an_event_for_another_key_than_the_calls_breaks_the_events_rule() {
     if let Record::Held { key, .. } = &mut records[2] {
         *key = 5;
     }
-    assert_eq!(broken(&check(&s, &trace(records))), [Invariant::Events]);
+    assert_eq!(
+        rules_broken(&check(&s, &trace(records))),
+        [Invariant::Events]
+    );
 }

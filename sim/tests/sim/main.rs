@@ -1,12 +1,12 @@
 //! Tests of the simulator: determinism, coverage of the scenario space, the oracle catching
-//! broken limiters, replay and shrinking, and the command line.
+//! planted limiters, replay and shrinking, and the command line.
 
-mod broken;
 mod cli;
 mod coverage;
 mod determinism;
 mod keyed;
 mod oracle;
+mod planted;
 mod replay;
 mod shared;
 mod trace;
@@ -22,7 +22,7 @@ fn violations(id: &ScenarioId, target: Target) -> (Scenario, Vec<Violation>) {
 }
 
 /// The invariants broken in `violations`, without repeats.
-fn broken(violations: &[Violation]) -> Vec<Invariant> {
+fn rules_broken(violations: &[Violation]) -> Vec<Invariant> {
     let mut invariants: Vec<Invariant> = violations.iter().map(|v| v.invariant).collect();
     invariants.sort_unstable();
     invariants.dedup();

@@ -7,7 +7,7 @@ use fixed_window_sim::{
     ScenarioId, Segment, Stats, check,
 };
 
-use crate::broken;
+use crate::rules_broken;
 
 fn scenario(limit: u32, period: u64, max_wait: u64, callers: usize) -> Scenario {
     let mut scenario = Scenario::generate(&ScenarioId::seed(0));
@@ -88,7 +88,7 @@ fn two_permits_in_a_window_of_one_break_the_limit() {
     let s = scenario(1, 10, 0, 2);
     let mut records = second_after_first_permit(0, 109, 0);
     records.extend(permitted(1, 109, 0));
-    assert!(broken(&check(&s, &trace(records))).contains(&Invariant::WindowLimit));
+    assert!(rules_broken(&check(&s, &trace(records))).contains(&Invariant::WindowLimit));
 }
 
 #[test]
@@ -101,7 +101,7 @@ fn a_sleep_past_the_deadline_breaks_it() {
         until: 110,
     });
     records.extend(permitted(1, 110, 0));
-    assert!(broken(&check(&s, &trace(records))).contains(&Invariant::Deadline));
+    assert!(rules_broken(&check(&s, &trace(records))).contains(&Invariant::Deadline));
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn a_rejection_with_a_free_permit_is_false() {
             },
         },
     ];
-    assert!(broken(&check(&s, &trace(records))).contains(&Invariant::FalseRejection));
+    assert!(rules_broken(&check(&s, &trace(records))).contains(&Invariant::FalseRejection));
 }
 
 #[test]
@@ -145,7 +145,7 @@ fn a_wrong_retry_after_breaks_events_and_alignment() {
             fields_match: true,
         },
     });
-    let found = broken(&check(&s, &trace(records)));
+    let found = rules_broken(&check(&s, &trace(records)));
     assert!(found.contains(&Invariant::Events) && found.contains(&Invariant::Alignment));
 }
 
@@ -170,7 +170,7 @@ fn an_interrupted_sleeper_that_carries_on_breaks_the_interrupt_rule() {
     let s = scenario(1, 10, 10, 2);
     let mut records = interrupted_sleeper(0);
     records.extend(permitted(1, 110, 0));
-    assert!(broken(&check(&s, &trace(records))).contains(&Invariant::Interrupt));
+    assert!(rules_broken(&check(&s, &trace(records))).contains(&Invariant::Interrupt));
 }
 
 #[test]
@@ -190,7 +190,7 @@ fn an_operation_without_a_permit_breaks_the_operation_rule() {
             at: 100,
         },
     ];
-    let found = broken(&check(&s, &trace(records)));
+    let found = rules_broken(&check(&s, &trace(records)));
     assert!(found.contains(&Invariant::Operation) && found.contains(&Invariant::Liveness));
 }
 
@@ -208,7 +208,7 @@ fn an_event_outside_any_callers_turn_breaks_events_and_names_no_caller() {
         },
     );
     let violations = check(&s, &trace(records));
-    assert_eq!(broken(&violations), [Invariant::Events]);
+    assert_eq!(rules_broken(&violations), [Invariant::Events]);
     assert_eq!(violations[0].caller, None);
     assert_eq!(
         violations[0].to_string(),
@@ -228,7 +228,7 @@ fn a_call_that_ends_past_its_deadline_breaks_it_unless_its_clock_jumped() {
         outcome: Outcome::Interrupted,
     });
     let ordinary = check(&s, &trace(records.clone()));
-    assert_eq!(broken(&ordinary), [Invariant::Deadline]);
+    assert_eq!(rules_broken(&ordinary), [Invariant::Deadline]);
     let mut jumping = s;
     jumping.clock = ClockModel::new(
         ClockKind::JumpsForward,

@@ -1,8 +1,8 @@
 //! Scenario ids replay exactly; shrinking keeps the failure and never grows the scenario.
 
-use fixed_window_sim::{Flaw, Invariant, ParseIdError, Scenario, ScenarioId, Target, shrink};
+use fixed_window_sim::{Invariant, ParseIdError, PlantedBug, Scenario, ScenarioId, Target, shrink};
 
-use crate::{broken, violations};
+use crate::{rules_broken, violations};
 
 #[test]
 fn ids_round_trip() {
@@ -30,17 +30,17 @@ fn malformed_ids_are_refused() {
 
 #[test]
 fn a_shrunk_failure_is_smaller_and_replays_from_its_id() {
-    let target = Target::Broken(Flaw::LostUpdate);
+    let target = Target::Planted(PlantedBug::LostUpdate);
     let id = (0..200)
         .map(ScenarioId::seed)
-        .find(|id| broken(&violations(id, target).1).contains(&Invariant::WindowLimit))
+        .find(|id| rules_broken(&violations(id, target).1).contains(&Invariant::WindowLimit))
         .expect("a lost update shows within 200 seeds");
     let shrunk = shrink(&id, target, Invariant::WindowLimit);
     let full = Scenario::generate(&id).callers.len();
     let small = Scenario::generate(&shrunk).callers.len();
     assert!(small < full, "{small} callers, not fewer than {full}");
     let replayed: ScenarioId = shrunk.to_string().parse().unwrap();
-    assert!(broken(&violations(&replayed, target).1).contains(&Invariant::WindowLimit));
+    assert!(rules_broken(&violations(&replayed, target).1).contains(&Invariant::WindowLimit));
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! is caught.
 
 use fixed_window_sim::shared::{
-    FAULT_NAMES, Plant, SharedCut, SharedOutcome, SharedRecord, SharedScenario, SharedSweep,
-    TIME_KEY, check_shared, run_shared, sweep_shared,
+    FAULT_NAMES, SharedCut, SharedOutcome, SharedPlantedBug, SharedRecord, SharedScenario,
+    SharedSweep, TIME_KEY, check_shared, run_shared, sweep_shared,
 };
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -33,17 +33,18 @@ fn the_real_shared_limiter_breaks_no_rule() {
 }
 
 /// Seeds searched for a scenario that exposes a planted bug.
-const PLANT_SEEDS: u64 = 400;
+const PLANTED_SEEDS: u64 = 400;
 
-fn assert_caught(plant: Plant, expected: Invariant) {
-    let found = (0..PLANT_SEEDS).find(|&seed| {
+fn assert_caught(planted: SharedPlantedBug, expected: Invariant) {
+    let found = (0..PLANTED_SEEDS).find(|&seed| {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
-        let run = run_shared(&scenario, Some(plant));
+        let run = run_shared(&scenario, Some(planted));
         check_shared(&scenario, &run)
             .iter()
             .any(|v| v.invariant == expected)
     });
-    let seed = found.unwrap_or_else(|| panic!("{plant} went unnoticed over {PLANT_SEEDS} seeds"));
+    let seed =
+        found.unwrap_or_else(|| panic!("{planted} went unnoticed over {PLANTED_SEEDS} seeds"));
     let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
     let real = check_shared(&scenario, &run_shared(&scenario, None));
     assert!(
@@ -54,53 +55,53 @@ fn assert_caught(plant: Plant, expected: Invariant) {
 
 #[test]
 fn two_commands_leave_an_immortal_key() {
-    assert_caught(Plant::TwoCommands, Invariant::Expiry);
+    assert_caught(SharedPlantedBug::TwoCommands, Invariant::Expiry);
 }
 
 #[test]
 fn the_clients_clock_is_caught() {
-    assert_caught(Plant::ClientClock, Invariant::Events);
-    assert_caught(Plant::ClientClock, Invariant::WindowLimit);
+    assert_caught(SharedPlantedBug::ClientClock, Invariant::Events);
+    assert_caught(SharedPlantedBug::ClientClock, Invariant::WindowLimit);
 }
 
 #[test]
 fn each_process_its_own_origin_is_caught() {
-    assert_caught(Plant::OwnOrigin, Invariant::Alignment);
+    assert_caught(SharedPlantedBug::OwnOrigin, Invariant::Alignment);
 }
 
 #[test]
 fn a_lost_reply_retried_is_caught() {
-    assert_caught(Plant::RetryLostReply, Invariant::DoubleCount);
+    assert_caught(SharedPlantedBug::RetryLostReply, Invariant::DoubleCount);
 }
 
 #[test]
 fn expiry_from_the_first_hit_is_caught() {
-    assert_caught(Plant::FirstHitExpiry, Invariant::CarryOver);
+    assert_caught(SharedPlantedBug::FirstHitExpiry, Invariant::CarryOver);
 }
 
 #[test]
 fn the_scripts_boundary_off_by_one_is_caught() {
     // The instant a window starts counts against the previous window's permits, on the
     // previous window's start.
-    assert_caught(Plant::BoundaryOffByOne, Invariant::CarryOver);
-    assert_caught(Plant::BoundaryOffByOne, Invariant::Alignment);
+    assert_caught(SharedPlantedBug::BoundaryOffByOne, Invariant::CarryOver);
+    assert_caught(SharedPlantedBug::BoundaryOffByOne, Invariant::Alignment);
 }
 
 #[test]
 fn memory_past_the_windows_end_is_caught() {
-    assert_caught(Plant::MemoryPastEnd, Invariant::FalseRejection);
+    assert_caught(SharedPlantedBug::MemoryPastEnd, Invariant::FalseRejection);
 }
 
 #[test]
 fn a_refused_configuration_ignored_is_caught() {
-    assert_caught(Plant::ConflictIgnored, Invariant::Configuration);
+    assert_caught(SharedPlantedBug::ConflictIgnored, Invariant::Configuration);
 }
 
 #[test]
 fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fail_policy() {
     use fixed_window_redis::FailPolicy;
     let (mut slow, mut closed, mut open) = (0, 0, 0);
-    for seed in 0..PLANT_SEEDS {
+    for seed in 0..PLANTED_SEEDS {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         let slow_processes: Vec<u16> = (0_u16..)
             .zip(&scenario.processes)
@@ -192,7 +193,7 @@ fn open_before_registration_is_caught_by_the_slow_link_rule() {
     use fixed_window_redis::FailPolicy;
     // A process that lets calls through while it has no limiter, fail-closed policy or not:
     // on a link slower than its timeout, every call of a fail-closed process is one.
-    let caught = (0..PLANT_SEEDS).find(|&seed| {
+    let caught = (0..PLANTED_SEEDS).find(|&seed| {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         let slow_closed = |process: u16| {
             let p = &scenario.processes[process as usize];
@@ -201,7 +202,7 @@ fn open_before_registration_is_caught_by_the_slow_link_rule() {
         if !(0..scenario.processes.len()).any(|p| slow_closed(u16::try_from(p).unwrap())) {
             return false;
         }
-        let run = run_shared(&scenario, Some(Plant::OpenBeforeRegistration));
+        let run = run_shared(&scenario, Some(SharedPlantedBug::OpenBeforeRegistration));
         let violations = check_shared(&scenario, &run);
         violations.iter().any(|v| {
             v.invariant == Invariant::Unavailable
@@ -214,14 +215,17 @@ fn open_before_registration_is_caught_by_the_slow_link_rule() {
     let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
     assert_eq!(check_shared(&scenario, &run_shared(&scenario, None)), []);
     // Elsewhere too: a registration that fails under faults.
-    assert_caught(Plant::OpenBeforeRegistration, Invariant::Unavailable);
+    assert_caught(
+        SharedPlantedBug::OpenBeforeRegistration,
+        Invariant::Unavailable,
+    );
 }
 
 #[test]
 fn a_process_configured_apart_is_refused_and_never_permitted() {
     use fixed_window_sim::shared::{DecisionDigest, Fault};
     let (mut refused, mut attempts_refused) = (0, 0);
-    for seed in 0..PLANT_SEEDS {
+    for seed in 0..PLANTED_SEEDS {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         let apart: Vec<u16> = (0_u16..)
             .zip(&scenario.processes)
@@ -310,8 +314,8 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
 fn skewed_client_clocks_change_no_outcome_but_the_clients_clock_plant_does() {
     // Time comes from the server: shifting every process's clock by its own amount must leave
     // every call's outcome as it was. The planted client that sends its own reading breaks it.
-    let outcomes = |scenario: &SharedScenario, plant| -> Vec<(u32, SharedOutcome)> {
-        run_shared(scenario, plant)
+    let outcomes = |scenario: &SharedScenario, planted| -> Vec<(u32, SharedOutcome)> {
+        run_shared(scenario, planted)
             .records
             .iter()
             .filter_map(|r| match r {
@@ -334,12 +338,12 @@ fn skewed_client_clocks_change_no_outcome_but_the_clients_clock_plant_does() {
             outcomes(&skewed, None),
             "seed {seed}"
         );
-        if outcomes(&scenario, Some(Plant::ClientClock))
-            != outcomes(&skewed, Some(Plant::ClientClock))
+        if outcomes(&scenario, Some(SharedPlantedBug::ClientClock))
+            != outcomes(&skewed, Some(SharedPlantedBug::ClientClock))
         {
             differed_planted += 1;
             // And the oracle catches it under the skew, on its own.
-            let run = run_shared(&skewed, Some(Plant::ClientClock));
+            let run = run_shared(&skewed, Some(SharedPlantedBug::ClientClock));
             assert!(!check_shared(&skewed, &run).is_empty(), "seed {seed}");
         }
     }
@@ -361,7 +365,7 @@ fn the_time_key_path_is_drawn_and_read() {
         });
         read += usize::from(kept && run.stats.scripts > 0);
         // The script's window arithmetic off by one is caught on that path too.
-        let planted = run_shared(&scenario, Some(Plant::BoundaryOffByOne));
+        let planted = run_shared(&scenario, Some(SharedPlantedBug::BoundaryOffByOne));
         caught += usize::from(!check_shared(&scenario, &planted).is_empty());
     }
     assert!(read >= 10, "only {read} scenarios read the time key");
@@ -393,7 +397,7 @@ fn a_sweep_injects_every_fault_and_keeps_most_scenarios_healthy() {
             scenarios: 300,
             shard: (0, 1),
             threads: 2,
-            plant: None,
+            planted: None,
             check_determinism: false,
         },
         |_| {},
@@ -423,7 +427,7 @@ fn a_failing_sweep_reports_its_failures_shrunk_and_each_shrunk_one_still_fails()
             scenarios: 120,
             shard: (0, 1),
             threads: 2,
-            plant: Some(Plant::RetryLostReply),
+            planted: Some(SharedPlantedBug::RetryLostReply),
             check_determinism: false,
         },
         |_| {},
@@ -442,7 +446,7 @@ fn a_failing_sweep_reports_its_failures_shrunk_and_each_shrunk_one_still_fails()
         assert!(small.processes.len() <= whole.processes.len());
         assert!(small.faults.planned.len() <= whole.faults.planned.len());
         let rule = failure.violations[0].invariant;
-        let run = run_shared(&small, Some(Plant::RetryLostReply));
+        let run = run_shared(&small, Some(SharedPlantedBug::RetryLostReply));
         assert!(
             check_shared(&small, &run)
                 .iter()

@@ -4,7 +4,7 @@
 //! own seed, and must be caught in one of them.
 
 use crate::faults::plans;
-use crate::faults::planted::Flaw;
+use crate::faults::planted::PlantedBug;
 use crate::faults::run::{Plan, Subject, run};
 use crate::faults::verdict::Verdict;
 use crate::support::TestResult;
@@ -12,33 +12,33 @@ use crate::support::TestResult;
 /// Runs allowed to catch a bug.
 const RUNS: u64 = 8;
 
-/// Runs `plan` with `flaw` until the checks `by` expects fail (at most [`RUNS`] runs); the
+/// Runs `plan` with `bug` until the checks `by` expects fail (at most [`RUNS`] runs); the
 /// verdict that caught it.
 fn caught(
-    flaw: Flaw,
+    bug: PlantedBug,
     plan: Plan,
     by: impl Fn(&Verdict) -> bool,
 ) -> Result<Verdict, Box<dyn std::error::Error>> {
     for n in 0..RUNS {
         let ran = run(Plan {
-            subject: Subject::Planted(flaw),
+            subject: Subject::Planted(bug),
             seed: plan.seed + n,
             ..plan
         })?;
         let verdict = Verdict::of(&ran);
         if by(&verdict) {
-            eprintln!("caught {flaw:?} in run {}: {verdict:?}", n + 1);
+            eprintln!("caught {bug:?} in run {}: {verdict:?}", n + 1);
             return Ok(verdict);
         }
     }
-    Err(format!("{flaw:?} was not caught in {RUNS} runs of {:?}", plan.name).into())
+    Err(format!("{bug:?} was not caught in {RUNS} runs of {:?}", plan.name).into())
 }
 
 #[test]
 fn incr_then_expire_as_two_commands_leaves_an_immortal_counter() -> TestResult {
     let immortal = |v: &Verdict| !v.immortal.is_empty();
     caught(
-        Flaw::TwoCommands,
+        PlantedBug::TwoCommands,
         plans::crash("planted-two-commands"),
         immortal,
     )?;
@@ -49,7 +49,7 @@ fn incr_then_expire_as_two_commands_leaves_an_immortal_counter() -> TestResult {
 fn a_lost_reply_retried_counts_twice() -> TestResult {
     let not_linearizable = |v: &Verdict| v.linearizable.is_err();
     caught(
-        Flaw::RetryLostReply,
+        PlantedBug::RetryLostReply,
         plans::lost_reply("planted-retry"),
         not_linearizable,
     )?;
@@ -61,7 +61,7 @@ fn the_clients_clock_instead_of_the_servers_is_caught() -> TestResult {
     // Skewed replicas count in windows of their own: more than `limit` in the server's.
     let over_the_limit = |v: &Verdict| v.linearizable.is_err() && v.ledger.is_err();
     caught(
-        Flaw::ClientClock,
+        PlantedBug::ClientClock,
         plans::none("planted-client-clock"),
         over_the_limit,
     )?;
@@ -72,7 +72,7 @@ fn the_clients_clock_instead_of_the_servers_is_caught() -> TestResult {
 fn each_process_aligning_its_own_origin_is_caught() -> TestResult {
     let over_the_limit = |v: &Verdict| v.linearizable.is_err() && v.ledger.is_err();
     caught(
-        Flaw::OwnOrigin,
+        PlantedBug::OwnOrigin,
         plans::none("planted-own-origin"),
         over_the_limit,
     )?;
@@ -85,7 +85,7 @@ fn expiry_from_the_first_hit_carries_permits_over() -> TestResult {
     // happens to hold more than `limit` permits of two first-hit windows.
     let not_linearizable = |v: &Verdict| v.linearizable.is_err();
     caught(
-        Flaw::FirstHitExpiry,
+        PlantedBug::FirstHitExpiry,
         plans::none("planted-first-hit"),
         not_linearizable,
     )?;
@@ -98,7 +98,7 @@ fn the_scripts_boundary_off_by_one_is_caught() -> TestResult {
     // one shows as a permit or rejection the keyed window cannot explain.
     let not_linearizable = |v: &Verdict| v.linearizable.is_err();
     caught(
-        Flaw::BoundaryOffByOne,
+        PlantedBug::BoundaryOffByOne,
         plans::on_boundaries("planted-boundary"),
         not_linearizable,
     )?;
@@ -111,7 +111,7 @@ fn memory_of_a_full_window_past_its_end_is_caught() -> TestResult {
     // rejection in a window with room.
     let not_linearizable = |v: &Verdict| v.linearizable.is_err();
     caught(
-        Flaw::MemoryPastEnd,
+        PlantedBug::MemoryPastEnd,
         plans::remembered("planted-memory-past-end"),
         not_linearizable,
     )?;
@@ -122,7 +122,7 @@ fn memory_of_a_full_window_past_its_end_is_caught() -> TestResult {
 fn a_later_windows_counter_ignored_after_the_clock_steps_back_is_caught() -> TestResult {
     let not_linearizable = |v: &Verdict| v.linearizable.is_err();
     caught(
-        Flaw::LaterWindowIgnored,
+        PlantedBug::LaterWindowIgnored,
         plans::clock_steps("planted-later-window"),
         not_linearizable,
     )?;
@@ -130,27 +130,29 @@ fn a_later_windows_counter_ignored_after_the_clock_steps_back_is_caught() -> Tes
 }
 
 #[test]
-fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
+fn each_planted_script_differs_from_the_production_one_only_by_its_bug() {
     use fixed_window_redis::SCRIPT;
 
     let counter_write = "redis.call('SET', key, string.format('%x:%x', start, used)";
-    for flaw in Flaw::ALL {
-        let script = flaw.script();
-        match flaw {
-            // The client's step is the flaw; the script is production's.
-            Flaw::RetryLostReply | Flaw::OwnOrigin | Flaw::MemoryPastEnd => {
+    for bug in PlantedBug::ALL {
+        let script = bug.script();
+        match bug {
+            // The client's step is the bug; the script is production's.
+            PlantedBug::RetryLostReply | PlantedBug::OwnOrigin | PlantedBug::MemoryPastEnd => {
                 assert_eq!(script, SCRIPT);
             }
-            Flaw::BoundaryOffByOne | Flaw::LaterWindowIgnored => assert_ne!(script, SCRIPT),
-            Flaw::TwoCommands => {
+            PlantedBug::BoundaryOffByOne | PlantedBug::LaterWindowIgnored => {
+                assert_ne!(script, SCRIPT);
+            }
+            PlantedBug::TwoCommands => {
                 assert!(script.contains(&format!("{counter_write})")));
                 assert!(!script.contains("'PX', ttl"));
             }
-            Flaw::ClientClock => {
+            PlantedBug::ClientClock => {
                 assert!(script.contains("now = tonumber(ARGV[6])"));
                 assert!(!script.contains("redis.call('TIME')"));
             }
-            Flaw::FirstHitExpiry => {
+            PlantedBug::FirstHitExpiry => {
                 // The naive count returns before the production counter is read.
                 let naive = script.find("'PX', math.ceil(period / 1000)");
                 let counter = script.find("local state = redis.call('GET', key)");
@@ -162,6 +164,6 @@ fn each_planted_script_differs_from_the_production_one_only_by_its_flaw() {
             .find("if ARGV[4] == 'register'")
             .unwrap_or_else(|| panic!("the script no longer registers"));
         let shared_part = &SCRIPT[SCRIPT.find("local origin").unwrap_or(0)..registration];
-        assert!(script.contains(shared_part), "{flaw:?}");
+        assert!(script.contains(shared_part), "{bug:?}");
     }
 }

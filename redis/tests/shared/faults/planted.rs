@@ -8,7 +8,7 @@ use fixed_window::{Clock, SystemClock};
 use fixed_window_redis::{
     Config, EXPIRY_MARGIN_MILLIS, Protocol, SCRIPT, Unavailable, UnavailableKind,
 };
-use fixed_window_sim::shared::Plant;
+use fixed_window_sim::shared::SharedPlantedBug;
 use redis::Script;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use std::collections::HashMap;
@@ -19,7 +19,7 @@ use crate::faults::subject::Observed;
 
 /// One deliberate bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flaw {
+pub enum PlantedBug {
     /// The counter is written without expiry, and the expiry sent as a second command after
     /// the reply (the classic INCR, then EXPIRE): a caller that dies between the two leaves a
     /// counter that never expires.
@@ -34,54 +34,54 @@ pub enum Flaw {
     /// The counter carries no window: it expires `period` after the window's first hit, so a
     /// window starts at its first hit and permits carry over the grid's boundaries.
     FirstHitExpiry,
-    /// The simulator's [`Plant::BoundaryOffByOne`]: the instant a window starts still counts
-    /// against the previous one.
+    /// The simulator's [`SharedPlantedBug::BoundaryOffByOne`]: the instant a window starts still
+    /// counts against the previous one.
     BoundaryOffByOne,
-    /// The simulator's [`Plant::MemoryPastEnd`]: a full window remembered half a period past
-    /// its end, rejecting locally meanwhile.
+    /// The simulator's [`SharedPlantedBug::MemoryPastEnd`]: a full window remembered half a period
+    /// past its end, rejecting locally meanwhile.
     MemoryPastEnd,
     /// A counter of a later window (the server's clock stepped back) ignored: the reading's own
     /// window starts afresh instead of counting against it.
     LaterWindowIgnored,
 }
 
-impl Flaw {
+impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [Flaw; 8] = [
-        Flaw::TwoCommands,
-        Flaw::RetryLostReply,
-        Flaw::ClientClock,
-        Flaw::OwnOrigin,
-        Flaw::FirstHitExpiry,
-        Flaw::BoundaryOffByOne,
-        Flaw::MemoryPastEnd,
-        Flaw::LaterWindowIgnored,
+    pub const ALL: [PlantedBug; 8] = [
+        PlantedBug::TwoCommands,
+        PlantedBug::RetryLostReply,
+        PlantedBug::ClientClock,
+        PlantedBug::OwnOrigin,
+        PlantedBug::FirstHitExpiry,
+        PlantedBug::BoundaryOffByOne,
+        PlantedBug::MemoryPastEnd,
+        PlantedBug::LaterWindowIgnored,
     ];
 
-    /// The script this flaw runs: the production text with one change, or the production text.
+    /// The script this bug runs: the production text with one change, or the production text.
     pub fn script(self) -> String {
         match self {
-            Flaw::TwoCommands => replaced(
+            PlantedBug::TwoCommands => replaced(
                 SCRIPT,
                 "redis.call('SET', key, string.format('%x:%x', start, used), 'PX', ttl)",
                 "redis.call('SET', key, string.format('%x:%x', start, used))",
             ),
-            Flaw::ClientClock => replaced(
+            PlantedBug::ClientClock => replaced(
                 SCRIPT,
                 "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
                 "now = tonumber(ARGV[6])",
             ),
-            Flaw::FirstHitExpiry => {
+            PlantedBug::FirstHitExpiry => {
                 replaced(SCRIPT, COUNTING, &format!("do{FIRST_HIT}end\n{COUNTING}"))
             }
-            Flaw::BoundaryOffByOne => Plant::BoundaryOffByOne.script().to_owned(),
-            Flaw::MemoryPastEnd => Plant::MemoryPastEnd.script().to_owned(),
-            Flaw::LaterWindowIgnored => replaced(
+            PlantedBug::BoundaryOffByOne => SharedPlantedBug::BoundaryOffByOne.script().to_owned(),
+            PlantedBug::MemoryPastEnd => SharedPlantedBug::MemoryPastEnd.script().to_owned(),
+            PlantedBug::LaterWindowIgnored => replaced(
                 SCRIPT,
                 "if now < start + period then",
                 "if start <= now and now < start + period then",
             ),
-            Flaw::RetryLostReply | Flaw::OwnOrigin => SCRIPT.to_owned(),
+            PlantedBug::RetryLostReply | PlantedBug::OwnOrigin => SCRIPT.to_owned(),
         }
     }
 }
@@ -113,24 +113,24 @@ fn replaced(script: &str, from: &str, to: &str) -> String {
 /// A client with a planted bug: the production [`Protocol`] reads its replies, but the calls it
 /// makes are its own.
 pub struct PlantedClient {
-    flaw: Flaw,
+    bug: PlantedBug,
     protocol: Protocol,
     manager: ConnectionManager,
     script: Script,
-    /// This replica's configuration key (its own under [`Flaw::OwnOrigin`]).
+    /// This replica's configuration key (its own under [`PlantedBug::OwnOrigin`]).
     config_key: String,
     /// This replica's clock's offset from the server's, in microseconds (under
-    /// [`Flaw::ClientClock`]).
+    /// [`PlantedBug::ClientClock`]).
     skew: u64,
     origin: u64,
-    /// Under [`Flaw::MemoryPastEnd`]: keys remembered full, until these local instants.
+    /// Under [`PlantedBug::MemoryPastEnd`]: keys remembered full, until these local instants.
     remembered: Mutex<HashMap<String, fixed_window::Instant>>,
 }
 
 impl PlantedClient {
-    /// Connects replica `replica` with `flaw` through `client` and registers its configuration.
+    /// Connects replica `replica` with `bug` through `client` and registers its configuration.
     pub async fn connect(
-        flaw: Flaw,
+        bug: PlantedBug,
         config: Config,
         client: redis::Client,
         replica: usize,
@@ -143,15 +143,15 @@ impl PlantedClient {
             .set_number_of_retries(0);
         let manager = ConnectionManager::new_with_config(client, manager_config).await?;
         let period = u64::try_from(config.period().as_micros())?;
-        let config_key = match flaw {
-            Flaw::OwnOrigin => format!("{}:origin-of-{replica}", config.config_key()),
+        let config_key = match bug {
+            PlantedBug::OwnOrigin => format!("{}:origin-of-{replica}", config.config_key()),
             _ => config.config_key().to_owned(),
         };
         let mut planted = PlantedClient {
-            flaw,
+            bug,
             protocol: Protocol::new(config.with_local_memory(0)),
             manager,
-            script: Script::new(&flaw.script()),
+            script: Script::new(&bug.script()),
             config_key,
             skew: offset(replica, period),
             origin: 0,
@@ -174,7 +174,7 @@ impl PlantedClient {
         let config = self.protocol.config();
         let counter = config.counter_key(key);
         let sent = SystemClock.now();
-        if self.flaw == Flaw::MemoryPastEnd {
+        if self.bug == PlantedBug::MemoryPastEnd {
             let remembered = self.remembered();
             if remembered.get(key).is_some_and(|&until| sent < until) {
                 return Observed::Rejected {
@@ -183,7 +183,7 @@ impl PlantedClient {
             }
         }
         let mut reply = self.run(Some(&counter)).await;
-        if self.flaw == Flaw::RetryLostReply
+        if self.bug == PlantedBug::RetryLostReply
             && reply.as_ref().is_err_and(Unavailable::may_have_counted)
         {
             reply = self.run(Some(&counter)).await;
@@ -192,14 +192,18 @@ impl PlantedClient {
         if crash {
             return Observed::Crashed;
         }
-        if let (Flaw::MemoryPastEnd, Ok(&[0, retry_after, _, _])) = (self.flaw, reply.as_deref()) {
+        if let (PlantedBug::MemoryPastEnd, Ok(&[0, retry_after, _, _])) =
+            (self.bug, reply.as_deref())
+        {
             let late = u64::try_from(retry_after).unwrap_or(0) + micros(config.period()) / 2;
             self.remembered().insert(
                 key.to_owned(),
                 received.saturating_add(Duration::from_micros(late)),
             );
         }
-        if let (Flaw::TwoCommands, Ok(&[1, _, now, window_start])) = (self.flaw, reply.as_deref()) {
+        if let (PlantedBug::TwoCommands, Ok(&[1, _, now, window_start])) =
+            (self.bug, reply.as_deref())
+        {
             let period = i64::try_from(config.period().as_micros()).unwrap_or(i64::MAX);
             let ttl = (window_start + period - now + 999) / 1000
                 + i64::try_from(EXPIRY_MARGIN_MILLIS).unwrap_or(0);
@@ -224,7 +228,7 @@ impl PlantedClient {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs the flaw's script on `counter`, or registers with `None`.
+    /// Runs the bug's script on `counter`, or registers with `None`.
     async fn run(&self, counter: Option<&str>) -> Result<Vec<i64>, Unavailable> {
         let config = self.protocol.config();
         let mode = if counter.is_some() {
@@ -246,7 +250,7 @@ impl PlantedClient {
         if let Some(time_key) = config.time_key() {
             invocation.key(time_key);
         }
-        if self.flaw == Flaw::ClientClock {
+        if self.bug == PlantedBug::ClientClock {
             invocation.arg(server_now() + self.skew);
         }
         let mut manager = self.manager.clone();

@@ -18,7 +18,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::faults::clock::server_now;
-use crate::faults::planted::{Flaw, PlantedClient, micros, offset};
+use crate::faults::planted::{PlantedBug, PlantedClient, micros, offset};
 use crate::faults::proxy::{FaultProxy, Faults};
 use crate::faults::run::{LIMIT, PERIOD, TIMEOUT};
 use crate::faults::subject::Replica;
@@ -315,8 +315,13 @@ async fn connect(
     Ok(match subject {
         "limiter" => Replica::Limiter(SharedRateLimiter::connect(config, client).await?),
         "own-origin" => Replica::Planted(
-            PlantedClient::connect(Flaw::OwnOrigin, config, client, std::process::id() as usize)
-                .await?,
+            PlantedClient::connect(
+                PlantedBug::OwnOrigin,
+                config,
+                client,
+                std::process::id() as usize,
+            )
+            .await?,
         ),
         _ => return Err(format!("no such subject: {subject:?}").into()),
     })

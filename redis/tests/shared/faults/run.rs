@@ -16,7 +16,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::faults::clock::{Steady, server_now};
-use crate::faults::planted::{Flaw, PlantedClient, micros, offset};
+use crate::faults::planted::{PlantedBug, PlantedClient, micros, offset};
 use crate::faults::proxy::{FaultProxy, Faults, Injected};
 use crate::faults::subject::{Observed, Replica};
 use crate::faults::time_key::{TIME_KEY, TimeKeeper};
@@ -63,7 +63,7 @@ pub enum ServerFault {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Subject {
     Limiter,
-    Planted(Flaw),
+    Planted(PlantedBug),
 }
 
 /// A run's settings.
@@ -305,8 +305,8 @@ async fn connect(plan: &Plan, config: &Config, proxy: &FaultProxy) -> Result<Vec
                     .await
                     .map(Replica::Limiter)
                     .map_err(Error::from),
-                Subject::Planted(flaw) => {
-                    PlantedClient::connect(flaw, config.clone(), proxy.client()?, replica)
+                Subject::Planted(bug) => {
+                    PlantedClient::connect(bug, config.clone(), proxy.client()?, replica)
                         .await
                         .map(Replica::Planted)
                 }

@@ -1,4 +1,4 @@
-//! Each flaw, shown where it shows: alone on a manual clock, or with two asynchronous callers
+//! Each bug, shown where it shows: alone on a manual clock, or with two asynchronous callers
 //! interleaved between the read and the write.
 
 use core::pin::pin;
@@ -7,18 +7,18 @@ use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use fixed_window::{Instant, ManualClock, Settings};
-use fixed_window_broken::{Broken, Flaw, Grant, Refusal, Wide};
+use fixed_window_broken::{Grant, PlantedBug, PlantedLimiter, Refusal, Wide};
 
 const PERIOD: Duration = Duration::from_nanos(10);
 
 fn limiter(
-    flaw: Flaw,
+    bug: PlantedBug,
     limit: u32,
     max_wait: Duration,
     clock: &ManualClock,
-) -> Broken<Wide, ManualClock> {
+) -> PlantedLimiter<Wide, ManualClock> {
     let settings = Settings::new("flawed", limit, PERIOD).expect("a valid configuration");
-    Broken::new(flaw, settings.with_max_wait(max_wait), clock.clone())
+    PlantedLimiter::new(bug, settings.with_max_wait(max_wait), clock.clone())
 }
 
 fn rejected(at: u64, retry_after: u64) -> Result<Grant, Refusal> {
@@ -28,9 +28,9 @@ fn rejected(at: u64, retry_after: u64) -> Result<Grant, Refusal> {
     })
 }
 
-/// Two `acquire_async` calls polled in turn until both end: a racing flaw's read of each
+/// Two `acquire_async` calls polled in turn until both end: a racing bug's read of each
 /// comes before either writes.
-fn race(limiter: &Broken<Wide, ManualClock>) -> [Result<Grant, Refusal>; 2] {
+fn race(limiter: &PlantedLimiter<Wide, ManualClock>) -> [Result<Grant, Refusal>; 2] {
     let mut context = Context::from_waker(Waker::noop());
     let mut calls = [pin!(limiter.acquire_async()), pin!(limiter.acquire_async())];
     let mut ended = [None, None];
@@ -47,14 +47,14 @@ fn race(limiter: &Broken<Wide, ManualClock>) -> [Result<Grant, Refusal>; 2] {
 }
 
 #[test]
-fn every_flaw_has_one_name() {
-    for flaw in Flaw::ALL {
-        assert_eq!(flaw.name().parse(), Ok(flaw));
-        assert_eq!(flaw.to_string(), flaw.name());
+fn every_planted_bug_has_one_name() {
+    for bug in PlantedBug::ALL {
+        assert_eq!(bug.name().parse(), Ok(bug));
+        assert_eq!(bug.to_string(), bug.name());
     }
-    let error = "typo".parse::<Flaw>().unwrap_err().to_string();
+    let error = "typo".parse::<PlantedBug>().unwrap_err().to_string();
     assert!(
-        Flaw::ALL.iter().all(|flaw| error.contains(flaw.name())),
+        PlantedBug::ALL.iter().all(|bug| error.contains(bug.name())),
         "{error}"
     );
 }
@@ -62,7 +62,7 @@ fn every_flaw_has_one_name() {
 #[test]
 fn a_window_advanced_from_now_is_off_the_grid() {
     let clock = ManualClock::new();
-    let limiter = limiter(Flaw::AdvanceFromNow, 1, Duration::ZERO, &clock);
+    let limiter = limiter(PlantedBug::AdvanceFromNow, 1, Duration::ZERO, &clock);
     clock.set(Instant::from_nanos(15));
     assert!(limiter.try_acquire().is_ok());
     // The grid's next window opens at 20; this one, started at 15, runs to 25.
@@ -73,7 +73,12 @@ fn a_window_advanced_from_now_is_off_the_grid() {
 #[test]
 fn a_deadline_overshoot_waits_past_the_deadline() {
     let clock = ManualClock::new();
-    let limiter = limiter(Flaw::DeadlineOvershoot, 1, Duration::from_nanos(4), &clock);
+    let limiter = limiter(
+        PlantedBug::DeadlineOvershoot,
+        1,
+        Duration::from_nanos(4),
+        &clock,
+    );
     assert!(limiter.try_acquire().is_ok());
     clock.set(Instant::from_nanos(5));
     // The next window opens at 10, after the deadline 9; the call sleeps there anyway.
@@ -84,32 +89,32 @@ fn a_deadline_overshoot_waits_past_the_deadline() {
 #[test]
 fn an_overflow_panic_panics_near_the_end_of_the_timeline() {
     let clock = ManualClock::starting_at(Instant::MAX);
-    let limiter = limiter(Flaw::OverflowPanic, 1, Duration::ZERO, &clock);
+    let limiter = limiter(PlantedBug::OverflowPanic, 1, Duration::ZERO, &clock);
     assert!(limiter.try_acquire().is_ok());
     assert!(catch_unwind(AssertUnwindSafe(|| limiter.try_acquire())).is_err());
     let long_wait = limiter_with_wait(Duration::MAX);
     assert!(catch_unwind(AssertUnwindSafe(|| long_wait.acquire(None))).is_err());
 }
 
-fn limiter_with_wait(max_wait: Duration) -> Broken<Wide, ManualClock> {
-    limiter(Flaw::OverflowPanic, 1, max_wait, &ManualClock::new())
+fn limiter_with_wait(max_wait: Duration) -> PlantedLimiter<Wide, ManualClock> {
+    limiter(PlantedBug::OverflowPanic, 1, max_wait, &ManualClock::new())
 }
 
 #[test]
-fn without_its_flaw_showing_a_broken_limiter_keeps_the_rules() {
+fn without_its_bug_showing_a_planted_limiter_keeps_the_rules() {
     // Far from the end of time, alone: the permit, the full window's rejection, the wait.
     let clock = ManualClock::new();
-    for flaw in [
-        Flaw::OverflowPanic,
-        Flaw::LostUpdate,
-        Flaw::Overcount,
-        Flaw::GiveUpOnLostRace,
+    for bug in [
+        PlantedBug::OverflowPanic,
+        PlantedBug::LostUpdate,
+        PlantedBug::Overcount,
+        PlantedBug::GiveUpOnLostRace,
     ] {
         clock.set(Instant::ZERO);
-        let limiter = limiter(flaw, 1, PERIOD, &clock);
-        assert!(limiter.try_acquire().is_ok(), "{flaw:?}");
+        let limiter = limiter(bug, 1, PERIOD, &clock);
+        assert!(limiter.try_acquire().is_ok(), "{bug:?}");
         clock.set(Instant::from_nanos(3));
-        assert_eq!(limiter.try_acquire(), rejected(3, 7), "{flaw:?}");
+        assert_eq!(limiter.try_acquire(), rejected(3, 7), "{bug:?}");
         let grant = limiter.acquire(None).expect("a permit in the next window");
         assert_eq!(
             grant,
@@ -117,7 +122,7 @@ fn without_its_flaw_showing_a_broken_limiter_keeps_the_rules() {
                 at: Instant::from_nanos(10),
                 remaining: 0
             },
-            "{flaw:?}"
+            "{bug:?}"
         );
     }
 }
@@ -125,21 +130,21 @@ fn without_its_flaw_showing_a_broken_limiter_keeps_the_rules() {
 #[test]
 fn a_lost_update_grants_the_last_permit_twice() {
     let clock = ManualClock::new();
-    let limiter = limiter(Flaw::LostUpdate, 1, Duration::ZERO, &clock);
+    let limiter = limiter(PlantedBug::LostUpdate, 1, Duration::ZERO, &clock);
     assert!(race(&limiter).iter().all(Result::is_ok));
 }
 
 #[test]
 fn an_overcount_grants_the_last_permit_twice() {
     let clock = ManualClock::new();
-    let limiter = limiter(Flaw::Overcount, 1, Duration::ZERO, &clock);
+    let limiter = limiter(PlantedBug::Overcount, 1, Duration::ZERO, &clock);
     assert!(race(&limiter).iter().all(Result::is_ok));
 }
 
 #[test]
 fn a_caller_that_loses_the_race_gives_up_with_a_permit_left() {
     let clock = ManualClock::new();
-    let limiter = limiter(Flaw::GiveUpOnLostRace, 2, Duration::ZERO, &clock);
+    let limiter = limiter(PlantedBug::GiveUpOnLostRace, 2, Duration::ZERO, &clock);
     let [first, second] = race(&limiter);
     assert!(first.is_ok());
     assert_eq!(second, rejected(0, 10));
@@ -147,9 +152,9 @@ fn a_caller_that_loses_the_race_gives_up_with_a_permit_left() {
 
 #[test]
 fn a_correct_claim_retries_a_lost_race() {
-    // The same race, with a flaw that does not race: both permits are granted, each once.
+    // The same race, with a bug that does not race: both permits are granted, each once.
     let clock = ManualClock::new();
-    let limiter = limiter(Flaw::DeadlineOvershoot, 2, Duration::ZERO, &clock);
+    let limiter = limiter(PlantedBug::DeadlineOvershoot, 2, Duration::ZERO, &clock);
     let remaining = race(&limiter).map(|result| result.map(|grant| grant.remaining));
     let mut remaining = remaining.map(|r| r.expect("a permit each"));
     remaining.sort_unstable();
@@ -159,7 +164,7 @@ fn a_correct_claim_retries_a_lost_race() {
 #[test]
 fn an_interrupted_wait_is_refused() {
     let clock = ManualClock::new();
-    let limiter = limiter(Flaw::CarryOver, 1, PERIOD, &clock);
+    let limiter = limiter(PlantedBug::CarryOver, 1, PERIOD, &clock);
     assert!(limiter.try_acquire().is_ok());
     let interrupt = fixed_window::Interrupt::new();
     interrupt.interrupt();

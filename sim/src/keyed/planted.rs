@@ -1,9 +1,9 @@
-//! The catalogue's broken keyed limiters (`fixed_window_broken::BrokenKeyed`), driven through
-//! the same simulator to show that the oracle catches every one of them: only an adapter that
-//! records their decisions, and the keys they hold, as the real keyed limiter's listener does.
+//! The catalogue's planted keyed limiters (`fixed_window_broken::PlantedKeyedLimiter`), driven
+//! through the same simulator to show that the oracle catches every one of them: only an adapter
+//! that records their decisions, and the keys they hold, as the real keyed limiter's listener does.
 
 use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
-use fixed_window_broken::{BrokenKeyed as Catalogued, Grant, KeyedFlaw, Refusal};
+use fixed_window_broken::{Grant, KeyedPlantedBug, PlantedKeyedLimiter as Catalogued, Refusal};
 
 use crate::record::{OpOutput, Record};
 use crate::scenario::Scenario;
@@ -11,9 +11,9 @@ use crate::subject::{Granted, Operation, Subject};
 use crate::virtual_clock::VirtualClock;
 use crate::world::World;
 
-/// A keyed limiter with one [`KeyedFlaw`], as the simulator drives it, and each caller's key.
+/// A keyed limiter with one [`KeyedPlantedBug`], as the simulator drives it, and each caller's key.
 #[derive(Debug)]
-pub(crate) struct BrokenKeyed {
+pub(crate) struct PlantedKeyed {
     name: &'static str,
     scenario_config: crate::scenario::Config,
     limiter: Catalogued<VirtualClock>,
@@ -21,19 +21,19 @@ pub(crate) struct BrokenKeyed {
     keys: Vec<u64>,
 }
 
-impl BrokenKeyed {
-    /// A keyed limiter with `flaw`, configured as `scenario` says, on `clock`.
+impl PlantedKeyed {
+    /// A keyed limiter with `bug`, configured as `scenario` says, on `clock`.
     pub(crate) fn new(
-        flaw: KeyedFlaw,
+        bug: KeyedPlantedBug,
         name: &'static str,
         scenario: &Scenario,
         clock: VirtualClock,
-    ) -> Result<BrokenKeyed, ConfigError> {
+    ) -> Result<PlantedKeyed, ConfigError> {
         let config = scenario.config;
         let settings =
             Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
-        let limiter = Catalogued::new(flaw, settings, clock);
-        Ok(BrokenKeyed {
+        let limiter = Catalogued::new(bug, settings, clock);
+        Ok(PlantedKeyed {
             name,
             scenario_config: config,
             limiter,
@@ -93,7 +93,7 @@ impl BrokenKeyed {
     }
 }
 
-impl Subject for BrokenKeyed {
+impl Subject for PlantedKeyed {
     async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
         let key = self.key();
         self.answer(key, self.limiter.acquire_async(key).await)?;

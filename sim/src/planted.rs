@@ -1,12 +1,12 @@
-//! The deliberately broken limiters of `fixed-window-broken`, driven through the same simulator
+//! The planted limiters of `fixed-window-broken`, driven through the same simulator
 //! to show that the oracle catches every one of them.
 //!
-//! The catalogue holds the flaws and the one flawed algorithm; this is only the adapter: it
-//! keeps a broken limiter's state in a wide cell (the scenarios' clocks run to `Instant::MAX`
-//! and their limits to millions), records its decisions in the trace as the real limiter's
-//! listener does, and answers as the real limiter would. Its asynchronous path yields between
-//! reading the state and writing it for a flaw that races only, so the simulator's one thread
-//! interleaves callers there.
+//! The catalogue holds the bugs and the one algorithm they are planted in; this is only the
+//! adapter: it keeps a planted limiter's state in a wide cell (the scenarios' clocks run to
+//! `Instant::MAX` and their limits to millions), records its decisions in the trace as the real
+//! limiter's listener does, and answers as the real limiter would. Its asynchronous path yields
+//! between reading the state and writing it for a bug that races only, so the simulator's one
+//! thread interleaves callers there.
 
 use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, Refusal, Wide};
@@ -17,33 +17,33 @@ use crate::subject::{Granted, Operation, Subject};
 use crate::virtual_clock::VirtualClock;
 use crate::world::World;
 
-pub use fixed_window_broken::Flaw;
+pub use fixed_window_broken::PlantedBug;
 
-/// A limiter with one [`Flaw`], as the simulator drives it.
+/// A limiter with one [`PlantedBug`], as the simulator drives it.
 #[derive(Debug)]
-pub struct Broken {
+pub struct Planted {
     name: &'static str,
     config: Config,
-    limiter: fixed_window_broken::Broken<Wide, VirtualClock>,
+    limiter: fixed_window_broken::PlantedLimiter<Wide, VirtualClock>,
 }
 
-impl Broken {
-    /// A broken limiter with `flaw`, configured as `config`, on `clock`, its windows starting
+impl Planted {
+    /// A planted limiter with `bug`, configured as `config`, on `clock`, its windows starting
     /// at the clock's reading now.
     ///
     /// # Errors
     ///
     /// The same configuration errors as the real limiter.
     pub fn new(
-        flaw: Flaw,
+        bug: PlantedBug,
         name: &'static str,
         config: &Config,
         clock: VirtualClock,
-    ) -> Result<Broken, ConfigError> {
+    ) -> Result<Planted, ConfigError> {
         let settings =
             Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
-        let limiter = fixed_window_broken::Broken::new(flaw, settings, clock);
-        Ok(Broken {
+        let limiter = fixed_window_broken::PlantedLimiter::new(bug, settings, clock);
+        Ok(Planted {
             name,
             config: *config,
             limiter,
@@ -87,7 +87,7 @@ impl Broken {
     }
 }
 
-impl Subject for Broken {
+impl Subject for Planted {
     async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
         self.answer(self.limiter.acquire_async().await)?;
         Ok(op.await)

@@ -1,0 +1,169 @@
+//! The catalogue: one [`PlantedBug`] per classic way to get a fixed window wrong.
+
+use core::fmt;
+use core::str::FromStr;
+
+/// The one bug planted in a [`PlantedLimiter`](crate::PlantedLimiter). Apart from it, each is a
+/// correct fixed-window limiter, so a checker that flags one has found the bug.
+///
+/// Not every checker can exercise every bug: [`PlantedBug::races_only`] says which need two callers
+/// between a read of the state and its write, and [`PlantedBug::extremes_only`] which need instants
+/// or waits near the end of the timeline. A checker that cannot produce those skips them.
+///
+/// # Examples
+///
+/// Each planted bug has a name for command lines.
+///
+/// ```
+/// use fixed_window_broken::PlantedBug;
+///
+/// assert_eq!(PlantedBug::CarryOver.name(), "carry-over");
+/// assert_eq!("lost-update".parse(), Ok(PlantedBug::LostUpdate));
+/// assert!(PlantedBug::ALL.iter().all(|bug| bug.name().parse() == Ok(*bug)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PlantedBug {
+    /// A new window inherits the permits the previous one left unused (up to a whole limit).
+    CarryOver,
+    /// The window ends one nanosecond late: at exactly the boundary the old window is still in
+    /// effect.
+    BoundaryOffByOne,
+    /// A new window starts at the caller's reading instead of on the grid of whole periods.
+    AdvanceFromNow,
+    /// The last permit of every window is refused.
+    FalseRejection,
+    /// A call waits for a window that opens up to one period past its deadline.
+    DeadlineOvershoot,
+    /// The deadline and the next window's start are computed with arithmetic that panics on
+    /// overflow. Shows only near the end of the timeline ([`PlantedBug::extremes_only`]).
+    OverflowPanic,
+    /// Claims with a read and then a plain write instead of a compare-and-set, so two racing
+    /// callers can both take the last permit. Shows only under a race ([`PlantedBug::races_only`]).
+    LostUpdate,
+    /// Checks that the count is below the limit, then increments it with a separate add: under
+    /// a race the count passes the limit, and so do the permits. Shows only under a race.
+    Overcount,
+    /// A caller that loses the compare-and-set race is rejected instead of trying again, though
+    /// the window may still have permits. Shows only under a race.
+    GiveUpOnLostRace,
+}
+
+impl PlantedBug {
+    /// Every planted bug.
+    pub const ALL: [PlantedBug; 9] = [
+        PlantedBug::CarryOver,
+        PlantedBug::BoundaryOffByOne,
+        PlantedBug::AdvanceFromNow,
+        PlantedBug::FalseRejection,
+        PlantedBug::DeadlineOvershoot,
+        PlantedBug::OverflowPanic,
+        PlantedBug::LostUpdate,
+        PlantedBug::Overcount,
+        PlantedBug::GiveUpOnLostRace,
+    ];
+
+    /// The planted bug's name on a command line, in kebab case.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::PlantedBug;
+    ///
+    /// assert_eq!(PlantedBug::GiveUpOnLostRace.name(), "give-up-on-lost-race");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            PlantedBug::CarryOver => "carry-over",
+            PlantedBug::BoundaryOffByOne => "boundary-off-by-one",
+            PlantedBug::AdvanceFromNow => "advance-from-now",
+            PlantedBug::FalseRejection => "false-rejection",
+            PlantedBug::DeadlineOvershoot => "deadline-overshoot",
+            PlantedBug::OverflowPanic => "overflow-panic",
+            PlantedBug::LostUpdate => "lost-update",
+            PlantedBug::Overcount => "overcount",
+            PlantedBug::GiveUpOnLostRace => "give-up-on-lost-race",
+        }
+    }
+
+    /// Whether the bug shows only when another caller runs between a caller's read of the
+    /// state and its write: alone, such a limiter behaves. A checker that runs callers one at a
+    /// time cannot see it and skips it; loom, shuttle and the simulator's asynchronous path
+    /// (which yields between the read and the write for these bugs) can.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::PlantedBug;
+    ///
+    /// assert!(PlantedBug::LostUpdate.races_only());
+    /// assert!(!PlantedBug::CarryOver.races_only());
+    /// ```
+    pub fn races_only(self) -> bool {
+        matches!(
+            self,
+            PlantedBug::LostUpdate | PlantedBug::Overcount | PlantedBug::GiveUpOnLostRace
+        )
+    }
+
+    /// Whether the bug shows only with instants or waits near the end of the timeline
+    /// (`Instant::MAX`, `Duration::MAX`): with small numbers such a limiter behaves. A checker
+    /// whose scenarios stay far from the end (the models, whose packed state holds instants
+    /// below 2^44 ns) cannot see it and skips it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::PlantedBug;
+    ///
+    /// assert!(PlantedBug::OverflowPanic.extremes_only());
+    /// assert!(!PlantedBug::LostUpdate.extremes_only());
+    /// ```
+    pub fn extremes_only(self) -> bool {
+        self == PlantedBug::OverflowPanic
+    }
+}
+
+impl fmt::Display for PlantedBug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is no [`PlantedBug`]'s; its message lists the names there are.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_broken::PlantedBug;
+///
+/// let error = "typo".parse::<PlantedBug>().unwrap_err();
+/// assert!(error.to_string().contains("carry-over"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPlantedBug(String);
+
+impl fmt::Display for UnknownPlantedBug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown planted bug `{}`; one of: ", self.0)?;
+        for (i, bug) in PlantedBug::ALL.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(bug.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownPlantedBug {}
+
+impl FromStr for PlantedBug {
+    type Err = UnknownPlantedBug;
+
+    fn from_str(s: &str) -> Result<PlantedBug, UnknownPlantedBug> {
+        PlantedBug::ALL
+            .into_iter()
+            .find(|bug| bug.name() == s)
+            .ok_or_else(|| UnknownPlantedBug(s.to_owned()))
+    }
+}

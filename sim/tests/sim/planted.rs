@@ -1,0 +1,78 @@
+//! The oracle catches each planted limiter of the catalogue (`fixed-window-broken`),
+//! run through the same simulator, on a scenario the real limiter passes.
+
+use fixed_window_sim::{Invariant, PlantedBug, ScenarioId, Target};
+
+use crate::{rules_broken, violations};
+
+/// Seeds searched for a scenario that exposes a bug; every bug shows within the first few.
+const SEEDS: u64 = 200;
+
+fn assert_caught(bug: PlantedBug, expected: Invariant) {
+    let found = (0..SEEDS).map(ScenarioId::seed).find(|id| {
+        let (_, found) = violations(id, Target::Planted(bug));
+        rules_broken(&found).contains(&expected)
+    });
+    let id = found.unwrap_or_else(|| panic!("{bug:?} went unnoticed over {SEEDS} seeds"));
+    let (_, real) = violations(&id, Target::Real);
+    assert!(real.is_empty(), "the real limiter fails {id} too: {real:?}");
+}
+
+#[test]
+fn carry_over_is_caught() {
+    assert_caught(PlantedBug::CarryOver, Invariant::CarryOver);
+    assert_caught(PlantedBug::CarryOver, Invariant::WindowLimit);
+}
+
+#[test]
+fn boundary_off_by_one_is_caught() {
+    assert_caught(PlantedBug::BoundaryOffByOne, Invariant::FalseRejection);
+}
+
+#[test]
+fn advance_from_now_is_caught() {
+    assert_caught(PlantedBug::AdvanceFromNow, Invariant::Alignment);
+}
+
+#[test]
+fn lost_update_is_caught() {
+    assert_caught(PlantedBug::LostUpdate, Invariant::WindowLimit);
+}
+
+#[test]
+fn deadline_overshoot_is_caught() {
+    assert_caught(PlantedBug::DeadlineOvershoot, Invariant::Deadline);
+}
+
+#[test]
+fn overflow_panic_is_caught() {
+    assert_caught(PlantedBug::OverflowPanic, Invariant::Panic);
+}
+
+#[test]
+fn false_rejection_is_caught() {
+    assert_caught(PlantedBug::FalseRejection, Invariant::FalseRejection);
+}
+
+#[test]
+fn overcount_is_caught() {
+    assert_caught(PlantedBug::Overcount, Invariant::WindowLimit);
+}
+
+#[test]
+fn giving_up_on_a_lost_race_is_caught() {
+    assert_caught(PlantedBug::GiveUpOnLostRace, Invariant::FalseRejection);
+}
+
+#[test]
+fn every_planted_bug_of_the_catalogue_is_caught() {
+    // The simulator sees races (its asynchronous path yields between a racing bug's read and
+    // write) and the end of the timeline (its clocks reach `Instant::MAX`), so it skips none.
+    for bug in PlantedBug::ALL {
+        let found = (0..SEEDS).map(ScenarioId::seed).find(|id| {
+            let (_, found) = violations(id, Target::Planted(bug));
+            !found.is_empty() && violations(id, Target::Real).1.is_empty()
+        });
+        assert!(found.is_some(), "{bug:?} went unnoticed over {SEEDS} seeds");
+    }
+}
