@@ -24,7 +24,7 @@ pub struct SweepProvenance {
     /// The shard run, as `I/N`.
     #[serde(default)]
     pub shard: Option<String>,
-    /// The limiter driven: `real`, or the name of a deliberately broken one.
+    /// The limiter driven: `real`, or the name of a planted bug.
     #[serde(default)]
     pub limiter: Option<String>,
     /// A command that runs the same sweep.

@@ -3,7 +3,7 @@
 //!
 //! Every checker of the workspace judges a limiter by this crate: the simulator's oracle, the
 //! models' sequential specification and linearizability checker, core's property tests and the
-//! deliberately broken limiters. It depends on nothing of ours, and core does not use it:
+//! planted limiters. It depends on nothing of ours, and core does not use it:
 //! core's own window arithmetic (on `u64`, with a fast path) is what is being checked, so a bug
 //! in it cannot hide by being repeated here. Here the arithmetic is the plainest there is,
 //! widened to `u128` so that no step can overflow.
