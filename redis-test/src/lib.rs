@@ -19,9 +19,13 @@
 //!   [`stop`](RedisServer::stop) and [`restart`](RedisServer::restart) it (empty each time),
 //!   [`pause`](RedisServer::pause) and [`resume`](RedisServer::resume) it, and get its
 //!   [`url`](RedisServer::url) or a redis-rs [`client`](RedisServer::client).
+//! - [`ServerOptions`]: what [`RedisServer::start_with`] starts a server with: a port chosen
+//!   beforehand ([`RedisServer::free_port`]).
 //!
 //! Its clients are of the workspace's `redis` crate, the one `fixed-window-redis` is built on,
 //! so a client goes straight to `SharedRateLimiter::connect`.
 
+mod options;
+pub use crate::options::ServerOptions;
 mod server;
 pub use crate::server::RedisServer;

@@ -7,6 +7,8 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+use crate::options::ServerOptions;
+
 /// How long a starting server may take to answer `PING`.
 const STARTUP: Duration = Duration::from_secs(10);
 
@@ -44,6 +46,7 @@ pub struct RedisServer {
     port: u16,
     child: Option<Child>,
     dir: PathBuf,
+    options: ServerOptions,
 }
 
 impl RedisServer {
@@ -61,9 +64,43 @@ impl RedisServer {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn start() -> io::Result<RedisServer> {
+        RedisServer::start_with(&ServerOptions::new())
+    }
+
+    /// Starts a server as `options` say, and waits until it answers: on their port if they
+    /// name one, else on a free one.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](RedisServer::start); also if the chosen port is taken.
+    ///
+    /// # Examples
+    ///
+    /// A server on a port chosen beforehand, as a test does that first runs a client against
+    /// that port with nothing listening.
+    ///
+    /// ```
+    /// use fixed_window_redis_test::{RedisServer, ServerOptions};
+    ///
+    /// let port = RedisServer::free_port()?;
+    /// assert!(redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().is_err());
+    /// let server = RedisServer::start_with(&ServerOptions::new().with_port(port))?;
+    /// assert_eq!(server.port(), port);
+    /// assert!(server.client().unwrap().get_connection().is_ok());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn start_with(options: &ServerOptions) -> io::Result<RedisServer> {
+        let tries = if options.port.is_some() {
+            1
+        } else {
+            PORT_TRIES
+        };
         let mut last = None;
-        for _ in 0..PORT_TRIES {
-            let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        for _ in 0..tries {
+            let port = match options.port {
+                Some(port) => port,
+                None => RedisServer::free_port()?,
+            };
             let dir = std::env::temp_dir()
                 .join(format!("fixed-window-redis-{}-{port}", std::process::id()));
             std::fs::create_dir_all(&dir)?;
@@ -71,6 +108,7 @@ impl RedisServer {
                 port,
                 child: None,
                 dir,
+                options: options.clone(),
             };
             match server.launch() {
                 Ok(()) => return Ok(server),
@@ -79,6 +117,24 @@ impl RedisServer {
             }
         }
         Err(last.unwrap_or_else(|| io::Error::other("redis-server did not start")))
+    }
+
+    /// A loopback port free now (the system's choice), for a server started later with
+    /// [`ServerOptions::with_port`]. Another process may take it meanwhile; tests use it at
+    /// once.
+    ///
+    /// # Errors
+    ///
+    /// If no loopback socket can be bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_ne!(fixed_window_redis_test::RedisServer::free_port()?, 0);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn free_port() -> io::Result<u16> {
+        Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
     }
 
     /// The port it listens on.
@@ -301,6 +357,7 @@ impl fmt::Debug for RedisServer {
             .field("port", &self.port)
             .field("running", &self.child.is_some())
             .field("dir", &self.dir)
+            .field("options", &self.options)
             .finish()
     }
 }

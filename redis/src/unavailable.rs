@@ -12,6 +12,7 @@ use std::sync::Arc;
 ///
 /// assert!(UnavailableKind::Timeout.may_have_counted());
 /// assert!(!UnavailableKind::Server.may_have_counted());
+/// assert!(!UnavailableKind::NotRegistered.may_have_counted()); // nothing was sent
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -25,12 +26,17 @@ pub enum UnavailableKind {
     Server,
     /// The server answered something the script never returns.
     Reply,
+    /// The limiter has not registered with the server yet (it was started while the server
+    /// was unreachable, and no registration has succeeded since), so the attempt was not sent;
+    /// the message says why the last registration failed.
+    NotRegistered,
 }
 
 impl UnavailableKind {
     /// Whether the script may have run and counted although the caller got no answer. A
     /// timeout or a broken connection can lose the reply of a script that ran; a server error
-    /// comes before the script writes anything.
+    /// comes before the script writes anything, and an attempt of a limiter not registered
+    /// yet is never sent.
     ///
     /// # Examples
     ///
@@ -42,7 +48,7 @@ impl UnavailableKind {
     pub fn may_have_counted(self) -> bool {
         match self {
             UnavailableKind::Timeout | UnavailableKind::Connection | UnavailableKind::Reply => true,
-            UnavailableKind::Server => false,
+            UnavailableKind::Server | UnavailableKind::NotRegistered => false,
         }
     }
 }
@@ -135,6 +141,7 @@ impl fmt::Display for Unavailable {
             UnavailableKind::Connection => "connection",
             UnavailableKind::Server => "server error",
             UnavailableKind::Reply => "unexpected reply",
+            UnavailableKind::NotRegistered => "not registered",
         };
         write!(f, "{kind}: {}", self.message)
     }

@@ -17,5 +17,6 @@ mod local;
 mod outage;
 mod reload;
 mod sharing;
+mod startup;
 mod support;
 mod waiting;
