@@ -246,6 +246,17 @@ fn block_on<T: Send + 'static>(
     }
 }
 
+/// rustls needs one crypto provider for the process: ring's (the one this crate builds), unless
+/// the application installed one already. Without it, redis-rs's TLS connection would panic if
+/// the process built rustls with more than one provider.
+#[cfg(feature = "tls")]
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may install one meanwhile; either serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 /// An attempt sent before any connection was made: the limiter's registration prevents it.
 fn not_connected() -> Unavailable {
     Unavailable::new(
@@ -262,6 +273,8 @@ fn task_failed(err: &tokio::task::JoinError) -> Unavailable {
 }
 
 async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager, Unavailable> {
+    #[cfg(feature = "tls")]
+    install_crypto_provider();
     // One connection attempt per reconnection, no back-off between them: a call that finds
     // the connection broken starts a new attempt, so the limiter recovers on the first call
     // after the server is back, instead of after a back-off that may have grown to a minute.

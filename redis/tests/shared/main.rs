@@ -16,6 +16,7 @@ mod layer;
 mod local;
 mod outage;
 mod reload;
+mod secure;
 mod sharing;
 mod startup;
 mod support;
