@@ -78,6 +78,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let limiter =
         SharedRateLimiter::start(config, client).with_listener(|key, event| match event {
             SharedEvent::Unavailable { cause, .. } => warn!(key, %cause, "redis unavailable"),
+            SharedEvent::EvictionRisk { risk, .. } => warn!(
+                policy = risk.policy(),
+                configuration = risk.configuration(),
+                "redis may evict the limiter's keys when its memory is full"
+            ),
             event => debug!(key, ?event, "decided"),
         });
     let limiter = Arc::new(limiter);

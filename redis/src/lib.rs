@@ -27,8 +27,9 @@
 //!   [`unregistered`](Protocol::unregistered).
 //!
 //! Events and errors
-//! - [`SharedEvent`]: core's [`RateLimiterEvent`](fixed_window::RateLimiterEvent)s, and
-//!   `Unavailable` (failed open or closed).
+//! - [`SharedEvent`]: core's [`RateLimiterEvent`](fixed_window::RateLimiterEvent)s,
+//!   `Unavailable` (failed open or closed), and `EvictionRisk` ([`EvictionRisk`]: the server's
+//!   memory policy may evict the limiter's keys).
 //! - [`SharedError`]: core's [`RateLimiterError`](fixed_window::RateLimiterError) (rejected,
 //!   interrupted), `Unavailable`, [`Conflict`], `InvalidKey` ([`KeyError`]).
 //!
@@ -113,6 +114,8 @@ mod http_limiter;
 pub use fixed_window::http;
 mod event;
 pub use crate::event::SharedEvent;
+mod eviction;
+pub use crate::eviction::EvictionRisk;
 mod invocation;
 mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};

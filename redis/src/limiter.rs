@@ -6,6 +6,7 @@ use core::future::IntoFuture;
 use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fixed_window::{Clock, Instant, Interrupt, RateLimiterError, SystemClock};
 use redis::Client;
@@ -14,6 +15,7 @@ use crate::config::Config;
 use crate::connection::Connection;
 use crate::error::SharedError;
 use crate::event::SharedEvent;
+use crate::eviction::EvictionRisk;
 use crate::key::check_key;
 use crate::permit::SharedPermit;
 use crate::protocol::{Begin, Conclusion, Decision, Protocol};
@@ -68,6 +70,9 @@ pub struct SharedRateLimiter<C = SystemClock> {
     background: Option<Background>,
     clock: C,
     listeners: Vec<Listener>,
+    /// How many listeners (the first ones added) have been told of the eviction risk, or had
+    /// nothing to be told once the server's policy was read.
+    told: AtomicUsize,
 }
 
 impl SharedRateLimiter<SystemClock> {
@@ -245,6 +250,7 @@ impl SharedRateLimiter<SystemClock> {
             background,
             clock: SystemClock,
             listeners: Vec::new(),
+            told: AtomicUsize::new(0),
         }
     }
 }
@@ -278,6 +284,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             background: self.background,
             clock,
             listeners: self.listeners,
+            told: self.told,
         }
     }
 
@@ -313,6 +320,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         listener: impl Fn(&str, &SharedEvent) + Send + Sync + 'static,
     ) -> Self {
         self.listeners.push(Box::new(listener));
+        self.announce();
         self
     }
 
@@ -405,6 +413,33 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     pub fn registration(&self) -> Registration {
         self.registrar.registration()
+    }
+
+    /// What the server's memory policy may evict of this limiter's keys, read when it
+    /// registered (see [`EvictionRisk`]): `None` if nothing (no memory limit, or
+    /// `noeviction`), and also if it could not be read (not registered yet, or a user without
+    /// `CONFIG GET`, as on managed services that rename it). Listeners hear of a risk too
+    /// ([`SharedEvent::EvictionRisk`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
+    /// use fixed_window_redis_test::{RedisServer, ServerOptions};
+    ///
+    /// let server = RedisServer::start_with(&ServerOptions::new().with_maxmemory(64 << 20, "allkeys-lru"))?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(1))?, server.client()?)?;
+    /// let risk = limiter.eviction_risk().ok_or("allkeys-lru with a limit evicts")?;
+    /// assert_eq!((risk.policy(), risk.maxmemory(), risk.configuration()), ("allkeys-lru", 64 << 20, true));
+    ///
+    /// let unlimited = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(1))?, unlimited.client()?)?;
+    /// assert_eq!(limiter.eviction_risk(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn eviction_risk(&self) -> Option<EvictionRisk> {
+        self.registrar.eviction().and_then(Option::clone)
     }
 
     /// The clock the limiter measures local time with and sleeps through.
@@ -723,6 +758,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
+        self.announce();
         if !self.registrar.is_settled() {
             self.check(key)?;
             let registrar = Arc::clone(&self.registrar);
@@ -749,6 +785,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
+        self.announce();
         if !self.registrar.is_settled() {
             self.check(key)?;
             let registrar = Arc::clone(&self.registrar);
@@ -861,6 +898,42 @@ impl<C: Clock> SharedRateLimiter<C> {
         }
     }
 
+    /// Tells the listeners not told yet of the eviction risk, once the server's policy is
+    /// known: each listener hears of it once.
+    #[inline]
+    fn announce(&self) {
+        let told = self.told.load(Ordering::Acquire);
+        if told == self.listeners.len() {
+            return;
+        }
+        let Some(risk) = self.registrar.eviction() else {
+            return;
+        };
+        // One caller tells these listeners; a racing one finds them told.
+        if self
+            .told
+            .compare_exchange(
+                told,
+                self.listeners.len(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_err()
+        {
+            return;
+        }
+        if let Some(risk) = risk {
+            let event = SharedEvent::EvictionRisk {
+                at: self.clock.now(),
+                name: self.config().name(),
+                risk: risk.clone(),
+            };
+            for listener in &self.listeners[told..] {
+                let _ = catch_unwind(AssertUnwindSafe(|| listener("", &event)));
+            }
+        }
+    }
+
     fn emit(&self, key: &str, event: &SharedEvent) {
         for listener in &self.listeners {
             // A listener's panic is its own failure, not the caller's or the limiter's.
@@ -891,7 +964,9 @@ impl<C> fmt::Debug for SharedRateLimiter<C> {
             .field("background", &self.background.is_some())
             .field("remembered", &self.protocol.remembered())
             .field("connection", &self.connection)
+            .field("eviction_risk", &self.registrar.eviction())
             .field("listeners", &self.listeners.len())
+            .field("listeners_told", &self.told.load(Ordering::Relaxed))
             .field("clock", &core::any::type_name::<C>())
             .finish()
     }

@@ -2,15 +2,18 @@
 //! it, and, for a limiter started without the server, retried in the background.
 
 use core::time::Duration;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use redis::aio::ConnectionManager;
 use tokio::runtime::Handle;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::connection::Link;
 use crate::error::SharedError;
+use crate::eviction::EvictionRisk;
 use crate::invocation::timed_out;
 use crate::protocol::{Protocol, ScriptCall};
 use crate::registration::Registration;
@@ -28,6 +31,9 @@ pub(crate) struct Registrar {
     state: Mutex<State>,
     /// `state.registration.is_settled()`, read on every call without the lock.
     settled: AtomicBool,
+    /// What the server's memory policy may evict, read once registered: `None` inside if it
+    /// cannot evict the limiter's keys, or the user may not read it.
+    eviction: OnceLock<Option<EvictionRisk>>,
     /// Held by the one try in flight; a call that finds it taken waits for that try's outcome.
     trying: tokio::sync::Mutex<()>,
 }
@@ -51,6 +57,7 @@ impl Registrar {
                 ended: 0,
             }),
             settled: AtomicBool::new(false),
+            eviction: OnceLock::new(),
             trying: tokio::sync::Mutex::new(()),
         })
     }
@@ -65,11 +72,21 @@ impl Registrar {
         self.lock().registration.clone()
     }
 
+    /// What the server's memory policy may evict, once the limiter has registered and read
+    /// it: `Some(None)` if nothing of the limiter's, or if it could not be read.
+    pub(crate) fn eviction(&self) -> Option<&Option<EvictionRisk>> {
+        self.eviction.get()
+    }
+
     /// One try, whatever the state: what `connect` returns.
     pub(crate) async fn register_once(&self) -> Result<u64, SharedError> {
         let _trying = self.trying.lock().await;
         let outcome = self.attempt().await;
+        let registered = outcome.is_ok();
         self.record(outcome.clone());
+        if registered {
+            self.read_memory_policy().await;
+        }
         outcome
     }
 
@@ -101,7 +118,11 @@ impl Registrar {
             let outcome = tokio::time::timeout_at(deadline, self.attempt())
                 .await
                 .unwrap_or_else(|_| Err(self.unavailable(timed_out(self.link.timeout()))));
+            let registered = outcome.is_ok();
             self.record(outcome);
+            if registered {
+                self.read_memory_policy().await;
+            }
         }
         match &self.lock().registration {
             Registration::Pending { cause, .. } => Err(cause.clone().unwrap_or_else(|| {
@@ -138,6 +159,25 @@ impl Registrar {
             .registered(reply.as_deref().map_err(Clone::clone))
     }
 
+    /// Reads the server's memory limit and eviction policy (`CONFIG GET`, each bounded by the
+    /// timeout). A user without `CONFIG GET`, a server that renamed it (as managed services
+    /// do) or a timeout leave the risk unknown, reported as none: the check is advice, not a
+    /// condition of registering.
+    async fn read_memory_policy(&self) {
+        let risk = async {
+            let mut manager = self.link.manager().await.ok()?;
+            let timeout = self.link.timeout();
+            let policy = config_get(&mut manager, "maxmemory-policy", timeout).await?;
+            let maxmemory = config_get(&mut manager, "maxmemory", timeout)
+                .await?
+                .parse()
+                .ok()?;
+            EvictionRisk::of(&policy, maxmemory)
+        }
+        .await;
+        let _ = self.eviction.set(risk);
+    }
+
     fn record(&self, outcome: Result<u64, SharedError>) {
         let mut state = self.lock();
         state.registration.record(outcome);
@@ -158,6 +198,19 @@ impl Registrar {
         // Nothing panics while holding the lock; were it poisoned, the state is still whole.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// One server setting (`CONFIG GET`), or `None` if it cannot be read within `timeout`.
+async fn config_get(
+    manager: &mut ConnectionManager,
+    parameter: &str,
+    timeout: Duration,
+) -> Option<String> {
+    let mut command = redis::cmd("CONFIG");
+    command.arg("GET").arg(parameter);
+    let query = command.query_async::<HashMap<String, String>>(manager);
+    let mut reply = tokio::time::timeout(timeout, query).await.ok()?.ok()?;
+    reply.remove(parameter)
 }
 
 /// The background registration of a limiter started without the server: stopped when the

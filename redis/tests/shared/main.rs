@@ -14,6 +14,7 @@ mod faults;
 mod http;
 mod layer;
 mod local;
+mod memory;
 mod outage;
 mod reload;
 mod secure;
