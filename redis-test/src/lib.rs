@@ -19,9 +19,16 @@
 //!   [`stop`](RedisServer::stop) and [`restart`](RedisServer::restart) it (empty each time),
 //!   [`pause`](RedisServer::pause) and [`resume`](RedisServer::resume) it, and get its
 //!   [`url`](RedisServer::url) or a redis-rs [`client`](RedisServer::client).
+//! - [`ServerOptions`]: what [`RedisServer::start_with`] starts a server with: a port chosen
+//!   beforehand ([`RedisServer::free_port`]), TLS with a certificate authority of its own
+//!   ([`RedisServer::authority`]), a password, ACL users
+//!   ([`RedisServer::client_as`]), a memory limit and eviction policy.
 //!
 //! Its clients are of the workspace's `redis` crate, the one `fixed-window-redis` is built on,
 //! so a client goes straight to `SharedRateLimiter::connect`.
 
+mod certificates;
+mod options;
+pub use crate::options::ServerOptions;
 mod server;
 pub use crate::server::RedisServer;

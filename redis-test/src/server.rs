@@ -7,6 +7,9 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+use crate::certificates::Certificates;
+use crate::options::ServerOptions;
+
 /// How long a starting server may take to answer `PING`.
 const STARTUP: Duration = Duration::from_secs(10);
 
@@ -44,6 +47,9 @@ pub struct RedisServer {
     port: u16,
     child: Option<Child>,
     dir: PathBuf,
+    options: ServerOptions,
+    /// A TLS server's certificates, made once: a restarted server keeps them.
+    certificates: Option<Certificates>,
 }
 
 impl RedisServer {
@@ -61,9 +67,48 @@ impl RedisServer {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn start() -> io::Result<RedisServer> {
+        RedisServer::start_with(&ServerOptions::new())
+    }
+
+    /// Starts a server as `options` say, and waits until it answers: on their port if they
+    /// name one, else on a free one.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](RedisServer::start); also if the chosen port is taken.
+    ///
+    /// # Examples
+    ///
+    /// A server on a port chosen beforehand, as a test does that first runs a client against
+    /// that port with nothing listening.
+    ///
+    /// ```
+    /// use fixed_window_redis_test::{RedisServer, ServerOptions};
+    ///
+    /// let port = RedisServer::free_port()?;
+    /// assert!(redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().is_err());
+    /// let server = RedisServer::start_with(&ServerOptions::new().with_port(port))?;
+    /// assert_eq!(server.port(), port);
+    /// assert!(server.client().unwrap().get_connection().is_ok());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn start_with(options: &ServerOptions) -> io::Result<RedisServer> {
+        let certificates = if options.tls {
+            Some(Certificates::generate()?)
+        } else {
+            None
+        };
+        let tries = if options.port.is_some() {
+            1
+        } else {
+            PORT_TRIES
+        };
         let mut last = None;
-        for _ in 0..PORT_TRIES {
-            let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        for _ in 0..tries {
+            let port = match options.port {
+                Some(port) => port,
+                None => RedisServer::free_port()?,
+            };
             let dir = std::env::temp_dir()
                 .join(format!("fixed-window-redis-{}-{port}", std::process::id()));
             std::fs::create_dir_all(&dir)?;
@@ -71,6 +116,8 @@ impl RedisServer {
                 port,
                 child: None,
                 dir,
+                options: options.clone(),
+                certificates: certificates.clone(),
             };
             match server.launch() {
                 Ok(()) => return Ok(server),
@@ -79,6 +126,24 @@ impl RedisServer {
             }
         }
         Err(last.unwrap_or_else(|| io::Error::other("redis-server did not start")))
+    }
+
+    /// A loopback port free now (the system's choice), for a server started later with
+    /// [`ServerOptions::with_port`]. Another process may take it meanwhile; tests use it at
+    /// once.
+    ///
+    /// # Errors
+    ///
+    /// If no loopback socket can be bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_ne!(fixed_window_redis_test::RedisServer::free_port()?, 0);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn free_port() -> io::Result<u16> {
+        Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
     }
 
     /// The port it listens on.
@@ -94,7 +159,8 @@ impl RedisServer {
         self.port
     }
 
-    /// Its URL, `redis://127.0.0.1:<port>/`.
+    /// Its URL, `redis://127.0.0.1:<port>/`: `rediss://` for a TLS server, and with the
+    /// default user's password if it has one (`rediss://:<password>@127.0.0.1:<port>/`).
     ///
     /// # Examples
     ///
@@ -104,7 +170,51 @@ impl RedisServer {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        match &self.options.password {
+            Some(password) => self.address_with(&format!(":{password}@")),
+            None => self.address_with(""),
+        }
+    }
+
+    /// Its URL for `user` with `password` (both as written in a URL: no `:`, `@` or `/`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = fixed_window_redis_test::RedisServer::start()?;
+    /// assert_eq!(server.url_as("app", "pw"), format!("redis://app:pw@127.0.0.1:{}/", server.port()));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn url_as(&self, user: &str, password: &str) -> String {
+        self.address_with(&format!("{user}:{password}@"))
+    }
+
+    fn address_with(&self, credentials: &str) -> String {
+        let scheme = if self.certificates.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        format!("{scheme}://{credentials}127.0.0.1:{}/", self.port)
+    }
+
+    /// The certificate authority (PEM) that signed a TLS server's certificate, which its
+    /// clients trust; `None` for a plain server.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_redis_test::{RedisServer, ServerOptions};
+    ///
+    /// let server = RedisServer::start_with(&ServerOptions::new().with_tls())?;
+    /// assert!(server.authority().is_some_and(|pem| pem.starts_with("-----BEGIN CERTIFICATE-----")));
+    /// assert_eq!(RedisServer::start()?.authority(), None);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn authority(&self) -> Option<&str> {
+        self.certificates
+            .as_ref()
+            .map(|certificates| certificates.authority.as_str())
     }
 
     /// A redis-rs client for it.
@@ -123,7 +233,45 @@ impl RedisServer {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn client(&self) -> redis::RedisResult<redis::Client> {
-        redis::Client::open(self.url())
+        self.client_for(self.url())
+    }
+
+    /// A redis-rs client for it, as `user` with `password` (a user added with
+    /// [`ServerOptions::with_acl`]).
+    ///
+    /// # Errors
+    ///
+    /// If the user or password cannot be written in a URL.
+    ///
+    /// # Examples
+    ///
+    /// See [`ServerOptions::with_acl`].
+    ///
+    /// ```
+    /// let server = fixed_window_redis_test::RedisServer::start()?;
+    /// // No such user: the client is made, a connection is refused.
+    /// assert!(server.client_as("nobody", "pw")?.get_connection().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn client_as(&self, user: &str, password: &str) -> redis::RedisResult<redis::Client> {
+        self.client_for(self.url_as(user, password))
+    }
+
+    /// A client for `url`, trusting a TLS server's authority.
+    fn client_for(&self, url: String) -> redis::RedisResult<redis::Client> {
+        match &self.certificates {
+            Some(certificates) => {
+                install_crypto_provider();
+                redis::Client::build_with_tls(
+                    url,
+                    redis::TlsCertificates {
+                        client_tls: None,
+                        root_cert: Some(certificates.authority.clone().into_bytes()),
+                    },
+                )
+            }
+            None => redis::Client::open(url),
+        }
     }
 
     /// Stops the server (`SIGKILL`): its keyspace is gone, and connections break.
@@ -230,8 +378,12 @@ impl RedisServer {
             Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
             _ => {}
         }
+        let tls_files = match &self.certificates {
+            Some(certificates) => Some(self.write_certificates(certificates)?),
+            None => None,
+        };
         let mut child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string()])
+            .args(self.options.args(self.port, tls_files))
             .args(["--bind", "127.0.0.1", "--protected-mode", "yes"])
             .args(["--save", "", "--appendonly", "no"])
             .args(["--dir", &self.dir.to_string_lossy()])
@@ -260,7 +412,7 @@ impl RedisServer {
             }
             if self.answers() {
                 self.child = Some(child);
-                return Ok(());
+                return self.add_users();
             }
             if started.elapsed() > STARTUP {
                 let _ = child.kill();
@@ -275,6 +427,39 @@ impl RedisServer {
             }
             std::thread::sleep(POLL);
         }
+    }
+
+    /// Writes a TLS server's files into its directory: the authority, the certificate, the key.
+    fn write_certificates(&self, certificates: &Certificates) -> io::Result<[String; 3]> {
+        let write = |name: &str, text: &str| -> io::Result<String> {
+            let path = self.dir.join(name);
+            std::fs::write(&path, text)?;
+            Ok(path.to_string_lossy().into_owned())
+        };
+        Ok([
+            write("authority.pem", &certificates.authority)?,
+            write("certificate.pem", &certificates.certificate)?,
+            write("key.pem", &certificates.key)?,
+        ])
+    }
+
+    /// Runs each `ACL SETUSER` line of the options.
+    fn add_users(&self) -> io::Result<()> {
+        if self.options.acl.is_empty() {
+            return Ok(());
+        }
+        let mut connection = self
+            .client()
+            .and_then(|client| client.get_connection())
+            .map_err(io::Error::other)?;
+        for line in &self.options.acl {
+            redis::cmd("ACL")
+                .arg("SETUSER")
+                .arg(line.split_whitespace().collect::<Vec<_>>())
+                .exec(&mut connection)
+                .map_err(|err| io::Error::other(format!("ACL SETUSER {line}: {err}")))?;
+        }
+        Ok(())
     }
 
     fn answers(&self) -> bool {
@@ -295,12 +480,22 @@ impl Drop for RedisServer {
     }
 }
 
+/// rustls needs a process-wide crypto provider: ring's, unless one is installed already.
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may install one meanwhile; either serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 impl fmt::Debug for RedisServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisServer")
             .field("port", &self.port)
             .field("running", &self.child.is_some())
             .field("dir", &self.dir)
+            .field("options", &self.options)
+            .field("tls", &self.certificates.is_some())
             .finish()
     }
 }

@@ -10,8 +10,9 @@
 //!
 //! With the defaults (5 requests per 10 s per client) the first five answers are `200 OK` with
 //! `RateLimit: "http-example";r=4;t=10` counting down, whichever process answers; the sixth is
-//! `429 Too Many Requests` with `Retry-After`. If Redis goes down while it runs, requests get
-//! `503 Service Unavailable` (or, with `--fail-open`, go through uncounted) until it is back.
+//! `429 Too Many Requests` with `Retry-After`. If Redis is down when it starts, or goes down
+//! while it runs, requests get `503 Service Unavailable` (or, with `--fail-open`, go through
+//! uncounted) until it is back; the service starts and stays up either way.
 //! Ctrl-C (or SIGTERM) stops it gracefully: requests in flight are answered first.
 //!
 //! Logs go to stderr through `tracing`; `RUST_LOG=debug` shows every decision.
@@ -72,10 +73,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_max_wait(flags.max_wait)
         .with_fail_policy(fail_policy);
     let client = redis::Client::open(flags.redis.as_str())?;
-    let limiter = SharedRateLimiter::connect(config, client)
-        .await?
-        .with_listener(|key, event| match event {
+    // Started, not connected: it serves while Redis is down (503, or uncounted with
+    // --fail-open) and registers in the background, instead of failing to start.
+    let limiter =
+        SharedRateLimiter::start(config, client).with_listener(|key, event| match event {
             SharedEvent::Unavailable { cause, .. } => warn!(key, %cause, "redis unavailable"),
+            SharedEvent::EvictionRisk { risk, .. } => warn!(
+                policy = risk.policy(),
+                configuration = risk.configuration(),
+                "redis may evict the limiter's keys when its memory is full"
+            ),
             event => debug!(key, ?event, "decided"),
         });
     let limiter = Arc::new(limiter);

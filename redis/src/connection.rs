@@ -1,6 +1,8 @@
 //! The production transport: redis-rs's `ConnectionManager` (it reconnects) and its script
 //! support (`EVALSHA`, and `SCRIPT LOAD` then `EVALSHA` again when the server answers
-//! `NOSCRIPT`), on a tokio runtime. Blocking calls run on the same machinery.
+//! `NOSCRIPT`), on a tokio runtime. Blocking calls run on the same machinery. The connection
+//! is made by the first registration that reaches the server, so a limiter can exist before
+//! the server does.
 //!
 //! Attempts are coalesced (see [`Coalescer`]): one script call in flight at a time, carrying
 //! every attempt queued while the one before it was in flight.
@@ -13,6 +15,7 @@ use std::sync::Arc;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 use tokio::runtime::{Handle, Runtime};
+use tokio::sync::OnceCell;
 
 use crate::coalescer::{Coalescer, Reply};
 use crate::invocation::invoke;
@@ -20,17 +23,32 @@ use crate::protocol::ScriptCall;
 use crate::script::SCRIPT;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
-/// A connection to the server and the runtime that drives it.
+/// A connection to the server, made when first needed, and the runtime that drives it.
 #[derive(Clone)]
 pub(crate) struct Connection {
-    manager: ConnectionManager,
-    coalescer: Arc<Coalescer>,
-    script: Arc<Script>,
-    timeout: Duration,
-    /// The runtime the connection's tasks run on: the caller's for [`Connection::open`], the
-    /// limiter's own for [`Connection::open_blocking`].
+    link: Arc<Link>,
+    /// The runtime the connection's tasks run on: the caller's for
+    /// [`Connection::on_current_runtime`], the limiter's own for [`Connection::on_own_runtime`].
     handle: Handle,
     runtime: Option<Arc<OwnedRuntime>>,
+}
+
+/// The client and, once made, the connection and its coalescer: what a registration in the
+/// background shares with the calls (not the runtime, which the limiter alone owns).
+pub(crate) struct Link {
+    client: Client,
+    script: Arc<Script>,
+    timeout: Duration,
+    handle: Handle,
+    /// Made by the first registration that reaches the server; redis-rs's manager reconnects
+    /// on its own from then on.
+    live: OnceCell<Live>,
+}
+
+/// A connection made: the manager, and the coalescer of the attempts sent over it.
+struct Live {
+    manager: ConnectionManager,
+    coalescer: Arc<Coalescer>,
 }
 
 /// A runtime the limiter owns. Shut down in the background when dropped, so that dropping a
@@ -46,16 +64,18 @@ impl Drop for OwnedRuntime {
 }
 
 impl Connection {
-    /// Connects on the current tokio runtime.
-    pub(crate) async fn open(client: Client, timeout: Duration) -> Result<Connection, Unavailable> {
-        let handle = Handle::current();
-        let manager = connect(client, timeout).await?;
-        Ok(Connection::new(manager, timeout, handle, None))
+    /// A connection to `client`'s server on the current tokio runtime, not made yet.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub(crate) fn on_current_runtime(client: Client, timeout: Duration) -> Connection {
+        Connection::new(client, timeout, Handle::current(), None)
     }
 
-    /// Connects on a runtime of its own: one worker thread that runs the connection's tasks
-    /// while callers block.
-    pub(crate) fn open_blocking(
+    /// A connection on a runtime of its own, not made yet: one worker thread that runs the
+    /// connection's tasks while callers block.
+    pub(crate) fn on_own_runtime(
         client: Client,
         timeout: Duration,
     ) -> Result<Connection, Unavailable> {
@@ -72,31 +92,37 @@ impl Connection {
             })?;
         let handle = runtime.handle().clone();
         let owned = Arc::new(OwnedRuntime(Some(runtime)));
-        let manager = block_on(&handle, connect(client, timeout))?;
-        Ok(Connection::new(manager, timeout, handle, Some(owned)))
+        Ok(Connection::new(client, timeout, handle, Some(owned)))
     }
 
     fn new(
-        manager: ConnectionManager,
+        client: Client,
         timeout: Duration,
         handle: Handle,
         runtime: Option<Arc<OwnedRuntime>>,
     ) -> Connection {
-        let script = Arc::new(Script::new(SCRIPT));
-        let coalescer = Coalescer::new(
-            manager.clone(),
-            Arc::clone(&script),
+        let link = Arc::new(Link {
+            client,
+            script: Arc::new(Script::new(SCRIPT)),
             timeout,
-            handle.clone(),
-        );
+            handle: handle.clone(),
+            live: OnceCell::new(),
+        });
         Connection {
-            manager,
-            coalescer,
-            script,
-            timeout,
+            link,
             handle,
             runtime,
         }
+    }
+
+    /// What a registration shares with the calls.
+    pub(crate) fn link(&self) -> &Arc<Link> {
+        &self.link
+    }
+
+    /// The runtime the connection's tasks run on.
+    pub(crate) fn handle(&self) -> &Handle {
+        &self.handle
     }
 
     /// Decides one attempt's `call` in the next script call, with whatever other attempts
@@ -107,10 +133,12 @@ impl Connection {
     /// attempt's of that call. Inside a tokio runtime the attempt runs in the caller's task;
     /// elsewhere (another executor) it runs as a task on the connection's runtime.
     pub(crate) async fn acquire(&self, call: ScriptCall) -> Reply {
+        let Some(coalescer) = self.link.coalescer() else {
+            return Err(not_connected());
+        };
         if Handle::try_current().is_ok() {
-            self.coalescer.acquire(call).await
+            coalescer.acquire(call).await
         } else {
-            let coalescer = Arc::clone(&self.coalescer);
             self.handle
                 .spawn(async move { coalescer.acquire(call).await })
                 .await
@@ -120,43 +148,83 @@ impl Connection {
 
     /// [`acquire`](Connection::acquire), blocking the calling thread until the answer.
     pub(crate) fn acquire_blocking(&self, call: ScriptCall) -> Reply {
-        let coalescer = Arc::clone(&self.coalescer);
+        let Some(coalescer) = self.link.coalescer() else {
+            return Err(not_connected());
+        };
         block_on(&self.handle, async move { coalescer.acquire(call).await })
     }
 
-    /// Runs `call` at once, on its own, and returns the script's reply (a registration). Inside a tokio runtime the call runs in
-    /// the caller's task; elsewhere (another executor) it runs as a task on the connection's
-    /// runtime.
-    pub(crate) async fn run(&self, call: ScriptCall) -> Result<Vec<i64>, Unavailable> {
-        let manager = self.manager.clone();
-        let script = Arc::clone(&self.script);
-        let timeout = self.timeout;
-        let invocation = async move { invoke(manager, script, &call, timeout).await };
+    /// Runs `future` in the caller's task inside a tokio runtime, or as a task on the
+    /// connection's runtime elsewhere (another executor).
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = Result<T, Unavailable>> + Send + 'static,
+    ) -> Result<T, Unavailable> {
         if Handle::try_current().is_ok() {
-            invocation.await
+            future.await
         } else {
             self.handle
-                .spawn(invocation)
+                .spawn(future)
                 .await
                 .unwrap_or_else(|err| Err(task_failed(&err)))
         }
     }
 
-    /// Runs `call`, blocking the calling thread until the reply or the timeout.
-    pub(crate) fn run_blocking(&self, call: ScriptCall) -> Result<Vec<i64>, Unavailable> {
-        let manager = self.manager.clone();
-        let script = Arc::clone(&self.script);
-        let timeout = self.timeout;
-        let invocation = async move { invoke(manager, script, &call, timeout).await };
-        block_on(&self.handle, invocation)
+    /// Runs `future` on the connection's runtime, blocking the calling thread until it ends.
+    pub(crate) fn run_blocking<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = Result<T, Unavailable>> + Send + 'static,
+    ) -> Result<T, Unavailable> {
+        block_on(&self.handle, future)
+    }
+}
+
+impl Link {
+    /// The connection, made now if it is not yet (bounded by the timeout); one caller makes
+    /// it while the others wait for that.
+    async fn live(&self) -> Result<&Live, Unavailable> {
+        self.live
+            .get_or_try_init(|| async {
+                let manager = connect(self.client.clone(), self.timeout).await?;
+                let coalescer = Coalescer::new(
+                    manager.clone(),
+                    Arc::clone(&self.script),
+                    self.timeout,
+                    self.handle.clone(),
+                );
+                Ok(Live { manager, coalescer })
+            })
+            .await
+    }
+
+    fn coalescer(&self) -> Option<Arc<Coalescer>> {
+        self.live.get().map(|live| Arc::clone(&live.coalescer))
+    }
+
+    /// The connection's manager, connecting first if need be.
+    pub(crate) async fn manager(&self) -> Result<ConnectionManager, Unavailable> {
+        Ok(self.live().await?.manager.clone())
+    }
+
+    /// Runs `call` at once, on its own (a registration), connecting first if need be, and
+    /// returns the script's reply. Each step is bounded by the timeout.
+    pub(crate) async fn run(&self, call: &ScriptCall) -> Result<Vec<i64>, Unavailable> {
+        let manager = self.manager().await?;
+        invoke(manager, Arc::clone(&self.script), call, self.timeout).await
+    }
+
+    /// The timeout of one round trip.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
     }
 }
 
 impl fmt::Debug for Connection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Connection")
-            .field("script", &self.script.get_hash())
-            .field("timeout", &self.timeout)
+            .field("script", &self.link.script.get_hash())
+            .field("timeout", &self.link.timeout)
+            .field("connected", &self.link.live.initialized())
             .field("ownsruntime", &self.runtime.is_some())
             .finish_non_exhaustive()
     }
@@ -178,6 +246,25 @@ fn block_on<T: Send + 'static>(
     }
 }
 
+/// rustls needs one crypto provider for the process: ring's (the one this crate builds), unless
+/// the application installed one already. Without it, redis-rs's TLS connection would panic if
+/// the process built rustls with more than one provider.
+#[cfg(feature = "tls")]
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may install one meanwhile; either serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// An attempt sent before any connection was made: the limiter's registration prevents it.
+fn not_connected() -> Unavailable {
+    Unavailable::new(
+        UnavailableKind::NotRegistered,
+        "no connection to the server has been made yet",
+    )
+}
+
 fn task_failed(err: &tokio::task::JoinError) -> Unavailable {
     Unavailable::new(
         UnavailableKind::Connection,
@@ -186,6 +273,8 @@ fn task_failed(err: &tokio::task::JoinError) -> Unavailable {
 }
 
 async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager, Unavailable> {
+    #[cfg(feature = "tls")]
+    install_crypto_provider();
     // One connection attempt per reconnection, no back-off between them: a call that finds
     // the connection broken starts a new attempt, so the limiter recovers on the first call
     // after the server is back, instead of after a back-off that may have grown to a minute.

@@ -2,6 +2,7 @@
 
 use fixed_window::{Instant, RateLimiterEvent};
 
+use crate::eviction::EvictionRisk;
 use crate::unavailable::Unavailable;
 
 /// An event emitted to the listeners added with
@@ -40,6 +41,18 @@ pub enum SharedEvent {
         /// Whether the call got a permit anyway.
         failed_open: bool,
     },
+    /// The server's memory policy may evict the limiter's keys (see [`EvictionRisk`]): read
+    /// when the limiter registered, and told to each listener once, with the empty key (it is
+    /// about no key): with the first call after the registration, or when the listener is
+    /// added if that comes later.
+    EvictionRisk {
+        /// The local clock's reading when it was told.
+        at: Instant,
+        /// The limiter's name.
+        name: &'static str,
+        /// The policy, and what it may evict.
+        risk: EvictionRisk,
+    },
 }
 
 impl SharedEvent {
@@ -58,7 +71,7 @@ impl SharedEvent {
     pub fn name(&self) -> &'static str {
         match self {
             SharedEvent::Limiter(event) => event.name(),
-            SharedEvent::Unavailable { name, .. } => name,
+            SharedEvent::Unavailable { name, .. } | SharedEvent::EvictionRisk { name, .. } => name,
         }
     }
 
@@ -77,7 +90,7 @@ impl SharedEvent {
     pub fn at(&self) -> Instant {
         match self {
             SharedEvent::Limiter(event) => event.at(),
-            SharedEvent::Unavailable { at, .. } => *at,
+            SharedEvent::Unavailable { at, .. } | SharedEvent::EvictionRisk { at, .. } => *at,
         }
     }
 }

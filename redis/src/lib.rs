@@ -4,12 +4,16 @@
 //!
 //! The limiter
 //! - [`SharedRateLimiter`]: connects ([`connect`](SharedRateLimiter::connect),
-//!   [`connect_blocking`](SharedRateLimiter::connect_blocking)), and takes permits per key:
+//!   [`connect_blocking`](SharedRateLimiter::connect_blocking)) or starts without waiting for
+//!   the server ([`start`](SharedRateLimiter::start),
+//!   [`start_blocking`](SharedRateLimiter::start_blocking)), and takes permits per key:
 //!   [`try_acquire`](SharedRateLimiter::try_acquire), [`acquire`](SharedRateLimiter::acquire),
 //!   [`call`](SharedRateLimiter::call), their interruptible and async forms.
 //! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
 //!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
 //! - [`SharedPermit`]: a permit, counted or granted by the fail-open policy.
+//! - [`Registration`]: where a limiter stands with the server (pending, registered, refused),
+//!   and when a started one tries again ([`REGISTRATION_RETRY_MIN`], [`REGISTRATION_RETRY_MAX`]).
 //!
 //! The sans-IO core (what a simulator drives)
 //! - [`SCRIPT`]: the Lua script every attempt runs (alone or in a batch); [`ScriptReply`]:
@@ -18,10 +22,14 @@
 //!   [`ScriptCall`]), [`finish`](Protocol::finish) it with the reply or the [`Unavailable`]
 //!   cause, and [`conclude`](Protocol::conclude) the call ([`Conclusion`]): its result and
 //!   event, or a sleep.
+//!   Before registering, [`register_call`](Protocol::register_call) and
+//!   [`registered`](Protocol::registered); an attempt made while not registered,
+//!   [`unregistered`](Protocol::unregistered).
 //!
 //! Events and errors
-//! - [`SharedEvent`]: core's [`RateLimiterEvent`](fixed_window::RateLimiterEvent)s, and
-//!   `Unavailable` (failed open or closed).
+//! - [`SharedEvent`]: core's [`RateLimiterEvent`](fixed_window::RateLimiterEvent)s,
+//!   `Unavailable` (failed open or closed), and `EvictionRisk` ([`EvictionRisk`]: the server's
+//!   memory policy may evict the limiter's keys).
 //! - [`SharedError`]: core's [`RateLimiterError`](fixed_window::RateLimiterError) (rejected,
 //!   interrupted), `Unavailable`, [`Conflict`], `InvalidKey` ([`KeyError`]).
 //!
@@ -85,6 +93,10 @@
 //! a connection lost after the request was sent may hide a script that ran: that attempt may
 //! have counted ([`Unavailable::may_have_counted`]). The limiter never retries an attempt
 //! whose outcome it does not know.
+//!
+//! A limiter [`start`](SharedRateLimiter::start)ed while the server is unreachable sends no
+//! attempt until it has registered: each call first tries to register, and if that fails the
+//! fail policy answers, with an [`UnavailableKind::NotRegistered`] cause (nothing was sent).
 
 mod coalescer;
 mod config;
@@ -102,6 +114,8 @@ mod http_limiter;
 pub use fixed_window::http;
 mod event;
 pub use crate::event::SharedEvent;
+mod eviction;
+pub use crate::eviction::EvictionRisk;
 mod invocation;
 mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
@@ -113,6 +127,9 @@ mod permit;
 pub use crate::permit::SharedPermit;
 mod protocol;
 pub use crate::protocol::{Begin, Conclusion, Decision, MAX_BATCH, Protocol, ScriptCall};
+mod registrar;
+mod registration;
+pub use crate::registration::{REGISTRATION_RETRY_MAX, REGISTRATION_RETRY_MIN, Registration};
 mod script;
 pub use crate::script::{SCRIPT, ScriptReply};
 mod service;

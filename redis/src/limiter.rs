@@ -5,6 +5,8 @@ use core::fmt;
 use core::future::IntoFuture;
 use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fixed_window::{Clock, Instant, Interrupt, RateLimiterError, SystemClock};
 use redis::Client;
@@ -13,8 +15,12 @@ use crate::config::Config;
 use crate::connection::Connection;
 use crate::error::SharedError;
 use crate::event::SharedEvent;
+use crate::eviction::EvictionRisk;
+use crate::key::check_key;
 use crate::permit::SharedPermit;
 use crate::protocol::{Begin, Conclusion, Decision, Protocol};
+use crate::registrar::{Background, Registrar};
+use crate::registration::Registration;
 use crate::unavailable::Unavailable;
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
@@ -57,17 +63,24 @@ type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct SharedRateLimiter<C = SystemClock> {
-    protocol: Protocol,
+    protocol: Arc<Protocol>,
     connection: Connection,
+    registrar: Arc<Registrar>,
+    /// The registration in the background of a limiter started without the server.
+    background: Option<Background>,
     clock: C,
     listeners: Vec<Listener>,
-    origin: u64,
+    /// How many listeners (the first ones added) have been told of the eviction risk, or had
+    /// nothing to be told once the server's policy was read.
+    told: AtomicUsize,
 }
 
 impl SharedRateLimiter<SystemClock> {
-    /// Connects to the server of `client` on the current tokio runtime, stores the
-    /// configuration there if it is absent (fixing the shared origin at the server's current
-    /// time) or checks it against the stored one.
+    /// Connects to the server of `client` on the current tokio runtime and registers: stores
+    /// the configuration there if it is absent (fixing the shared origin at the server's
+    /// current time) or checks it against the stored one. It waits for the server: to build
+    /// a limiter while the server may be unreachable, use
+    /// [`start`](SharedRateLimiter::start).
     ///
     /// # Errors
     ///
@@ -98,17 +111,14 @@ impl SharedRateLimiter<SystemClock> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn connect(config: Config, client: Client) -> Result<Self, SharedError> {
-        let protocol = Protocol::new(config);
-        let unavailable = |cause| SharedError::Unavailable {
-            name: protocol.config().name(),
-            cause,
-        };
-        let connection = Connection::open(client, protocol.config().timeout())
-            .await
-            .map_err(unavailable)?;
-        let reply = connection.run(protocol.register_call()).await;
-        let origin = protocol.registered(reply.as_deref().map_err(Clone::clone))?;
-        Ok(SharedRateLimiter::new(protocol, connection, origin))
+        let timeout = config.timeout();
+        let limiter = SharedRateLimiter::new(
+            config,
+            Connection::on_current_runtime(client, timeout),
+            false,
+        );
+        limiter.registrar.register_once().await?;
+        Ok(limiter)
     }
 
     /// Connects as [`connect`](SharedRateLimiter::connect) does, from synchronous code: the
@@ -135,25 +145,112 @@ impl SharedRateLimiter<SystemClock> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn connect_blocking(config: Config, client: Client) -> Result<Self, SharedError> {
-        let protocol = Protocol::new(config);
-        let unavailable = |cause| SharedError::Unavailable {
-            name: protocol.config().name(),
-            cause,
-        };
-        let connection =
-            Connection::open_blocking(client, protocol.config().timeout()).map_err(unavailable)?;
-        let reply = connection.run_blocking(protocol.register_call());
-        let origin = protocol.registered(reply.as_deref().map_err(Clone::clone))?;
-        Ok(SharedRateLimiter::new(protocol, connection, origin))
+        let limiter = SharedRateLimiter::on_own_runtime(config, client, false)?;
+        let registrar = Arc::clone(&limiter.registrar);
+        let outcome = limiter
+            .connection
+            .run_blocking(async move { Ok(registrar.register_once().await) })
+            .map_err(|cause| limiter.unavailable(cause))?;
+        outcome?;
+        Ok(limiter)
     }
 
-    fn new(protocol: Protocol, connection: Connection, origin: u64) -> Self {
+    /// A limiter on the current tokio runtime that does not wait for the server: it returns
+    /// at once, and registers (as [`connect`](SharedRateLimiter::connect) does) in the
+    /// background, trying again after each failure ([`Registration::retry_in`]: 100 ms,
+    /// doubling up to 5 s). Until it has registered, its calls are not sent: each first tries
+    /// to register itself, within the configured timeout, and if that fails too the fail
+    /// policy answers ([`UnavailableKind::NotRegistered`](crate::UnavailableKind::NotRegistered)):
+    /// fail closed, [`SharedError::Unavailable`]; fail open, a flagged permit nobody counted.
+    /// Once the server answers, calls are counted, without a restart.
+    ///
+    /// So a service can start while Redis is down, and serve (by its fail policy) instead of
+    /// restarting in a loop. What it costs: until it registers, fail-open permits are not
+    /// limited at all, and fail-closed calls all fail; each call made meanwhile waits for a
+    /// registration try (a refused connection is quick, an unreachable host takes the
+    /// timeout). A configuration conflict found late is no error here: every call then fails
+    /// with [`SharedError::Conflict`], as on a limiter whose stored configuration changed.
+    /// See [`registration`](SharedRateLimiter::registration).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime with IO and time enabled.
+    ///
+    /// # Examples
+    ///
+    /// Nothing listens on port 1: the limiter is made all the same, and fails closed.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, SharedError, SharedRateLimiter, UnavailableKind, redis};
+    ///
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let config = Config::of("search", 10, Duration::from_secs(1))?;
+    /// let limiter = SharedRateLimiter::start(config, redis::Client::open("redis://127.0.0.1:1/")?);
+    /// let err = limiter.try_acquire_async("alice").await.unwrap_err();
+    /// let cause = err.unavailable().ok_or("not Unavailable")?;
+    /// assert_eq!(cause.kind(), UnavailableKind::NotRegistered);
+    /// assert!(limiter.origin().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn start(config: Config, client: Client) -> Self {
+        let timeout = config.timeout();
+        SharedRateLimiter::new(
+            config,
+            Connection::on_current_runtime(client, timeout),
+            true,
+        )
+    }
+
+    /// Starts as [`start`](SharedRateLimiter::start) does, from synchronous code, on a small
+    /// runtime of the limiter's own (as [`connect_blocking`](SharedRateLimiter::connect_blocking)).
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Unavailable`] only if the limiter's runtime cannot be started (the
+    /// system refuses a thread); never on account of the server.
+    ///
+    /// # Examples
+    ///
+    /// Failing open, a call made while the server is unreachable is let through, flagged.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, FailPolicy, SharedRateLimiter, UnavailableKind, redis};
+    ///
+    /// let config = Config::of("search", 10, Duration::from_secs(1))?.with_fail_policy(FailPolicy::Open);
+    /// let limiter = SharedRateLimiter::start_blocking(config, redis::Client::open("redis://127.0.0.1:1/")?)?;
+    /// let permit = limiter.try_acquire("alice")?;
+    /// assert_eq!(permit.remaining(), None); // nobody counted it
+    /// assert_eq!(permit.failed_open().map(|cause| cause.kind()), Some(UnavailableKind::NotRegistered));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn start_blocking(config: Config, client: Client) -> Result<Self, SharedError> {
+        SharedRateLimiter::on_own_runtime(config, client, true)
+    }
+
+    fn on_own_runtime(config: Config, client: Client, start: bool) -> Result<Self, SharedError> {
+        let name = config.name();
+        let connection = Connection::on_own_runtime(client, config.timeout())
+            .map_err(|cause| SharedError::Unavailable { name, cause })?;
+        Ok(SharedRateLimiter::new(config, connection, start))
+    }
+
+    /// A limiter over `connection`, registering in the background if `start`.
+    fn new(config: Config, connection: Connection, start: bool) -> Self {
+        let protocol = Arc::new(Protocol::new(config));
+        let registrar = Registrar::new(Arc::clone(connection.link()), Arc::clone(&protocol));
+        let background = start.then(|| registrar.spawn(connection.handle()));
         SharedRateLimiter {
             protocol,
             connection,
+            registrar,
+            background,
             clock: SystemClock,
             listeners: Vec::new(),
-            origin,
+            told: AtomicUsize::new(0),
         }
     }
 }
@@ -183,9 +280,11 @@ impl<C: Clock> SharedRateLimiter<C> {
         SharedRateLimiter {
             protocol: self.protocol,
             connection: self.connection,
+            registrar: self.registrar,
+            background: self.background,
             clock,
             listeners: self.listeners,
-            origin: self.origin,
+            told: self.told,
         }
     }
 
@@ -221,6 +320,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         listener: impl Fn(&str, &SharedEvent) + Send + Sync + 'static,
     ) -> Self {
         self.listeners.push(Box::new(listener));
+        self.announce();
         self
     }
 
@@ -263,8 +363,9 @@ impl<C: Clock> SharedRateLimiter<C> {
         &self.protocol
     }
 
-    /// The shared origin found or stored when this limiter connected, in microseconds on the
-    /// server's clock. (A server that lost its data since then has a new one.)
+    /// The shared origin found or stored when this limiter registered, in microseconds on the
+    /// server's clock; `None` while it has not registered (or the server refused its
+    /// configuration). (A server that lost its data since then has a new one.)
     ///
     /// # Examples
     ///
@@ -280,11 +381,65 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// let config = Config::of("api", 1, Duration::from_secs(1))?;
     /// let first = SharedRateLimiter::connect_blocking(config.clone(), client.clone())?;
     /// let second = SharedRateLimiter::connect_blocking(config, client)?;
+    /// assert!(first.origin().is_some());
     /// assert_eq!(first.origin(), second.origin());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn origin(&self) -> u64 {
-        self.origin
+    pub fn origin(&self) -> Option<u64> {
+        self.registrar.registration().origin()
+    }
+
+    /// Where this limiter stands with the server: [`Registration::Pending`] (with why the
+    /// last try failed) while a limiter [`start`](SharedRateLimiter::start)ed without the
+    /// server has not registered, [`Registration::Registered`] once it has (always, for one
+    /// that [`connect`](SharedRateLimiter::connect)ed), [`Registration::Refused`] if the
+    /// server holds another configuration for its name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Registration, SharedRateLimiter, redis};
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(config.clone(), client)?;
+    /// assert!(matches!(limiter.registration(), Registration::Registered { .. }));
+    /// let nowhere = SharedRateLimiter::start_blocking(config, redis::Client::open("redis://127.0.0.1:1/")?)?;
+    /// assert!(nowhere.try_acquire("k").is_err());
+    /// assert!(matches!(nowhere.registration(), Registration::Pending { failures: 1.., .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn registration(&self) -> Registration {
+        self.registrar.registration()
+    }
+
+    /// What the server's memory policy may evict of this limiter's keys, read when it
+    /// registered (see [`EvictionRisk`]): `None` if nothing (no memory limit, or
+    /// `noeviction`), and also if it could not be read (not registered yet, or a user without
+    /// `CONFIG GET`, as on managed services that rename it). Listeners hear of a risk too
+    /// ([`SharedEvent::EvictionRisk`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
+    /// use fixed_window_redis_test::{RedisServer, ServerOptions};
+    ///
+    /// let server = RedisServer::start_with(&ServerOptions::new().with_maxmemory(64 << 20, "allkeys-lru"))?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(1))?, server.client()?)?;
+    /// let risk = limiter.eviction_risk().ok_or("allkeys-lru with a limit evicts")?;
+    /// assert_eq!((risk.policy(), risk.maxmemory(), risk.configuration()), ("allkeys-lru", 64 << 20, true));
+    ///
+    /// let unlimited = RedisServer::start()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("api", 1, Duration::from_secs(1))?, unlimited.client()?)?;
+    /// assert_eq!(limiter.eviction_risk(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn eviction_risk(&self) -> Option<EvictionRisk> {
+        self.registrar.eviction().and_then(Option::clone)
     }
 
     /// The clock the limiter measures local time with and sleeps through.
@@ -603,6 +758,17 @@ impl<C: Clock> SharedRateLimiter<C> {
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
+        self.announce();
+        if !self.registrar.is_settled() {
+            self.check(key)?;
+            let registrar = Arc::clone(&self.registrar);
+            if let Err(cause) = self
+                .connection
+                .run_blocking(async move { registrar.ensure().await })
+            {
+                return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
+            }
+        }
         match self.begin(key, now, deadline)? {
             Begin::Decided(decision) => Ok((now, decision)),
             Begin::Call(call) => {
@@ -619,12 +785,39 @@ impl<C: Clock> SharedRateLimiter<C> {
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
+        self.announce();
+        if !self.registrar.is_settled() {
+            self.check(key)?;
+            let registrar = Arc::clone(&self.registrar);
+            if let Err(cause) = self
+                .connection
+                .run(async move { registrar.ensure().await })
+                .await
+            {
+                return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
+            }
+        }
         match self.begin(key, now, deadline)? {
             Begin::Decided(decision) => Ok((now, decision)),
             Begin::Call(call) => {
                 let reply = self.connection.acquire(call).await;
                 Ok(self.finish(key, now, deadline, reply))
             }
+        }
+    }
+
+    /// A key that cannot name a counter is refused before anything else.
+    fn check(&self, key: &str) -> Result<(), SharedError> {
+        check_key(key).map_err(|error| SharedError::InvalidKey {
+            name: self.config().name(),
+            error,
+        })
+    }
+
+    fn unavailable(&self, cause: Unavailable) -> SharedError {
+        SharedError::Unavailable {
+            name: self.config().name(),
+            cause,
         }
     }
 
@@ -705,6 +898,42 @@ impl<C: Clock> SharedRateLimiter<C> {
         }
     }
 
+    /// Tells the listeners not told yet of the eviction risk, once the server's policy is
+    /// known: each listener hears of it once.
+    #[inline]
+    fn announce(&self) {
+        let told = self.told.load(Ordering::Acquire);
+        if told == self.listeners.len() {
+            return;
+        }
+        let Some(risk) = self.registrar.eviction() else {
+            return;
+        };
+        // One caller tells these listeners; a racing one finds them told.
+        if self
+            .told
+            .compare_exchange(
+                told,
+                self.listeners.len(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_err()
+        {
+            return;
+        }
+        if let Some(risk) = risk {
+            let event = SharedEvent::EvictionRisk {
+                at: self.clock.now(),
+                name: self.config().name(),
+                risk: risk.clone(),
+            };
+            for listener in &self.listeners[told..] {
+                let _ = catch_unwind(AssertUnwindSafe(|| listener("", &event)));
+            }
+        }
+    }
+
     fn emit(&self, key: &str, event: &SharedEvent) {
         for listener in &self.listeners {
             // A listener's panic is its own failure, not the caller's or the limiter's.
@@ -731,10 +960,13 @@ impl<C> fmt::Debug for SharedRateLimiter<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedRateLimiter")
             .field("config", self.protocol.config())
-            .field("origin", &self.origin)
+            .field("registration", &self.registrar.registration())
+            .field("background", &self.background.is_some())
             .field("remembered", &self.protocol.remembered())
             .field("connection", &self.connection)
+            .field("eviction_risk", &self.registrar.eviction())
             .field("listeners", &self.listeners.len())
+            .field("listeners_told", &self.told.load(Ordering::Relaxed))
             .field("clock", &core::any::type_name::<C>())
             .finish()
     }

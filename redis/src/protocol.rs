@@ -608,6 +608,38 @@ impl Protocol {
         }
     }
 
+    /// The decision on an attempt made while this process is not registered (see
+    /// [`Registration`](crate::Registration)): nothing is sent, and the fail policy answers,
+    /// with an [`UnavailableKind::NotRegistered`] cause carrying `cause`, why the last
+    /// registration failed. Nothing is remembered: the attempts of a registered process are
+    /// decided by [`begin`](Protocol::begin) and [`finish`](Protocol::finish) as before.
+    ///
+    /// # Examples
+    ///
+    /// Fail closed, the call fails; fail open, it gets a flagged permit nobody counted.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Decision, FailPolicy, Protocol, Unavailable, UnavailableKind};
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?;
+    /// let refused = Unavailable::new(UnavailableKind::Connection, "connection refused");
+    /// let Decision::Unavailable(cause) = Protocol::new(config.clone()).unregistered(&refused) else {
+    ///     panic!("fail closed answers Unavailable");
+    /// };
+    /// assert_eq!(cause.kind(), UnavailableKind::NotRegistered);
+    /// assert_eq!(cause.to_string(), "not registered: connection: connection refused");
+    /// let open = Protocol::new(config.with_fail_policy(FailPolicy::Open));
+    /// assert!(matches!(open.unregistered(&refused), Decision::FailedOpen(_)));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn unregistered(&self, cause: &Unavailable) -> Decision {
+        self.unavailable(Unavailable::new(
+            UnavailableKind::NotRegistered,
+            cause.to_string(),
+        ))
+    }
+
     /// Starts an attempt on `key` at local instant `now`, for a call whose wait must end by
     /// `deadline` (`now` itself for a call that never waits).
     ///

@@ -12,6 +12,7 @@ use std::sync::Arc;
 ///
 /// assert!(UnavailableKind::Timeout.may_have_counted());
 /// assert!(!UnavailableKind::Server.may_have_counted());
+/// assert!(!UnavailableKind::NotRegistered.may_have_counted()); // nothing was sent
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -25,12 +26,21 @@ pub enum UnavailableKind {
     Server,
     /// The server answered something the script never returns.
     Reply,
+    /// The server or the TLS handshake refused this client: a wrong user name or password, an
+    /// ACL that forbids a command or key the limiter needs, or a server certificate the client
+    /// does not trust. Nothing ran; it lasts until the configuration changes.
+    Denied,
+    /// The limiter has not registered with the server yet (it was started while the server
+    /// was unreachable, and no registration has succeeded since), so the attempt was not sent;
+    /// the message says why the last registration failed.
+    NotRegistered,
 }
 
 impl UnavailableKind {
     /// Whether the script may have run and counted although the caller got no answer. A
     /// timeout or a broken connection can lose the reply of a script that ran; a server error
-    /// comes before the script writes anything.
+    /// comes before the script writes anything, and an attempt of a limiter not registered
+    /// yet is never sent.
     ///
     /// # Examples
     ///
@@ -42,7 +52,9 @@ impl UnavailableKind {
     pub fn may_have_counted(self) -> bool {
         match self {
             UnavailableKind::Timeout | UnavailableKind::Connection | UnavailableKind::Reply => true,
-            UnavailableKind::Server => false,
+            UnavailableKind::Server | UnavailableKind::Denied | UnavailableKind::NotRegistered => {
+                false
+            }
         }
     }
 }
@@ -135,6 +147,8 @@ impl fmt::Display for Unavailable {
             UnavailableKind::Connection => "connection",
             UnavailableKind::Server => "server error",
             UnavailableKind::Reply => "unexpected reply",
+            UnavailableKind::Denied => "access denied",
+            UnavailableKind::NotRegistered => "not registered",
         };
         write!(f, "{kind}: {}", self.message)
     }
@@ -142,7 +156,8 @@ impl fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
-/// The cause a redis-rs error stands for: a timeout; a reply the script never returns (one
+/// The cause a redis-rs error stands for: access denied (authentication failed, an ACL
+/// refusal, an untrusted server certificate); a timeout; a reply the script never returns (one
 /// that does not convert to the expected type, or that redis-rs cannot parse); a connection
 /// error (I/O, a dropped or refused connection, an error the connection cannot recover from);
 /// anything else the server's.
@@ -162,7 +177,9 @@ impl std::error::Error for Unavailable {}
 /// ```
 impl From<&redis::RedisError> for Unavailable {
     fn from(err: &redis::RedisError) -> Unavailable {
-        let kind = if err.is_timeout() {
+        let kind = if denied(err) {
+            UnavailableKind::Denied
+        } else if err.is_timeout() {
             UnavailableKind::Timeout
         } else if matches!(
             err.kind(),
@@ -181,6 +198,69 @@ impl From<&redis::RedisError> for Unavailable {
         } else {
             UnavailableKind::Server
         };
-        Unavailable::new(kind, err.to_string())
+        let message = if kind == UnavailableKind::Denied && script_denied(err) {
+            format!(
+                "{err} (the script runs TIME, GET and SET on the limiter's keys: the user needs \
+                 them, with EVALSHA and SCRIPT LOAD)"
+            )
+        } else {
+            err.to_string()
+        };
+        Unavailable::new(kind, message)
     }
+}
+
+/// Whether the server (or the TLS handshake) refused this client: no retry helps until the
+/// credentials, the ACL or the trusted certificates change.
+fn denied(err: &redis::RedisError) -> bool {
+    if err.kind() == redis::ErrorKind::AuthenticationFailed
+        || matches!(err.code(), Some("NOAUTH" | "NOPERM" | "WRONGPASS"))
+    {
+        return true;
+    }
+    script_denied(err) || untrusted_certificate(err)
+}
+
+/// A command the script runs that the user may not: Redis 7.0 reports it as a plain error
+/// from the script, naming the script's line rather than the command.
+fn script_denied(err: &redis::RedisError) -> bool {
+    err.detail()
+        .is_some_and(|detail| detail.contains("can't run this command"))
+}
+
+/// Whether the TLS handshake failed on the server's certificate (rustls's error, carried in
+/// the I/O error redis-rs returns).
+#[cfg(feature = "tls")]
+fn untrusted_certificate(err: &redis::RedisError) -> bool {
+    use std::error::Error;
+
+    let rejected = |error: &(dyn Error + 'static)| {
+        error.downcast_ref::<rustls::Error>().is_some_and(|tls| {
+            matches!(
+                tls,
+                rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented
+            )
+        })
+    };
+    let mut next = err.source();
+    while let Some(mut error) = next {
+        // redis-rs keeps the I/O error behind an `Arc`, and `io::Error` keeps rustls's inside.
+        if let Some(shared) = error.downcast_ref::<std::sync::Arc<dyn Error + Send + Sync>>() {
+            error = &**shared;
+        }
+        let inner = error
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref);
+        if rejected(error) || inner.is_some_and(|inner| rejected(inner)) {
+            return true;
+        }
+        next = error.source();
+    }
+    false
+}
+
+/// Without TLS there is no certificate to distrust.
+#[cfg(not(feature = "tls"))]
+fn untrusted_certificate(_: &redis::RedisError) -> bool {
+    false
 }

@@ -18,7 +18,7 @@ fn windows_start_at_the_origin_plus_whole_periods_and_nothing_carries_over() -> 
     let mut redis = raw(&server)?;
     set_time(&mut redis, T0)?;
     let limiter = connect(&server, on_time_key("edges", 2, micros(1_000))?)?;
-    assert_eq!(limiter.origin(), T0);
+    assert_eq!(limiter.origin(), Some(T0));
 
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(1));
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(0));

@@ -16,7 +16,10 @@ fn the_first_process_fixes_the_origin_and_later_ones_adopt_it() -> TestResult {
     let first = connect(&server, config.clone())?;
     set_time(&mut redis, 9_300)?;
     let second = connect(&server, config)?;
-    assert_eq!((first.origin(), second.origin()), (5_000, 5_000));
+    assert_eq!(
+        (first.origin(), second.origin()),
+        (Some(5_000), Some(5_000))
+    );
     let stored: String = redis::cmd("GET")
         .arg("fixed-window:{origin}")
         .query(&mut redis)?;

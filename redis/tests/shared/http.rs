@@ -1,5 +1,6 @@
 //! The shared limiter behind core's HTTP layer, over real TCP with a real client: exact fields
-//! on the server's clock (the time key), 503 without the server under fail-closed, and two
+//! on the server's clock (the time key), 503 without the server under fail-closed (also for a
+//! service started before its server, which then counts once the server is up), and two
 //! server processes on one Redis sharing the limit (this test binary runs itself again as each
 //! server process, told by an environment variable).
 
@@ -13,7 +14,8 @@ use std::sync::mpsc;
 use axum::Router;
 use axum::routing::get;
 use fixed_window_redis::http::{Header, HttpRateLimitLayer};
-use fixed_window_redis::{Config, FailPolicy, SharedRateLimiter};
+use fixed_window_redis::{Config, FailPolicy, SharedRateLimiter, redis};
+use fixed_window_redis_test::{RedisServer, ServerOptions};
 use reqwest::{Client, Response, StatusCode};
 
 use crate::support::{HOUR, TestResult, on_time_key, raw, server, set_time};
@@ -154,6 +156,53 @@ async fn without_its_server_a_fail_closed_limiter_answers_503_and_a_fail_open_on
     );
     // Nobody counted the permit: there is no remaining count to report.
     assert_eq!(header(&uncounted, "ratelimit"), None);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn started_before_its_server_a_service_answers_by_its_policy_then_counts() -> TestResult {
+    let port = RedisServer::free_port()?;
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/"))?;
+    let config = |name, policy| -> Result<Config, Box<dyn std::error::Error>> {
+        Ok(Config::of(name, 5, HOUR)?
+            .with_fail_policy(policy)
+            .with_timeout(Duration::from_millis(1_500))?)
+    };
+    let closed = serve(SharedRateLimiter::start(
+        config("http-start-closed", FailPolicy::Closed)?,
+        client.clone(),
+    ))
+    .await?;
+    let open = serve(SharedRateLimiter::start(
+        config("http-start-open", FailPolicy::Open)?,
+        client,
+    ))
+    .await?;
+
+    let unavailable = get_as(closed, "alice").await;
+    assert_eq!(unavailable.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(header(&unavailable, "retry-after"), Some("2"));
+    let uncounted = get_as(open, "alice").await;
+    assert_eq!(uncounted.status(), StatusCode::OK);
+    assert_eq!(header(&uncounted, "ratelimit"), None);
+
+    let _redis = RedisServer::start_with(&ServerOptions::new().with_port(port))?;
+    // At most 200 requests 50 ms apart (10 s) until the server has counted one.
+    let mut counted = None;
+    for _ in 0..200 {
+        let response = get_as(closed, "alice").await;
+        if response.status() == StatusCode::OK {
+            counted = header(&response, "ratelimit").map(str::to_owned);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(counted.as_deref(), Some("\"http-start-closed\";r=4;t=3600"));
+    let counted = get_as(open, "alice").await;
+    assert_eq!(
+        header(&counted, "ratelimit"),
+        Some("\"http-start-open\";r=4;t=3600")
+    );
     Ok(())
 }
 

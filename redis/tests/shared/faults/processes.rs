@@ -73,7 +73,9 @@ fn processes_each_aligning_their_own_origin_are_caught() -> TestResult {
 fn parent(test: &str, subject: &str) -> Result<Verdict, Box<dyn std::error::Error>> {
     let server = RedisServer::start()?;
     // This process fixes the shared origin; the children adopt it.
-    let origin = SharedRateLimiter::connect_blocking(config()?, server.client()?)?.origin();
+    let origin = SharedRateLimiter::connect_blocking(config()?, server.client()?)?
+        .origin()
+        .ok_or("a connected limiter has registered")?;
     let proxy = FaultProxy::start(server.port(), 11)?;
     proxy.set_faults(Faults {
         delay: 0.2,
@@ -314,7 +316,7 @@ async fn connect(
         .with_local_memory(0);
     Ok(match subject {
         "limiter" => Replica::Limiter(SharedRateLimiter::connect(config, client).await?),
-        "own-origin" => Replica::Planted(
+        "own-origin" => Replica::Planted(Box::new(
             PlantedClient::connect(
                 PlantedBug::OwnOrigin,
                 config,
@@ -322,7 +324,7 @@ async fn connect(
                 std::process::id() as usize,
             )
             .await?,
-        ),
+        )),
         _ => return Err(format!("no such subject: {subject:?}").into()),
     })
 }

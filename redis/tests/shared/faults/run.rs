@@ -195,7 +195,11 @@ fn run_to_end(plan: Plan) -> Result<Ran, Error> {
         .build()?;
     let config = config_of(&plan)?;
     let replicas = runtime.block_on(connect(&plan, &config, &proxy))?;
-    let origin = replicas.iter().map(Replica::origin).min().unwrap_or(0);
+    let origin = replicas
+        .iter()
+        .filter_map(Replica::origin)
+        .min()
+        .unwrap_or(0);
 
     proxy.set_faults(plan.faults);
     let progress = Arc::new(AtomicUsize::new(0));
@@ -308,7 +312,7 @@ async fn connect(plan: &Plan, config: &Config, proxy: &FaultProxy) -> Result<Vec
                 Subject::Planted(bug) => {
                     PlantedClient::connect(bug, config.clone(), proxy.client()?, replica)
                         .await
-                        .map(Replica::Planted)
+                        .map(|planted| Replica::Planted(Box::new(planted)))
                 }
             };
             if connected.is_ok() {

@@ -92,18 +92,19 @@ impl Observed {
     }
 }
 
-/// One replica: the production limiter, or a planted client.
+/// One replica: the production limiter, or a planted client (boxed: it holds its protocol
+/// inline, the limiter behind a pointer).
 pub enum Replica {
     Limiter(SharedRateLimiter),
-    Planted(PlantedClient),
+    Planted(Box<PlantedClient>),
 }
 
 impl Replica {
     /// The shared origin it registered or adopted.
-    pub fn origin(&self) -> u64 {
+    pub fn origin(&self) -> Option<u64> {
         match self {
             Replica::Limiter(limiter) => limiter.origin(),
-            Replica::Planted(planted) => planted.origin(),
+            Replica::Planted(planted) => Some(planted.origin()),
         }
     }
 
