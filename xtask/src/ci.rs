@@ -37,6 +37,19 @@ pub fn run(_args: &Args) -> Result<(), Failure> {
             "warnings",
         ]),
     )?;
+    run_step(
+        "clippy (redis integrations)",
+        cargo([
+            "clippy",
+            "-p",
+            "fixed-window-redis",
+            "--all-features",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
     run_step("tests", cargo(["test", "--workspace"]))?;
     run_step(
         "tests (core integrations)",
