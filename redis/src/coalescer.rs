@@ -32,13 +32,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use redis::Script;
-use redis::aio::ConnectionManager;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::invocation::{invoke, timed_out};
 use crate::protocol::{MAX_BATCH, ScriptCall};
+use crate::transport::Transport;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
 /// A wait standing for none, as tokio's own `timeout` uses for a duration past its clock's end.
@@ -50,7 +50,7 @@ pub(crate) type Reply = Result<Vec<i64>, Unavailable>;
 
 /// One limiter's coalescing of its attempts onto one connection.
 pub(crate) struct Coalescer {
-    manager: ConnectionManager,
+    transport: Transport,
     script: Arc<Script>,
     timeout: Duration,
     /// Where the work of a leader that is gone continues.
@@ -113,13 +113,13 @@ impl Drop for Lead {
 
 impl Coalescer {
     pub(crate) fn new(
-        manager: ConnectionManager,
+        transport: Transport,
         script: Arc<Script>,
         timeout: Duration,
         handle: Handle,
     ) -> Arc<Coalescer> {
         Arc::new(Coalescer {
-            manager,
+            transport,
             script,
             timeout,
             handle,
@@ -208,30 +208,43 @@ impl Coalescer {
         let mut batch = self.gather(own).await;
         // A caller dropped while queued takes nothing: its attempt is not sent.
         batch.retain(|queued| !queued.answer.is_closed());
-        let mut members = batch.into_iter();
-        if let Some(Queued { mut call, answer }) = members.next() {
-            let mut answers = vec![answer];
-            for Queued { call: next, answer } in members {
-                // Attempts of one limiter, never more than MAX_BATCH: the join cannot refuse;
-                // were it to, that attempt alone is unavailable, not the batch.
-                match call.join(next) {
-                    Ok(()) => answers.push(answer),
-                    Err(_) => {
-                        let _ = answer.send(Message::Reply(Err(Unavailable::new(
-                            UnavailableKind::Reply,
-                            "an attempt could not join its batch",
-                        ))));
+        // One call per group of attempts that can share one: all of them on one node, those
+        // of one slot on a cluster (a join refuses an attempt of another slot). The groups'
+        // calls go out together.
+        let mut groups: Vec<(ScriptCall, Vec<oneshot::Sender<Message>>)> = Vec::new();
+        for Queued { call, answer } in batch {
+            let mut call = Some(call);
+            let mut joined = None;
+            for (index, (group, _)) in groups.iter_mut().enumerate() {
+                let Some(next) = call.take() else { break };
+                match group.join(next) {
+                    Ok(()) => {
+                        joined = Some(index);
+                        break;
                     }
+                    Err(refused) => call = Some(*refused),
                 }
             }
-            let reply = invoke(
-                self.manager.clone(),
+            match (joined.and_then(|index| groups.get_mut(index)), call) {
+                (Some((_, answers)), _) => answers.push(answer),
+                (None, Some(call)) => groups.push((call, vec![answer])),
+                (None, None) => {}
+            }
+        }
+        let send = |call| {
+            invoke(
+                self.transport.clone(),
                 Arc::clone(&self.script),
-                &call,
+                call,
                 self.timeout,
             )
-            .await;
-            self.lock().answered = answers.len();
+        };
+        let replies = match groups.as_slice() {
+            [(call, _)] => vec![send(call).await],
+            groups => futures::future::join_all(groups.iter().map(|(call, _)| send(call))).await,
+        };
+        self.lock().answered = groups.iter().map(|(_, answers)| answers.len()).sum();
+        for ((call, answers), reply) in groups.into_iter().zip(replies) {
             for (index, answer) in answers.into_iter().enumerate() {
                 let part = match &reply {
                     Ok(reply) => Ok(call.reply_for(reply, index).to_vec()),

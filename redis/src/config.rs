@@ -27,6 +27,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
 /// The default number of full windows remembered for local rejection.
 pub const DEFAULT_LOCAL_MEMORY: usize = 10_000;
 
+/// What every key of a limiter begins with.
+const PREFIX: &str = "fixed-window:";
+
 /// What the caller sees when the server cannot decide (a connection error, a timeout, a
 /// server error).
 ///
@@ -250,7 +253,7 @@ impl Config {
             timeout: DEFAULT_TIMEOUT,
             local_memory: DEFAULT_LOCAL_MEMORY,
             time_key: None,
-            stored_key: format!("fixed-window:{{{}}}", settings.name()).into(),
+            stored_key: format!("{PREFIX}{{{}}}", settings.name()).into(),
             period_arg: period_micros.to_string().into(),
             limit_arg: settings.limit().to_string().into(),
         })
@@ -507,8 +510,10 @@ impl Config {
         self.time_key.as_deref()
     }
 
-    /// The Redis key holding the shared configuration: `fixed-window:{<name>}`. Every key of
-    /// the limiter carries the name as its hash tag, so all of them live in one cluster slot.
+    /// The Redis key holding the shared configuration: `fixed-window:{<name>}`. On one node,
+    /// every key of the limiter carries the name as its hash tag
+    /// ([`counter_key`](Config::counter_key)), so a call may read them all; on a cluster, the
+    /// counters are tagged by their own keys ([`cluster_counter_key`](Config::cluster_counter_key)).
     ///
     /// # Examples
     ///
@@ -523,7 +528,7 @@ impl Config {
         &self.stored_key
     }
 
-    /// The Redis key holding `key`'s counter: `fixed-window:{<name>}:<key>`.
+    /// The Redis key holding `key`'s counter on one node: `fixed-window:{<name>}:<key>`.
     ///
     /// # Examples
     ///
@@ -539,6 +544,31 @@ impl Config {
         counter.push_str(&self.stored_key);
         counter.push(':');
         counter.push_str(key);
+        counter
+    }
+
+    /// The Redis key holding `key`'s counter on a cluster: `fixed-window:<name>:{<key>}`. The
+    /// client key is the hash tag, so each counter is in the slot of its key, and a limiter's
+    /// counters spread over every primary. (A name has no `{`, so the name part of a counter
+    /// key ends where its tag begins, and no two limiters' keys are the same.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.cluster_counter_key("client-7"), "fixed-window:api:{client-7}");
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn cluster_counter_key(&self, key: &str) -> String {
+        let name = self.name();
+        let mut counter = String::with_capacity(PREFIX.len() + name.len() + key.len() + 3);
+        counter.push_str(PREFIX);
+        counter.push_str(name);
+        counter.push_str(":{");
+        counter.push_str(key);
+        counter.push('}');
         counter
     }
 

@@ -1,5 +1,5 @@
-//! The production transport: redis-rs's `ConnectionManager` (it reconnects) and its script
-//! support (`EVALSHA`, and `SCRIPT LOAD` then `EVALSHA` again when the server answers
+//! The production transport: redis-rs's `ConnectionManager` (it reconnects) or its cluster
+//! connection (see [`Transport`]), and its script support (`EVALSHA`, and `SCRIPT LOAD` then `EVALSHA` again when the server answers
 //! `NOSCRIPT`), on a tokio runtime. Blocking calls run on the same machinery. The connection
 //! is made by the first registration that reaches the server, so a limiter can exist before
 //! the server does.
@@ -13,6 +13,7 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClient;
 use redis::{Client, Script};
 use tokio::runtime::{Handle, Runtime};
 use tokio::sync::OnceCell;
@@ -21,6 +22,8 @@ use crate::coalescer::{Coalescer, Reply};
 use crate::invocation::invoke;
 use crate::protocol::ScriptCall;
 use crate::script::SCRIPT;
+use crate::server::Server;
+use crate::transport::Transport;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
 /// A connection to the server, made when first needed, and the runtime that drives it.
@@ -36,7 +39,7 @@ pub(crate) struct Connection {
 /// The client and, once made, the connection and its coalescer: what a registration in the
 /// background shares with the calls (not the runtime, which the limiter alone owns).
 pub(crate) struct Link {
-    client: Client,
+    server: Server,
     script: Arc<Script>,
     timeout: Duration,
     handle: Handle,
@@ -45,9 +48,9 @@ pub(crate) struct Link {
     live: OnceCell<Live>,
 }
 
-/// A connection made: the manager, and the coalescer of the attempts sent over it.
+/// A connection made, and the coalescer of the attempts sent over it.
 struct Live {
-    manager: ConnectionManager,
+    transport: Transport,
     coalescer: Arc<Coalescer>,
 }
 
@@ -69,14 +72,14 @@ impl Connection {
     /// # Panics
     ///
     /// Outside a tokio runtime.
-    pub(crate) fn on_current_runtime(client: Client, timeout: Duration) -> Connection {
-        Connection::new(client, timeout, Handle::current(), None)
+    pub(crate) fn on_current_runtime(server: Server, timeout: Duration) -> Connection {
+        Connection::new(server, timeout, Handle::current(), None)
     }
 
     /// A connection on a runtime of its own, not made yet: one worker thread that runs the
     /// connection's tasks while callers block.
     pub(crate) fn on_own_runtime(
-        client: Client,
+        server: Server,
         timeout: Duration,
     ) -> Result<Connection, Unavailable> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -92,17 +95,17 @@ impl Connection {
             })?;
         let handle = runtime.handle().clone();
         let owned = Arc::new(OwnedRuntime(Some(runtime)));
-        Ok(Connection::new(client, timeout, handle, Some(owned)))
+        Ok(Connection::new(server, timeout, handle, Some(owned)))
     }
 
     fn new(
-        client: Client,
+        server: Server,
         timeout: Duration,
         handle: Handle,
         runtime: Option<Arc<OwnedRuntime>>,
     ) -> Connection {
         let link = Arc::new(Link {
-            client,
+            server,
             script: Arc::new(Script::new(SCRIPT)),
             timeout,
             handle: handle.clone(),
@@ -185,14 +188,17 @@ impl Link {
     async fn live(&self) -> Result<&Live, Unavailable> {
         self.live
             .get_or_try_init(|| async {
-                let manager = connect(self.client.clone(), self.timeout).await?;
+                let transport = connect(&self.server, self.timeout).await?;
                 let coalescer = Coalescer::new(
-                    manager.clone(),
+                    transport.clone(),
                     Arc::clone(&self.script),
                     self.timeout,
                     self.handle.clone(),
                 );
-                Ok(Live { manager, coalescer })
+                Ok(Live {
+                    transport,
+                    coalescer,
+                })
             })
             .await
     }
@@ -201,16 +207,21 @@ impl Link {
         self.live.get().map(|live| Arc::clone(&live.coalescer))
     }
 
-    /// The connection's manager, connecting first if need be.
-    pub(crate) async fn manager(&self) -> Result<ConnectionManager, Unavailable> {
-        Ok(self.live().await?.manager.clone())
+    /// The connection, made first if need be.
+    pub(crate) async fn transport(&self) -> Result<Transport, Unavailable> {
+        Ok(self.live().await?.transport.clone())
+    }
+
+    /// Whether the server is a cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        self.server.is_cluster()
     }
 
     /// Runs `call` at once, on its own (a registration), connecting first if need be, and
     /// returns the script's reply. Each step is bounded by the timeout.
     pub(crate) async fn run(&self, call: &ScriptCall) -> Result<Vec<i64>, Unavailable> {
-        let manager = self.manager().await?;
-        invoke(manager, Arc::clone(&self.script), call, self.timeout).await
+        let transport = self.transport().await?;
+        invoke(transport, Arc::clone(&self.script), call, self.timeout).await
     }
 
     /// The timeout of one round trip.
@@ -272,9 +283,34 @@ fn task_failed(err: &tokio::task::JoinError) -> Unavailable {
     )
 }
 
-async fn connect(client: Client, timeout: Duration) -> Result<ConnectionManager, Unavailable> {
+async fn connect(server: &Server, timeout: Duration) -> Result<Transport, Unavailable> {
     #[cfg(feature = "tls")]
     install_crypto_provider();
+    match server {
+        Server::Node(client) => Ok(Transport::Node(
+            connect_node(client.clone(), timeout).await?,
+        )),
+        Server::Cluster(client) => Ok(Transport::Cluster(connect_cluster(client, timeout).await?)),
+    }
+}
+
+/// A cluster connection: it reads the slot map from the first node that answers, and follows
+/// `MOVED` and `ASK` from then on. Its own retries and timeouts are the client's, as the
+/// application built it; [`invoke`] bounds each call by the configured timeout all the same.
+async fn connect_cluster(
+    client: &ClusterClient,
+    timeout: Duration,
+) -> Result<redis::cluster_async::ClusterConnection, Unavailable> {
+    match tokio::time::timeout(timeout, client.get_async_connection()).await {
+        Ok(connection) => connection.map_err(|err| Unavailable::from(&err)),
+        Err(_) => Err(Unavailable::new(
+            UnavailableKind::Timeout,
+            format!("no connection to the cluster within {timeout:?}"),
+        )),
+    }
+}
+
+async fn connect_node(client: Client, timeout: Duration) -> Result<ConnectionManager, Unavailable> {
     // One connection attempt per reconnection, no back-off between them: a call that finds
     // the connection broken starts a new attempt, so the limiter recovers on the first call
     // after the server is back, instead of after a back-off that may have grown to a minute.

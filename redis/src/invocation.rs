@@ -5,15 +5,15 @@ use core::time::Duration;
 use std::sync::Arc;
 
 use redis::Script;
-use redis::aio::ConnectionManager;
 
 use crate::protocol::ScriptCall;
+use crate::transport::Transport;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
 /// Runs `call` as one `EVALSHA` of `script` (loading it first if the server answers
 /// `NOSCRIPT`), the whole of it bounded by `timeout`.
 pub(crate) async fn invoke(
-    mut manager: ConnectionManager,
+    mut transport: Transport,
     script: Arc<Script>,
     call: &ScriptCall,
     timeout: Duration,
@@ -27,7 +27,7 @@ pub(crate) async fn invoke(
     }
     // The whole call, a reload after NOSCRIPT and a wait for a reconnection included, is
     // bounded: a caller never waits on the server longer than the timeout.
-    match tokio::time::timeout(timeout, invocation.invoke_async::<Vec<i64>>(&mut manager)).await {
+    match tokio::time::timeout(timeout, invocation.invoke_async::<Vec<i64>>(&mut transport)).await {
         Ok(reply) => reply.map_err(|err| Unavailable::from(&err)),
         Err(_) => Err(timed_out(timeout)),
     }

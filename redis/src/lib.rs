@@ -132,8 +132,11 @@ mod registration;
 pub use crate::registration::{REGISTRATION_RETRY_MAX, REGISTRATION_RETRY_MIN, Registration};
 mod script;
 pub use crate::script::{SCRIPT, ScriptReply};
+mod server;
+pub use crate::server::Server;
 mod service;
 pub use crate::service::{SharedRateLimitLayer, SharedRateLimitService, SharedServiceError};
+mod transport;
 mod unavailable;
 pub use crate::unavailable::{Unavailable, UnavailableKind};
 

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fixed_window::{Clock, Instant, Interrupt, RateLimiterError, SystemClock};
-use redis::Client;
 
 use crate::config::Config;
 use crate::connection::Connection;
@@ -21,6 +20,7 @@ use crate::permit::SharedPermit;
 use crate::protocol::{Begin, Conclusion, Decision, Protocol};
 use crate::registrar::{Background, Registrar};
 use crate::registration::Registration;
+use crate::server::Server;
 use crate::unavailable::Unavailable;
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
@@ -110,11 +110,11 @@ impl SharedRateLimiter<SystemClock> {
     /// })?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub async fn connect(config: Config, client: Client) -> Result<Self, SharedError> {
+    pub async fn connect(config: Config, server: impl Into<Server>) -> Result<Self, SharedError> {
         let timeout = config.timeout();
         let limiter = SharedRateLimiter::new(
             config,
-            Connection::on_current_runtime(client, timeout),
+            Connection::on_current_runtime(server.into(), timeout),
             false,
         );
         limiter.registrar.register_once().await?;
@@ -144,8 +144,11 @@ impl SharedRateLimiter<SystemClock> {
     /// assert!(matches!(err, SharedError::Unavailable { name: "search", .. }));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn connect_blocking(config: Config, client: Client) -> Result<Self, SharedError> {
-        let limiter = SharedRateLimiter::on_own_runtime(config, client, false)?;
+    pub fn connect_blocking(
+        config: Config,
+        server: impl Into<Server>,
+    ) -> Result<Self, SharedError> {
+        let limiter = SharedRateLimiter::on_own_runtime(config, server.into(), false)?;
         let registrar = Arc::clone(&limiter.registrar);
         let outcome = limiter
             .connection
@@ -195,11 +198,11 @@ impl SharedRateLimiter<SystemClock> {
     /// # })?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn start(config: Config, client: Client) -> Self {
+    pub fn start(config: Config, server: impl Into<Server>) -> Self {
         let timeout = config.timeout();
         SharedRateLimiter::new(
             config,
-            Connection::on_current_runtime(client, timeout),
+            Connection::on_current_runtime(server.into(), timeout),
             true,
         )
     }
@@ -227,20 +230,24 @@ impl SharedRateLimiter<SystemClock> {
     /// assert_eq!(permit.failed_open().map(|cause| cause.kind()), Some(UnavailableKind::NotRegistered));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn start_blocking(config: Config, client: Client) -> Result<Self, SharedError> {
-        SharedRateLimiter::on_own_runtime(config, client, true)
+    pub fn start_blocking(config: Config, server: impl Into<Server>) -> Result<Self, SharedError> {
+        SharedRateLimiter::on_own_runtime(config, server.into(), true)
     }
 
-    fn on_own_runtime(config: Config, client: Client, start: bool) -> Result<Self, SharedError> {
+    fn on_own_runtime(config: Config, server: Server, start: bool) -> Result<Self, SharedError> {
         let name = config.name();
-        let connection = Connection::on_own_runtime(client, config.timeout())
+        let connection = Connection::on_own_runtime(server, config.timeout())
             .map_err(|cause| SharedError::Unavailable { name, cause })?;
         Ok(SharedRateLimiter::new(config, connection, start))
     }
 
     /// A limiter over `connection`, registering in the background if `start`.
     fn new(config: Config, connection: Connection, start: bool) -> Self {
-        let protocol = Arc::new(Protocol::new(config));
+        let protocol = Arc::new(if connection.link().is_cluster() {
+            Protocol::for_cluster(config)
+        } else {
+            Protocol::new(config)
+        });
         let registrar = Registrar::new(Arc::clone(connection.link()), Arc::clone(&protocol));
         let background = start.then(|| registrar.spawn(connection.handle()));
         SharedRateLimiter {

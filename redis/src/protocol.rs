@@ -6,7 +6,9 @@
 //! clock, the wait-or-reject choice against the deadline, and the fail policy.
 
 use core::time::Duration;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use redis::cluster_routing::Slot;
 
 use fixed_window::{Instant, RateLimiterError, RateLimiterEvent};
 
@@ -44,7 +46,7 @@ pub const MAX_BATCH: usize = 512;
 ///     panic!("nothing is known yet, so the server decides");
 /// };
 /// assert_eq!(call.keys().collect::<Vec<_>>(), ["fixed-window:{api}", "fixed-window:{api}:client-7"]);
-/// assert_eq!(call.args(), ["1000", "5", "1000", "acquire", "1"]);
+/// assert!(call.args().eq(["1000", "5", "1000", "acquire", "1"]));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,14 +61,17 @@ pub struct ScriptCall {
     period: Arc<str>,
     limit: Arc<str>,
     mode: &'static str,
+    /// On a cluster, the registered origin, sent instead of the configuration key (see
+    /// [`Protocol::for_cluster`]).
+    origin: Option<Arc<str>>,
     /// `counter_keys.len()` as the script's argument.
     attempts: String,
 }
 
 impl ScriptCall {
-    /// The script's `KEYS`, in order: the configuration key, each attempt's counter key (a
-    /// key repeats for each attempt on it, the repeats next to each other; none for a
-    /// registration), and the time key if one is configured.
+    /// The script's `KEYS`, in order: the configuration key (not when counting on a
+    /// cluster), each attempt's counter key (a key repeats for each attempt on it, the repeats
+    /// next to each other; none for a registration), and the time key if one is configured.
     ///
     /// # Examples
     ///
@@ -82,7 +87,13 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        core::iter::once(&*self.config_key)
+        let config_key = if self.origin.is_some() {
+            None
+        } else {
+            Some(&*self.config_key)
+        };
+        config_key
+            .into_iter()
             .chain(self.counter_keys.iter().map(String::as_str))
             .chain(self.time_key.as_deref())
     }
@@ -104,7 +115,8 @@ impl ScriptCall {
     }
 
     /// The script's `ARGV`: the period in microseconds, the limit, the expiry margin in
-    /// milliseconds, the mode (`acquire` or `register`), and the number of attempts.
+    /// milliseconds, the mode (`acquire`, `count` on a cluster, or `register`), the number of
+    /// attempts, and, counting on a cluster, the registered origin.
     ///
     /// # Examples
     ///
@@ -115,17 +127,19 @@ impl ScriptCall {
     /// use fixed_window_redis::{Config, Protocol};
     ///
     /// let call = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).register_call();
-    /// assert_eq!(call.args(), ["1000000", "5", "1000", "register", "0"]);
+    /// assert!(call.args().eq(["1000000", "5", "1000", "register", "0"]));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn args(&self) -> [&str; 5] {
+    pub fn args(&self) -> impl Iterator<Item = &str> {
         [
-            &self.period,
-            &self.limit,
+            &*self.period,
+            &*self.limit,
             EXPIRY_MARGIN_ARG,
             self.mode,
-            &self.attempts,
+            &*self.attempts,
         ]
+        .into_iter()
+        .chain(self.origin.as_deref())
     }
 
     /// How many attempts the call carries (0 for a registration).
@@ -178,7 +192,8 @@ impl ScriptCall {
     /// # Errors
     ///
     /// `other`, given back (boxed), if the two are not attempts of one limiter (the same
-    /// configuration and time key), or the batch would pass [`MAX_BATCH`].
+    /// configuration and time key), the batch would pass [`MAX_BATCH`], or, on a cluster,
+    /// `other`'s counter is in another slot.
     ///
     /// # Examples
     ///
@@ -197,7 +212,7 @@ impl ScriptCall {
     /// let mut batch = call("a");
     /// batch.join(call("a")).expect("one limiter");
     /// batch.join(call("b")).expect("one limiter");
-    /// assert_eq!((batch.attempts(), batch.args()[4]), (3, "3"));
+    /// assert_eq!((batch.attempts(), batch.args().nth(4)), (3, Some("3")));
     /// batch.join(call("a")).expect("one limiter");
     /// assert_eq!(
     ///     batch.keys().collect::<Vec<_>>(),
@@ -208,14 +223,15 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn join(&mut self, other: ScriptCall) -> Result<(), Box<ScriptCall>> {
-        let same = self.mode == "acquire"
-            && other.mode == "acquire"
+        let same = self.mode != "register"
+            && self.mode == other.mode
+            && self.origin == other.origin
             && self.config_key == other.config_key
             && self.time_key == other.time_key
             && self.period == other.period
             && self.limit == other.limit
             && self.attempts() + other.attempts() <= MAX_BATCH;
-        if !same {
+        if !same || (self.origin.is_some() && !self.same_slot(&other)) {
             return Err(Box::new(other));
         }
         let ScriptCall {
@@ -283,6 +299,13 @@ impl ScriptCall {
         } else {
             reply
         }
+    }
+
+    /// Whether `other`'s counters are in the slot of this call's (on a cluster, one call's
+    /// keys must be).
+    fn same_slot(&self, other: &ScriptCall) -> bool {
+        let slot = |call: &ScriptCall| call.counter_keys.first().map(Slot::for_key);
+        slot(self) == slot(other)
     }
 }
 
@@ -496,6 +519,9 @@ pub enum Conclusion {
 pub struct Protocol {
     config: Config,
     memory: FullWindows,
+    /// On a cluster, the origin once registered (decimal microseconds, as the script takes
+    /// it); `None` on one node, where every call carries the configuration key instead.
+    cluster: Option<OnceLock<Arc<str>>>,
 }
 
 impl Protocol {
@@ -513,7 +539,58 @@ impl Protocol {
     /// ```
     pub fn new(config: Config) -> Protocol {
         let memory = FullWindows::new(config.local_memory());
-        Protocol { config, memory }
+        Protocol {
+            config,
+            memory,
+            cluster: None,
+        }
+    }
+
+    /// The protocol of a process on a Redis Cluster (see [`Server`](crate::Server)): each
+    /// counter in a slot of its own ([`Config::cluster_counter_key`]), counted without reading
+    /// the configuration key, with the origin the process registered as an argument. Until
+    /// [`registered`](Protocol::registered) has given it the origin, no attempt is sent:
+    /// [`begin`](Protocol::begin) answers by the fail policy, as for a process not registered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let protocol = Protocol::for_cluster(Config::of("api", 5, Duration::from_millis(1))?);
+    /// assert!(matches!(protocol.begin("client-7", Instant::ZERO, Instant::ZERO)?, Begin::Decided(_)));
+    /// assert_eq!(protocol.registered(Ok(&[2, 1_000, 1_000, 0])), Ok(1_000));
+    /// let Begin::Call(call) = protocol.begin("client-7", Instant::ZERO, Instant::ZERO)? else {
+    ///     panic!("registered, the server decides");
+    /// };
+    /// assert!(call.keys().eq(["fixed-window:api:{client-7}"]));
+    /// assert!(call.args().eq(["1000", "5", "1000", "count", "1", "1000"]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn for_cluster(config: Config) -> Protocol {
+        Protocol {
+            cluster: Some(OnceLock::new()),
+            ..Protocol::new(config)
+        }
+    }
+
+    /// Whether this is the protocol of a process on a cluster.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let config = Config::of("api", 5, Duration::from_secs(1))?;
+    /// assert!(!Protocol::new(config.clone()).is_cluster());
+    /// assert!(Protocol::for_cluster(config).is_cluster());
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn is_cluster(&self) -> bool {
+        self.cluster.is_some()
     }
 
     /// The configuration.
@@ -597,7 +674,13 @@ impl Protocol {
             cause,
         };
         match ScriptReply::parse(reply.map_err(unavailable)?) {
-            Some(ScriptReply::Registered { origin, .. }) => Ok(origin),
+            Some(ScriptReply::Registered { origin, .. }) => {
+                if let Some(registered) = &self.cluster {
+                    // The first registration's origin stays: a process counts on one grid.
+                    let _ = registered.set(origin.to_string().into());
+                }
+                Ok(origin)
+            }
             Some(ScriptReply::Conflict { period, limit, .. }) => {
                 Err(SharedError::Conflict(self.conflict(period, limit)))
             }
@@ -665,7 +748,20 @@ impl Protocol {
         if let Some(window) = self.memory.get(key, now) {
             return Ok(Begin::Decided(decide_full(window, now, deadline, true)));
         }
-        Ok(Begin::Call(self.call(Some(key), "acquire")))
+        match &self.cluster {
+            None => Ok(Begin::Call(self.call(Some(key), "acquire"))),
+            Some(registered) => match registered.get() {
+                Some(origin) => {
+                    let mut call = self.call(Some(key), "count");
+                    call.origin = Some(Arc::clone(origin));
+                    Ok(Begin::Call(call))
+                }
+                None => Ok(Begin::Decided(self.unregistered(&Unavailable::new(
+                    UnavailableKind::NotRegistered,
+                    "the origin is not known yet",
+                )))),
+            },
+        }
     }
 
     /// Finishes an attempt on `key`: `sent` is the local reading taken before the call was
@@ -810,7 +906,10 @@ impl Protocol {
 
     fn call(&self, key: Option<&str>, mode: &'static str) -> ScriptCall {
         let counter_keys: Vec<String> = key
-            .map(|key| self.config.counter_key(key))
+            .map(|key| match self.cluster {
+                None => self.config.counter_key(key),
+                Some(_) => self.config.cluster_counter_key(key),
+            })
             .into_iter()
             .collect();
         ScriptCall {
@@ -822,6 +921,7 @@ impl Protocol {
             period: Arc::clone(self.config.period_arg()),
             limit: Arc::clone(self.config.limit_arg()),
             mode,
+            origin: None,
         }
     }
 

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use redis::aio::ConnectionManager;
 use tokio::runtime::Handle;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
@@ -17,6 +16,7 @@ use crate::eviction::EvictionRisk;
 use crate::invocation::timed_out;
 use crate::protocol::{Protocol, ScriptCall};
 use crate::registration::Registration;
+use crate::transport::Transport;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
 /// A wait standing for none, as tokio's own `timeout` uses for a duration past its clock's end.
@@ -150,6 +150,13 @@ impl Registrar {
 
     /// Connects if need be and runs the registration call, the whole bounded by the timeout.
     async fn attempt(&self) -> Result<u64, SharedError> {
+        if self.protocol.is_cluster() && self.protocol.config().time_key().is_some() {
+            // Its counters are in other slots than any one time key: no call could read both.
+            return Err(self.unavailable(Unavailable::new(
+                UnavailableKind::Reply,
+                "a time key is for one node only: on a cluster it would be in another slot than the counters",
+            )));
+        }
         let timeout = self.link.timeout();
         let reply = match tokio::time::timeout(timeout, self.link.run(&self.call)).await {
             Ok(reply) => reply,
@@ -165,10 +172,10 @@ impl Registrar {
     /// condition of registering.
     async fn read_memory_policy(&self) {
         let risk = async {
-            let mut manager = self.link.manager().await.ok()?;
+            let mut transport = self.link.transport().await.ok()?;
             let timeout = self.link.timeout();
-            let policy = config_get(&mut manager, "maxmemory-policy", timeout).await?;
-            let maxmemory = config_get(&mut manager, "maxmemory", timeout)
+            let policy = config_get(&mut transport, "maxmemory-policy", timeout).await?;
+            let maxmemory = config_get(&mut transport, "maxmemory", timeout)
                 .await?
                 .parse()
                 .ok()?;
@@ -202,13 +209,13 @@ impl Registrar {
 
 /// One server setting (`CONFIG GET`), or `None` if it cannot be read within `timeout`.
 async fn config_get(
-    manager: &mut ConnectionManager,
+    transport: &mut Transport,
     parameter: &str,
     timeout: Duration,
 ) -> Option<String> {
     let mut command = redis::cmd("CONFIG");
     command.arg("GET").arg(parameter);
-    let query = command.query_async::<HashMap<String, String>>(manager);
+    let query = command.query_async::<HashMap<String, String>>(transport);
     let mut reply = tokio::time::timeout(timeout, query).await.ok()?.ok()?;
     reply.remove(parameter)
 }

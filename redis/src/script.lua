@@ -1,16 +1,30 @@
 -- fixed-window: a batch of attempts on a shared fixed window, run atomically by the server.
 --
--- KEYS[1]        the limiter's configuration: "origin:period:limit" (microseconds,
---                microseconds, permits), written once, when absent, and never expired
--- KEYS[2..n+1]   the counter of each of the batch's n attempts (a key repeats for each
---                attempt on it, the repeats next to each other): "window_start:used"
---                (microseconds, permits), both in hexadecimal, expiring at the window's end
---                plus the margin
--- KEYS[n+2]      optional: a key holding the time in microseconds, read instead of TIME (tests)
+-- Two layouts of the keys, told apart by the mode (ARGV[4]):
+--
+-- "acquire" (one node: every key of the limiter may be read by one script call)
+--   KEYS[1]        the limiter's configuration: "origin:period:limit" (microseconds,
+--                  microseconds, permits), written once, when absent, and never expired
+--   KEYS[2..n+1]   the counter of each of the batch's n attempts (a key repeats for each
+--                  attempt on it, the repeats next to each other): "window_start:used"
+--                  (microseconds, permits), both in hexadecimal, expiring at the window's end
+--                  plus the margin
+--   KEYS[n+2]      optional: a key holding the time in microseconds, read instead of TIME
+--                  (tests)
+-- "count" (a cluster: each counter in a slot of its own, so no call reads the configuration)
+--   KEYS[1..n]     the counters, all in one slot, each "window_start:used:period:limit": the
+--                  settings that wrote it, so that a process with other settings is told of
+--                  the conflict instead of counting on another grid
+--   KEYS[n+1]      optional: the time key, as above
+--   ARGV[6]        the origin the process registered (decimal microseconds)
+-- "register"
+--   KEYS[1], and KEYS[2] optional: the configuration and the time key, as for "acquire"
+--
 -- ARGV[1]  period in microseconds
 -- ARGV[2]  limit
 -- ARGV[3]  expiry margin in milliseconds
--- ARGV[4]  "acquire", or "register" to store or check the configuration without counting
+-- ARGV[4]  the mode: "acquire", "count", or "register" to store or check the configuration
+--          without counting
 -- ARGV[5]  n, the number of attempts (0 to register)
 --
 -- Replies (arrays of integers):
@@ -18,7 +32,10 @@
 --   { 0, retry_after, now, window_start }        per attempt: the window is full; retry_after
 --                                                in microseconds
 --   { -1, stored_period, stored_limit, origin }  once, whatever n: the stored configuration
---                                                differs, nothing counted
+--                                                (or, counting on a cluster, a counter's)
+--                                                differs; nothing counted ("count": the
+--                                                batch's keys before that counter counted,
+--                                                and none of its attempts is granted)
 --   { 2, origin, now, 0 }                        registered
 --
 -- All attempts of a batch happen at the one time the script reads: attempts on one key count
@@ -41,21 +58,26 @@
 -- sprintf's integer path, where a 16-digit decimal time goes through strtod's and printf's
 -- multiple-precision paths (and tonumber parses a decimal twice). The origin is parsed, the
 -- window found from it and the expiry computed only when a key's window begins. A batch of
--- one makes the same calls; a batch of many adds one GET and one SET per other key.
+-- one makes the same calls; a batch of many adds one GET and one SET per other key. Counting
+-- on a cluster makes three calls (no configuration to read).
 
 local period = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local n = tonumber(ARGV[5])
+-- Counting on a cluster, the counters come first and the origin is an argument.
+local count = ARGV[4] == 'count'
+local first = count and 1 or 2
 local keys = #KEYS
 if not period or period < 1 or not limit or limit < 1 or not margin or margin < 0
-    or not n or n < 0 or n % 1 ~= 0 or keys < n + 1 or keys > n + 2 then
+    or not n or n < 0 or n % 1 ~= 0 or keys < n + first - 1 or keys > n + first
+    or (count and n < 1) then
   return redis.error_reply('fixed-window: bad arguments')
 end
 
 local now
-if KEYS[n + 2] then
-  now = tonumber(redis.call('GET', KEYS[n + 2]))
+if KEYS[n + first] then
+  now = tonumber(redis.call('GET', KEYS[n + first]))
   if not now or now < 0 then
     return redis.error_reply('fixed-window: the time key holds no time')
   end
@@ -69,8 +91,21 @@ end
 -- and is either the same settings spelt otherwise, different ones, or malformed.
 local origin
 local settings = ':' .. ARGV[1] .. ':' .. ARGV[2]
-local stored = redis.call('GET', KEYS[1])
-if not stored then
+-- What a counter's text ends with: the settings on a cluster, nothing on one node.
+local tail = ''
+local stored
+if count then
+  origin = tonumber(ARGV[6])
+  if not origin or origin < 0 then
+    return redis.error_reply('fixed-window: bad arguments')
+  end
+  tail = settings
+else
+  stored = redis.call('GET', KEYS[1])
+end
+if count then
+  -- The origin came with the call: nothing stored to read.
+elseif not stored then
   origin = now
   redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit), 'NX')
 elseif string.sub(stored, -#settings) ~= settings then
@@ -102,8 +137,8 @@ end
 -- their order): the key's counter is read once before them and written once after them.
 -- The reply is made with room for one attempt's four numbers, so a batch of one never grows
 -- it.
-local reply, i = { 0, 0, 0, 0 }, 2
-while i <= n + 1 do
+local reply, i = { 0, 0, 0, 0 }, first
+while i <= n + first - 1 do
   local key = KEYS[i]
   -- The counter counts in if it is of the window holding now or of a later one (the clock
   -- stepped back: a reading before the current window counts against it). Counters are
@@ -113,10 +148,22 @@ while i <= n + 1 do
   local state = redis.call('GET', key)
   if state then
     local colon = string.find(state, ':', 1, true)
+    local second = colon and string.find(state, ':', colon + 1, true)
     start = colon and tonumber(string.sub(state, 1, colon - 1), 16)
-    used = colon and tonumber(string.sub(state, colon + 1), 16)
+    used = colon and tonumber(string.sub(state, colon + 1, (second or 0) - 1), 16)
     if not start or not used then
       return redis.error_reply('fixed-window: malformed counter at ' .. key)
+    end
+    -- A counter that another process wrote with other settings: a conflict, as a stored
+    -- configuration that differs.
+    if (second and string.sub(state, second) or '') ~= tail then
+      local p, l = string.match(state, '^%x+:%x+:(%d+):(%d+)$')
+      if not p then
+        return redis.error_reply('fixed-window: malformed counter at ' .. key)
+      end
+      if tonumber(p) ~= period or tonumber(l) ~= limit then
+        return { -1, tonumber(p), tonumber(l), origin or 0 }
+      end
     end
     if now < start + period then
       prefix = string.sub(state, 1, colon)
@@ -140,7 +187,7 @@ while i <= n + 1 do
   end
   local read = used
   repeat
-    local at = 4 * (i - 2)
+    local at = 4 * (i - first)
     if used >= limit then
       reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
     else
@@ -148,14 +195,14 @@ while i <= n + 1 do
       reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, limit - used, now, start
     end
     i = i + 1
-  until i > n + 1 or KEYS[i] ~= key
+  until i > n + first - 1 or KEYS[i] ~= key
   -- Written once, if its attempts counted a permit: a window that went on keeps the expiry
   -- set when it began; one that begins here expires at its end plus the margin.
   if not prefix then
     local ttl = math.ceil((start + period - now) / 1000) + margin
-    redis.call('SET', key, string.format('%x:%x', start, used), 'PX', ttl)
+    redis.call('SET', key, string.format('%x:%x', start, used) .. tail, 'PX', ttl)
   elseif used > read then
-    redis.call('SET', key, string.format('%s%x', prefix, used), 'KEEPTTL')
+    redis.call('SET', key, string.format('%s%x', prefix, used) .. tail, 'KEEPTTL')
   end
 end
 return reply

@@ -118,8 +118,8 @@ fn variant(replacements: &[(&str, &str)]) -> &'static str {
 
 static TWO_COMMANDS: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "redis.call('SET', key, string.format('%x:%x', start, used), 'PX', ttl)",
-        "redis.call('SET', key, string.format('%x:%x', start, used))",
+        "redis.call('SET', key, string.format('%x:%x', start, used) .. tail, 'PX', ttl)",
+        "redis.call('SET', key, string.format('%x:%x', start, used) .. tail)",
     )])
 });
 

@@ -144,9 +144,7 @@ impl Server {
                             server_us,
                             request,
                             call.keys(),
-                            call.args()
-                                .into_iter()
-                                .chain(extra.iter().map(String::as_str)),
+                            call.args().chain(extra.iter().map(String::as_str)),
                         )
                     });
                     effects.refused = refused;

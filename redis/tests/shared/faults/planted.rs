@@ -63,8 +63,8 @@ impl PlantedBug {
         match self {
             PlantedBug::TwoCommands => replaced(
                 SCRIPT,
-                "redis.call('SET', key, string.format('%x:%x', start, used), 'PX', ttl)",
-                "redis.call('SET', key, string.format('%x:%x', start, used))",
+                "redis.call('SET', key, string.format('%x:%x', start, used) .. tail, 'PX', ttl)",
+                "redis.call('SET', key, string.format('%x:%x', start, used) .. tail)",
             ),
             PlantedBug::ClientClock => replaced(
                 SCRIPT,
@@ -87,7 +87,7 @@ impl PlantedBug {
 }
 
 /// Where the script starts counting, after the configuration and the origin.
-const COUNTING: &str = "local reply, i = { 0, 0, 0, 0 }, 2\n";
+const COUNTING: &str = "local reply, i = { 0, 0, 0, 0 }, first\n";
 
 /// The naive window: a bare count that expires `period` after its first hit (of the first
 /// attempt: the planted client sends one per call).
