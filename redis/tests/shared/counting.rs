@@ -121,7 +121,7 @@ fn a_counter_written_with_other_settings_is_a_conflict_and_counts_nothing() -> T
     let counter: String = redis::cmd("GET")
         .arg("fixed-window:counting:{k}")
         .query(&mut redis)?;
-    assert_eq!(counter, format!("{:x}:1:1000:2", T0));
+    assert_eq!(counter, format!("{T0:x}:1:1000:2"));
     Ok(())
 }
 
