@@ -35,7 +35,7 @@ fn a_slot_migrated_under_attempts_keeps_every_window_within_its_limit() -> TestR
 
     let stop = AtomicBool::new(false);
     let steps = std::thread::scope(|scope| {
-        let attempts = scope.spawn(|| hammer(&limiter, &KEYS, 4, 200_000, &stop));
+        let attempts = scope.spawn(|| hammer(&limiter, &KEYS, 4, 100_000, &stop));
         let steps = (|| -> Result<(u64, u64, u64), Box<dyn std::error::Error>> {
             std::thread::sleep(STEP);
             let migration = cluster.begin_migration(MIGRATED, target)?;

@@ -80,7 +80,7 @@ pub fn per_window(
 pub fn over(windows: &BTreeMap<(String, u64), u32>, most: u32) -> Vec<((String, u64), u32)> {
     windows
         .iter()
-        .filter(|(_, &count)| count > most)
+        .filter(|&(_, &count)| count > most)
         .map(|(window, &count)| (window.clone(), count))
         .collect()
 }
@@ -100,6 +100,9 @@ pub fn wall_micros() -> u64 {
 pub fn micros(duration: Duration) -> u64 {
     u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
+
+/// How long a thread pauses after a rejection.
+const PAUSE: Duration = Duration::from_millis(1);
 
 /// Threads on `limiter`, each trying `keys` in turn until `stop` is set (at most `most`
 /// attempts each): the permits granted, and the `Unavailable` answers with their wall times.
@@ -124,7 +127,11 @@ pub fn hammer(
                         let key = keys[(attempt + thread) % keys.len()];
                         match limiter.try_acquire(key) {
                             Ok(permit) => granted.extend(Granted::of(key, &permit)),
-                            Err(fixed_window_redis::SharedError::Limited(_)) => {}
+                            // A rejection is local and quick while the window is known
+                            // full: a short pause keeps the attempts bounded by time as well.
+                            Err(fixed_window_redis::SharedError::Limited(_)) => {
+                                std::thread::sleep(PAUSE);
+                            }
                             Err(_) => unavailable.push(wall_micros()),
                         }
                     }
