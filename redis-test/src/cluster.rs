@@ -988,6 +988,9 @@ impl Process {
             // A replica takes over however long ago it last heard from its master: a test's
             // failover must not hang on how busy the machine was.
             .args(["--cluster-replica-validity-factor", "0"])
+            // A master serves its replica's first synchronisation at once, not 5 s later in
+            // case more replicas ask.
+            .args(["--repl-diskless-sync-delay", "0"])
             .args(["--save", "", "--appendonly", "no"])
             .args(["--dir", &dir.to_string_lossy()])
             .args(["--loglevel", "warning"])
