@@ -495,8 +495,8 @@ impl RedisCluster {
     }
 
     /// Waits until a replica of the master killed on `old_master_port` has been promoted
-    /// (`role:master`) and every running node sees the cluster `ok` again; returns the port of
-    /// the new master.
+    /// (`role:master`), every running node sees the cluster `ok` again, and every running node
+    /// lists the new master as serving the old one's slots; returns the port of the new master.
     ///
     /// # Errors
     ///
@@ -570,8 +570,8 @@ impl RedisCluster {
 
     /// Has the replica on `replica_port` take over from its master (`CLUSTER FAILOVER`: the
     /// master stops writes until the replica has caught up, so nothing is lost), and waits until
-    /// their roles have swapped, the old master's link to the new one is up and every running
-    /// node sees the cluster `ok`.
+    /// their roles have swapped, the old master's link to the new one is up, every running node
+    /// lists the new roles, and every running node sees the cluster `ok`.
     ///
     /// # Errors
     ///
@@ -988,6 +988,9 @@ impl Process {
             // A replica takes over however long ago it last heard from its master: a test's
             // failover must not hang on how busy the machine was.
             .args(["--cluster-replica-validity-factor", "0"])
+            // A master serves its replica's first synchronisation at once, not 5 s later in
+            // case more replicas ask.
+            .args(["--repl-diskless-sync-delay", "0"])
             .args(["--save", "", "--appendonly", "no"])
             .args(["--dir", &dir.to_string_lossy()])
             .args(["--loglevel", "warning"])
