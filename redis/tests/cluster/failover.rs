@@ -47,7 +47,9 @@ fn a_killed_primary_is_replaced_and_the_limit_holds_within_the_stated_bound() ->
     assert_eq!(cluster.master_of(SLOT)?, promoted);
     // Between the kill and the promotion, the slot's calls failed closed.
     assert!(
-        unavailable.iter().any(|&at| (killed..serving).contains(&at)),
+        unavailable
+            .iter()
+            .any(|&at| (killed..serving).contains(&at)),
         "no call was answered by the fail policy while the slot had no primary"
     );
     // Served again by the new primary, without a restart.
@@ -55,7 +57,10 @@ fn a_killed_primary_is_replaced_and_the_limit_holds_within_the_stated_bound() ->
         .iter()
         .filter(|permit| permit.key == "k" && permit.at_us > serving)
         .count();
-    assert!(after > 0, "no permit on the failed-over slot after the promotion");
+    assert!(
+        after > 0,
+        "no permit on the failed-over slot after the promotion"
+    );
     // The stated bound: at most `limit` per window, but for the windows from the kill to the
     // promotion, where the new primary may lack what the old one had not replicated: at most
     // `limit` more per key.
@@ -69,6 +74,10 @@ fn a_killed_primary_is_replaced_and_the_limit_holds_within_the_stated_bound() ->
         .map(|(window, &count)| (window.clone(), count))
         .collect();
     assert_eq!(over(&outside, LIMIT), [], "windows over the limit");
-    assert_eq!(over(&windows, 2 * LIMIT), [], "windows over the failover bound");
+    assert_eq!(
+        over(&windows, 2 * LIMIT),
+        [],
+        "windows over the failover bound"
+    );
     Ok(())
 }

@@ -24,7 +24,10 @@ fn a_slot_migrated_under_attempts_keeps_every_window_within_its_limit() -> TestR
     let limiter = SharedRateLimiter::connect_blocking(config.clone(), cluster.client()?)?;
     let origin = origin(&limiter)?;
     assert_eq!(cluster.slot_of(&config.cluster_counter_key("k"))?, MIGRATED);
-    assert_eq!(cluster.slot_of(&config.cluster_counter_key("k1967"))?, MIGRATED);
+    assert_eq!(
+        cluster.slot_of(&config.cluster_counter_key("k1967"))?,
+        MIGRATED
+    );
     let source = cluster.master_of(MIGRATED)?;
     let target = cluster
         .masters()?
@@ -67,8 +70,14 @@ fn a_slot_migrated_under_attempts_keeps_every_window_within_its_limit() -> TestR
             .filter(|permit| permit.key == "k" && (from..to).contains(&permit.at_us))
             .count()
     };
-    assert!(served(moved_at, finishing) > 0, "no permit while the slot was importing");
-    assert!(served(finishing, u64::MAX) > 0, "no permit after the migration");
+    assert!(
+        served(moved_at, finishing) > 0,
+        "no permit while the slot was importing"
+    );
+    assert!(
+        served(finishing, u64::MAX) > 0,
+        "no permit after the migration"
+    );
     assert!(
         unavailable.len() * 100 <= granted.len(),
         "{} unavailable against {} permits",

@@ -94,7 +94,7 @@ pub fn origin(limiter: &SharedRateLimiter) -> Result<u64, Box<dyn std::error::Er
 pub fn wall_micros() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| micros(since))
+        .map_or(0, micros)
 }
 
 pub fn micros(duration: Duration) -> u64 {
