@@ -640,7 +640,7 @@ impl Protocol {
     /// use fixed_window_redis::{Config, Protocol};
     ///
     /// let call = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).register_call();
-    /// assert_eq!(call.args()[3], "register");
+    /// assert_eq!(call.args().nth(3), Some("register"));
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn register_call(&self) -> ScriptCall {
