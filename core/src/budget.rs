@@ -9,6 +9,7 @@ use crate::instant::Instant;
 use crate::state::{Cell, State, Wide};
 #[cfg(feature = "stats")]
 use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::weight::Weight;
 use crate::window::Grid;
 
 /// `limit` permits per window of the grid, claimed by compare-and-set on a state word.
@@ -72,8 +73,8 @@ impl Budget {
     /// [`Budget::state`].
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub(crate) fn claim(&self, state: &State, now: Instant) -> Claim {
-        self.claim_reading(state, || now).1
+    pub(crate) fn claim<W: Weight>(&self, state: &State, now: Instant, weight: W) -> Claim {
+        self.claim_reading(state, || now, weight).1
     }
 
     /// Claims a permit from `state` at the reading `read` takes, which it takes after loading
@@ -97,24 +98,25 @@ impl Budget {
     // manual clock 53 instructions instead of 44 under callgrind).
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub(crate) fn claim_reading(
+    pub(crate) fn claim_reading<W: Weight>(
         &self,
         state: &State,
         read: impl FnOnce() -> Instant,
+        weight: W,
     ) -> (Instant, Claim) {
         match state {
             State::Packed(cell) => {
                 let current = cell.load();
                 let now = read();
-                let claim = match self.round(cell, current, now) {
+                let claim = match self.round(cell, current, now, weight) {
                     Ok(claim) => claim,
-                    Err(found) => self.claim_contended(cell, now, found),
+                    Err(found) => self.claim_contended(cell, now, found, weight),
                 };
                 (now, claim)
             }
             State::Wide(cell) => {
                 let now = read();
-                (now, self.claim_wide(cell, now))
+                (now, self.claim_wide(cell, now, weight))
             }
         }
     }
@@ -124,32 +126,43 @@ impl Budget {
     /// straight path (a taken branch and spilled registers on every call).
     #[cold]
     #[inline(never)]
-    fn claim_wide(&self, cell: &Wide, now: Instant) -> Claim {
-        self.claim_cell(cell, now)
+    fn claim_wide<W: Weight>(&self, cell: &Wide, now: Instant, weight: W) -> Claim {
+        self.claim_cell(cell, now, weight)
     }
 
     /// Claims a permit from the window holding `now` in any word seen through [`Cell`]: the
     /// claim of a word outside a [`State`], such as one key's of a keyed limiter.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub(crate) fn claim_cell<S: Cell>(&self, cell: &S, now: Instant) -> Claim {
-        match self.round(cell, cell.load(), now) {
+    pub(crate) fn claim_cell<S: Cell, W: Weight>(
+        &self,
+        cell: &S,
+        now: Instant,
+        weight: W,
+    ) -> Claim {
+        match self.round(cell, cell.load(), now, weight) {
             Ok(claim) => claim,
-            Err(found) => self.claim_contended(cell, now, found),
+            Err(found) => self.claim_contended(cell, now, found, weight),
         }
     }
 
     /// Retries after a lost race, under the backoff, until a round decides.
     #[cold]
     #[inline(never)]
-    fn claim_contended<S: Cell>(&self, cell: &S, now: Instant, mut current: S::Raw) -> Claim {
+    fn claim_contended<S: Cell, W: Weight>(
+        &self,
+        cell: &S,
+        now: Instant,
+        mut current: S::Raw,
+        weight: W,
+    ) -> Claim {
         let mut retry = 0;
         loop {
             #[cfg(feature = "stats")]
             self.cas_retries.fetch_add(1, Ordering::Relaxed);
             self.backoff.snooze(retry);
             retry = retry.saturating_add(1);
-            match self.round(cell, current, now) {
+            match self.round(cell, current, now, weight) {
                 Ok(claim) => return claim,
                 Err(found) => current = found,
             }
@@ -160,7 +173,13 @@ impl Budget {
     /// another caller wrote first if the compare-and-set lost.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn round<S: Cell>(&self, cell: &S, current: S::Raw, now: Instant) -> Result<Claim, S::Raw> {
+    fn round<S: Cell, W: Weight>(
+        &self,
+        cell: &S,
+        current: S::Raw,
+        now: Instant,
+        weight: W,
+    ) -> Result<Claim, S::Raw> {
         let (stored_index, stored_used) = cell.decode(current);
         // A window whose end lies past Instant::MAX never ends, so `None` means "still
         // current". Arithmetic here is exact on u64 nanoseconds: the elapsed time since the
@@ -176,15 +195,23 @@ impl Budget {
             // never reopen permits, and the window ends at its usual instant.
             _ => (stored_index, stored_used),
         };
-        if used >= self.limit {
+        if !weight.fits(used, self.limit) {
             // Full, decided from the loaded word alone, without writing. Only the stored window
-            // can be full (an advanced one starts empty), so `end` is its end, and it lies
-            // after `now`.
+            // can be full (an advanced one starts empty, and a weight is at most the limit),
+            // so `end` is its end, and it lies after `now`.
             return Ok(Claim::Full { next: end });
         }
-        cell.compare_exchange(current, cell.encode(index, used + 1))
+        let units = weight.units();
+        if units == 0 {
+            // Nothing to take: permitted at once, with what the current window has left.
+            return Ok(Claim::Permitted {
+                remaining: self.limit - used,
+            });
+        }
+        // `fits` bounds `used + units` by the limit.
+        cell.compare_exchange(current, cell.encode(index, used + units))
             .map(|()| Claim::Permitted {
-                remaining: self.limit - used - 1,
+                remaining: self.limit - used - units,
             })
     }
 

@@ -96,6 +96,16 @@ pub enum RateLimiterError {
         /// The limiter's name.
         name: &'static str,
     },
+    /// The call asked for more permits at once than a window holds, so no window could ever
+    /// grant them: nothing was counted and nothing waited for.
+    TooMany {
+        /// The limiter's name.
+        name: &'static str,
+        /// Permits per window.
+        limit: u32,
+        /// The permits the call asked for.
+        requested: u32,
+    },
 }
 
 impl RateLimiterError {
@@ -110,9 +120,9 @@ impl RateLimiterError {
     /// ```
     pub fn name(&self) -> &'static str {
         match self {
-            RateLimiterError::Rejected { name, .. } | RateLimiterError::Interrupted { name } => {
-                name
-            }
+            RateLimiterError::Rejected { name, .. }
+            | RateLimiterError::Interrupted { name }
+            | RateLimiterError::TooMany { name, .. } => name,
         }
     }
 
@@ -130,7 +140,7 @@ impl RateLimiterError {
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             RateLimiterError::Rejected { retry_after, .. } => Some(*retry_after),
-            RateLimiterError::Interrupted { .. } => None,
+            RateLimiterError::Interrupted { .. } | RateLimiterError::TooMany { .. } => None,
         }
     }
 }
@@ -155,6 +165,17 @@ impl fmt::Display for RateLimiterError {
                 write!(
                     f,
                     "rate limiter '{name}': the wait for a permit was interrupted"
+                )
+            }
+            RateLimiterError::TooMany {
+                name,
+                limit,
+                requested,
+            } => {
+                write!(
+                    f,
+                    "rate limiter '{name}' cannot grant {requested} permits at once: a window \
+                     holds {limit}"
                 )
             }
         }

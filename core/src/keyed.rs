@@ -21,6 +21,7 @@ use crate::permit::Permit;
 use crate::policy::Policy;
 use crate::settings::Settings;
 use crate::waiting;
+use crate::weight::One;
 
 mod builder;
 pub use self::builder::{KeyedBuilder, KeyedOptions};
@@ -44,6 +45,7 @@ mod shards;
 use self::shards as table;
 mod slot;
 mod sweep;
+mod weighted;
 mod words;
 use self::words::{KeyWord, KeyedListener, KeyedWords};
 
@@ -634,7 +636,7 @@ where
     /// ```
     #[inline]
     pub fn attempt(&self, key: &K, now: Instant, deadline: Instant) -> Attempt {
-        self.policy.attempt(&self.source(key), now, deadline)
+        self.policy.attempt(&self.source(key), now, deadline, One)
     }
 
     /// Takes a permit for `key` if its current window has one, never waiting.
@@ -662,7 +664,7 @@ where
     #[inline]
     pub fn try_acquire<'k>(&self, key: &'k K) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
         self.policy
-            .try_acquire(&self.source(key), || self.clock.now())
+            .try_acquire(&self.source(key), || self.clock.now(), One)
             .map_err(|rejection| KeyedRateLimiterError::new(key, rejection.to_error()))
     }
 
@@ -689,7 +691,7 @@ where
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn acquire<'k>(&self, key: &'k K) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
-        waiting::wait_blocking(&self.policy, &self.source(key), &self.clock, None)
+        waiting::wait_blocking(&self.policy, &self.source(key), &self.clock, None, One)
             .map_err(|error| KeyedRateLimiterError::new(key, error))
     }
 
@@ -729,6 +731,7 @@ where
             &self.source(key),
             &self.clock,
             Some(interrupt),
+            One,
         )
         .map_err(|error| KeyedRateLimiterError::new(key, error))
     }
@@ -817,7 +820,7 @@ where
         &self,
         key: &'k K,
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
-        waiting::wait_async(&self.policy, &self.source(key), &self.clock)
+        waiting::wait_async(&self.policy, &self.source(key), &self.clock, One)
             .await
             .map_err(|error| KeyedRateLimiterError::new(key, error))
     }

@@ -120,4 +120,5 @@ mod tokio_clock;
 #[cfg(feature = "tokio")]
 pub use crate::tokio_clock::TokioClock;
 mod waiting;
+mod weight;
 mod window;

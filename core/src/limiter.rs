@@ -19,6 +19,9 @@ use crate::rejection::Rejection;
 use crate::settings::Settings;
 use crate::state::State;
 use crate::waiting;
+use crate::weight::One;
+
+mod weighted;
 
 /// A fixed-window rate limiter: at most `limit` calls start per `period`, in windows aligned
 /// to the limiter's creation on its clock.
@@ -461,7 +464,7 @@ impl<C: Clock> RateLimiter<C> {
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
     pub fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
-        self.policy.attempt(&self.state, now, deadline)
+        self.policy.attempt(&self.state, now, deadline, One)
     }
 
     /// Takes a permit if the current window has one, never waiting, whatever `max_wait` is.
@@ -492,7 +495,8 @@ impl<C: Clock> RateLimiter<C> {
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
     pub fn try_acquire(&self) -> Result<Permit, Rejection<'_>> {
-        self.policy.try_acquire(&self.state, || self.clock.now())
+        self.policy
+            .try_acquire(&self.state, || self.clock.now(), One)
     }
 
     /// Takes a permit, waiting (blocking the thread, through the clock) up to `max_wait` for a
@@ -645,7 +649,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn acquire_async(&self) -> Result<Permit, RateLimiterError> {
-        waiting::wait_async(&self.policy, &self.state, &self.clock).await
+        waiting::wait_async(&self.policy, &self.state, &self.clock, One).await
     }
 
     /// Runs the future `op` if a permit is granted (awaiting up to `max_wait`), returning its
@@ -674,7 +678,7 @@ impl<C: Clock> RateLimiter<C> {
     }
 
     fn acquire_blocking(&self, interrupt: Option<&Interrupt>) -> Result<Permit, RateLimiterError> {
-        waiting::wait_blocking(&self.policy, &self.state, &self.clock, interrupt)
+        waiting::wait_blocking(&self.policy, &self.state, &self.clock, interrupt, One)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::permit::Permit;
 use crate::rejection::Rejection;
 use crate::settings::Settings;
 use crate::state::State;
+use crate::weight::Weight;
 
 /// Everything a limiter decides with but its clock and its state word, so that one policy can
 /// decide for several words (a word per key) and every caller of the step shares one copy of
@@ -35,12 +36,18 @@ pub(crate) trait Source {
     /// The limiter's kind of listener.
     type Listener;
 
-    /// Claims a permit from the window holding `now`.
-    fn claim(&self, budget: &Budget, now: Instant) -> Claim;
+    /// Claims `weight` permits from the window holding `now`.
+    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Claim;
 
-    /// Claims a permit at the reading `read` takes, returning the reading with the outcome.
-    /// A source may load its word before reading the clock (see [`Budget::claim_reading`]).
-    fn claim_reading(&self, budget: &Budget, read: impl FnOnce() -> Instant) -> (Instant, Claim);
+    /// Claims `weight` permits at the reading `read` takes, returning the reading with the
+    /// outcome. A source may load its word before reading the clock (see
+    /// [`Budget::claim_reading`]).
+    fn claim_reading<W: Weight>(
+        &self,
+        budget: &Budget,
+        read: impl FnOnce() -> Instant,
+        weight: W,
+    ) -> (Instant, Claim);
 
     /// Hands `event`, which this source's claim decided, to `listener`.
     fn notify(&self, listener: &Self::Listener, event: &RateLimiterEvent);
@@ -51,14 +58,19 @@ impl Source for State {
 
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn claim(&self, budget: &Budget, now: Instant) -> Claim {
-        budget.claim(self, now)
+    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Claim {
+        budget.claim(self, now, weight)
     }
 
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn claim_reading(&self, budget: &Budget, read: impl FnOnce() -> Instant) -> (Instant, Claim) {
-        budget.claim_reading(self, read)
+    fn claim_reading<W: Weight>(
+        &self,
+        budget: &Budget,
+        read: impl FnOnce() -> Instant,
+        weight: W,
+    ) -> (Instant, Claim) {
+        budget.claim_reading(self, read, weight)
     }
 
     #[inline]
@@ -68,18 +80,19 @@ impl Source for State {
 }
 
 impl<L> Policy<L> {
-    /// The sans-IO step on `source` at `now`, for a call whose wait must end by `deadline`,
-    /// with its event emitted.
+    /// The sans-IO step on `source` at `now`, taking `weight` permits, for a call whose wait
+    /// must end by `deadline`, with its event emitted.
     // Inlined into the caller's loop, the paths lose a call's prologue and epilogue.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub(crate) fn attempt<S: Source<Listener = L>>(
+    pub(crate) fn attempt<S: Source<Listener = L>, W: Weight>(
         &self,
         source: &S,
         now: Instant,
         deadline: Instant,
+        weight: W,
     ) -> Attempt {
-        match source.claim(&self.budget, now) {
+        match source.claim(&self.budget, now, weight) {
             Claim::Permitted { remaining } => {
                 self.permitted(source, now, remaining);
                 Attempt::Permitted { remaining }
@@ -93,17 +106,18 @@ impl<L> Policy<L> {
         }
     }
 
-    /// A permit from `source` at the reading `read` takes (after loading the word, where the
-    /// source can) if its window has one, never waiting, with its event emitted.
+    /// `weight` permits from `source` at the reading `read` takes (after loading the word,
+    /// where the source can) if its window has them, never waiting, with its event emitted.
     // Inlined into the caller's loop, the paths lose a call's prologue and epilogue.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub(crate) fn try_acquire<S: Source<Listener = L>>(
+    pub(crate) fn try_acquire<S: Source<Listener = L>, W: Weight>(
         &self,
         source: &S,
         read: impl FnOnce() -> Instant,
+        weight: W,
     ) -> Result<Permit, Rejection<'_>> {
-        let (now, claim) = source.claim_reading(&self.budget, read);
+        let (now, claim) = source.claim_reading(&self.budget, read, weight);
         match claim {
             Claim::Permitted { remaining } => {
                 self.permitted(source, now, remaining);

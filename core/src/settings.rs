@@ -7,6 +7,7 @@ use core::time::Duration;
 
 use crate::error::{ConfigError, RateLimiterError};
 use crate::instant::{Instant, saturating_nanos};
+use crate::weight::Units;
 
 /// The configuration the specification names and every fixed-window limiter shares: a name,
 /// `limit` permits per `period`, and how long an excess call may wait (`max_wait`), checked
@@ -249,6 +250,20 @@ impl Settings {
     /// The error for a call whose wait was interrupted.
     pub(crate) fn interrupted(&self) -> RateLimiterError {
         RateLimiterError::Interrupted { name: self.name }
+    }
+
+    /// `n` permits as a weight to claim, or the error if no window can hold them.
+    #[inline]
+    pub(crate) fn units(&self, n: u32) -> Result<Units, RateLimiterError> {
+        if n <= self.limit.get() {
+            Ok(Units(n))
+        } else {
+            Err(RateLimiterError::TooMany {
+                name: self.name,
+                limit: self.limit.get(),
+                requested: n,
+            })
+        }
     }
 }
 

@@ -11,23 +11,30 @@ use crate::instant::Instant;
 use crate::interrupt::Interrupt;
 use crate::permit::Permit;
 use crate::policy::{Policy, Source};
+use crate::weight::Weight;
 
 /// A waiting call on `source`, blocking the thread through `clock`'s sleep; `interrupt` (or
 /// none) ends a sleep early.
 #[inline]
-pub(crate) fn wait_blocking<C: Clock, S: Source>(
+pub(crate) fn wait_blocking<C: Clock, S: Source, W: Weight>(
     policy: &Policy<S::Listener>,
     source: &S,
     clock: &C,
     interrupt: Option<&Interrupt>,
+    weight: W,
 ) -> Result<Permit, RateLimiterError> {
     let start = clock.now();
     let deadline = policy.settings.deadline(start);
-    match step(policy, source, start, deadline, None) {
+    match step(policy, source, start, deadline, None, weight) {
         Step::Done(result) => result,
-        Step::Sleep(pause) => {
-            keep_waiting_blocking(policy, source, clock, interrupt, start, deadline, pause)
-        }
+        Step::Sleep(pause) => keep_waiting_blocking(
+            policy,
+            source,
+            clock,
+            interrupt,
+            (start, deadline, pause),
+            weight,
+        ),
     }
 }
 
@@ -35,14 +42,13 @@ pub(crate) fn wait_blocking<C: Clock, S: Source>(
 /// decided at once (most of them) stay short.
 #[cold]
 #[inline(never)]
-fn keep_waiting_blocking<C: Clock, S: Source>(
+fn keep_waiting_blocking<C: Clock, S: Source, W: Weight>(
     policy: &Policy<S::Listener>,
     source: &S,
     clock: &C,
     interrupt: Option<&Interrupt>,
-    mut now: Instant,
-    deadline: Instant,
-    mut pause: Duration,
+    (mut now, deadline, mut pause): (Instant, Instant, Duration),
+    weight: W,
 ) -> Result<Permit, RateLimiterError> {
     // Made only when a wait begins, so a call that never waits never allocates.
     let own_interrupt;
@@ -58,7 +64,7 @@ fn keep_waiting_blocking<C: Clock, S: Source>(
             .map_err(|_| policy.settings.interrupted())?;
         let slept_from = Some(now);
         now = clock.now();
-        pause = match step(policy, source, now, deadline, slept_from) {
+        pause = match step(policy, source, now, deadline, slept_from, weight) {
             Step::Done(result) => return result,
             Step::Sleep(pause) => pause,
         };
@@ -66,16 +72,17 @@ fn keep_waiting_blocking<C: Clock, S: Source>(
 }
 
 /// A waiting call on `source`, awaiting `clock`'s asynchronous sleep.
-pub(crate) async fn wait_async<C: Clock, S: Source>(
+pub(crate) async fn wait_async<C: Clock, S: Source, W: Weight>(
     policy: &Policy<S::Listener>,
     source: &S,
     clock: &C,
+    weight: W,
 ) -> Result<Permit, RateLimiterError> {
     let mut now = clock.now();
     let deadline = policy.settings.deadline(now);
     let mut slept_from = None;
     loop {
-        let pause = match step(policy, source, now, deadline, slept_from) {
+        let pause = match step(policy, source, now, deadline, slept_from, weight) {
             Step::Done(result) => return result,
             Step::Sleep(pause) => pause,
         };
@@ -94,14 +101,15 @@ pub(crate) async fn wait_async<C: Clock, S: Source>(
 // Inlined, a call decided at once (most are) costs a third fewer instructions.
 #[expect(clippy::inline_always, reason = "measured on the hot path")]
 #[inline(always)]
-pub(crate) fn step<S: Source>(
+pub(crate) fn step<S: Source, W: Weight>(
     policy: &Policy<S::Listener>,
     source: &S,
     now: Instant,
     deadline: Instant,
     slept_from: Option<Instant>,
+    weight: W,
 ) -> Step {
-    match policy.attempt(source, now, deadline) {
+    match policy.attempt(source, now, deadline, weight) {
         Attempt::Permitted { remaining } => Step::Done(Ok(Permit::new(now, remaining))),
         Attempt::Rejected { retry_after } => Step::Done(Err(policy.settings.rejected(retry_after))),
         // A stopped clock (or one that stepped back across the sleep) would otherwise keep the

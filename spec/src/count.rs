@@ -163,11 +163,33 @@ impl Count {
     /// assert_eq!(count.decide(&grid, 1, 5, 5), Decision::Reject { retry_after: NEVER });
     /// ```
     pub fn decide(&self, grid: &Grid, limit: u32, now: u128, deadline: u128) -> Decision {
+        self.decide_n(grid, limit, now, deadline, 1)
+    }
+
+    /// What an attempt for `n` permits at once decides (`docs/rules.md`: Weighted permits):
+    /// all `n` in the window in effect if it has `n` left, else a wait or a rejection as for
+    /// one permit; `n = 0` is permitted without counting. `n` above `limit` is no attempt at
+    /// all (the limiter refuses it before deciding); here it is never permitted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Decision, Grid};
+    ///
+    /// let grid = Grid::checked(0, 10).expect("a positive period");
+    /// let mut count = Count::new();
+    /// let three = count.decide_n(&grid, 5, 1, 1, 3);
+    /// assert_eq!(three, Decision::Permit { index: 0, remaining: 2 });
+    /// count.apply_n(three, 3);
+    /// assert_eq!(count.decide_n(&grid, 5, 2, 2, 3), Decision::Reject { retry_after: 8 });
+    /// assert_eq!(count.decide_n(&grid, 5, 2, 2, 0), Decision::Permit { index: 0, remaining: 2 });
+    /// ```
+    pub fn decide_n(&self, grid: &Grid, limit: u32, now: u128, deadline: u128, n: u32) -> Decision {
         let (index, used) = self.at(grid, now);
-        if used < limit {
+        if n <= limit && used <= limit - n {
             return Decision::Permit {
                 index,
-                remaining: limit - used - 1,
+                remaining: limit - used - n,
             };
         }
         match grid.end(index) {
@@ -195,12 +217,33 @@ impl Count {
     /// assert_eq!((count.index(), count.used()), (4, 1));
     /// ```
     pub fn apply(&mut self, decision: Decision) {
+        self.apply_n(decision, 1);
+    }
+
+    /// Records `decision` of an attempt for `n` permits: a permit counts all `n` in its window;
+    /// zero permits write nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Decision};
+    ///
+    /// let mut count = Count::new();
+    /// count.apply_n(Decision::Permit { index: 2, remaining: 1 }, 4);
+    /// assert_eq!((count.index(), count.used()), (2, 4));
+    /// ```
+    pub fn apply_n(&mut self, decision: Decision, n: u32) {
+        // Zero permits count nothing, and write nothing: the stored window stays, as after a
+        // rejection (it matters to a clock that steps back later).
+        if n == 0 {
+            return;
+        }
         if let Decision::Permit { index, .. } = decision {
             if index != self.index {
                 self.index = index;
                 self.used = 0;
             }
-            self.used += 1;
+            self.used += n;
         }
     }
 

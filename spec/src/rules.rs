@@ -76,4 +76,18 @@ impl Rules {
     pub fn decide(&self, count: &Count, now: u128, deadline: u128) -> Decision {
         count.decide(&self.grid, self.limit, now, deadline)
     }
+
+    /// [`Count::decide_n`] under these rules: `n` permits at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Decision, Rules};
+    ///
+    /// let rules = Rules::new(0, 4, 10, 0).expect("valid rules");
+    /// assert_eq!(rules.decide_n(&Count::new(), 0, 0, 4), Decision::Permit { index: 0, remaining: 0 });
+    /// ```
+    pub fn decide_n(&self, count: &Count, now: u128, deadline: u128, n: u32) -> Decision {
+        count.decide_n(&self.grid, self.limit, now, deadline, n)
+    }
 }

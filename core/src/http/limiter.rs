@@ -48,7 +48,11 @@ pub trait HttpLimiter<K>: Send + Sync + 'static {
 fn decided(error: &RateLimiterError) -> Decision {
     match *error {
         RateLimiterError::Rejected { retry_after, .. } => Decision::Rejected { retry_after },
-        RateLimiterError::Interrupted { .. } => Decision::Unavailable { retry_after: None },
+        // The layer takes one permit per request; a weight it never asks for cannot be the
+        // client's doing either.
+        RateLimiterError::Interrupted { .. } | RateLimiterError::TooMany { .. } => {
+            Decision::Unavailable { retry_after: None }
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use crate::instant::Instant;
 use crate::policy::Source;
 use crate::state::{Cell, Packed, State, Wide};
 use crate::sync::atomic::{AtomicU64, AtomicU128};
+use crate::weight::Weight;
 
 use super::slot::{Marks, Slot, Word};
 use super::sweep::Sweep;
@@ -70,13 +71,24 @@ where
     /// if a new window's sweeping has a turn left, this call takes it.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn claim(&self, budget: &Budget, hash: u64, key: &K, now: Instant) -> Claim {
+    fn claim<G: Weight>(
+        &self,
+        budget: &Budget,
+        hash: u64,
+        key: &K,
+        now: Instant,
+        weight: G,
+    ) -> Claim {
         if self.sweep.is_due(now) {
             self.take_turn(budget, now);
         }
         match &self.words {
-            Words::Packed(codec, table) => self.claim_in(budget, codec, table, hash, key, now),
-            Words::Wide(codec, table) => self.claim_in(budget, codec, table, hash, key, now),
+            Words::Packed(codec, table) => {
+                self.claim_in(budget, codec, table, hash, key, now, weight)
+            }
+            Words::Wide(codec, table) => {
+                self.claim_in(budget, codec, table, hash, key, now, weight)
+            }
         }
     }
 
@@ -85,7 +97,11 @@ where
     /// kept out of line so that this path stays small.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn claim_in<P, W>(
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the hot path's state, in registers"
+    )]
+    fn claim_in<P, W, G>(
         &self,
         budget: &Budget,
         codec: &P,
@@ -93,31 +109,43 @@ where
         hash: u64,
         key: &K,
         now: Instant,
+        weight: G,
     ) -> Claim
     where
         P: Cell<Raw = W::Raw>,
         W: Word,
+        G: Weight,
     {
         let shard = table.pin(hash);
         let reclaimed = match shard.get(hash, key) {
             // A reference under papaya, an `Arc` under the model checkers' stand-in.
-            Some(found) => match self.claim_word::<P, W>(budget, codec, found.borrow(), now) {
-                Some(claim) => return claim,
-                None => true,
-            },
+            Some(found) => {
+                match self.claim_word::<P, W, G>(budget, codec, found.borrow(), now, weight) {
+                    Some(claim) => return claim,
+                    None => true,
+                }
+            }
             None => false,
         };
-        self.claim_afresh(budget, codec, &shard, hash, key, now, reclaimed)
+        self.claim_afresh(budget, codec, &shard, hash, key, now, reclaimed, weight)
     }
 
     /// Claims from a key's word, found in the table; `None` if the word has been reclaimed (the
     /// caller must look the key up again).
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn claim_word<P, W>(&self, budget: &Budget, codec: &P, word: &W, now: Instant) -> Option<Claim>
+    fn claim_word<P, W, G>(
+        &self,
+        budget: &Budget,
+        codec: &P,
+        word: &W,
+        now: Instant,
+        weight: G,
+    ) -> Option<Claim>
     where
         P: Cell<Raw = W::Raw>,
         W: Word,
+        G: Weight,
     {
         let slot = Slot::new(
             codec,
@@ -127,7 +155,7 @@ where
             budget.grid().last_index(),
             budget.limit(),
         );
-        match budget.claim_cell(&slot, now) {
+        match budget.claim_cell(&slot, now, weight) {
             Claim::Full { next: None } if slot.is_reclaimed() => None,
             claim => Some(claim),
         }
@@ -143,7 +171,7 @@ where
         clippy::too_many_arguments,
         reason = "the hot path's state, handed on whole"
     )]
-    fn claim_afresh<P, W>(
+    fn claim_afresh<P, W, G>(
         &self,
         budget: &Budget,
         codec: &P,
@@ -152,10 +180,12 @@ where
         key: &K,
         now: Instant,
         mut reclaimed: bool,
+        weight: G,
     ) -> Claim
     where
         P: Cell<Raw = W::Raw>,
         W: Word,
+        G: Weight,
     {
         let marks = Marks::of(codec);
         loop {
@@ -163,7 +193,9 @@ where
                 shard.remove_if(hash, key, |word| word.load() == marks.reclaimed);
             }
             if let Some(found) = shard.get(hash, key) {
-                if let Some(claim) = self.claim_word::<P, W>(budget, codec, found.borrow(), now) {
+                if let Some(claim) =
+                    self.claim_word::<P, W, G>(budget, codec, found.borrow(), now, weight)
+                {
                     return claim;
                 }
                 reclaimed = true;
@@ -235,16 +267,21 @@ where
     type Listener = KeyedListener<K>;
 
     #[inline]
-    fn claim(&self, budget: &Budget, now: Instant) -> Claim {
-        self.words.claim(budget, self.hash, self.key, now)
+    fn claim<G: Weight>(&self, budget: &Budget, now: Instant, weight: G) -> Claim {
+        self.words.claim(budget, self.hash, self.key, now, weight)
     }
 
     /// Reads first: the word is found only after the sweep, which needs the reading, has had
     /// its turn.
     #[inline]
-    fn claim_reading(&self, budget: &Budget, read: impl FnOnce() -> Instant) -> (Instant, Claim) {
+    fn claim_reading<G: Weight>(
+        &self,
+        budget: &Budget,
+        read: impl FnOnce() -> Instant,
+        weight: G,
+    ) -> (Instant, Claim) {
         let now = read();
-        (now, self.claim(budget, now))
+        (now, self.claim(budget, now, weight))
     }
 
     #[inline]

@@ -5,7 +5,7 @@
 use core::time::Duration;
 use std::collections::BTreeMap;
 
-use fixed_window::{Clock, Instant, ManualClock, RateLimiter};
+use fixed_window::{Clock, Instant, ManualClock, RateLimiter, RateLimiterError};
 use fixed_window_spec::{Count, Decision, Grid, NEVER, Rules};
 use proptest::prelude::*;
 
@@ -30,6 +30,23 @@ impl Model {
         // `try_acquire` never waits: its deadline is its reading.
         let decision = self.rules.decide(&self.count, now, now);
         self.count.apply(decision);
+        match decision {
+            Decision::Permit { remaining, .. } => Ok(remaining),
+            Decision::Reject { retry_after } => Err((retry_after != NEVER).then_some(retry_after)),
+            Decision::Wait { until } => Err(Some(until - now)),
+        }
+    }
+}
+
+impl Model {
+    /// A `try_acquire_n(n)`: `Err(None)` also for `n` above the limit, which is refused.
+    fn try_acquire_n(&mut self, now: u64, n: u32) -> Result<u32, Option<u128>> {
+        if n > self.rules.limit {
+            return Err(None);
+        }
+        let now = u128::from(now);
+        let decision = self.rules.decide_n(&self.count, now, now, n);
+        self.count.apply_n(decision, n);
         match decision {
             Decision::Permit { remaining, .. } => Ok(remaining),
             Decision::Reject { retry_after } => Err((retry_after != NEVER).then_some(retry_after)),
@@ -92,6 +109,40 @@ proptest! {
                             (retry != Duration::MAX).then_some(retry.as_nanos())
                         });
                         prop_assert_eq!(actual, model.try_acquire(now), "at {}", now);
+                    }
+                }
+            }
+            clock.set(Instant::from_nanos(now));
+        }
+    }
+
+    #[test]
+    fn weighted_outcomes_match_the_model(
+        limit in 1..12u32,
+        period in period(),
+        start in start(),
+        steps in proptest::collection::vec((step(), 0..14u32), 1..60),
+    ) {
+        let clock = ManualClock::starting_at(Instant::from_nanos(start));
+        let limiter = RateLimiter::of("prop", limit, Duration::from_nanos(period))
+            .unwrap()
+            .with_clock(clock.clone());
+        let mut model = Model::new(start, period, limit).unwrap();
+        let mut now = start;
+        for (step, n) in steps {
+            match step {
+                Step::Forward(d) => now = now.saturating_add(d),
+                Step::Back(d) => now = now.saturating_sub(d),
+                Step::Acquire(calls) => {
+                    for _ in 0..calls {
+                        let actual = limiter.try_acquire_n(n).map(|permit| permit.remaining()).map_err(|err| match err {
+                            RateLimiterError::TooMany { .. } => None,
+                            err => {
+                                let retry = err.retry_after().unwrap_or(Duration::MAX);
+                                (retry != Duration::MAX).then_some(retry.as_nanos())
+                            }
+                        });
+                        prop_assert_eq!(actual, model.try_acquire_n(now, n), "{} at {}", n, now);
                     }
                 }
             }
