@@ -23,6 +23,8 @@ use crate::registration::Registration;
 use crate::server::Server;
 use crate::unavailable::Unavailable;
 
+mod weighted;
+
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 
 /// A fixed-window rate limiter whose windows and counts live in Redis (or Valkey), shared by
@@ -498,7 +500,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     pub fn try_acquire(&self, key: &str) -> Result<SharedPermit, SharedError> {
         let now = self.clock.now();
-        let (at, decision) = self.attempt_blocking(key, now, now)?;
+        let (at, decision) = self.attempt_blocking(key, 1, now, now)?;
         self.finish_at_once(key, at, &decision)
     }
 
@@ -528,7 +530,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn acquire(&self, key: &str) -> Result<SharedPermit, SharedError> {
-        self.acquire_blocking(key, None)
+        self.acquire_blocking(key, 1, None)
     }
 
     /// Like [`acquire`](SharedRateLimiter::acquire), but a wait ends at once when `interrupt`
@@ -566,7 +568,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         key: &str,
         interrupt: &Interrupt,
     ) -> Result<SharedPermit, SharedError> {
-        self.acquire_blocking(key, Some(interrupt))
+        self.acquire_blocking(key, 1, Some(interrupt))
     }
 
     /// Runs `op` if a permit for `key` is granted (waiting up to `max_wait`), returning its
@@ -653,7 +655,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     pub async fn try_acquire_async(&self, key: &str) -> Result<SharedPermit, SharedError> {
         let now = self.clock.now();
-        let (at, decision) = self.attempt_async(key, now, now).await?;
+        let (at, decision) = self.attempt_async(key, 1, now, now).await?;
         self.finish_at_once(key, at, &decision)
     }
 
@@ -683,11 +685,16 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn acquire_async(&self, key: &str) -> Result<SharedPermit, SharedError> {
+        self.acquire_waiting_async(key, 1).await
+    }
+
+    /// A waiting call for `n` permits, awaiting the clock's sleep.
+    async fn acquire_waiting_async(&self, key: &str, n: u32) -> Result<SharedPermit, SharedError> {
         let mut now = self.clock.now();
         let deadline = now.saturating_add(self.config().max_wait());
         let mut slept_from = None;
         loop {
-            let (at, decision) = self.attempt_async(key, now, deadline).await?;
+            let (at, decision) = self.attempt_async(key, n, now, deadline).await?;
             let pause = match self.step(key, now, at, &decision, slept_from) {
                 Step::Done(result) => return result,
                 Step::Sleep(pause) => pause,
@@ -736,6 +743,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     fn acquire_blocking(
         &self,
         key: &str,
+        n: u32,
         interrupt: Option<&Interrupt>,
     ) -> Result<SharedPermit, SharedError> {
         let mut now = self.clock.now();
@@ -743,7 +751,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         let mut slept_from = None;
         let mut own_interrupt = None;
         loop {
-            let (at, decision) = self.attempt_blocking(key, now, deadline)?;
+            let (at, decision) = self.attempt_blocking(key, n, now, deadline)?;
             let pause = match self.step(key, now, at, &decision, slept_from) {
                 Step::Done(result) => return result,
                 Step::Sleep(pause) => pause,
@@ -762,6 +770,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     fn attempt_blocking(
         &self,
         key: &str,
+        n: u32,
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
@@ -776,11 +785,11 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
-        match self.begin(key, now, deadline)? {
+        match self.begin(key, n, now, deadline)? {
             Begin::Decided(decision) => Ok((now, decision)),
             Begin::Call(call) => {
                 let reply = self.connection.acquire_blocking(call);
-                Ok(self.finish(key, now, deadline, reply))
+                Ok(self.finish(key, n, now, deadline, reply))
             }
         }
     }
@@ -789,6 +798,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     async fn attempt_async(
         &self,
         key: &str,
+        n: u32,
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
@@ -804,11 +814,11 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
-        match self.begin(key, now, deadline)? {
+        match self.begin(key, n, now, deadline)? {
             Begin::Decided(decision) => Ok((now, decision)),
             Begin::Call(call) => {
                 let reply = self.connection.acquire(call).await;
-                Ok(self.finish(key, now, deadline, reply))
+                Ok(self.finish(key, n, now, deadline, reply))
             }
         }
     }
@@ -828,9 +838,15 @@ impl<C: Clock> SharedRateLimiter<C> {
         }
     }
 
-    fn begin(&self, key: &str, now: Instant, deadline: Instant) -> Result<Begin, SharedError> {
+    fn begin(
+        &self,
+        key: &str,
+        n: u32,
+        now: Instant,
+        deadline: Instant,
+    ) -> Result<Begin, SharedError> {
         self.protocol
-            .begin(key, now, deadline)
+            .begin_n(key, n, now, deadline)
             .map_err(|error| SharedError::InvalidKey {
                 name: self.config().name(),
                 error,
@@ -840,18 +856,16 @@ impl<C: Clock> SharedRateLimiter<C> {
     fn finish(
         &self,
         key: &str,
+        n: u32,
         sent: Instant,
         deadline: Instant,
         reply: Result<Vec<i64>, Unavailable>,
     ) -> (Instant, Decision) {
         let received = self.clock.now();
+        let times = (sent, received, deadline);
         let decision = match reply {
-            Ok(reply) => self
-                .protocol
-                .finish(key, sent, received, deadline, Ok(&reply)),
-            Err(cause) => self
-                .protocol
-                .finish(key, sent, received, deadline, Err(cause)),
+            Ok(reply) => self.protocol.finish_n(key, n, times, Ok(&reply)),
+            Err(cause) => self.protocol.finish_n(key, n, times, Err(cause)),
         };
         (received, decision)
     }

@@ -64,6 +64,11 @@ pub struct ScriptCall {
     /// On a cluster, the registered origin, sent instead of the configuration key (see
     /// [`Protocol::for_cluster`]).
     origin: Option<Arc<str>>,
+    /// The permits each attempt takes, in the order of `counter_keys`; empty while every
+    /// attempt takes one (so that single permits allocate nothing for it).
+    weights: Vec<u32>,
+    /// `weights` as the script's argument, when one of them is not 1.
+    weights_arg: Option<String>,
     /// `counter_keys.len()` as the script's argument.
     attempts: String,
 }
@@ -116,7 +121,8 @@ impl ScriptCall {
 
     /// The script's `ARGV`: the period in microseconds, the limit, the expiry margin in
     /// milliseconds, the mode (`acquire`, `count` on a cluster, or `register`), the number of
-    /// attempts, and, counting on a cluster, the registered origin.
+    /// attempts; counting on a cluster, the registered origin; and if an attempt takes other
+    /// than one permit, the permits of each (after an empty origin on one node).
     ///
     /// # Examples
     ///
@@ -139,7 +145,50 @@ impl ScriptCall {
             &*self.attempts,
         ]
         .into_iter()
-        .chain(self.origin.as_deref())
+        .chain(match (&self.origin, &self.weights_arg) {
+            (Some(origin), _) => Some(&**origin),
+            (None, Some(_)) => Some(""),
+            (None, None) => None,
+        })
+        .chain(self.weights_arg.as_deref())
+    }
+
+    /// The permits attempt `index` (from 0, in the order joined) takes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Ok(Begin::Call(mut call)) = protocol.begin_n("a", 3, Instant::ZERO, Instant::ZERO) else {
+    ///     unreachable!("nothing is remembered");
+    /// };
+    /// let Ok(Begin::Call(one)) = protocol.begin("b", Instant::ZERO, Instant::ZERO) else {
+    ///     unreachable!("nothing is remembered");
+    /// };
+    /// call.join(one).expect("one limiter");
+    /// assert_eq!((call.weight(0), call.weight(1)), (3, 1));
+    /// assert!(call.args().eq(["1000000", "5", "1000", "acquire", "2", "", "3,1"]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn weight(&self, index: usize) -> u32 {
+        self.positions
+            .get(index)
+            .and_then(|&position| self.weights.get(position as usize))
+            .copied()
+            .unwrap_or(1)
+    }
+
+    /// This call's attempts taking `n` permits each (a call of one attempt, just begun).
+    fn weighing(mut self, n: u32) -> ScriptCall {
+        if n != 1 {
+            self.weights = vec![n; self.counter_keys.len()];
+            self.weights_arg = Some(weights_arg(&self.weights));
+        }
+        self
     }
 
     /// How many attempts the call carries (0 for a registration).
@@ -234,13 +283,19 @@ impl ScriptCall {
         if !same || (self.origin.is_some() && !self.same_slot(&other)) {
             return Err(Box::new(other));
         }
+        let weighed = !self.weights.is_empty() || !other.weights.is_empty();
+        if weighed && self.weights.is_empty() {
+            self.weights = vec![1; self.counter_keys.len()];
+        }
         let ScriptCall {
             counter_keys,
             positions,
+            weights,
             ..
         } = other;
         let mut keys: Vec<Option<String>> = counter_keys.into_iter().map(Some).collect();
         for position in positions {
+            let weight = weights.get(position as usize).copied().unwrap_or(1);
             let Some(key) = keys.get_mut(position as usize).and_then(Option::take) else {
                 continue;
             };
@@ -257,9 +312,15 @@ impl ScriptCall {
                 }
             }
             self.counter_keys.insert(at, key);
+            if weighed {
+                self.weights.insert(at, weight);
+            }
             self.positions.push(at_u32);
         }
         self.attempts = self.counter_keys.len().to_string();
+        if weighed {
+            self.weights_arg = Some(weights_arg(&self.weights));
+        }
         Ok(())
     }
 
@@ -744,24 +805,71 @@ impl Protocol {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn begin(&self, key: &str, now: Instant, deadline: Instant) -> Result<Begin, KeyError> {
+        self.begin_n(key, 1, now, deadline)
+    }
+
+    /// Starts an attempt for `n` permits of `key`'s window at once, as
+    /// [`begin`](Protocol::begin) does for one. A key remembered full rejects any `n` from 1
+    /// up; `n = 0` always asks the server (it counts nothing there). `n` above the limit can
+    /// never be granted: the limiter refuses it before beginning
+    /// ([`RateLimiterError::TooMany`]); here it is rejected locally, never waited for.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError`] if `key` cannot name a counter (see [`check_key`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Decision, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Begin::Call(call) = protocol.begin_n("k", 3, Instant::ZERO, Instant::ZERO)? else {
+    ///     panic!("the server decides");
+    /// };
+    /// assert_eq!(call.weight(0), 3);
+    /// let t = Instant::ZERO;
+    /// assert!(matches!(protocol.begin_n("k", 6, t, t)?, Begin::Decided(Decision::Rejected { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn begin_n(
+        &self,
+        key: &str,
+        n: u32,
+        now: Instant,
+        deadline: Instant,
+    ) -> Result<Begin, KeyError> {
         check_key(key)?;
-        if let Some(window) = self.memory.get(key, now) {
+        if n > self.config.limit() {
+            return Ok(Begin::Decided(Decision::Rejected {
+                retry_after: Duration::MAX,
+                local: true,
+            }));
+        }
+        if n > 0
+            && let Some(window) = self.memory.get(key, now)
+        {
             return Ok(Begin::Decided(decide_full(window, now, deadline, true)));
         }
-        match &self.cluster {
-            None => Ok(Begin::Call(self.call(Some(key), "acquire"))),
+        let call = match &self.cluster {
+            None => self.call(Some(key), "acquire"),
             Some(registered) => match registered.get() {
                 Some(origin) => {
                     let mut call = self.call(Some(key), "count");
                     call.origin = Some(Arc::clone(origin));
-                    Ok(Begin::Call(call))
+                    call
                 }
-                None => Ok(Begin::Decided(self.unregistered(&Unavailable::new(
-                    UnavailableKind::NotRegistered,
-                    "the origin is not known yet",
-                )))),
+                None => {
+                    return Ok(Begin::Decided(self.unregistered(&Unavailable::new(
+                        UnavailableKind::NotRegistered,
+                        "the origin is not known yet",
+                    ))));
+                }
             },
-        }
+        };
+        Ok(Begin::Call(call.weighing(n)))
     }
 
     /// Finishes an attempt on `key`: `sent` is the local reading taken before the call was
@@ -795,6 +903,38 @@ impl Protocol {
         deadline: Instant,
         reply: Result<&[i64], Unavailable>,
     ) -> Decision {
+        self.finish_n(key, 1, (sent, received, deadline), reply)
+    }
+
+    /// Finishes an attempt for `n` permits begun by [`begin_n`](Protocol::begin_n), as
+    /// [`finish`](Protocol::finish) does for one; `times` is `(sent, received, deadline)`. A
+    /// window too full for `n` may still hold fewer, so it is remembered as full only when it
+    /// has none left.
+    ///
+    /// # Examples
+    ///
+    /// A window with 2 of 5 left refuses 3 permits, and is not taken to be full.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Decision, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let t = Instant::ZERO;
+    /// let decision = protocol.finish_n("k", 3, (t, t, t), Ok(&[0, 400_000, 1_000, 0]));
+    /// assert!(matches!(decision, Decision::Rejected { local: false, .. }));
+    /// assert_eq!(protocol.remembered(), 0);
+    /// assert!(matches!(protocol.begin("k", t, t)?, Begin::Call(_)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn finish_n(
+        &self,
+        key: &str,
+        n: u32,
+        (sent, received, deadline): (Instant, Instant, Instant),
+        reply: Result<&[i64], Unavailable>,
+    ) -> Decision {
         let reply = match reply {
             Ok(reply) => reply,
             Err(cause) => return self.unavailable(cause),
@@ -815,7 +955,12 @@ impl Protocol {
                 }
             }
             Some(ScriptReply::Full { retry_after, .. }) => {
-                let Some(window) = self.remember(key, sent, received, retry_after) else {
+                let window = if n > 1 {
+                    FullWindow::new(sent, received, Duration::from_micros(retry_after))
+                } else {
+                    self.remember(key, sent, received, retry_after)
+                };
+                let Some(window) = window else {
                     // The window ends past the local clock's range: it cannot open by any
                     // deadline.
                     return Decision::Rejected {
@@ -922,6 +1067,8 @@ impl Protocol {
             limit: Arc::clone(self.config.limit_arg()),
             mode,
             origin: None,
+            weights: Vec::new(),
+            weights_arg: None,
         }
     }
 
@@ -976,6 +1123,18 @@ fn decide_full(window: FullWindow, now: Instant, deadline: Instant, local: bool)
             local,
         }
     }
+}
+
+/// The permits of each attempt as the script's argument: `3,1,0`.
+fn weights_arg(weights: &[u32]) -> String {
+    let mut arg = String::with_capacity(weights.len() * 3);
+    for (index, weight) in weights.iter().enumerate() {
+        if index > 0 {
+            arg.push(',');
+        }
+        arg.push_str(&weight.to_string());
+    }
+    arg
 }
 
 #[cfg(test)]

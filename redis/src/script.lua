@@ -26,6 +26,9 @@
 -- ARGV[4]  the mode: "acquire", "count", or "register" to store or check the configuration
 --          without counting
 -- ARGV[5]  n, the number of attempts (0 to register)
+-- ARGV[7]  optional: the permits each attempt takes, comma-separated in the order of its
+--          counter key ("3,1,0"); absent, each takes one. With it, ARGV[6] is the origin
+--          when counting on a cluster, and empty otherwise
 --
 -- Replies (arrays of integers):
 --   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
@@ -137,6 +140,18 @@ end
 -- their order): the key's counter is read once before them and written once after them.
 -- The reply is made with room for one attempt's four numbers, so a batch of one never grows
 -- it.
+-- The permits each attempt takes: one, unless the call says otherwise (weighted attempts).
+local weights
+if ARGV[7] then
+  weights = {}
+  for weight in string.gmatch(ARGV[7], '%d+') do
+    weights[#weights + 1] = tonumber(weight)
+  end
+  if #weights ~= n then
+    return redis.error_reply('fixed-window: bad arguments')
+  end
+end
+
 local reply, i = { 0, 0, 0, 0 }, first
 while i <= n + first - 1 do
   local key = KEYS[i]
@@ -188,10 +203,11 @@ while i <= n + first - 1 do
   local read = used
   repeat
     local at = 4 * (i - first)
-    if used >= limit then
+    local weight = weights and weights[i - first + 1] or 1
+    if used + weight > limit then
       reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
     else
-      used = used + 1
+      used = used + weight
       reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, limit - used, now, start
     end
     i = i + 1

@@ -23,3 +23,4 @@ mod sharing;
 mod startup;
 mod support;
 mod waiting;
+mod weighted;
