@@ -9,34 +9,39 @@ use fixed_window_redis::{SharedPermit, SharedRateLimiter};
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-/// A permit, as the tests keep it: its key, when it arrived (wall clock), the server's end of
-/// its window (estimated from that), and the permits its window had left.
+/// A permit, as the tests keep it: its key, the wall clock when its call was sent and when
+/// it returned, the server's time from its decision to its window's end, and the permits its
+/// window had left.
+///
+/// The server decided between `sent_us` and `at_us` (one machine, one wall clock), so its
+/// window ends within `[sent_us + reset_us, at_us + reset_us]`: exactly one boundary of the
+/// grid lies there while the call took less than a period, however late its thread ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Granted {
     pub key: String,
+    pub sent_us: u64,
     pub at_us: u64,
-    pub window_end_us: u64,
+    pub reset_us: u64,
     pub remaining: u32,
 }
 
 impl Granted {
-    /// The record of `permit` on `key`, read now.
-    pub fn of(key: &str, permit: &SharedPermit) -> Option<Granted> {
-        let reset = permit.reset_after()?;
-        let at_us = wall_micros();
+    /// The record of `permit` on `key`, whose call was sent at `sent_us`, read now.
+    pub fn of(key: &str, sent_us: u64, permit: &SharedPermit) -> Option<Granted> {
         Some(Granted {
             key: key.to_owned(),
-            at_us,
-            window_end_us: at_us.saturating_add(micros(reset)),
+            sent_us,
+            at_us: wall_micros(),
+            reset_us: micros(permit.reset_after()?),
             remaining: permit.remaining()?,
         })
     }
 
-    /// As a line a child process prints: `permit KEY AT END REMAINING`.
+    /// As a line a child process prints: `permit KEY SENT AT RESET REMAINING`.
     pub fn line(&self) -> String {
         format!(
-            "permit {} {} {} {}",
-            self.key, self.at_us, self.window_end_us, self.remaining
+            "permit {} {} {} {} {}",
+            self.key, self.sent_us, self.at_us, self.reset_us, self.remaining
         )
     }
 
@@ -44,36 +49,48 @@ impl Granted {
     pub fn parse(line: &str) -> Option<Granted> {
         let mut words = line.strip_prefix("permit ")?.split(' ');
         let key = words.next()?.to_owned();
+        let sent_us = words.next()?.parse().ok()?;
         let at_us = words.next()?.parse().ok()?;
-        let window_end_us = words.next()?.parse().ok()?;
+        let reset_us = words.next()?.parse().ok()?;
         let remaining = words.next()?.parse().ok()?;
         Some(Granted {
             key,
+            sent_us,
             at_us,
-            window_end_us,
+            reset_us,
             remaining,
         })
+    }
+
+    /// The window of the grid of `origin` and `period` (µs) the permit was counted in, if its
+    /// call was quick enough to tell (one boundary within its bounds).
+    fn window(&self, origin: u64, period: u64) -> Option<u64> {
+        let earliest = (self.sent_us + self.reset_us).checked_sub(origin)?;
+        let latest = (self.at_us + self.reset_us).checked_sub(origin)?;
+        // The first boundary at or after the earliest end, and the next after it.
+        let ends = earliest.div_ceil(period);
+        (ends * period <= latest && (ends + 1) * period > latest).then(|| ends.saturating_sub(1))
     }
 }
 
 /// The permits per key and window of the grid of `origin` (microseconds) and `period`: window
-/// `k` is `[origin + k·period, origin + (k+1)·period)`, and a permit is in the window whose end
-/// is nearest its estimated end.
+/// `k` is `[origin + k·period, origin + (k+1)·period)`. Also how many permits could not be
+/// placed (their call took longer than a period).
 pub fn per_window(
     granted: &[Granted],
     origin: u64,
     period: Duration,
-) -> BTreeMap<(String, u64), u32> {
+) -> (BTreeMap<(String, u64), u32>, usize) {
     let period = micros(period);
     let mut windows = BTreeMap::new();
+    let mut unplaced = 0;
     for permit in granted {
-        let since = permit.window_end_us.saturating_sub(origin);
-        let ends = (since + period / 2) / period;
-        *windows
-            .entry((permit.key.clone(), ends.saturating_sub(1)))
-            .or_insert(0) += 1;
+        match permit.window(origin, period) {
+            Some(window) => *windows.entry((permit.key.clone(), window)).or_insert(0) += 1,
+            None => unplaced += 1,
+        }
     }
-    windows
+    (windows, unplaced)
 }
 
 /// The windows that granted more than `most` permits.
@@ -125,8 +142,9 @@ pub fn hammer(
                             break;
                         }
                         let key = keys[(attempt + thread) % keys.len()];
+                        let sent = wall_micros();
                         match limiter.try_acquire(key) {
-                            Ok(permit) => granted.extend(Granted::of(key, &permit)),
+                            Ok(permit) => granted.extend(Granted::of(key, sent, &permit)),
                             // A rejection is local and quick while the window is known
                             // full: a short pause keeps the attempts bounded by time as well.
                             Err(fixed_window_redis::SharedError::Limited(_)) => {
