@@ -7,8 +7,8 @@
 //! `seed`, `sweep_scenarios` (scenarios in the whole sweep), `shard` (`{"index", "count"}`),
 //! `check_determinism`; then `scenarios` (run by this shard), `calls`, `checks` (the
 //! oracle's checks per rule), `violations` (scenarios breaking each rule) and `failures`
-//! (each with its `index`, `scenario`, `violations` and a `replay` line), beside the
-//! limiter's own counters.
+//! (each with its `index`, `scenario`, `violations_found`, its first `violations` and a
+//! `replay` line), beside the limiter's own counters.
 
 use std::fs;
 use std::path::Path;
@@ -51,12 +51,18 @@ impl Head<'_> {
     }
 }
 
-/// One failing scenario as a summary lists it: `replay` reruns it.
+/// Violations a summary lists per failing scenario: the replay shows the rest, and a sweep
+/// of a planted bug fails thousands of scenarios with dozens each.
+const VIOLATIONS_LISTED: usize = 4;
+
+/// One failing scenario as a summary lists it: its first few violations, how many it had, and
+/// `replay`, which reruns it.
 pub(crate) fn failure(index: u64, scenario: &str, violations: &[String], replay: &str) -> Value {
     json!({
         "index": index,
         "scenario": scenario,
-        "violations": violations,
+        "violations_found": violations.len(),
+        "violations": &violations[..violations.len().min(VIOLATIONS_LISTED)],
         "replay": replay,
     })
 }
