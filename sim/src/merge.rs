@@ -27,6 +27,9 @@ pub(crate) struct Args {
 /// A summary read, with the file it came from.
 type Read = (PathBuf, Map<String, Value>);
 
+/// Failures whose replay line a merge prints; the merged summary lists them all.
+const REPLAYS_PRINTED: usize = 10;
+
 /// The head fields every shard of one sweep shares (`shard.count` aside).
 const SAME: [&str; 5] = [
     "limiter",
@@ -88,15 +91,21 @@ pub(crate) fn run(args: &Args) -> Result<bool, String> {
             merged.get("calls").unwrap_or(&Value::Null),
             path.display()
         );
-        for failure in merged
+        let replays = merged
             .get("failures")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-        {
-            if let Some(replay) = failure.get("replay").and_then(Value::as_str) {
-                println!("  replay: {replay}");
-            }
+            .filter_map(|failure| failure.get("replay").and_then(Value::as_str));
+        for replay in replays.take(REPLAYS_PRINTED) {
+            println!("  replay: {replay}");
+        }
+        if failures > REPLAYS_PRINTED {
+            println!(
+                "  … and {} more replay lines in {}",
+                failures - REPLAYS_PRINTED,
+                path.display()
+            );
         }
     }
     Ok(clean)
