@@ -37,7 +37,8 @@
 //!
 //! Checking
 //! - [`check`], [`Invariant`], [`Violation`]: the oracle; [`verdict`], [`Verdict`] and
-//!   [`Memory`]: the same, with a keyed limiter's keys held against the bound.
+//!   [`Memory`]: the same, with a keyed limiter's keys held against the bound, and [`Checks`]:
+//!   how many times it judged each rule.
 //! - [`shrink`]: a smaller failing scenario.
 //! - [`sweep`], [`Sweep`], [`Summary`], [`Failure`]: many scenarios over all cores.
 //! - [`silence_simulated_panics`]: the panic hook that keeps deliberate panics quiet.
@@ -60,7 +61,7 @@ mod event_queue;
 mod keyed;
 pub use crate::keyed::Population;
 mod oracle;
-pub use crate::oracle::{Invariant, Memory, Verdict, Violation, check, verdict};
+pub use crate::oracle::{Checks, Invariant, Memory, Verdict, Violation, check, verdict};
 mod record;
 pub use crate::record::{CallKind, CallOutcome, OpKind, OpOutput, Outcome, Record};
 mod scenario;
@@ -75,7 +76,7 @@ pub use crate::simulation::{EVENT_BUDGET, LIMITER_NAME, Run, Stats, Target, run}
 mod subject;
 pub use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics};
 mod sweep;
-pub use crate::sweep::{Failure, Provenance, Summary, Sweep, sweep};
+pub use crate::sweep::{DETERMINISM, Failure, Provenance, Summary, Sweep, sweep};
 mod trace;
 pub use crate::trace::{TraceLine, write_trace};
 mod virtual_clock;

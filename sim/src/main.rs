@@ -20,15 +20,23 @@ use fixed_window_sim::{
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+mod merge;
 mod shared_cli;
+mod summary_file;
 
 /// The environment variable that may set the seed.
 const SEED_VARIABLE: &str = "FIXED_WINDOW_SEED";
 
 /// Deterministic simulation of the fixed-window rate limiter.
 #[derive(Debug, Parser)]
-#[command(name = "fixed-window-sim", version)]
+#[command(
+    name = "fixed-window-sim",
+    version,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// The sweep's seed (default: `FIXED_WINDOW_SEED` from the environment, else 24301).
     #[arg(long)]
     seed: Option<u64>,
@@ -68,6 +76,15 @@ struct Cli {
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
+}
+
+/// What else the simulator does than sweep or replay.
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Merge the `summary.json` of each shard of a sweep (`--shard I/N`) into the summary of
+    /// the whole sweep; exit 1 if it holds a violation, 2 if the files are not one sweep's
+    /// shards.
+    Merge(merge::Args),
 }
 
 /// The limiters the simulator drives.
@@ -162,6 +179,9 @@ fn main() -> ExitCode {
 
 /// Whether everything passed, or a message saying what could not be done.
 fn execute(cli: &Cli) -> Result<bool, String> {
+    if let Some(Command::Merge(args)) = &cli.command {
+        return merge::run(args).map_err(|error| format!("merge: {error}"));
+    }
     let seed = match cli.seed {
         Some(seed) => seed,
         None => match std::env::var(SEED_VARIABLE) {
@@ -224,7 +244,10 @@ fn execute(cli: &Cli) -> Result<bool, String> {
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     print_summary(&summary, wall, threads);
-    write_summary(&out_dir, &summary, wall, &provenance)?;
+    summary_file::write(
+        &out_dir,
+        summary_file::plain(&config, &summary, &command, wall, &provenance),
+    )?;
     let trace_path = cli
         .trace
         .clone()
@@ -448,49 +471,6 @@ fn print_summary(summary: &Summary, wall: f64, threads: usize) {
     for (name, count) in &summary.violations {
         println!("    {name:<20} {count:>8}");
     }
-}
-
-fn write_summary(
-    dir: &Path,
-    summary: &Summary,
-    wall: f64,
-    provenance: &Provenance,
-) -> Result<(), String> {
-    fs::create_dir_all(dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
-    let json = serde_json::json!({
-        "seed": summary.seed,
-        "scenarios": summary.scenarios,
-        "calls": summary.calls,
-        "permits": summary.permits,
-        "rejections": summary.rejections,
-        "waits": summary.waits,
-        "interrupts": summary.interrupts,
-        "violations": summary.violations,
-        // As a string: u128 does not fit every JSON reader's numbers.
-        "simulated_ns": summary.simulated_ns.to_string(),
-        "wall_seconds": wall,
-        "calls_per_second": calls_per_second(summary, wall),
-        "sweep": provenance,
-    });
-    let mut json = json;
-    if let (Some(memory), Some(object)) = (&summary.memory, json.as_object_mut()) {
-        object.insert(
-            "keys".to_owned(),
-            serde_json::json!({
-                "drawn": summary.keys,
-                "most_in_a_scenario": summary.most_keys,
-                "populations": summary.populations,
-                "held_checked": memory.checked,
-                "most_held": memory.most_held,
-                "bound_then": memory.bound_then,
-                "largest_bound": memory.most_bound,
-                "held_at_bound": memory.at_bound,
-            }),
-        );
-    }
-    let path = dir.join("summary.json");
-    fs::write(&path, format!("{json:#}\n"))
-        .map_err(|error| format!("cannot write {}: {error}", path.display()))
 }
 
 #[cfg(test)]

@@ -20,9 +20,11 @@ use core::fmt;
 use fixed_window_spec::{Rules, Waiting};
 
 mod budget;
+mod checks;
 mod keys;
 mod reclamation;
 
+pub use self::checks::Checks;
 use self::keys::KeyState;
 use self::reclamation::Reclamation;
 
@@ -243,6 +245,8 @@ pub struct Verdict {
     pub violations: Vec<Violation>,
     /// For a keyed limiter, its memory against the bound.
     pub memory: Option<Memory>,
+    /// How many times each rule was checked.
+    pub checks: Checks,
 }
 
 struct Checker {
@@ -255,6 +259,7 @@ struct Checker {
     /// plain limiter.
     reclamation: Option<Reclamation>,
     memory: Memory,
+    checks: Checks,
     violations: Vec<Violation>,
     record: usize,
     /// Whether the clock never jumps forward, so that a wait ends when planned (or, on a
@@ -315,6 +320,7 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
                 detail: format!("the scenario's configuration is not a limiter's: {config:?}"),
             }],
             memory: None,
+            checks: Checks::default(),
         };
     };
     let keys = scenario
@@ -339,6 +345,7 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
         callers: vec![Caller::default(); scenario.callers.len()],
         reclamation: keyed.then(|| Reclamation::new(rules.grid)),
         memory: Memory::default(),
+        checks: Checks::default(),
         violations: Vec::new(),
         record: 0,
         no_jumps: scenario.clock.kind() != ClockKind::JumpsForward,
@@ -356,6 +363,7 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
     Verdict {
         violations: checker.violations,
         memory: keyed.then_some(checker.memory),
+        checks: checker.checks,
     }
 }
 
@@ -506,6 +514,7 @@ impl Checker {
                 ..Caller::default()
             };
         }
+        self.checks.count(&[Invariant::Events]);
         if usize::try_from(key).map_or(true, |key| key >= self.keys.len()) {
             self.report(Invariant::Events, caller, || {
                 format!("a call for key {key}, which no caller of the scenario has")
@@ -521,6 +530,11 @@ impl Checker {
         state.permits += 1;
         state.permit_remaining = Some(remaining);
         let (deadline, permits, key) = (state.waiting.deadline(), state.permits, state.key);
+        self.checks.count(&[
+            Invariant::Events,
+            Invariant::WindowLimit,
+            Invariant::CarryOver,
+        ]);
         if permits > 1 {
             self.report(Invariant::Events, caller, || {
                 "a second permit for one call".into()
@@ -543,6 +557,11 @@ impl Checker {
         // A copy: a rejection ends the call, whose waiting it does not move on.
         let mut waiting = state.waiting;
         let (rejections, key) = (state.rejections, state.key);
+        self.checks.count(&[
+            Invariant::Events,
+            Invariant::FalseRejection,
+            Invariant::Alignment,
+        ]);
         if rejections > 1 {
             self.report(Invariant::Events, caller, || {
                 "a second rejection for one call".into()
@@ -562,6 +581,13 @@ impl Checker {
         };
         let (mut waiting, key) = (state.waiting, state.key);
         let deadline = waiting.deadline();
+        self.checks.count(&[
+            Invariant::Deadline,
+            Invariant::Alignment,
+            Invariant::Events,
+            Invariant::Liveness,
+            Invariant::FalseRejection,
+        ]);
         if until > deadline {
             self.report(Invariant::Deadline, caller, || {
                 format!("sleeps at {at} until {until}, past its deadline {deadline}")
@@ -589,6 +615,7 @@ impl Checker {
             return;
         };
         let expected = state.key;
+        self.checks.count(&[Invariant::Events]);
         if key != expected {
             self.report(Invariant::Events, caller, || {
                 format!("an event for key {key} in a call for key {expected}")
@@ -598,6 +625,7 @@ impl Checker {
             return;
         };
         let bound = reclamation.bound();
+        self.checks.count(&[Invariant::Memory]);
         let memory = &mut self.memory;
         memory.checked += 1;
         if len > memory.most_held {
@@ -619,6 +647,7 @@ impl Checker {
         };
         state.op_runs += 1;
         let (runs, kind) = (state.op_runs, state.kind);
+        self.checks.count(&[Invariant::Operation]);
         let right_after_permit = matches!(
             previous,
             Some(&Record::Permitted { caller: c, at: when, .. }) if c == Some(caller) && when == at
@@ -643,6 +672,7 @@ impl Checker {
         state.finished = true;
         let deadline = state.waiting.deadline();
         let problems = problems(state, outcome);
+        self.checks.count(rules_at_the_end(outcome, no_jumps));
         // A run cut short by its event budget ends its calls wherever they were.
         if no_jumps && outcome != Outcome::Unfinished && u128::from(at) > deadline {
             self.report(Invariant::Deadline, caller, || {
@@ -655,6 +685,7 @@ impl Checker {
     }
 
     fn end(&mut self, run: &Run) {
+        self.checks.count(&[Invariant::Liveness]);
         if run.out_of_budget {
             self.report_for(Invariant::Liveness, None, || {
                 "the run used up its event budget".into()
@@ -670,6 +701,26 @@ impl Checker {
                 format!("{unfinished} calls never ended")
             });
         }
+    }
+}
+
+/// The rules a call's end is judged by ([`problems`] and the deadline), by its outcome.
+fn rules_at_the_end(outcome: Outcome, no_jumps: bool) -> &'static [Invariant] {
+    use Invariant::{Deadline, Events, Interrupt, Liveness, Operation, Panic};
+    match (outcome, no_jumps) {
+        (Outcome::Permitted { .. } | Outcome::Rejected { .. }, true) => {
+            &[Interrupt, Events, Operation, Deadline]
+        }
+        (Outcome::Permitted { .. } | Outcome::Rejected { .. }, false) => {
+            &[Interrupt, Events, Operation]
+        }
+        (Outcome::Interrupted, true) => &[Interrupt, Operation, Deadline],
+        (Outcome::Interrupted, false) => &[Interrupt, Operation],
+        (Outcome::Cancelled, true) => &[Interrupt, Events, Operation, Deadline],
+        (Outcome::Cancelled, false) => &[Interrupt, Events, Operation],
+        (Outcome::Panicked { .. }, true) => &[Interrupt, Panic, Operation, Deadline],
+        (Outcome::Panicked { .. }, false) => &[Interrupt, Panic, Operation],
+        (Outcome::Unfinished, _) => &[Interrupt, Liveness, Operation],
     }
 }
 

@@ -5,12 +5,13 @@ use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use fixed_window_sim::ScenarioId;
 use fixed_window_sim::shared::{
-    SharedCut, SharedPlantedBug, SharedScenario, SharedSummary, SharedSweep, check_shared,
-    run_shared, sweep_shared, write_shared_trace,
+    SharedCut, SharedFailure, SharedPlantedBug, SharedScenario, SharedSummary, SharedSweep,
+    check_shared, run_shared, sweep_shared, write_shared_trace,
 };
+use fixed_window_sim::{DETERMINISM, Invariant, ScenarioId};
 
+use crate::summary_file::{self, Head};
 use crate::{progress_bar, unix_seconds};
 
 /// The flags, as read for the shared limiter.
@@ -281,12 +282,22 @@ fn write_summary(
     command: &str,
     started: u64,
 ) -> Result<(), String> {
-    fs::create_dir_all(dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     let (shard, shards) = options.shard;
+    let mut object = Head {
+        limiter: "shared",
+        planted: options.planted.map(SharedPlantedBug::name),
+        seed: summary.seed,
+        sweep_scenarios: options.scenarios,
+        shard: options.shard,
+        check_determinism: options.check_determinism,
+    }
+    .object();
+    let failures: Vec<serde_json::Value> = summary
+        .failures
+        .iter()
+        .map(|one| failure(one, command))
+        .collect();
     let json = serde_json::json!({
-        "limiter": "shared",
-        "planted": options.planted.map(SharedPlantedBug::name),
-        "seed": summary.seed,
         "scenarios": summary.scenarios,
         "healthy": summary.healthy,
         "processes": summary.processes,
@@ -300,7 +311,9 @@ fn write_summary(
         "scripts": summary.scripts,
         "events": summary.events,
         "faults": summary.faults,
+        "checks": summary.checks.named(&Invariant::SHARED),
         "violations": summary.violations,
+        "failures": failures,
         "simulated_ns": summary.simulated_ns.to_string(),
         "wall_seconds": wall,
         "calls_per_second": per_second(summary.calls, wall),
@@ -316,7 +329,25 @@ fn write_summary(
             "started": started,
         },
     });
-    let path = dir.join("summary.json");
-    fs::write(&path, format!("{json:#}\n"))
-        .map_err(|error| format!("cannot write {}: {error}", path.display()))
+    if let serde_json::Value::Object(fields) = json {
+        object.extend(fields);
+    }
+    summary_file::write(dir, object)
+}
+
+/// A failing scenario as the summary lists it: what it broke, and the line that replays it.
+fn failure(one: &SharedFailure, command: &str) -> serde_json::Value {
+    let mut violations: Vec<String> = one.violations.iter().map(ToString::to_string).collect();
+    if let Some(message) = &one.panic {
+        violations.push(format!("{}: {message}", Invariant::Panic));
+    }
+    if one.nondeterministic {
+        violations.push(format!("{DETERMINISM}: trace differs between runs"));
+    }
+    summary_file::failure(
+        one.index,
+        &one.id.to_string(),
+        &violations,
+        &format!("{command} --replay {}", one.id),
+    )
 }

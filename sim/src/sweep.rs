@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::oracle::{Invariant, Memory, Violation, verdict};
+use crate::oracle::{Checks, Invariant, Memory, Violation, verdict};
 use crate::scenario::ScenarioId;
 use crate::shrink::shrink;
 use crate::simulation::{Target, run};
@@ -188,6 +188,8 @@ fn split_mix(x: u64) -> u64 {
 /// A scenario that broke a rule.
 #[derive(Debug, Clone)]
 pub struct Failure {
+    /// Its index in the sweep.
+    pub index: u64,
     /// The scenario as drawn.
     pub id: ScenarioId,
     /// A smaller scenario that breaks the same rule (or `id` itself).
@@ -219,6 +221,8 @@ pub struct Summary {
     pub events: u64,
     /// Scenarios that broke each invariant, by name (every invariant listed, zero or not).
     pub violations: BTreeMap<String, u64>,
+    /// How many times the oracle checked each rule, over all scenarios.
+    pub checks: Checks,
     /// Virtual time simulated, summed over scenarios, in nanoseconds.
     pub simulated_ns: u128,
     /// The failing scenarios, in index order.
@@ -244,6 +248,7 @@ impl Summary {
         self.interrupts += other.interrupts;
         self.events += other.events;
         self.simulated_ns += other.simulated_ns;
+        self.checks.add(&other.checks);
         for (name, count) in other.violations {
             *self.violations.entry(name).or_insert(0) += count;
         }
@@ -327,6 +332,7 @@ fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
             .entry(Invariant::Events.name().to_owned())
             .or_insert(0) += 1;
         return Some(Failure {
+            index,
             shrunk: id.clone(),
             id,
             violations: Vec::new(),
@@ -342,6 +348,7 @@ fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
     local.events += stats.events;
     local.simulated_ns += u128::from(stats.simulated_ns);
     let verdict = verdict(&scenario, &trace);
+    local.checks.add(&verdict.checks);
     if let Some(memory) = verdict.memory {
         local.memory.get_or_insert_default().add(&memory);
     }
@@ -369,6 +376,7 @@ fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
         *local.violations.entry(DETERMINISM.to_owned()).or_insert(0) += 1;
     }
     Some(Failure {
+        index,
         shrunk: id.clone(),
         id,
         violations,

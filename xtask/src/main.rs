@@ -24,7 +24,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the deterministic simulator: a seeded sweep of scenarios checked by the oracle.
+    /// Run the deterministic simulator: a seeded sweep of scenarios checked by the oracle
+    /// (`simulate merge FILES…` merges the summaries of a sweep's shards).
     Simulate(simulate::Args),
     /// Run the loom and shuttle models of the limiter.
     Models(models::Args),

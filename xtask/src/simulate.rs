@@ -5,7 +5,8 @@ use crate::cargo::{Failure, cargo, run as run_step};
 /// Flags of `cargo xtask simulate`, passed on to the simulator.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Flags for the simulator (see `cargo xtask simulate -- --help`).
+    /// Flags for the simulator (see `cargo xtask simulate -- --help`), or `merge` and the
+    /// summaries of a sweep's shards (see `cargo xtask simulate merge --help`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub rest: Vec<String>,
 }

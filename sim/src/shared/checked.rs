@@ -3,8 +3,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::oracle::Violation;
-use crate::shared::oracle::check_shared;
+use crate::oracle::Verdict;
+use crate::shared::oracle::verdict_shared;
 use crate::shared::planted::SharedPlantedBug;
 use crate::shared::run::{SharedRun, run_shared};
 use crate::shared::scenario::SharedScenario;
@@ -13,11 +13,11 @@ use crate::shared::scenario::SharedScenario;
 pub(crate) fn run_checked(
     scenario: &SharedScenario,
     planted: Option<SharedPlantedBug>,
-) -> Result<(SharedRun, Vec<Violation>), String> {
+) -> Result<(SharedRun, Verdict), String> {
     catch_unwind(AssertUnwindSafe(|| {
         let run = run_shared(scenario, planted);
-        let violations = check_shared(scenario, &run);
-        (run, violations)
+        let verdict = verdict_shared(scenario, &run);
+        (run, verdict)
     }))
     .map_err(|payload| {
         payload

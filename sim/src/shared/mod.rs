@@ -28,7 +28,8 @@
 //!
 //! Checking
 //! - [`check_shared`]: the oracle, reporting [`Invariant`](crate::Invariant)s
-//!   ([`Invariant::SHARED`](crate::Invariant::SHARED)).
+//!   ([`Invariant::SHARED`](crate::Invariant::SHARED)); [`verdict_shared`]: the same, with its
+//!   checks per rule.
 //! - [`sweep_shared`], [`SharedSweep`], [`SharedSummary`] (with [`FAULT_NAMES`]),
 //!   [`SharedFailure`]; [`write_shared_trace`].
 //! - [`shrink_shared`]: a failing scenario cut down to fewer faults, processes and callers
@@ -56,7 +57,7 @@ pub use crate::shared::process::{Link, Misconfiguration, ProcessClock, ProcessSp
 mod scenario;
 pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScenario};
 mod oracle;
-pub use crate::shared::oracle::check_shared;
+pub use crate::shared::oracle::{check_shared, verdict_shared};
 mod checked;
 mod sweep;
 pub use crate::shared::sweep::{

@@ -36,7 +36,7 @@ use std::collections::{BTreeMap, HashMap};
 use fixed_window_redis::{EXPIRY_MARGIN_MILLIS, FailPolicy, ScriptReply};
 use fixed_window_spec::{Count, Decision, Grid, Ledger};
 
-use crate::oracle::{Invariant, Violation};
+use crate::oracle::{Checks, Invariant, Verdict, Violation};
 use crate::shared::record::{
     DecisionDigest, EventDigest, FaultRecord, Purpose, ReplyDigest, SharedOutcome, SharedRecord,
 };
@@ -119,6 +119,8 @@ struct Remembered {
 struct Checker<'s> {
     scenario: &'s SharedScenario,
     violations: Vec<Violation>,
+    /// How many times each rule was checked.
+    checks: Checks,
     record: usize,
     requests: Vec<RequestInfo>,
     calls: Vec<CallInfo>,
@@ -165,7 +167,7 @@ struct Checker<'s> {
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
-/// few dozen).
+/// few dozen). [`verdict_shared`] says as well how many times each rule was checked.
 ///
 /// # Examples
 ///
@@ -179,10 +181,32 @@ struct Checker<'s> {
 /// assert!(check_shared(&scenario, &run_shared(&scenario, None)).is_empty());
 /// ```
 pub fn check_shared(scenario: &SharedScenario, run: &SharedRun) -> Vec<Violation> {
+    verdict_shared(scenario, run).violations
+}
+
+/// [`check_shared`], with how many times each rule was checked (a shared scenario has no
+/// keyed limiter's memory to report).
+///
+/// # Examples
+///
+/// The real shared limiter breaks no rule, and every run is checked against the window
+/// limit at least once (when the trace ends).
+///
+/// ```
+/// use fixed_window_sim::{Invariant, ScenarioId};
+/// use fixed_window_sim::shared::{SharedScenario, run_shared, verdict_shared};
+///
+/// let scenario = SharedScenario::generate(&ScenarioId::seed(3));
+/// let verdict = verdict_shared(&scenario, &run_shared(&scenario, None));
+/// assert!(verdict.violations.is_empty());
+/// assert!(verdict.checks.of(Invariant::WindowLimit) >= 1);
+/// ```
+pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
     let probe = config(scenario, 0);
     let mut checker = Checker {
         scenario,
         violations: Vec::new(),
+        checks: Checks::default(),
         record: 0,
         requests: Vec::new(),
         calls: vec![CallInfo::default(); scenario.callers.len()],
@@ -215,7 +239,11 @@ pub fn check_shared(scenario: &SharedScenario, run: &SharedRun) -> Vec<Violation
         checker.read(record);
     }
     checker.end(run);
-    checker.violations
+    Verdict {
+        violations: checker.violations,
+        memory: None,
+        checks: checker.checks,
+    }
 }
 
 impl Checker<'_> {
@@ -285,6 +313,7 @@ impl Checker<'_> {
                 }
             }
             SharedRecord::Refused { request, what, .. } => {
+                self.checks.count(&[Invariant::Script]);
                 let caller = self.request(*request).caller;
                 self.report(Invariant::Script, caller, || {
                     format!("the script used {what}, which the simulated server does not model")
@@ -317,6 +346,7 @@ impl Checker<'_> {
                 decision,
             } => self.decided(t, caller, local, at, request, decision),
             &SharedRecord::Sleep { caller, until, .. } => {
+                self.checks.count(&[Invariant::Events, Invariant::Deadline]);
                 let call = &self.calls[caller as usize];
                 let deadline = call.deadline;
                 if !matches!(call.last, Some((DecisionDigest::Wait { until: planned }, _)) if planned == u128::from(until))
@@ -364,6 +394,7 @@ impl Checker<'_> {
         if !matches!(purpose, Some(Purpose::Register | Purpose::Acquire)) {
             return;
         }
+        self.checks.count(&[Invariant::Script, Invariant::Events]);
         // The script stores the configuration, with its time as the origin, when absent.
         let own = self.scenario.configured(process);
         let stored = *self.stored.get_or_insert(own);
@@ -432,6 +463,8 @@ impl Checker<'_> {
     /// A process's registration went through (`accepted`) or was refused: as the server's
     /// answer to its latest registration run says it must.
     fn registered(&mut self, process: u16, accepted: bool) {
+        self.checks
+            .count(&[Invariant::Unavailable, Invariant::Configuration]);
         self.registering[process as usize].clear();
         if accepted {
             self.unregistered[process as usize] = None;
@@ -459,6 +492,7 @@ impl Checker<'_> {
     /// A script run by a process configured apart from the stored configuration: the server
     /// must refuse it with the stored one, counting nothing.
     fn refused(&mut self, request: u32, caller: Option<u32>, server_us: u64, reply: ReplyDigest) {
+        self.checks.count(&[Invariant::Configuration]);
         let expected =
             self.grid
                 .zip(self.stored)
@@ -479,6 +513,7 @@ impl Checker<'_> {
     }
 
     fn registration(&mut self, grid: Grid, reply: Option<ScriptReply>, server_us: u64) {
+        self.checks.count(&[Invariant::Alignment]);
         let origin = grid.origin();
         match reply {
             Some(ScriptReply::Registered { origin: got, now }) => {
@@ -508,6 +543,12 @@ impl Checker<'_> {
             server_us,
             grid,
         } = *run;
+        self.checks.count(&[
+            Invariant::CarryOver,
+            Invariant::WindowLimit,
+            Invariant::Alignment,
+            Invariant::DoubleCount,
+        ]);
         let count = self.counts[key as usize].unwrap_or_default();
         let now = u128::from(server_us);
         let limit = self.limit();
@@ -570,6 +611,8 @@ impl Checker<'_> {
 
     /// The script found the window full, `retry_after` µs from its reading `read`.
     fn full_run(&mut self, run: &Run, retry_after: u64, read: u64, window_start: u64) {
+        self.checks
+            .count(&[Invariant::FalseRejection, Invariant::Alignment]);
         let Run {
             caller,
             key,
@@ -632,6 +675,7 @@ impl Checker<'_> {
     }
 
     fn expired(&mut self, key: &str, expires_at_ms: u64) {
+        self.checks.count(&[Invariant::Expiry]);
         let Some(&index) = self.counter_keys.get(key) else {
             return;
         };
@@ -751,6 +795,11 @@ impl Checker<'_> {
             self.refused_decision(caller, decision, refusal);
             return;
         }
+        self.checks.count(&[
+            Invariant::Events,
+            Invariant::FalseRejection,
+            Invariant::Deadline,
+        ]);
         match (decision, request) {
             (DecisionDigest::Permitted { remaining }, Some(request)) => {
                 if !matches!(reply, Some(ScriptReply::Permitted { remaining: r, .. }) if r == remaining)
@@ -838,6 +887,7 @@ impl Checker<'_> {
     /// process's policy, and a fault on those requests must explain it, checked when the
     /// trace has ended.
     fn failed_decision(&mut self, caller: u32, decision: DecisionDigest, attempt: Vec<u32>) {
+        self.checks.count(&[Invariant::Unavailable]);
         let process = self.process_of(caller);
         let policy = self.scenario.processes[process as usize].fail_policy;
         let open = matches!(decision, DecisionDigest::FailedOpen { .. });
@@ -865,6 +915,7 @@ impl Checker<'_> {
 
     /// A decision on a refusal, or a refusal decided: only the one on the other.
     fn refused_decision(&mut self, caller: u32, decision: DecisionDigest, refusal: bool) {
+        self.checks.count(&[Invariant::Configuration]);
         if refusal != (decision == DecisionDigest::Conflict) {
             self.report(Invariant::Configuration, Some(caller), || {
                 if refusal {
@@ -893,6 +944,8 @@ impl Checker<'_> {
     /// A decision from the local memory at virtual time `t`: the key's window must be full
     /// on the server then, unless the documentation allows a late one.
     fn local_decision(&mut self, t: u64, caller: u32, retry_after: Option<u128>) {
+        self.checks
+            .count(&[Invariant::Events, Invariant::FalseRejection]);
         let (process, key) = (self.process_of(caller), self.key_of(caller));
         let Some(source) = self.remembered.get(&(process, key)).copied() else {
             self.report(Invariant::Events, Some(caller), || {
@@ -945,6 +998,8 @@ impl Checker<'_> {
     }
 
     fn finish(&mut self, caller: u32, local: u64, outcome: SharedOutcome, event: EventDigest) {
+        self.checks
+            .count(&[Invariant::Deadline, Invariant::Liveness, Invariant::Events]);
         let process = self.process_of(caller);
         let call = &mut self.calls[caller as usize];
         call.finished = true;
@@ -1028,6 +1083,7 @@ impl Checker<'_> {
         if !process.slow_link() {
             return;
         }
+        self.checks.count(&[Invariant::Unavailable]);
         let policy = process.fail_policy;
         let expected = match policy {
             FailPolicy::Closed => SharedOutcome::Unavailable,
@@ -1049,6 +1105,7 @@ impl Checker<'_> {
     }
 
     fn keyspace(&mut self, keys: &[(Box<str>, Option<u64>)]) {
+        self.checks.count(&[Invariant::Expiry]);
         for (key, expires_at_ms) in keys {
             let Some(&index) = self.counter_keys.get(&**key) else {
                 continue;
@@ -1075,6 +1132,11 @@ impl Checker<'_> {
 
     fn end(&mut self, run: &SharedRun) {
         self.record = run.records.len();
+        self.checks.count(&[
+            Invariant::WindowLimit,
+            Invariant::Unavailable,
+            Invariant::Liveness,
+        ]);
         // Each window's permits granted to callers, against limit plus what was forgotten.
         let ledgers = std::mem::take(&mut self.ledgers);
         for ((epoch, key, window), ops) in ledgers {

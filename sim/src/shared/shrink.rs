@@ -219,8 +219,9 @@ pub fn shrink_shared(
         };
         let scenario = cut.scenario(&candidate);
         !scenario.callers.is_empty()
-            && run_checked(&scenario, planted)
-                .is_ok_and(|(_, violations)| violations.iter().any(|v| v.invariant == invariant))
+            && run_checked(&scenario, planted).is_ok_and(|(_, verdict)| {
+                verdict.violations.iter().any(|v| v.invariant == invariant)
+            })
     };
     let mut callers: Vec<u32> = match &id.kept {
         Some(kept) => kept.clone(),

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::oracle::{Invariant, Violation};
+use crate::oracle::{Checks, Invariant, Violation};
 use crate::scenario::ScenarioId;
 use crate::shared::checked::run_checked;
 use crate::shared::planted::SharedPlantedBug;
@@ -42,6 +42,8 @@ impl SharedSweep {
 /// A failing scenario.
 #[derive(Debug, Clone)]
 pub struct SharedFailure {
+    /// Its index in the sweep.
+    pub index: u64,
     /// Its id, for `--replay`.
     pub id: ScenarioId,
     /// What the oracle reported.
@@ -94,6 +96,8 @@ pub struct SharedSummary {
     pub faults: BTreeMap<&'static str, u64>,
     /// Scenarios that broke each rule, by name (every rule listed).
     pub violations: BTreeMap<&'static str, u64>,
+    /// How many times the oracle checked each rule, over all scenarios.
+    pub checks: Checks,
     /// The failing scenarios, in index order.
     pub failures: Vec<SharedFailure>,
 }
@@ -134,6 +138,7 @@ impl SharedSummary {
         self.scripts += other.scripts;
         self.events += other.events;
         self.simulated_ns += other.simulated_ns;
+        self.checks.add(&other.checks);
         for (name, count) in other.faults {
             *self.faults.entry(name).or_insert(0) += count;
         }
@@ -247,12 +252,13 @@ pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> Shar
 fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<SharedFailure> {
     let id = config.scenario(index);
     let scenario = SharedScenario::generate(&id);
-    let (run, violations) = match run_checked(&scenario, config.planted) {
+    let (run, verdict) = match run_checked(&scenario, config.planted) {
         Ok(checked) => checked,
         Err(message) => {
             local.scenarios += 1;
             *local.violations.entry(Invariant::Panic.name()).or_insert(0) += 1;
             return Some(SharedFailure {
+                index,
                 id,
                 violations: Vec::new(),
                 nondeterministic: false,
@@ -262,6 +268,8 @@ fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<Sh
         }
     };
     local.count(&scenario, &run);
+    local.checks.add(&verdict.checks);
+    let violations = verdict.violations;
     let nondeterministic = config.check_determinism
         && run_checked(&scenario, config.planted)
             .map_or(true, |(again, _)| again.trace_hash() != run.trace_hash());
@@ -278,6 +286,7 @@ fn one(config: &SharedSweep, index: u64, local: &mut SharedSummary) -> Option<Sh
         *local.violations.entry(DETERMINISM).or_insert(0) += 1;
     }
     Some(SharedFailure {
+        index,
         id,
         violations,
         nondeterministic,

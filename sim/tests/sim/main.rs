@@ -1,5 +1,5 @@
 //! Tests of the simulator: determinism, coverage of the scenario space, the oracle catching
-//! planted limiters, replay and shrinking, and the command line.
+//! planted limiters, replay and shrinking, the command line, and sweeps split into shards.
 
 mod cli;
 mod coverage;
@@ -8,6 +8,7 @@ mod keyed;
 mod oracle;
 mod planted;
 mod replay;
+mod shards;
 mod shared;
 mod trace;
 
