@@ -195,23 +195,22 @@ impl Budget {
             // never reopen permits, and the window ends at its usual instant.
             _ => (stored_index, stored_used),
         };
-        if !weight.fits(used, self.limit) {
+        let Some(after) = weight.claimed(used, self.limit) else {
             // Full, decided from the loaded word alone, without writing. Only the stored window
             // can be full (an advanced one starts empty, and a weight is at most the limit),
             // so `end` is its end, and it lies after `now`.
             return Ok(Claim::Full { next: end });
-        }
-        let units = weight.units();
-        if units == 0 {
-            // Nothing to take: permitted at once, with what the current window has left.
+        };
+        if after == used {
+            // Nothing to take (no permits, or the rest of a full window): permitted at once,
+            // with what the window in effect has left, writing nothing.
             return Ok(Claim::Permitted {
                 remaining: self.limit - used,
             });
         }
-        // `fits` bounds `used + units` by the limit.
-        cell.compare_exchange(current, cell.encode(index, used + units))
+        cell.compare_exchange(current, cell.encode(index, after))
             .map(|()| Claim::Permitted {
-                remaining: self.limit - used - units,
+                remaining: self.limit - after,
             })
     }
 

@@ -43,6 +43,7 @@ pub use self::service::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedService
 mod shards;
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 use self::shards as table;
+mod drain;
 mod slot;
 mod sweep;
 mod weighted;

@@ -21,6 +21,7 @@ use crate::state::State;
 use crate::waiting;
 use crate::weight::One;
 
+mod drain;
 mod weighted;
 
 /// A fixed-window rate limiter: at most `limit` calls start per `period`, in windows aligned

@@ -13,7 +13,7 @@ use crate::permit::Permit;
 use crate::rejection::Rejection;
 use crate::settings::Settings;
 use crate::state::State;
-use crate::weight::Weight;
+use crate::weight::{Rest, Weight};
 
 /// Everything a limiter decides with but its clock and its state word, so that one policy can
 /// decide for several words (a word per key) and every caller of the step shares one copy of
@@ -132,9 +132,20 @@ impl<L> Policy<L> {
         }
     }
 
+    /// Fills the window in effect at the reading `read` takes on `source`: whatever it has
+    /// left is taken, so it counts as full until it ends. No event: nothing is granted. The
+    /// time from that reading until the window holding it ends.
+    pub(crate) fn drain<S: Source<Listener = L>>(
+        &self,
+        source: &S,
+        read: impl FnOnce() -> Instant,
+    ) -> Duration {
+        let (now, _) = source.claim_reading(&self.budget, read, Rest);
+        self.reset_after(now)
+    }
+
     /// Time from `at` until the window holding it ends (`Duration::MAX` if none follows it):
-    /// what an HTTP answer reports as the time to reset.
-    #[cfg(feature = "http")]
+    /// what an HTTP answer reports as the time to reset, and a drain as the time to wait.
     pub(crate) fn reset_after(&self, at: Instant) -> Duration {
         let grid = self.budget.grid();
         grid.end(grid.index_of(at))

@@ -1,14 +1,13 @@
 //! How many permits a claim takes: one (every single-permit call, a type of its own so that
-//! its claim compiles to exactly the single-permit code), or a count checked against the limit.
+//! its claim compiles to exactly the single-permit code), a count checked against the limit, or
+//! the rest of the window (a drain).
 
-/// The permits a claim takes, and the test and arithmetic that depend on it.
+/// The permits a claim takes, as the count it leaves.
 pub(crate) trait Weight: Copy {
-    /// The permits taken.
-    fn units(self) -> u32;
-
-    /// Whether a window with `used` of `limit` permits used has room for this weight. The
-    /// count was checked against the limit before any claim, so `units() <= limit`.
-    fn fits(self, used: u32, limit: u32) -> bool;
+    /// The window's count after this claim, in a window with `used` of `limit` permits used;
+    /// `None` if the claim does not fit. A count that was checked against the limit before
+    /// any claim is at most `limit`, so nothing here overflows.
+    fn claimed(self, used: u32, limit: u32) -> Option<u32>;
 }
 
 /// One permit.
@@ -18,14 +17,8 @@ pub(crate) struct One;
 impl Weight for One {
     #[expect(clippy::inline_always, reason = "folded into the hot path's claim")]
     #[inline(always)]
-    fn units(self) -> u32 {
-        1
-    }
-
-    #[expect(clippy::inline_always, reason = "folded into the hot path's claim")]
-    #[inline(always)]
-    fn fits(self, used: u32, limit: u32) -> bool {
-        used < limit
+    fn claimed(self, used: u32, limit: u32) -> Option<u32> {
+        (used < limit).then(|| used + 1)
     }
 }
 
@@ -34,17 +27,23 @@ impl Weight for One {
 pub(crate) struct Units(pub(crate) u32);
 
 impl Weight for Units {
-    #[expect(clippy::inline_always, reason = "folded into the hot path's claim")]
+    #[expect(clippy::inline_always, reason = "folded into the claim")]
     #[inline(always)]
-    fn units(self) -> u32 {
-        self.0
+    fn claimed(self, used: u32, limit: u32) -> Option<u32> {
+        // `self.0 <= limit`, and `used <= limit` always: no underflow, no overflow.
+        (used <= limit - self.0).then(|| used + self.0)
     }
+}
 
-    #[expect(clippy::inline_always, reason = "folded into the hot path's claim")]
+/// Whatever the window has left: it is full afterwards.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rest;
+
+impl Weight for Rest {
+    #[expect(clippy::inline_always, reason = "folded into the claim")]
     #[inline(always)]
-    fn fits(self, used: u32, limit: u32) -> bool {
-        // `self.0 <= limit`, and `used <= limit` always: no underflow.
-        used <= limit - self.0
+    fn claimed(self, _used: u32, limit: u32) -> Option<u32> {
+        Some(limit)
     }
 }
 
@@ -54,12 +53,14 @@ mod tests {
 
     #[test]
     fn a_weight_fits_exactly_up_to_the_limit() {
-        assert!(One.fits(4, 5));
-        assert!(!One.fits(5, 5));
-        assert!(Units(3).fits(2, 5));
-        assert!(!Units(3).fits(3, 5));
-        assert!(Units(0).fits(5, 5));
-        assert!(Units(u32::MAX).fits(0, u32::MAX));
-        assert!(!Units(u32::MAX).fits(1, u32::MAX));
+        assert_eq!(One.claimed(4, 5), Some(5));
+        assert_eq!(One.claimed(5, 5), None);
+        assert_eq!(Units(3).claimed(2, 5), Some(5));
+        assert_eq!(Units(3).claimed(3, 5), None);
+        assert_eq!(Units(0).claimed(5, 5), Some(5));
+        assert_eq!(Units(u32::MAX).claimed(0, u32::MAX), Some(u32::MAX));
+        assert_eq!(Units(u32::MAX).claimed(1, u32::MAX), None);
+        assert_eq!(Rest.claimed(2, 5), Some(5));
+        assert_eq!(Rest.claimed(5, 5), Some(5));
     }
 }

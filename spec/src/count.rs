@@ -247,6 +247,26 @@ impl Count {
         }
     }
 
+    /// Drains the window in effect at `now` (`docs/rules.md`: Draining): it counts as full,
+    /// `limit` used, until it ends; a later window starts at zero as ever.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Decision, Grid};
+    ///
+    /// let grid = Grid::checked(0, 10).expect("a positive period");
+    /// let mut count = Count::new();
+    /// count.drain(&grid, 3, 14);
+    /// assert_eq!(count.decide(&grid, 3, 15, 15), Decision::Reject { retry_after: 5 });
+    /// assert_eq!(count.decide(&grid, 3, 20, 20), Decision::Permit { index: 2, remaining: 2 });
+    /// ```
+    pub fn drain(&mut self, grid: &Grid, limit: u32, now: u128) {
+        let (index, _) = self.at(grid, now);
+        self.index = index;
+        self.used = limit;
+    }
+
     /// Whether the stored window has ended by `now`, so the count holds nothing worth keeping:
     /// its next attempt starts a fresh window.
     ///

@@ -39,6 +39,16 @@ impl Model {
 }
 
 impl Model {
+    /// A `drain()`: the time until the window holding `now` ends.
+    fn drain(&mut self, now: u64) -> Duration {
+        let now = u128::from(now);
+        self.count.drain(&self.rules.grid, self.rules.limit, now);
+        let grid = self.rules.grid;
+        grid.end(grid.index_of(now)).map_or(Duration::MAX, |end| {
+            Duration::from_nanos(u64::try_from(end - now).unwrap_or(u64::MAX))
+        })
+    }
+
     /// A `try_acquire_n(n)`: `Err(None)` also for `n` above the limit, which is refused.
     fn try_acquire_n(&mut self, now: u64, n: u32) -> Result<u32, Option<u128>> {
         if n > self.rules.limit {
@@ -117,12 +127,14 @@ proptest! {
     }
 
     #[test]
-    fn weighted_outcomes_match_the_model(
+    fn weighted_outcomes_and_drains_match_the_model(
         limit in 1..12u32,
         period in period(),
         start in start(),
         steps in proptest::collection::vec((step(), 0..14u32), 1..60),
     ) {
+        // A weight of 13 stands for a drain: the rest of the window, whatever is left.
+        const DRAIN: u32 = 13;
         let clock = ManualClock::starting_at(Instant::from_nanos(start));
         let limiter = RateLimiter::of("prop", limit, Duration::from_nanos(period))
             .unwrap()
@@ -133,6 +145,9 @@ proptest! {
             match step {
                 Step::Forward(d) => now = now.saturating_add(d),
                 Step::Back(d) => now = now.saturating_sub(d),
+                Step::Acquire(_) if n == DRAIN => {
+                    prop_assert_eq!(limiter.drain(), model.drain(now), "drain at {}", now);
+                }
                 Step::Acquire(calls) => {
                     for _ in 0..calls {
                         let actual = limiter.try_acquire_n(n).map(|permit| permit.remaining()).map_err(|err| match err {
