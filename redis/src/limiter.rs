@@ -23,6 +23,7 @@ use crate::registration::Registration;
 use crate::server::Server;
 use crate::unavailable::Unavailable;
 
+mod drain;
 mod weighted;
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
@@ -500,7 +501,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     pub fn try_acquire(&self, key: &str) -> Result<SharedPermit, SharedError> {
         let now = self.clock.now();
-        let (at, decision) = self.attempt_blocking(key, 1, now, now)?;
+        let (at, decision) = self.attempt_blocking(key, Some(1), now, now)?;
         self.finish_at_once(key, at, &decision)
     }
 
@@ -655,7 +656,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     pub async fn try_acquire_async(&self, key: &str) -> Result<SharedPermit, SharedError> {
         let now = self.clock.now();
-        let (at, decision) = self.attempt_async(key, 1, now, now).await?;
+        let (at, decision) = self.attempt_async(key, Some(1), now, now).await?;
         self.finish_at_once(key, at, &decision)
     }
 
@@ -694,7 +695,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         let deadline = now.saturating_add(self.config().max_wait());
         let mut slept_from = None;
         loop {
-            let (at, decision) = self.attempt_async(key, n, now, deadline).await?;
+            let (at, decision) = self.attempt_async(key, Some(n), now, deadline).await?;
             let pause = match self.step(key, now, at, &decision, slept_from) {
                 Step::Done(result) => return result,
                 Step::Sleep(pause) => pause,
@@ -751,7 +752,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         let mut slept_from = None;
         let mut own_interrupt = None;
         loop {
-            let (at, decision) = self.attempt_blocking(key, n, now, deadline)?;
+            let (at, decision) = self.attempt_blocking(key, Some(n), now, deadline)?;
             let pause = match self.step(key, now, at, &decision, slept_from) {
                 Step::Done(result) => return result,
                 Step::Sleep(pause) => pause,
@@ -770,7 +771,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     fn attempt_blocking(
         &self,
         key: &str,
-        n: u32,
+        weight: Option<u32>,
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
@@ -785,11 +786,11 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
-        match self.begin(key, n, now, deadline)? {
+        match self.begin(key, weight, now, deadline)? {
             Begin::Decided(decision) => Ok((now, decision)),
             Begin::Call(call) => {
                 let reply = self.connection.acquire_blocking(call);
-                Ok(self.finish(key, n, now, deadline, reply))
+                Ok(self.finish(key, weight, now, deadline, reply))
             }
         }
     }
@@ -798,7 +799,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     async fn attempt_async(
         &self,
         key: &str,
-        n: u32,
+        weight: Option<u32>,
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
@@ -814,11 +815,11 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
-        match self.begin(key, n, now, deadline)? {
+        match self.begin(key, weight, now, deadline)? {
             Begin::Decided(decision) => Ok((now, decision)),
             Begin::Call(call) => {
                 let reply = self.connection.acquire(call).await;
-                Ok(self.finish(key, n, now, deadline, reply))
+                Ok(self.finish(key, weight, now, deadline, reply))
             }
         }
     }
@@ -838,31 +839,36 @@ impl<C: Clock> SharedRateLimiter<C> {
         }
     }
 
+    /// Begins an attempt for `weight` permits, or a drain (`None`).
     fn begin(
         &self,
         key: &str,
-        n: u32,
+        weight: Option<u32>,
         now: Instant,
         deadline: Instant,
     ) -> Result<Begin, SharedError> {
-        self.protocol
-            .begin_n(key, n, now, deadline)
-            .map_err(|error| SharedError::InvalidKey {
-                name: self.config().name(),
-                error,
-            })
+        let begun = match weight {
+            Some(n) => self.protocol.begin_n(key, n, now, deadline),
+            None => self.protocol.begin_drain(key, now),
+        };
+        begun.map_err(|error| SharedError::InvalidKey {
+            name: self.config().name(),
+            error,
+        })
     }
 
     fn finish(
         &self,
         key: &str,
-        n: u32,
+        weight: Option<u32>,
         sent: Instant,
         deadline: Instant,
         reply: Result<Vec<i64>, Unavailable>,
     ) -> (Instant, Decision) {
         let received = self.clock.now();
         let times = (sent, received, deadline);
+        // A drain's reply is a permit leaving none, read as one permit's.
+        let n = weight.unwrap_or(1);
         let decision = match reply {
             Ok(reply) => self.protocol.finish_n(key, n, times, Ok(&reply)),
             Err(cause) => self.protocol.finish_n(key, n, times, Err(cause)),

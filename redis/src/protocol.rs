@@ -64,9 +64,10 @@ pub struct ScriptCall {
     /// On a cluster, the registered origin, sent instead of the configuration key (see
     /// [`Protocol::for_cluster`]).
     origin: Option<Arc<str>>,
-    /// The permits each attempt takes, in the order of `counter_keys`; empty while every
-    /// attempt takes one (so that single permits allocate nothing for it).
-    weights: Vec<u32>,
+    /// The permits each attempt takes, in the order of `counter_keys` (`None`: a drain, the
+    /// rest of the window); empty while every attempt takes one (so that single permits
+    /// allocate nothing for it).
+    weights: Vec<Option<u32>>,
     /// `weights` as the script's argument, when one of them is not 1.
     weights_arg: Option<String>,
     /// `counter_keys.len()` as the script's argument.
@@ -153,7 +154,8 @@ impl ScriptCall {
         .chain(self.weights_arg.as_deref())
     }
 
-    /// The permits attempt `index` (from 0, in the order joined) takes.
+    /// The permits attempt `index` (from 0, in the order joined) takes; `None` for a drain
+    /// (whatever its window has left).
     ///
     /// # Examples
     ///
@@ -170,21 +172,22 @@ impl ScriptCall {
     ///     unreachable!("nothing is remembered");
     /// };
     /// call.join(one).expect("one limiter");
-    /// assert_eq!((call.weight(0), call.weight(1)), (3, 1));
+    /// assert_eq!((call.weight(0), call.weight(1)), (Some(3), Some(1)));
     /// assert!(call.args().eq(["1000000", "5", "1000", "acquire", "2", "", "3,1"]));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn weight(&self, index: usize) -> u32 {
+    pub fn weight(&self, index: usize) -> Option<u32> {
         self.positions
             .get(index)
             .and_then(|&position| self.weights.get(position as usize))
             .copied()
-            .unwrap_or(1)
+            .unwrap_or(Some(1))
     }
 
-    /// This call's attempts taking `n` permits each (a call of one attempt, just begun).
-    fn weighing(mut self, n: u32) -> ScriptCall {
-        if n != 1 {
+    /// This call's attempts taking `n` permits each (`None`: draining), a call of one attempt
+    /// just begun.
+    fn weighing(mut self, n: Option<u32>) -> ScriptCall {
+        if n != Some(1) {
             self.weights = vec![n; self.counter_keys.len()];
             self.weights_arg = Some(weights_arg(&self.weights));
         }
@@ -285,7 +288,7 @@ impl ScriptCall {
         }
         let weighed = !self.weights.is_empty() || !other.weights.is_empty();
         if weighed && self.weights.is_empty() {
-            self.weights = vec![1; self.counter_keys.len()];
+            self.weights = vec![Some(1); self.counter_keys.len()];
         }
         let ScriptCall {
             counter_keys,
@@ -295,7 +298,7 @@ impl ScriptCall {
         } = other;
         let mut keys: Vec<Option<String>> = counter_keys.into_iter().map(Some).collect();
         for position in positions {
-            let weight = weights.get(position as usize).copied().unwrap_or(1);
+            let weight = weights.get(position as usize).copied().unwrap_or(Some(1));
             let Some(key) = keys.get_mut(position as usize).and_then(Option::take) else {
                 continue;
             };
@@ -829,7 +832,7 @@ impl Protocol {
     /// let Begin::Call(call) = protocol.begin_n("k", 3, Instant::ZERO, Instant::ZERO)? else {
     ///     panic!("the server decides");
     /// };
-    /// assert_eq!(call.weight(0), 3);
+    /// assert_eq!(call.weight(0), Some(3));
     /// let t = Instant::ZERO;
     /// assert!(matches!(protocol.begin_n("k", 6, t, t)?, Begin::Decided(Decision::Rejected { .. })));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -853,23 +856,66 @@ impl Protocol {
         {
             return Ok(Begin::Decided(decide_full(window, now, deadline, true)));
         }
-        let call = match &self.cluster {
-            None => self.call(Some(key), "acquire"),
+        Ok(match self.counting_call(key) {
+            Ok(call) => Begin::Call(call.weighing(Some(n))),
+            Err(decision) => Begin::Decided(decision),
+        })
+    }
+
+    /// The call counting one attempt on `key`: with the configuration key on one node, with
+    /// the registered origin on a cluster, or, on a cluster not registered yet, the fail
+    /// policy's answer.
+    fn counting_call(&self, key: &str) -> Result<ScriptCall, Decision> {
+        match &self.cluster {
+            None => Ok(self.call(Some(key), "acquire")),
             Some(registered) => match registered.get() {
                 Some(origin) => {
                     let mut call = self.call(Some(key), "count");
                     call.origin = Some(Arc::clone(origin));
-                    call
+                    Ok(call)
                 }
-                None => {
-                    return Ok(Begin::Decided(self.unregistered(&Unavailable::new(
-                        UnavailableKind::NotRegistered,
-                        "the origin is not known yet",
-                    ))));
-                }
+                None => Err(self.unregistered(&Unavailable::new(
+                    UnavailableKind::NotRegistered,
+                    "the origin is not known yet",
+                ))),
             },
-        };
-        Ok(Begin::Call(call.weighing(n)))
+        }
+    }
+
+    /// Starts a drain of `key`'s window at local instant `now`: the server takes whatever the
+    /// window has left (the attempt's [`weight`](ScriptCall::weight) is `None`), so that it is
+    /// full until it ends. Finish it as one permit ([`finish`](Protocol::finish)): its reply
+    /// is a permit leaving none, which is remembered as a full window. A key already
+    /// remembered full needs no call.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError`] if `key` cannot name a counter (see [`check_key`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Begin::Call(call) = protocol.begin_drain("k", Instant::ZERO)? else {
+    ///     panic!("the server drains");
+    /// };
+    /// assert_eq!(call.weight(0), None);
+    /// assert_eq!(call.args().last(), Some("r"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn begin_drain(&self, key: &str, now: Instant) -> Result<Begin, KeyError> {
+        check_key(key)?;
+        if let Some(window) = self.memory.get(key, now) {
+            return Ok(Begin::Decided(decide_full(window, now, now, true)));
+        }
+        Ok(match self.counting_call(key) {
+            Ok(call) => Begin::Call(call.weighing(None)),
+            Err(decision) => Begin::Decided(decision),
+        })
     }
 
     /// Finishes an attempt on `key`: `sent` is the local reading taken before the call was
@@ -1125,14 +1171,17 @@ fn decide_full(window: FullWindow, now: Instant, deadline: Instant, local: bool)
     }
 }
 
-/// The permits of each attempt as the script's argument: `3,1,0`.
-fn weights_arg(weights: &[u32]) -> String {
+/// The permits of each attempt as the script's argument: `3,1,0`, `r` for a drain.
+fn weights_arg(weights: &[Option<u32>]) -> String {
     let mut arg = String::with_capacity(weights.len() * 3);
     for (index, weight) in weights.iter().enumerate() {
         if index > 0 {
             arg.push(',');
         }
-        arg.push_str(&weight.to_string());
+        match weight {
+            Some(n) => arg.push_str(&n.to_string()),
+            None => arg.push('r'),
+        }
     }
     arg
 }

@@ -27,8 +27,9 @@
 --          without counting
 -- ARGV[5]  n, the number of attempts (0 to register)
 -- ARGV[7]  optional: the permits each attempt takes, comma-separated in the order of its
---          counter key ("3,1,0"); absent, each takes one. With it, ARGV[6] is the origin
---          when counting on a cluster, and empty otherwise
+--          counter key ("3,1,0"), "r" for whatever the window has left (a drain); absent, each
+--          takes one. With it, ARGV[6] is the origin when counting on a cluster, and empty
+--          otherwise
 --
 -- Replies (arrays of integers):
 --   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
@@ -144,8 +145,8 @@ end
 local weights
 if ARGV[7] then
   weights = {}
-  for weight in string.gmatch(ARGV[7], '%d+') do
-    weights[#weights + 1] = tonumber(weight)
+  for weight in string.gmatch(ARGV[7], '[^,]+') do
+    weights[#weights + 1] = tonumber(weight) or weight
   end
   if #weights ~= n then
     return redis.error_reply('fixed-window: bad arguments')
@@ -204,6 +205,12 @@ while i <= n + first - 1 do
   repeat
     local at = 4 * (i - first)
     local weight = weights and weights[i - first + 1] or 1
+    if weight == 'r' then
+      weight = limit - used
+    end
+    if type(weight) ~= 'number' or weight < 0 then
+      return redis.error_reply('fixed-window: bad arguments')
+    end
     if used + weight > limit then
       reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
     else

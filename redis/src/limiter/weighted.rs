@@ -40,7 +40,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     pub fn try_acquire_n(&self, key: &str, n: u32) -> Result<SharedPermit, SharedError> {
         self.weigh(n)?;
         let now = self.clock.now();
-        let (at, decision) = self.attempt_blocking(key, n, now, now)?;
+        let (at, decision) = self.attempt_blocking(key, Some(n), now, now)?;
         self.finish_at_once(key, at, &decision)
     }
 
@@ -99,7 +99,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     ) -> Result<SharedPermit, SharedError> {
         self.weigh(n)?;
         let now = self.clock.now();
-        let (at, decision) = self.attempt_async(key, n, now, now).await?;
+        let (at, decision) = self.attempt_async(key, Some(n), now, now).await?;
         self.finish_at_once(key, at, &decision)
     }
 
