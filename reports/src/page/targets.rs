@@ -107,6 +107,7 @@ fn figure(measure: Measure, value: f64, side: Side) -> String {
         (Measure::Commands(_), Side::Measured) => format!("{counted} commands"),
         (Measure::Commands(_), Side::Against) => format!("{counted} attempts"),
         (Measure::MemoryAfterChurn, _) => format!("{counted} bytes"),
+        (Measure::ServerTime(_), _) => format!("{counted} µs"),
     }
 }
 
