@@ -5,9 +5,10 @@
 use crate::bench_runs::BenchRuns;
 use crate::numbers::{DIGITS, grouped, ratio, significant};
 use crate::page::table::{Table, TableCell};
+use crate::page::targets as page_targets;
 use crate::page::{Page, provenance};
 use crate::server_time::ServerTime;
-use crate::targets::{Measure, TARGETS};
+use crate::targets::{self, Measure};
 use html_escape::encode_text as esc;
 
 /// The windows measured, as the example names them, with what each is.
@@ -63,7 +64,7 @@ pub fn section(page: &mut Page, runs: &BenchRuns) {
             continue;
         };
         let over = shared.server_us_per_decision / envoy.server_us_per_decision;
-        let (bound, verdict) = verdict(window, over, run.is_quick());
+        let (bound, verdict) = verdict(runs, window);
         table.row([
             TableCell::text(about),
             TableCell::text(microseconds(shared.server_us_per_decision)),
@@ -79,26 +80,19 @@ pub fn section(page: &mut Page, runs: &BenchRuns) {
     commands(page, time);
 }
 
-/// The target on `window`, if there is one, and the verdict on the ratio `over`.
-fn verdict(window: &'static str, over: f64, quick: bool) -> (String, TableCell) {
-    let target = TARGETS
-        .iter()
-        .find(|t| t.is_target && t.measure == Measure::ServerTime(window));
-    let Some(target) = target else {
-        return ("–".to_owned(), TableCell::text("reference"));
-    };
-    let cell = if quick {
-        TableCell::text("smoke data: no verdict").class("missing")
-    } else if over <= target.limit {
-        TableCell::text("met").class("met")
-    } else {
-        TableCell::text(format!(
-            "missed by {} %",
-            significant((over / target.limit - 1.0) * 100.0, 2)
-        ))
-        .class("miss")
-    };
-    (target.bound(), cell)
+/// The target on `window` and the verdict on it, as the targets table gives them (none from
+/// a quick or unrecorded run); a reference without a target.
+fn verdict(runs: &BenchRuns, window: &'static str) -> (String, TableCell) {
+    let checked = targets::check(runs)
+        .into_iter()
+        .find(|c| c.target.is_target && c.target.measure == Measure::ServerTime(window));
+    match checked {
+        Some(checked) => (
+            checked.target.bound(),
+            page_targets::verdict(checked.verdict, checked.per_run.len()),
+        ),
+        None => ("–".to_owned(), TableCell::text("reference")),
+    }
 }
 
 /// Each command's line of `INFO commandstats`, per kind.

@@ -111,7 +111,8 @@ fn figure(measure: Measure, value: f64, side: Side) -> String {
     }
 }
 
-fn verdict(verdict: Verdict, runs: usize) -> TableCell {
+/// A verdict's cell, as the targets table shows it.
+pub(super) fn verdict(verdict: Verdict, runs: usize) -> TableCell {
     match verdict {
         Verdict::Met { runs_over: 0 } => TableCell::text("met").class("met"),
         Verdict::Met { runs_over } => TableCell::text(format!(
