@@ -17,6 +17,7 @@ use crate::bench_results::{BenchResults, LoadError};
 use crate::cas_retries::CasRetries;
 use crate::keyed_memory::KeyedMemory;
 use crate::redis_latency::RedisLatency;
+use crate::server_time::ServerTime;
 
 /// Each run's manifest, in its directory.
 pub const MANIFEST: &str = "run.json";
@@ -31,6 +32,10 @@ pub const REDIS_LATENCY: &str = "redis-latency.json";
 /// The keyed limiters' memory, where the `keyed_memory` example writes it in the target
 /// directory and in the directory of the run that kept it.
 pub const KEYED_MEMORY: &str = "keyed-memory.json";
+
+/// The server's time per decision, where the `redis_server_time` example writes it in the
+/// target directory and in the directory of the run that kept it.
+pub const SERVER_TIME: &str = "redis-server-time.json";
 
 /// The run's criterion results, in its directory, laid out as criterion lays them out.
 const RESULTS: &str = "criterion";
@@ -96,6 +101,8 @@ pub struct BenchRun {
     pub redis_latency: Option<RedisLatency>,
     /// The keyed limiters' memory, if it was counted after this run.
     pub keyed_memory: Option<KeyedMemory>,
+    /// The server's time per decision, if it was measured after this run.
+    pub server_time: Option<ServerTime>,
 }
 
 impl BenchRun {
@@ -239,12 +246,19 @@ impl BenchRuns {
                 skipped,
                 KeyedMemory::parse,
             );
+            let server_time = read_beside(
+                &path.join(SERVER_TIME),
+                "the server's time per decision",
+                skipped,
+                ServerTime::parse,
+            );
             runs.runs.push(BenchRun {
                 manifest: Some(manifest),
                 results,
                 cas_retries,
                 redis_latency,
                 keyed_memory,
+                server_time,
             });
         }
         Ok(runs)
@@ -287,6 +301,13 @@ impl BenchRuns {
         self.runs
             .iter()
             .find_map(|run| Some((run, run.keyed_memory.as_ref()?)))
+    }
+
+    /// The first run that measured the server's time per decision.
+    pub fn with_server_time(&self) -> Option<(&BenchRun, &ServerTime)> {
+        self.runs
+            .iter()
+            .find_map(|run| Some((run, run.server_time.as_ref()?)))
     }
 }
 

@@ -3,10 +3,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::bench_runs::{BenchRuns, KEYED_MEMORY, REDIS_LATENCY};
+use crate::bench_runs::{BenchRuns, KEYED_MEMORY, REDIS_LATENCY, SERVER_TIME};
 use crate::cas_retries::CasRetries;
 use crate::keyed_memory::KeyedMemory;
 use crate::redis_latency::RedisLatency;
+use crate::server_time::ServerTime;
 use crate::sim_summary::SimSummary;
 use crate::sim_trace::Trace;
 use crate::sweep_provenance::SweepProvenance;
@@ -27,6 +28,9 @@ pub struct Paths {
     /// The keyed limiters' memory of unknown origin, read with `criterion`
     /// (`target/keyed-memory.json`, where the `keyed_memory` example writes it).
     pub keyed_memory: PathBuf,
+    /// The server's time per decision of unknown origin, read with `criterion`
+    /// (`target/redis-server-time.json`, where the `redis_server_time` example writes it).
+    pub server_time: PathBuf,
     /// The simulator's output directory (`target/sim`), holding `summary.json` and
     /// `trace.jsonl`. The shared limiter's sweep writes its own beside it, in `sim-shared`
     /// (`target/sim-shared`), which is read from there.
@@ -80,6 +84,11 @@ impl Inputs {
                 if bench.with_keyed_memory().is_none() {
                     inputs.missing.push(format!(
                         "keyed memory: no {KEYED_MEMORY} in {dir} (`cargo xtask bench` counts it after its first run)"
+                    ));
+                }
+                if bench.with_server_time().is_none() {
+                    inputs.missing.push(format!(
+                        "the server's time per decision: no {SERVER_TIME} in {dir} (`cargo xtask bench` measures it after its first run)"
                     ));
                 }
             }
@@ -169,6 +178,13 @@ fn gather_bench(paths: &Paths, missing: &mut Vec<String>) -> Option<BenchRuns> {
         missing,
         KeyedMemory::parse,
     );
+    let server_time = read_unrecorded(
+        &paths.server_time,
+        "the server's time per decision",
+        "the redis_server_time example writes it",
+        missing,
+        ServerTime::parse,
+    );
     match BenchRuns::latest(&paths.criterion, cas_retries) {
         Ok(runs) if runs.runs.iter().all(|run| run.results.is_empty()) => {
             missing.push(format!(
@@ -181,6 +197,7 @@ fn gather_bench(paths: &Paths, missing: &mut Vec<String>) -> Option<BenchRuns> {
             for run in &mut runs.runs {
                 run.redis_latency.clone_from(&redis_latency);
                 run.keyed_memory.clone_from(&keyed_memory);
+                run.server_time.clone_from(&server_time);
             }
             Some(runs)
         }

@@ -8,7 +8,8 @@
 //!   [`BenchRun`] with its [`RunManifest`] (when, which command, [`Mode`] full or quick), its
 //!   [`BenchResults`] (criterion's results, each a [`Measurement`]) and the figures counted
 //!   beside them: [`CasRetries`], the shared limiter's [`RedisLatency`] (percentiles and
-//!   commands per attempt) and the keyed limiters' [`KeyedMemory`]; [`begin_run`] and
+//!   commands per attempt), the keyed limiters' [`KeyedMemory`] and the Redis server's own
+//!   [`ServerTime`] per decision; [`begin_run`] and
 //!   [`record_run`] are how `cargo xtask bench` records one. Without recorded runs, criterion's
 //!   latest results (`target/criterion`) are shown as of unknown origin.
 //! - [`targets`]: the performance targets, each ratio computed within one run, with the
@@ -31,6 +32,7 @@ mod keyed_memory;
 pub mod numbers;
 mod page;
 mod redis_latency;
+mod server_time;
 mod sim_summary;
 mod sim_trace;
 mod spread;
@@ -41,7 +43,7 @@ pub mod targets;
 pub use crate::bench_results::{BenchResults, LoadError, Measurement};
 pub use crate::bench_runs::{
     BenchRun, BenchRuns, CAS_RETRIES, KEYED_MEMORY, MANIFEST, Mode, REDIS_LATENCY, RunManifest,
-    Scope, Source, begin_run, record_run,
+    SERVER_TIME, Scope, Source, begin_run, record_run,
 };
 pub use crate::cas_retries::{CasRetries, RetryPoint};
 pub use crate::inputs::{Inputs, Paths};
@@ -49,6 +51,7 @@ pub use crate::keyed_memory::{Churn, Held, KeyedMemory, LIVE_WINDOW, LiveKeys};
 pub use crate::page::table::{Table, TableCell};
 pub use crate::page::{Report, SIMULATOR_TARGET, render};
 pub use crate::redis_latency::{Attempts, RedisLatency};
+pub use crate::server_time::{CommandStats, Decisions, ServerTime};
 pub use crate::sim_summary::SimSummary;
 pub use crate::sim_trace::{Call, Scenario, Trace};
 pub use crate::spread::Spread;

@@ -25,6 +25,9 @@ struct Cli {
     /// The keyed limiters' memory read with `--criterion`.
     #[arg(long, default_value = "target/keyed-memory.json")]
     keyed_memory: PathBuf,
+    /// The server's time per decision read with `--criterion`.
+    #[arg(long, default_value = "target/redis-server-time.json")]
+    server_time: PathBuf,
     /// The simulator's output directory (summary.json, trace.jsonl).
     #[arg(long, default_value = "target/sim")]
     sim: PathBuf,
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         cas_retries: cli.cas_retries,
         redis_latency: cli.redis_latency,
         keyed_memory: cli.keyed_memory,
+        server_time: cli.server_time,
         sim: cli.sim,
     });
     let report = render(&inputs);

@@ -34,6 +34,10 @@ pub enum Measure {
     /// Bytes ours held after the keyed churn over the bytes it holds with one window's keys
     /// only, from the `keyed_memory` example's counts.
     MemoryAfterChurn,
+    /// The Redis server's microseconds per decision of the shared limiter's script over those
+    /// of envoy's `INCRBY` + `EXPIRE`, on a window that has begun (`"begun"`) or a key never
+    /// used (`"fresh"`), from the `redis_server_time` example's figures.
+    ServerTime(&'static str),
 }
 
 impl Measure {
@@ -43,13 +47,18 @@ impl Measure {
         match *self {
             Measure::Medians { ours, peer } => vec![ours, peer],
             Measure::Tail(id) | Measure::Commands(id) => vec![id],
-            Measure::MemoryAfterChurn => Vec::new(),
+            Measure::MemoryAfterChurn | Measure::ServerTime(_) => Vec::new(),
         }
     }
 
-    /// Whether the figures are counts, exact and the same in every run.
+    /// Whether one full run decides: counts are exact and the same in every run, and the
+    /// server's time per decision is measured once per command, over 200,000 decisions of
+    /// each kind, by the server itself.
     pub fn is_count(&self) -> bool {
-        matches!(self, Measure::Commands(_) | Measure::MemoryAfterChurn)
+        matches!(
+            self,
+            Measure::Commands(_) | Measure::MemoryAfterChurn | Measure::ServerTime(_)
+        )
     }
 
     /// The two figures in `run`, if it has them: (numerator, denominator).
@@ -74,6 +83,7 @@ impl Measure {
                 ))
             }
             Measure::MemoryAfterChurn => run.keyed_memory.as_ref()?.after_churn_over_live_window(),
+            Measure::ServerTime(window) => run.server_time.as_ref()?.ours_over_envoy(window),
         }
     }
 }
@@ -134,7 +144,7 @@ const AT_LEAST_1_5X_THROUGHPUT: f64 = 1.0 / 1.5;
 const AT_LEAST_0_8X_THROUGHPUT: f64 = 1.0 / 0.8;
 
 /// The targets the benchmarks are held to, and comparisons shown for reference.
-pub const TARGETS: [Target; 19] = [
+pub const TARGETS: [Target; 23] = [
     medians(
         "permit path, default clock, vs governor check()",
         ("permit", "ours-system", None),
@@ -278,7 +288,48 @@ pub const TARGETS: [Target; 19] = [
         limit: 3.0,
         is_target: true,
     },
+    Target {
+        is_target: false,
+        ..medians(
+            "shared on a Redis Cluster: 16 tasks on 1,000 keys, vs envoy's pattern on the cluster (reference)",
+            (
+                "redis-cluster-permit",
+                "shared/cluster",
+                Some(CLUSTER_CALLERS),
+            ),
+            (
+                "redis-cluster-permit",
+                "envoy/cluster",
+                Some(CLUSTER_CALLERS),
+            ),
+            AT_LEAST_0_8X_THROUGHPUT,
+        )
+    },
+    Target {
+        is_target: false,
+        ..medians(
+            "shared on one node: 16 tasks on 1,000 keys, vs envoy's pattern on the node (reference)",
+            ("redis-cluster-permit", "shared/node", Some(CLUSTER_CALLERS)),
+            ("redis-cluster-permit", "envoy/node", Some(CLUSTER_CALLERS)),
+            AT_LEAST_0_8X_THROUGHPUT,
+        )
+    },
+    Target {
+        what: "shared: the server's time per decision on a begun window, vs envoy's INCRBY + EXPIRE",
+        measure: Measure::ServerTime("begun"),
+        limit: 3.0,
+        is_target: true,
+    },
+    Target {
+        what: "shared: the server's time per decision on a fresh key, vs envoy's INCRBY + EXPIRE (reference)",
+        measure: Measure::ServerTime("fresh"),
+        limit: 3.0,
+        is_target: false,
+    },
 ];
+
+/// The callers of the cluster benchmarks: 16 tasks over 1,000 keys.
+pub const CLUSTER_CALLERS: &str = "16-tasks-1000-keys";
 
 /// criterion's id of a benchmark: `group/function`, then `/parameter` if it has one.
 ///

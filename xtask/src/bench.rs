@@ -1,9 +1,10 @@
 //! `cargo xtask bench`: the criterion benchmarks, ours beside the peers, in several runs, each
 //! kept with a manifest in `target/bench-runs/<n>/` for the report.
 //!
-//! The first run measures every benchmark (`fixed-window-benches`' `limiters`, `keyed` and
-//! `redis` binaries, the simulator's `throughput`) and counts what criterion does not time:
-//! lost compare-and-set races and the keyed limiters' memory. The others repeat only the
+//! The first run measures every benchmark (`fixed-window-benches`' `limiters`, `keyed`,
+//! `redis` and `redis_cluster` binaries, the simulator's `throughput`) and counts what
+//! criterion does not time: lost compare-and-set races, the keyed limiters' memory, and the
+//! Redis server's own time per decision. The others repeat only the
 //! benchmarks the targets compare, so that each target's ratio comes from several runs, ours
 //! and the peer's measured minutes apart within each. One run of a contention bench on a shared
 //! machine decides nothing. The `redis` bench's percentiles and command counts are kept with
@@ -17,7 +18,7 @@ use fixed_window_reports::numbers::unix_now;
 use fixed_window_reports::targets::{self, RUNS_FOR_VERDICT};
 use fixed_window_reports::{
     BenchRun, BenchRuns, CAS_RETRIES, KEYED_MEMORY, Measurement, Mode, REDIS_LATENCY, RunManifest,
-    Scope, begin_run, record_run,
+    SERVER_TIME, Scope, begin_run, record_run,
 };
 
 use crate::cargo::{Failure, cargo, run as run_step};
@@ -79,7 +80,9 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         )?;
         count_retries(args.quick, &run_dir.join(CAS_RETRIES))?;
         let keys = if args.quick { "1000000" } else { "10000000" };
-        count_keyed_memory("release", keys, run_dir)
+        count_keyed_memory("release", keys, run_dir)?;
+        let decisions = if args.quick { "20000" } else { "200000" };
+        measure_server_time("release", decisions, run_dir)
     })?;
     let first = session.first_run()?;
     if args.filter.is_none() {
@@ -121,13 +124,16 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 }
 
 /// The criterion binaries of `fixed-window-benches`, in the order a run measures them.
-const BINARIES: [&str; 3] = ["limiters", "keyed", "redis"];
+const BINARIES: [&str; 4] = ["limiters", "keyed", "redis", "redis_cluster"];
 
 /// The binary that measures benchmark `id`: the keyed and shared limiters' groups are named
-/// for their binary (`keyed-…`, `redis-…`); every other group is `limiters`'.
+/// for their binary (`keyed-…`, `redis-cluster-…`, `redis-…`); every other group is
+/// `limiters`'.
 fn binary_of(id: &str) -> &'static str {
     if id.starts_with("keyed-") {
         "keyed"
+    } else if id.starts_with("redis-cluster-") {
+        "redis_cluster"
     } else if id.starts_with("redis-") {
         "redis"
     } else {
@@ -388,6 +394,33 @@ fn count_keyed_memory(profile: &str, keys: &str, run_dir: &Path) -> Result<(), F
     keep(&written, &run_dir.join(KEYED_MEMORY))
 }
 
+/// Measures the Redis server's own time per decision with the `redis_server_time` example
+/// built in `profile`: `decisions` of each kind from 16 clients on a fresh `redis-server`; its
+/// `redis-server-time.json` is moved into `run_dir`.
+///
+/// # Errors
+///
+/// If the example fails to build or run, or its figures cannot be moved.
+fn measure_server_time(profile: &str, decisions: &str, run_dir: &Path) -> Result<(), Failure> {
+    let written = target_dir().join(SERVER_TIME);
+    remove_stale(&written)?;
+    let command = cargo([
+        "run",
+        "--profile",
+        profile,
+        "--quiet",
+        "-p",
+        "fixed-window-benches",
+        "--example",
+        "redis_server_time",
+        "--",
+        decisions,
+        "16",
+    ]);
+    run_step("measure the server's time per decision", command)?;
+    keep(&written, &run_dir.join(SERVER_TIME))
+}
+
 /// The keyed benchmarks CI runs: every one on the targets' population of 1,000 keys but the
 /// map candidates under contention (1,000,000-key tables take seconds each to fill in the dev
 /// profile, and the map candidates only justify the table's crate).
@@ -401,8 +434,9 @@ const KEYED_SMOKE: &str = "^keyed-(permit|rejection|map-hit)/[^/]+/1000$\
 /// Built in the dev profile, whose dependencies the workspace's tests have already compiled,
 /// so the gate costs the bench crates' builds instead of a release build of criterion and
 /// governor; the figures are meaningless, but the run writes the same files the report reads.
-/// `limiters` and `redis` run every benchmark, `keyed` those of [`KEYED_SMOKE`]; the keyed
-/// memory is counted over 100,000 keys. The simulator's benches (a thousand scenarios an
+/// `limiters`, `redis` and `redis_cluster` run every benchmark, `keyed` those of
+/// [`KEYED_SMOKE`]; the keyed memory is counted over 100,000 keys, the server's time over
+/// 2,000 decisions of each kind. The simulator's benches (a thousand scenarios an
 /// iteration, slow unoptimised) run once each, in criterion's test mode, which writes no
 /// figures.
 ///
@@ -423,6 +457,7 @@ pub fn ci() -> Result<(), Failure> {
         bench_binary("dev", "limiters", &quick, run_dir)?;
         bench_binary("dev", "keyed", &keyed, run_dir)?;
         bench_binary("dev", "redis", &quick, run_dir)?;
+        bench_binary("dev", "redis_cluster", &quick, run_dir)?;
         run_step(
             "bench smoke simulator",
             bench(
@@ -432,7 +467,8 @@ pub fn ci() -> Result<(), Failure> {
                 &["--test".to_owned()],
             ),
         )?;
-        count_keyed_memory("dev", "100000", run_dir)
+        count_keyed_memory("dev", "100000", run_dir)?;
+        measure_server_time("dev", "2000", run_dir)
     })?;
     let unmeasured: Vec<&str> = targets::unmeasured(&session.first_run()?)
         .iter()
@@ -458,8 +494,8 @@ mod tests {
     use crate::cargo::workspace_root;
 
     /// The sources of one bench binary of `fixed-window-benches`: `keyed` with its `keyed/`
-    /// modules, `redis`, and `limiters` with every other file of `benches/benches` (its
-    /// modules).
+    /// modules, `redis`, `redis_cluster`, and `limiters` with every other file of
+    /// `benches/benches` (its modules).
     fn sources_of(binary: &str) -> String {
         let dir = workspace_root().join("benches/benches");
         let mut paths = Vec::new();

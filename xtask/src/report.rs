@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use fixed_window_reports::{CAS_RETRIES, KEYED_MEMORY, REDIS_LATENCY};
+use fixed_window_reports::{CAS_RETRIES, KEYED_MEMORY, REDIS_LATENCY, SERVER_TIME};
 
 use crate::cargo::{Failure, cargo, run as run_step, workspace_root};
 
@@ -48,6 +48,8 @@ pub fn run(_args: &Args) -> Result<(), Failure> {
         .arg(target_dir().join(REDIS_LATENCY))
         .arg("--keyed-memory")
         .arg(target_dir().join(KEYED_MEMORY))
+        .arg("--server-time")
+        .arg(target_dir().join(SERVER_TIME))
         .arg("--sim")
         .arg(root.join("target/sim"))
         .arg("--out")

@@ -2,10 +2,12 @@
 //! saying when, by which command and in which mode its figures were produced.
 
 mod backoff;
+mod cluster;
 mod contention;
 mod keyed;
 mod limiters;
 mod provenance;
+mod server_time;
 mod shared;
 mod simulation;
 mod simulator;
@@ -159,6 +161,8 @@ pub fn render(inputs: &Inputs) -> Report {
             backoff::section(&mut page, primary, runs);
             keyed::section(&mut page, primary, runs);
             shared::section(&mut page, primary, runs);
+            cluster::section(&mut page, primary, runs);
+            server_time::section(&mut page, runs);
         }
     } else {
         page.heading(2, "Benchmarks");

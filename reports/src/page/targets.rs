@@ -107,10 +107,12 @@ fn figure(measure: Measure, value: f64, side: Side) -> String {
         (Measure::Commands(_), Side::Measured) => format!("{counted} commands"),
         (Measure::Commands(_), Side::Against) => format!("{counted} attempts"),
         (Measure::MemoryAfterChurn, _) => format!("{counted} bytes"),
+        (Measure::ServerTime(_), _) => format!("{counted} µs"),
     }
 }
 
-fn verdict(verdict: Verdict, runs: usize) -> TableCell {
+/// A verdict's cell, as the targets table shows it.
+pub(super) fn verdict(verdict: Verdict, runs: usize) -> TableCell {
     match verdict {
         Verdict::Met { runs_over: 0 } => TableCell::text("met").class("met"),
         Verdict::Met { runs_over } => TableCell::text(format!(

@@ -26,15 +26,22 @@ fn sources_in(dir: &Path, keep: impl Fn(&str) -> bool) -> String {
     text
 }
 
-/// Each bench binary's sources: `keyed` (with `keyed/`), `redis`, and `limiters` (every other
-/// file of `benches/benches`, its modules).
-fn binaries() -> [(&'static str, String); 3] {
+/// Each bench binary's sources: `keyed` (with `keyed/`), `redis`, `redis_cluster`, and
+/// `limiters` (every other file of `benches/benches`, its modules).
+fn binaries() -> [(&'static str, String); 4] {
     let dir = benches().join("benches");
+    let own = ["keyed.rs", "redis.rs", "redis_cluster.rs"];
     let keyed =
         sources_in(&dir, |name| name == "keyed.rs") + &sources_in(&dir.join("keyed"), |_| true);
     let redis = sources_in(&dir, |name| name == "redis.rs");
-    let limiters = sources_in(&dir, |name| name != "keyed.rs" && name != "redis.rs");
-    [("keyed", keyed), ("redis", redis), ("limiters", limiters)]
+    let cluster = sources_in(&dir, |name| name == "redis_cluster.rs");
+    let limiters = sources_in(&dir, |name| !own.contains(&name));
+    [
+        ("keyed", keyed),
+        ("redis", redis),
+        ("redis_cluster", cluster),
+        ("limiters", limiters),
+    ]
 }
 
 /// Whether `sources` can name an id segment `part`: as a string literal, or as a number (with
@@ -106,12 +113,13 @@ fn the_keyed_and_shared_targets_are_found_in_their_own_bench_binaries() {
     assert_eq!(binary("keyed: 8 threads"), "keyed");
     assert_eq!(binary("shared: 16 tasks"), "redis");
     assert_eq!(binary("shared: p99"), "redis");
+    assert_eq!(binary("shared on a Redis Cluster"), "redis_cluster");
     assert_eq!(binary("permit path, default clock"), "limiters");
 }
 
 #[test]
 fn a_renamed_benchmark_part_is_not_taken_for_a_defined_one() {
-    let [(_, keyed), (_, redis), _] = binaries();
+    let [(_, keyed), (_, redis), _, _] = binaries();
     assert!(produces(&keyed, "ours-system"));
     assert!(produces(&keyed, "1000-keys"));
     assert!(produces(&keyed, "1000"));

@@ -23,6 +23,7 @@ pub fn complete() -> Paths {
         cas_retries: dir().join("cas-retries.json"),
         redis_latency: dir().join("redis-latency.json"),
         keyed_memory: dir().join("keyed-memory.json"),
+        server_time: dir().join("redis-server-time.json"),
         sim: dir().join("sim"),
     }
 }

@@ -5,6 +5,7 @@
 
 mod bench_ids;
 mod broken;
+mod cluster_and_server_time;
 mod fixtures;
 mod keyed;
 mod missing;

@@ -13,6 +13,7 @@ fn with_no_inputs_the_page_names_each_missing_one() {
         cas_retries: empty.join("cas-retries.json"),
         redis_latency: empty.join("redis-latency.json"),
         keyed_memory: empty.join("keyed-memory.json"),
+        server_time: empty.join("redis-server-time.json"),
         sim: empty.join("sim"),
     });
     assert_eq!(inputs.missing.len(), 4, "{:?}", inputs.missing);

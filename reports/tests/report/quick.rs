@@ -46,8 +46,9 @@ fn every_benchmark_section_of_a_quick_run_is_marked_as_smoke_data() {
     .html;
     let smoke = "<p class=\"smoke\">Quick mode";
     // The runs, single-threaded, contention, retries, backoff, the keyed limiter and its
-    // memory, the shared limiter and its percentiles, and the simulator's throughput.
-    assert_eq!(html.matches(smoke).count(), 10, "{html}");
+    // memory, the shared limiter, its percentiles, on a cluster and the server's time per
+    // decision, and the simulator's throughput.
+    assert_eq!(html.matches(smoke).count(), 12, "{html}");
     assert!(html.contains("<td class=\"miss\">quick: smoke data</td>"));
     assert!(html.contains("Smoke data: no recommendation."));
     assert!(!html.contains("The data says:"));
