@@ -12,6 +12,7 @@ use crate::error::ConfigError;
 use crate::event::{Listener, RateLimiterEvent};
 use crate::instant::Instant;
 use crate::limiter::RateLimiter;
+use crate::origin::Origin;
 use crate::policy::Policy;
 use crate::settings::Settings;
 
@@ -66,6 +67,7 @@ pub struct LimiterBuilder<F, C = SystemClock> {
     pub(crate) options: F,
     pub(crate) clock: C,
     pub(crate) backoff: Backoff,
+    pub(crate) origin: Origin,
 }
 
 /// The builder of a [`RateLimiter`] on clock `C`, from [`RateLimiter::builder`]; its setters
@@ -96,6 +98,7 @@ impl<F> LimiterBuilder<F> {
             options,
             clock: SystemClock,
             backoff: Backoff::default(),
+            origin: Origin::Creation,
         }
     }
 }
@@ -211,6 +214,7 @@ impl<F, C> LimiterBuilder<F, C> {
             options: self.options,
             clock,
             backoff: self.backoff,
+            origin: self.origin,
         }
     }
 
@@ -231,6 +235,31 @@ impl<F, C> LimiterBuilder<F, C> {
     /// ```
     pub fn backoff(self, backoff: Backoff) -> Self {
         LimiterBuilder { backoff, ..self }
+    }
+
+    /// Aligns the windows to `origin` instead of the limiter's creation: a given instant of
+    /// its clock, or whole periods of Unix time ([`Origin::UnixEpoch`]), so that processes
+    /// agree on the boundaries without sharing anything. A limiter remade by a `with_*` keeps
+    /// its choice (for [`Origin::Creation`], a new grid starting then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, Origin, RateLimiter};
+    ///
+    /// let clock = ManualClock::starting_at(Instant::from_nanos(25));
+    /// let limiter = RateLimiter::builder("api", 1, Duration::from_nanos(10))?
+    ///     .clock(clock.clone())
+    ///     .origin(Origin::At(Instant::from_nanos(20)))
+    ///     .build();
+    /// limiter.try_acquire().map_err(|_| "the first window is open")?;
+    /// // The window is [20, 30): 5 ns left, not the 10 a window from the creation would have.
+    /// assert_eq!(limiter.try_acquire().unwrap_err().retry_after(), Duration::from_nanos(5));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn origin(self, origin: Origin) -> Self {
+        LimiterBuilder { origin, ..self }
     }
 
     /// The settings so far.
@@ -348,7 +377,7 @@ impl<C: Clock> Builder<C> {
             self.settings,
             self.options.listeners,
             self.backoff,
-            self.clock.now(),
+            (self.origin, self.clock.now()),
         );
         RateLimiter {
             state: policy.budget.state(),
@@ -359,17 +388,24 @@ impl<C: Clock> Builder<C> {
 }
 
 /// The policy of a limiter with `settings`, `listeners` and `backoff`, its grid starting at
-/// `origin`: what either limiter's `build` makes before its state.
+/// `origin` for a limiter built at clock reading `now`: what either limiter's `build` makes
+/// before its state.
 pub(crate) fn policy<L>(
     settings: Settings,
     listeners: Vec<L>,
     backoff: Backoff,
-    origin: Instant,
+    (origin, now): (Origin, Instant),
 ) -> Policy<L> {
     Policy {
         settings,
         listeners,
-        budget: Budget::new(origin, settings.period, settings.limit, backoff),
+        budget: Budget::new(
+            origin.instant(now, settings.period),
+            settings.period,
+            settings.limit,
+            backoff,
+        ),
+        origin,
     }
 }
 
@@ -380,6 +416,7 @@ impl<F: fmt::Debug, C> fmt::Debug for LimiterBuilder<F, C> {
             .field("options", &self.options)
             .field("clock", &core::any::type_name::<C>())
             .field("backoff", &self.backoff)
+            .field("origin", &self.origin)
             .finish()
     }
 }

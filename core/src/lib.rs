@@ -102,6 +102,8 @@ pub use crate::keyed::{
 pub use crate::keyed::{KeyedRateLimitLayer, KeyedRateLimitService, KeyedServiceError};
 mod limiter;
 pub use crate::limiter::RateLimiter;
+mod origin;
+pub use crate::origin::Origin;
 mod permit;
 pub use crate::permit::Permit;
 mod policy;

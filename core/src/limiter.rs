@@ -160,6 +160,7 @@ impl<C> RateLimiter<C> {
             },
             clock: self.clock,
             backoff: self.policy.budget.backoff(),
+            origin: self.policy.origin,
         }
     }
 }

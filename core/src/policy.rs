@@ -9,6 +9,7 @@ use crate::attempt::Attempt;
 use crate::budget::{Budget, Claim};
 use crate::event::{Listener, RateLimiterEvent};
 use crate::instant::Instant;
+use crate::origin::Origin;
 use crate::permit::Permit;
 use crate::rejection::Rejection;
 use crate::settings::Settings;
@@ -25,6 +26,9 @@ pub(crate) struct Policy<L = Listener> {
     pub(crate) settings: Settings,
     pub(crate) listeners: Vec<L>,
     pub(crate) budget: Budget,
+    /// Where the grid was chosen to start: kept so that a limiter remade by a `with_*` makes
+    /// the same choice.
+    pub(crate) origin: Origin,
 }
 
 /// Where a step claims its permit, and how its events reach the limiter's listeners: the
@@ -221,6 +225,7 @@ impl<L> fmt::Debug for Policy<L> {
             .field("settings", &self.settings)
             .field("listeners", &self.listeners.len())
             .field("budget", &self.budget)
+            .field("origin", &self.origin)
             .finish()
     }
 }

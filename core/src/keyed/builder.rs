@@ -144,6 +144,7 @@ impl<K, C, S> KeyedBuilder<K, C, S> {
             },
             clock: self.clock,
             backoff: self.backoff,
+            origin: self.origin,
         }
     }
 }
@@ -179,7 +180,7 @@ where
             self.settings,
             self.options.listeners,
             self.backoff,
-            self.clock.now(),
+            (self.origin, self.clock.now()),
         );
         KeyedRateLimiter {
             words: KeyedWords::new(&policy.budget),
@@ -202,6 +203,7 @@ impl<K, C, S> KeyedRateLimiter<K, C, S> {
             },
             clock: self.clock,
             backoff: self.policy.budget.backoff(),
+            origin: self.policy.origin,
         }
     }
 }

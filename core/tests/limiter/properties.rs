@@ -5,7 +5,7 @@
 use core::time::Duration;
 use std::collections::BTreeMap;
 
-use fixed_window::{Clock, Instant, ManualClock, RateLimiter, RateLimiterError};
+use fixed_window::{Clock, Instant, ManualClock, Origin, RateLimiter, RateLimiterError};
 use fixed_window_spec::{Count, Decision, Grid, NEVER, Rules};
 use proptest::prelude::*;
 
@@ -158,6 +158,40 @@ proptest! {
                             }
                         });
                         prop_assert_eq!(actual, model.try_acquire_n(now, n), "{} at {}", n, now);
+                    }
+                }
+            }
+            clock.set(Instant::from_nanos(now));
+        }
+    }
+
+    #[test]
+    fn a_chosen_origin_matches_the_model_on_its_grid(
+        limit in 1..6u32,
+        period in period(),
+        origin in start(),
+        start in start(),
+        steps in proptest::collection::vec(step(), 1..60),
+    ) {
+        let clock = ManualClock::starting_at(Instant::from_nanos(start));
+        let limiter = RateLimiter::builder("prop", limit, Duration::from_nanos(period))
+            .unwrap()
+            .clock(clock.clone())
+            .origin(Origin::At(Instant::from_nanos(origin)))
+            .build();
+        let mut model = Model::new(origin, period, limit).unwrap();
+        let mut now = start;
+        for step in steps {
+            match step {
+                Step::Forward(d) => now = now.saturating_add(d),
+                Step::Back(d) => now = now.saturating_sub(d),
+                Step::Acquire(n) => {
+                    for _ in 0..n {
+                        let actual = limiter.try_acquire().map(|permit| permit.remaining()).map_err(|err| {
+                            let retry = err.retry_after();
+                            (retry != Duration::MAX).then_some(retry.as_nanos())
+                        });
+                        prop_assert_eq!(actual, model.try_acquire(now), "at {}", now);
                     }
                 }
             }
