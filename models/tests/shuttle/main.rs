@@ -11,3 +11,4 @@ mod core_models;
 mod explore;
 mod keyed;
 mod planted;
+mod weighted;
