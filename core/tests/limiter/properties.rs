@@ -92,6 +92,38 @@ fn period() -> impl Strategy<Value = u64> {
     prop_oneof![1..1_000u64, any::<u64>().prop_map(|p| p.max(1))]
 }
 
+/// Takes `steps` on `limiter` and `model` from clock reading `start`: every `try_acquire` must
+/// have the model's outcome.
+fn follow(
+    limiter: &RateLimiter<ManualClock>,
+    clock: &ManualClock,
+    model: &mut Model,
+    start: u64,
+    steps: Vec<Step>,
+) -> Result<(), TestCaseError> {
+    let mut now = start;
+    for step in steps {
+        match step {
+            Step::Forward(d) => now = now.saturating_add(d),
+            Step::Back(d) => now = now.saturating_sub(d),
+            Step::Acquire(n) => {
+                for _ in 0..n {
+                    let actual = limiter
+                        .try_acquire()
+                        .map(|permit| permit.remaining())
+                        .map_err(|err| {
+                            let retry = err.retry_after();
+                            (retry != Duration::MAX).then_some(retry.as_nanos())
+                        });
+                    prop_assert_eq!(actual, model.try_acquire(now), "at {}", now);
+                }
+            }
+        }
+        clock.set(Instant::from_nanos(now));
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -107,23 +139,7 @@ proptest! {
             .unwrap()
             .with_clock(clock.clone());
         let mut model = Model::new(start, period, limit).unwrap();
-        let mut now = start;
-        for step in steps {
-            match step {
-                Step::Forward(d) => now = now.saturating_add(d),
-                Step::Back(d) => now = now.saturating_sub(d),
-                Step::Acquire(n) => {
-                    for _ in 0..n {
-                        let actual = limiter.try_acquire().map(|permit| permit.remaining()).map_err(|err| {
-                            let retry = err.retry_after();
-                            (retry != Duration::MAX).then_some(retry.as_nanos())
-                        });
-                        prop_assert_eq!(actual, model.try_acquire(now), "at {}", now);
-                    }
-                }
-            }
-            clock.set(Instant::from_nanos(now));
-        }
+        follow(&limiter, &clock, &mut model, start, steps)?;
     }
 
     #[test]
@@ -180,23 +196,7 @@ proptest! {
             .origin(Origin::At(Instant::from_nanos(origin)))
             .build();
         let mut model = Model::new(origin, period, limit).unwrap();
-        let mut now = start;
-        for step in steps {
-            match step {
-                Step::Forward(d) => now = now.saturating_add(d),
-                Step::Back(d) => now = now.saturating_sub(d),
-                Step::Acquire(n) => {
-                    for _ in 0..n {
-                        let actual = limiter.try_acquire().map(|permit| permit.remaining()).map_err(|err| {
-                            let retry = err.retry_after();
-                            (retry != Duration::MAX).then_some(retry.as_nanos())
-                        });
-                        prop_assert_eq!(actual, model.try_acquire(now), "at {}", now);
-                    }
-                }
-            }
-            clock.set(Instant::from_nanos(now));
-        }
+        follow(&limiter, &clock, &mut model, start, steps)?;
     }
 
     #[test]

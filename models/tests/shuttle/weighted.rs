@@ -54,13 +54,28 @@ fn weighted_claims_and_a_drain_never_overlap_or_pass_the_limit() {
         }
         stretches.sort_unstable();
         for pair in stretches.windows(2) {
-            assert!(pair[0].1 <= pair[1].0, "two permits took the same units: {stretches:?}");
+            assert!(
+                pair[0].1 <= pair[1].0,
+                "two permits took the same units: {stretches:?}"
+            );
         }
-        assert!(stretches.last().is_none_or(|&(_, end)| end <= LIMIT), "{stretches:?}");
+        assert!(
+            stretches.last().is_none_or(|&(_, end)| end <= LIMIT),
+            "{stretches:?}"
+        );
         assert!(drained);
         // Drained: nothing is left, not even one unit.
-        assert!(limiter.try_acquire_n(1).is_err(), "a drained window granted a permit");
-        assert_eq!(limiter.try_acquire_n(0).map(|permit| permit.remaining()).ok(), Some(0));
+        assert!(
+            limiter.try_acquire_n(1).is_err(),
+            "a drained window granted a permit"
+        );
+        assert_eq!(
+            limiter
+                .try_acquire_n(0)
+                .map(|permit| permit.remaining())
+                .ok(),
+            Some(0)
+        );
     });
     eprintln!("shuttle: {schedules} schedules");
     assert!(schedules > 0);

@@ -90,12 +90,7 @@ fn eight_threads_in_two_processes_never_pass_the_limit_of_a_window() -> TestResu
     }
     assert_eq!(finished, 2, "both children finished");
 
-    let (windows, unplaced) = per_window(&granted, origin, PERIOD);
-    assert!(
-        unplaced * 20 <= granted.len(),
-        "{unplaced} of {} permits unplaced",
-        granted.len()
-    );
+    let windows = per_window(&granted, origin, PERIOD)?;
     assert_eq!(over(&windows, LIMIT), [], "windows over the limit");
     // Across boundaries, and the limit reached, not only kept under: each key saw several
     // windows, and several of them gave exactly the limit.

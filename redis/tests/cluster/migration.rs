@@ -60,12 +60,7 @@ fn a_slot_migrated_under_attempts_keeps_every_window_within_its_limit() -> TestR
 
     assert_eq!(cluster.master_of(MIGRATED)?, target);
     assert!(moved >= 1, "the counters of the slot moved: {moved}");
-    let (windows, unplaced) = per_window(&granted, origin, PERIOD);
-    assert!(
-        unplaced * 20 <= granted.len(),
-        "{unplaced} of {} permits unplaced",
-        granted.len()
-    );
+    let windows = per_window(&granted, origin, PERIOD)?;
     assert_eq!(over(&windows, LIMIT), [], "windows over the limit");
     // While the slot was half moved, its keys were served (through ASK), and after, by the
     // new primary.

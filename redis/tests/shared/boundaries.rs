@@ -2,9 +2,9 @@
 
 use core::time::Duration;
 
-use fixed_window_redis::{Protocol, SCRIPT, ScriptReply};
+use fixed_window_redis::{Protocol, ScriptReply};
 
-use crate::support::{TestResult, connect, on_time_key, raw, server, set_time};
+use crate::support::{TestResult, connect, on_time_key, raw, run, server, set_time};
 
 const T0: u64 = 1_000_000;
 
@@ -85,18 +85,7 @@ fn the_script_reports_the_window_it_counted_in() -> TestResult {
     let origin = 1 << 52;
     set_time(&mut redis, origin)?;
     let protocol = Protocol::new(on_time_key("script", 3, micros(7))?);
-    let script = redis::Script::new(SCRIPT);
-    let run = |redis: &mut redis::Connection, call: fixed_window_redis::ScriptCall| {
-        let mut invocation = script.prepare_invoke();
-        for key in call.keys() {
-            invocation.key(key);
-        }
-        for arg in call.args() {
-            invocation.arg(arg);
-        }
-        invocation.invoke::<Vec<i64>>(redis)
-    };
-    let registered = run(&mut redis, protocol.register_call())?;
+    let registered = run(&mut redis, &protocol.register_call())?;
     assert_eq!(
         ScriptReply::parse(&registered),
         Some(ScriptReply::Registered {
@@ -114,7 +103,7 @@ fn the_script_reports_the_window_it_counted_in() -> TestResult {
     else {
         return Err("nothing is remembered, so the server decides".into());
     };
-    let reply = run(&mut redis, call)?;
+    let reply = run(&mut redis, &call)?;
     assert_eq!(
         ScriptReply::parse(&reply),
         Some(ScriptReply::Permitted {

@@ -5,27 +5,14 @@
 use core::time::Duration;
 
 use fixed_window::Instant;
-use fixed_window_redis::{Begin, Decision, Protocol, SCRIPT, ScriptCall, ScriptReply};
+use fixed_window_redis::{Begin, Decision, Protocol, ScriptCall, ScriptReply};
 
-use crate::support::{TestResult, on_time_key, raw, server, set_time};
+use crate::support::{TestResult, on_time_key, raw, run, server, set_time};
 
 const T0: u64 = 5_000_000;
 
 fn micros(n: u64) -> Duration {
     Duration::from_micros(n)
-}
-
-/// Runs `call` as the client does: `EVALSHA` with its keys and arguments.
-fn run(redis: &mut redis::Connection, call: &ScriptCall) -> redis::RedisResult<Vec<i64>> {
-    let script = redis::Script::new(SCRIPT);
-    let mut invocation = script.prepare_invoke();
-    for key in call.keys() {
-        invocation.key(key);
-    }
-    for arg in call.args() {
-        invocation.arg(arg);
-    }
-    invocation.invoke(redis)
 }
 
 /// The call of an attempt on `key`, which the server decides.

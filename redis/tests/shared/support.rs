@@ -76,3 +76,19 @@ pub fn events(log: &Log) -> Vec<(String, SharedEvent)> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone()
 }
+
+/// Runs `call` as the client does: `EVALSHA` of the script with the call's keys and arguments.
+pub fn run(
+    redis: &mut redis::Connection,
+    call: &fixed_window_redis::ScriptCall,
+) -> redis::RedisResult<Vec<i64>> {
+    let script = redis::Script::new(fixed_window_redis::SCRIPT);
+    let mut invocation = script.prepare_invoke();
+    for key in call.keys() {
+        invocation.key(key);
+    }
+    for arg in call.args() {
+        invocation.arg(arg);
+    }
+    invocation.invoke(redis)
+}

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use fixed_window::{Instant, RateLimiterError};
-use fixed_window_redis::{Begin, Protocol, SCRIPT, ScriptCall, SharedError};
+use fixed_window_redis::{Begin, Protocol, ScriptCall, SharedError};
 
-use crate::support::{HOUR, TestResult, connect, on_time_key, raw, server, set_time};
+use crate::support::{HOUR, TestResult, connect, on_time_key, raw, run, server, set_time};
 
 const T0: u64 = 9_000_000;
 
@@ -80,19 +80,6 @@ fn threads_on_two_replicas_never_take_more_units_than_the_limit() -> TestResult 
     // is left), and not one more.
     assert_eq!(taken, 40);
     Ok(())
-}
-
-/// Runs `call` as the client does.
-fn run(redis: &mut redis::Connection, call: &ScriptCall) -> redis::RedisResult<Vec<i64>> {
-    let script = redis::Script::new(SCRIPT);
-    let mut invocation = script.prepare_invoke();
-    for key in call.keys() {
-        invocation.key(key);
-    }
-    for arg in call.args() {
-        invocation.arg(arg);
-    }
-    invocation.invoke(redis)
 }
 
 fn begin(protocol: &Protocol, key: &str, n: u32) -> Result<ScriptCall, Box<dyn std::error::Error>> {
