@@ -114,10 +114,8 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
                     mask |= WOKEN;
                 }
             }
-            Record::Rejected { at, .. } => {
-                if mask & ON_BOUNDARY == 0 && boundary.on(at) {
-                    mask |= ON_BOUNDARY;
-                }
+            Record::Rejected { at, .. } if mask & ON_BOUNDARY == 0 && boundary.on(at) => {
+                mask |= ON_BOUNDARY;
             }
             _ => {}
         }
