@@ -80,7 +80,7 @@ impl Coverage {
 /// ```
 /// use fixed_window_sim::coverage_failure;
 ///
-/// assert_eq!(coverage_failure(&[]), None);
+/// assert_eq!(coverage_failure::<&str>(&[]), None);
 /// assert_eq!(
 ///     coverage_failure(&["clock_near_max", "window_filled"]).as_deref(),
 ///     Some("FAIL coverage: no scenario reached clock_near_max, window_filled"),
