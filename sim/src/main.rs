@@ -16,7 +16,7 @@ use std::str::FromStr;
 use clap::Parser;
 use fixed_window_sim::{
     ClockKind, KeyedPlantedBug, PlantedBug, Provenance, Run, Scenario, ScenarioId, Summary, Sweep,
-    Target, run, sweep, verdict, write_trace,
+    Target, coverage_failure, run, sweep, verdict, write_trace,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -73,6 +73,10 @@ struct Cli {
     /// shared limiter's). `--broken`, its former name, is accepted too.
     #[arg(long, alias = "broken", value_name = "BUG")]
     planted: Option<String>,
+    /// Fail (exit 1), naming them, if any feature the summary's `coverage` counts was reached
+    /// by no scenario of the sweep (or of this shard).
+    #[arg(long)]
+    require_coverage: bool,
     /// Where the sweep writes `summary.json` and `trace.jsonl`.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
@@ -215,6 +219,7 @@ fn execute(cli: &Cli) -> Result<bool, String> {
             threads,
             planted,
             out_dir: cli.out_dir.clone(),
+            require_coverage: cli.require_coverage,
         });
     }
     if cli.cut.is_some() {
@@ -268,7 +273,14 @@ fn execute(cli: &Cli) -> Result<bool, String> {
         println!("FAIL scenario {}: {first}", failure.id);
         println!("  replay: {command} --replay {}", failure.shrunk);
     }
-    Ok(summary.failures.is_empty())
+    let uncovered = cli
+        .require_coverage
+        .then(|| coverage_failure(&summary.coverage.missing()))
+        .flatten();
+    if let Some(line) = &uncovered {
+        println!("{line}");
+    }
+    Ok(summary.failures.is_empty() && uncovered.is_none())
 }
 
 /// The command that reruns this binary with the same target, for replay lines.
@@ -466,6 +478,10 @@ fn print_summary(summary: &Summary, wall: f64, threads: usize) {
         );
         println!("  largest bound      {:>16}", memory.most_bound);
         println!("  held at the bound  {:>16} times", memory.at_bound);
+    }
+    println!("  coverage (scenarios exercising each feature)");
+    for (name, count) in summary.coverage.counts() {
+        println!("    {name:<26} {count:>10}");
     }
     println!("  violations (scenarios breaking each rule)");
     for (name, count) in &summary.violations {

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use fixed_window_sim::coverage_failure;
 use serde_json::{Map, Value, json};
 
 /// Flags of `merge`.
@@ -22,6 +23,10 @@ pub(crate) struct Args {
     /// `LIMITER-PLANTED.json`); default `target/sim/merged`.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
+    /// Fail (exit 1), naming them, if a feature of a merged summary's `coverage` was reached by
+    /// no scenario of its sweep.
+    #[arg(long)]
+    require_coverage: bool,
 }
 
 /// A summary read, with the file it came from.
@@ -107,8 +112,27 @@ pub(crate) fn run(args: &Args) -> Result<bool, String> {
                 path.display()
             );
         }
+        if args.require_coverage
+            && let Some(line) = coverage_failure(&uncovered(&merged))
+        {
+            println!("{name}: {line}");
+            clean = false;
+        }
     }
     Ok(clean)
+}
+
+/// The features a merged summary's `coverage` counts at zero; a summary without `coverage`
+/// (written by an older simulator) has reached none that can be told.
+fn uncovered(merged: &Map<String, Value>) -> Vec<String> {
+    match merged.get("coverage") {
+        Some(Value::Object(counts)) => counts
+            .iter()
+            .filter(|(_, count)| count.as_u64() == Some(0))
+            .map(|(name, _)| name.clone())
+            .collect(),
+        _ => vec!["any feature (the summaries count no `coverage`)".to_owned()],
+    }
 }
 
 fn read(path: &Path) -> Result<Map<String, Value>, String> {
@@ -260,7 +284,8 @@ fn sum(a: &Value, b: &Value, field: &str) -> Result<Value, String> {
         .ok_or_else(|| format!("`{field}` is not a count, or the sum overflows: {a} and {b}"))
 }
 
-/// Adds counts by name (`violations`, `checks`, `faults`, a keyed sweep's populations).
+/// Adds counts by name (`violations`, `checks`, `faults`, `coverage`, a keyed sweep's
+/// populations).
 fn add_counts(
     mine: &mut Map<String, Value>,
     theirs: &Map<String, Value>,

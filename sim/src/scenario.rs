@@ -13,6 +13,11 @@ use crate::clock_model::{ClockKind, ClockModel, Segment};
 use crate::keyed::Population;
 use crate::record::{CallKind, OpKind};
 
+mod flood;
+
+pub(crate) use self::flood::KEYED_ONE_IN as KEYED_FLOOD_ONE_IN;
+use self::flood::{Flood, PLAIN_ONE_IN as PLAIN_FLOOD_ONE_IN};
+
 /// The limiter's configuration in a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Config {
@@ -65,6 +70,9 @@ pub enum Pattern {
     Herd,
     /// Long idle gaps of thousands of periods plus a fraction between groups of arrivals.
     IdleGaps,
+    /// Rare, and alone in its scenario: a limit above 65,535 and somewhat more callers, all
+    /// arriving in one window (one seed in 10,000 in a plain sweep, one in 500 in a keyed one).
+    Flood,
 }
 
 /// Which scenario to run: a seed, and optionally the callers a shrink kept.
@@ -217,20 +225,33 @@ impl Scenario {
     /// assert!(a.config.limit >= 1);
     /// ```
     pub fn generate(id: &ScenarioId) -> Scenario {
-        let mut rng = ChaCha8Rng::seed_from_u64(id.seed);
+        Scenario::draw(id.seed, PLAIN_FLOOD_ONE_IN).keep(id)
+    }
+
+    /// The whole scenario `seed` draws, a flood if it floods when one seed in
+    /// `flood_one_in` does.
+    pub(crate) fn draw(seed: u64, flood_one_in: u64) -> Scenario {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let clock_kind = pick_clock_kind(&mut rng);
-        let config = pick_config(&mut rng, clock_kind);
+        let mut config = pick_config(&mut rng, clock_kind);
         let period = period_nanos(config.period);
         let clock = pick_clock(&mut rng, clock_kind, period);
-        let patterns = pick_patterns(&mut rng);
-        let mut arrivals = Vec::new();
-        for &pattern in &patterns {
-            arrivals.extend(pick_arrivals(&mut rng, pattern, &config, clock_kind));
-        }
-        arrivals.truncate(MOST_CALLERS);
-        arrivals.sort_unstable();
+        let mut patterns = pick_patterns(&mut rng);
+        let arrivals = if let Some(flood) = Flood::draw(seed, flood_one_in) {
+            config.limit = flood.limit;
+            patterns = vec![Pattern::Flood];
+            flood.arrivals(period)
+        } else {
+            let mut arrivals = Vec::new();
+            for &pattern in &patterns {
+                arrivals.extend(pick_arrivals(&mut rng, pattern, &config, clock_kind));
+            }
+            arrivals.truncate(MOST_CALLERS);
+            arrivals.sort_unstable();
+            arrivals
+        };
         let callers = pick_callers(&mut rng, &arrivals, period);
-        let panicking_listeners = (0..pick_listener_count(&mut rng))
+        let mut panicking_listeners: Vec<PanickingListener> = (0..pick_listener_count(&mut rng))
             .map(|_| PanickingListener {
                 // Each panic unwinds, which costs microseconds (a hundred simulated calls),
                 // while one panic exercises the containment as well as many: a few dozen
@@ -239,15 +260,12 @@ impl Scenario {
                 before_recorder: rng.random_bool(0.5),
             })
             .collect();
-        let callers = match &id.kept {
-            None => callers,
-            Some(kept) => kept
-                .iter()
-                .filter_map(|&i| callers.get(i as usize).copied())
-                .collect(),
-        };
+        if patterns == [Pattern::Flood] {
+            // Thousands of panics would cost a flood more than its calls.
+            panicking_listeners.clear();
+        }
         Scenario {
-            id: id.clone(),
+            id: ScenarioId::seed(seed),
             config,
             clock,
             callers,
@@ -255,6 +273,18 @@ impl Scenario {
             patterns,
             keys: None,
         }
+    }
+
+    /// This scenario under `id`, keeping only the callers `id` lists.
+    pub(crate) fn keep(mut self, id: &ScenarioId) -> Scenario {
+        if let Some(kept) = &id.kept {
+            self.callers = kept
+                .iter()
+                .filter_map(|&i| self.callers.get(i as usize).copied())
+                .collect();
+        }
+        self.id = id.clone();
+        self
     }
 
     /// The limiter's origin: the clock's reading at virtual time 0, when it is created.
@@ -475,6 +505,8 @@ fn pick_arrivals(
             let at = boundary(k).saturating_add(period / 2);
             (0..limit + count as u64).map(|_| at).collect()
         }
+        // Drawn whole by `Flood`, never mixed with the others.
+        Pattern::Flood => Vec::new(),
         Pattern::IdleGaps => {
             let mut arrivals = Vec::new();
             let mut t = 0_u64;

@@ -9,7 +9,7 @@ use fixed_window_sim::shared::{
     SharedCut, SharedFailure, SharedPlantedBug, SharedScenario, SharedSummary, SharedSweep,
     check_shared, run_shared, sweep_shared, write_shared_trace,
 };
-use fixed_window_sim::{DETERMINISM, Invariant, ScenarioId};
+use fixed_window_sim::{DETERMINISM, Invariant, ScenarioId, coverage_failure};
 
 use crate::summary_file::{self, Head};
 use crate::{progress_bar, unix_seconds};
@@ -27,6 +27,8 @@ pub(crate) struct Options<'a> {
     pub(crate) threads: usize,
     pub(crate) planted: Option<SharedPlantedBug>,
     pub(crate) out_dir: Option<PathBuf>,
+    /// Fail, naming them, if a feature of the summary's `coverage` was reached by no scenario.
+    pub(crate) require_coverage: bool,
 }
 
 /// The command that reruns this sweep's limiter, for replay lines.
@@ -116,7 +118,14 @@ pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
             );
         }
     }
-    Ok(summary.failures.is_empty())
+    let uncovered = options
+        .require_coverage
+        .then(|| coverage_failure(&summary.coverage.missing()))
+        .flatten();
+    if let Some(line) = &uncovered {
+        println!("{line}");
+    }
+    Ok(summary.failures.is_empty() && uncovered.is_none())
 }
 
 fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool, String> {
@@ -268,6 +277,10 @@ fn print_summary(summary: &SharedSummary, options: &Options<'_>, wall: f64) {
     for (name, count) in &summary.faults {
         println!("    {name:<24} {count:>10}");
     }
+    println!("  coverage (scenarios exercising each feature)");
+    for (name, count) in summary.coverage.counts() {
+        println!("    {name:<36} {count:>10}");
+    }
     println!("  violations (scenarios breaking each rule)");
     for (name, count) in &summary.violations {
         println!("    {name:<24} {count:>10}");
@@ -311,6 +324,7 @@ fn write_summary(
         "scripts": summary.scripts,
         "events": summary.events,
         "faults": summary.faults,
+        "coverage": summary.coverage.counts(),
         "checks": summary.checks.named(&Invariant::SHARED),
         "violations": summary.violations,
         "failures": failures,

@@ -6,7 +6,8 @@
 //! `limiter` (`plain`, `keyed` or `shared`), `planted` (a planted bug's name, or null),
 //! `seed`, `sweep_scenarios` (scenarios in the whole sweep), `shard` (`{"index", "count"}`),
 //! `check_determinism`; then `scenarios` (run by this shard), `calls`, `checks` (the
-//! oracle's checks per rule), `violations` (scenarios breaking each rule) and `failures`
+//! oracle's checks per rule), `coverage` (scenarios that exercised each feature),
+//! `violations` (scenarios breaking each rule) and `failures`
 //! (each with its `index`, `scenario`, `violations_found`, its first `violations` and a
 //! `replay` line), beside the limiter's own counters.
 
@@ -116,6 +117,7 @@ pub(crate) fn plain(
         "interrupts": summary.interrupts,
         "events": summary.events,
         "checks": summary.checks.named(&Invariant::ALL),
+        "coverage": summary.coverage.counts(),
         "violations": summary.violations,
         "failures": failures,
         // As a string: u128 does not fit every JSON reader's numbers.

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::coverage::{Coverage, PLAIN_FEATURES, plain_features};
 use crate::oracle::{Checks, Invariant, Memory, Violation, verdict};
 use crate::scenario::ScenarioId;
 use crate::shrink::shrink;
@@ -235,6 +236,8 @@ pub struct Summary {
     pub populations: BTreeMap<String, u64>,
     /// For a keyed limiter: the keys it held against the bound, over all scenarios.
     pub memory: Option<Memory>,
+    /// Scenarios that exercised each of [`PLAIN_FEATURES`] (every one listed, zero or not).
+    pub coverage: Coverage,
 }
 
 impl Summary {
@@ -260,6 +263,7 @@ impl Summary {
         if let Some(memory) = other.memory {
             self.memory.get_or_insert_default().add(&memory);
         }
+        self.coverage.add(&other.coverage);
     }
 }
 
@@ -284,6 +288,7 @@ pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
             .chain(Invariant::ALL.iter().map(|invariant| invariant.name()))
             .map(|name| (name.to_owned(), 0))
             .collect(),
+        coverage: Coverage::new(&PLAIN_FEATURES),
         ..Summary::default()
     };
     let (parts, found) = across_threads(
@@ -347,6 +352,9 @@ fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
     local.interrupts += stats.interrupts;
     local.events += stats.events;
     local.simulated_ns += u128::from(stats.simulated_ns);
+    local
+        .coverage
+        .hit_mask(&PLAIN_FEATURES, plain_features(&scenario, &trace));
     let verdict = verdict(&scenario, &trace);
     local.checks.add(&verdict.checks);
     if let Some(memory) = verdict.memory {

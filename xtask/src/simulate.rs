@@ -46,7 +46,8 @@ const CI_SHARED_SCENARIOS: &str = "4000";
 const CI_KEYED_SCENARIOS: &str = "5000";
 
 /// The simulator's CI gate: a smoke sweep of each limiter (plain, keyed and shared) with
-/// determinism checking. (The oracle's planted-bug tests are ordinary tests
+/// determinism checking, each required to reach every feature its summary's `coverage`
+/// counts. (The oracle's planted-bug tests are ordinary tests
 /// of `fixed-window-sim`, run with the workspace's.)
 ///
 /// # Errors
@@ -58,6 +59,7 @@ pub fn ci() -> Result<(), Failure> {
             "--scenarios".to_owned(),
             CI_SCENARIOS.to_owned(),
             "--check-determinism".to_owned(),
+            "--require-coverage".to_owned(),
         ],
     })?;
     run(&Args {
@@ -67,6 +69,7 @@ pub fn ci() -> Result<(), Failure> {
             "--scenarios".to_owned(),
             CI_SHARED_SCENARIOS.to_owned(),
             "--check-determinism".to_owned(),
+            "--require-coverage".to_owned(),
         ],
     })?;
     run(&Args {
@@ -76,6 +79,7 @@ pub fn ci() -> Result<(), Failure> {
             "--scenarios".to_owned(),
             CI_KEYED_SCENARIOS.to_owned(),
             "--check-determinism".to_owned(),
+            "--require-coverage".to_owned(),
         ],
     })
 }

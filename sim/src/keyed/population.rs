@@ -7,7 +7,9 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind};
-use crate::scenario::{CallerSpec, Scenario, ScenarioId, period_nanos};
+use crate::scenario::{
+    CallerSpec, KEYED_FLOOD_ONE_IN, Pattern, Scenario, ScenarioId, period_nanos,
+};
 
 /// How a keyed scenario's callers are spread over keys.
 ///
@@ -116,10 +118,15 @@ impl Scenario {
     /// assert_eq!(keyed.config, Scenario::generate(&id).config);
     /// ```
     pub fn generate_keyed(id: &ScenarioId) -> Scenario {
-        let mut scenario = Scenario::generate(&ScenarioId::seed(id.seed));
+        let mut scenario = Scenario::draw(id.seed, KEYED_FLOOD_ONE_IN);
         let mut rng = ChaCha8Rng::seed_from_u64(id.seed);
         rng.set_stream(KEYS_STREAM);
-        let population = pick_population(&mut rng, &scenario);
+        // A flood is for one key: its window is what it is drawn to fill.
+        let population = if scenario.patterns == [Pattern::Flood] {
+            Population::Hot
+        } else {
+            pick_population(&mut rng, &scenario)
+        };
         for caller in &mut scenario.callers {
             caller.key = pick_key(&mut rng, population);
         }
@@ -151,14 +158,7 @@ impl Scenario {
             scenario.callers.sort_by_key(|caller| caller.arrival);
         }
         scenario.keys = Some(population);
-        if let Some(kept) = &id.kept {
-            scenario.callers = kept
-                .iter()
-                .filter_map(|&i| scenario.callers.get(i as usize).copied())
-                .collect();
-        }
-        scenario.id = id.clone();
-        scenario
+        scenario.keep(id)
     }
 }
 

@@ -59,6 +59,8 @@ pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScen
 mod oracle;
 pub use crate::shared::oracle::{check_shared, verdict_shared};
 mod checked;
+mod coverage;
+pub use crate::shared::coverage::{SHARED_FEATURES, shared_features};
 mod sweep;
 pub use crate::shared::sweep::{
     FAULT_NAMES, SharedFailure, SharedSummary, SharedSweep, sweep_shared,

@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::coverage::Coverage;
 use crate::oracle::{Checks, Invariant, Violation};
 use crate::scenario::ScenarioId;
 use crate::shared::checked::run_checked;
+use crate::shared::coverage::{SHARED_FEATURES, shared_features};
 use crate::shared::planted::SharedPlantedBug;
 use crate::shared::record::{Loss, SharedRecord};
 use crate::shared::run::SharedRun;
@@ -100,6 +102,8 @@ pub struct SharedSummary {
     pub checks: Checks,
     /// The failing scenarios, in index order.
     pub failures: Vec<SharedFailure>,
+    /// Scenarios that exercised each of [`SHARED_FEATURES`] (every one listed, zero or not).
+    pub coverage: Coverage,
 }
 
 /// Every fault name a summary lists, zero or not.
@@ -146,6 +150,7 @@ impl SharedSummary {
             *self.violations.entry(name).or_insert(0) += count;
         }
         self.failures.extend(other.failures);
+        self.coverage.add(&other.coverage);
     }
 
     fn count(&mut self, scenario: &SharedScenario, run: &SharedRun) {
@@ -165,6 +170,8 @@ impl SharedSummary {
         self.scripts += stats.scripts;
         self.events += stats.events;
         self.simulated_ns += u128::from(stats.simulated_ns);
+        self.coverage
+            .hit_mask(&SHARED_FEATURES, shared_features(run));
         for record in &run.records {
             let name = match record {
                 SharedRecord::Lost {
@@ -217,6 +224,7 @@ pub fn sweep_shared(config: &SharedSweep, progress: impl Fn(u64) + Sync) -> Shar
     let mut total = SharedSummary {
         seed: config.seed,
         faults: FAULT_NAMES.iter().map(|&name| (name, 0)).collect(),
+        coverage: Coverage::new(&SHARED_FEATURES),
         violations: std::iter::once(DETERMINISM)
             .chain(Invariant::SHARED.iter().map(|invariant| invariant.name()))
             .chain(std::iter::once(Invariant::Panic.name()))

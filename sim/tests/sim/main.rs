@@ -3,6 +3,7 @@
 
 mod cli;
 mod coverage;
+mod coverage_gate;
 mod determinism;
 mod keyed;
 mod oracle;

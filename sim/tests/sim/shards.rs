@@ -12,7 +12,7 @@ const SHARDS: u64 = 4;
 
 /// The fields that must come out of a merge exactly as the unsharded sweep writes them (the
 /// rest are wall time and when the sweep started).
-const EXACT: [&str; 12] = [
+const EXACT: [&str; 13] = [
     "limiter",
     "seed",
     "sweep_scenarios",
@@ -24,6 +24,7 @@ const EXACT: [&str; 12] = [
     "events",
     "simulated_ns",
     "checks",
+    "coverage",
     "violations",
 ];
 

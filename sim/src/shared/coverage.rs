@@ -1,0 +1,74 @@
+//! The features of a shared-limiter scenario's run: each kind of fault it injected, as its
+//! trace shows it happening, and a process whose registration failed and later succeeded.
+
+use crate::shared::record::{FaultRecord, Loss, SharedRecord};
+use crate::shared::run::SharedRun;
+
+/// The features a shared sweep counts, in the order of [`shared_features`]' bits.
+pub const SHARED_FEATURES: [&str; 11] = [
+    "request_lost",
+    "reply_lost",
+    "connection_reset",
+    "server_paused",
+    "server_restarted",
+    "failover",
+    "script_flush",
+    "clock_step_forward",
+    "clock_step_back",
+    "client_crash",
+    "registration_failed_then_succeeded",
+];
+
+/// The bit of `feature` in [`shared_features`]' mask.
+const fn bit(feature: usize) -> u32 {
+    1 << feature
+}
+
+/// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
+/// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
+/// reply lost, a fault applied); `registration_failed_then_succeeded` when a process
+/// registered after a registration of its own had failed.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_sim::ScenarioId;
+/// use fixed_window_sim::shared::{SHARED_FEATURES, SharedScenario, run_shared, shared_features};
+///
+/// let scenario = SharedScenario::generate(&ScenarioId::seed(3));
+/// let mask = shared_features(&run_shared(&scenario, None));
+/// assert!(mask < 1 << SHARED_FEATURES.len());
+/// ```
+pub fn shared_features(run: &SharedRun) -> u32 {
+    let mut mask = 0;
+    // Processes whose registration failed: a handful at most.
+    let mut failed: Vec<u16> = Vec::new();
+    for record in &run.records {
+        mask |= match record {
+            SharedRecord::Lost {
+                loss: Loss::Request,
+                ..
+            } => bit(0),
+            SharedRecord::Lost {
+                loss: Loss::Reply, ..
+            } => bit(1),
+            SharedRecord::Fault { fault, .. } => match fault {
+                FaultRecord::Reset { .. } => bit(2),
+                FaultRecord::Pause { .. } => bit(3),
+                FaultRecord::Restart { .. } => bit(4),
+                FaultRecord::Failover { .. } => bit(5),
+                FaultRecord::Flush => bit(6),
+                FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => bit(7),
+                FaultRecord::ClockStep { .. } => bit(8),
+                FaultRecord::Crash { .. } => bit(9),
+            },
+            SharedRecord::RegistrationFailed { process, .. } => {
+                failed.push(*process);
+                0
+            }
+            SharedRecord::Registered { process, .. } if failed.contains(process) => bit(10),
+            _ => 0,
+        };
+    }
+    mask
+}
