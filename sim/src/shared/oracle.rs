@@ -694,17 +694,24 @@ impl Checker<'_> {
         self.forget_key(index, count.index());
     }
 
-    /// The server no longer holds `key`'s counter of `window`.
+    /// The server no longer holds `key`'s counter of `window`. What it forgets is that
+    /// window's permits and those of every earlier window of the key: a counter that moved on
+    /// to a later window still guarded the earlier ones (a reading stepped back before it
+    /// counts against it), and without it a clock that steps back far enough finds them afresh.
     fn forget_key(&mut self, key: u16, window: u128) {
         let epoch = self.epoch;
-        let forgotten: Vec<u32> = self.counted[key as usize]
-            .iter()
-            .filter(|&&(_, w)| w == window)
-            .map(|&(request, _)| request)
-            .collect();
-        let ledger = self.ledgers.entry((epoch, key, window)).or_default();
-        ledger.extend(forgotten.into_iter().map(LedgerOp::Forget));
-        self.counted[key as usize].retain(|&(_, w)| w != window);
+        let mut kept = Vec::new();
+        for (request, w) in std::mem::take(&mut self.counted[key as usize]) {
+            if w <= window {
+                self.ledgers
+                    .entry((epoch, key, w))
+                    .or_default()
+                    .push(LedgerOp::Forget(request));
+            } else {
+                kept.push((request, w));
+            }
+        }
+        self.counted[key as usize] = kept;
         self.counts[key as usize] = None;
     }
 

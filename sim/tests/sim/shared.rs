@@ -2,8 +2,8 @@
 //! is caught.
 
 use fixed_window_sim::shared::{
-    FAULT_NAMES, SharedCut, SharedOutcome, SharedPlantedBug, SharedRecord, SharedScenario,
-    SharedSweep, TIME_KEY, check_shared, run_shared, sweep_shared,
+    FAULT_NAMES, ReplyDigest, SharedCut, SharedOutcome, SharedPlantedBug, SharedRecord,
+    SharedScenario, SharedSweep, TIME_KEY, check_shared, run_shared, sweep_shared,
 };
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -186,6 +186,50 @@ fn a_slow_link_once_drawn_as_healthy_now_registers_and_passes() {
     assert!(!run.out_of_budget);
     assert_eq!(check_shared(&slow, &run), []);
     assert_eq!((run.stats.calls, run.stats.unavailable), (1, 1));
+}
+
+#[test]
+fn a_step_back_past_an_expired_counter_reopens_its_earlier_windows_as_documented() {
+    // A 20,000-scenario sweep: a key counted in window 0, then in window 3 (its counter moved
+    // on), whose counter then expired; the server's clock stepped back before the origin and
+    // window 0 granted again. The README says so (a step back to a window whose counter
+    // expired opens that window afresh): the expiry forgot window 0's permit as well as
+    // window 3's, and the oracle must count both as forgotten.
+    let id: ScenarioId = "11123313056198883897:8,47,49,56-58,65-66,69,73,77,79,156"
+        .parse()
+        .unwrap();
+    let cut: SharedCut = "p:2,3/f:0,3,5/l:0".parse().unwrap();
+    let scenario = cut.scenario(&id);
+    let run = run_shared(&scenario, None);
+    assert_eq!(check_shared(&scenario, &run), []);
+    // The run does reach the case: key 2's first window granted twice, once before and once
+    // after the step back.
+    let origin = run.records.iter().find_map(|r| match r {
+        SharedRecord::Registered { origin_us, .. } => Some(*origin_us),
+        _ => None,
+    });
+    let on_key_2: Vec<u32> = run
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            SharedRecord::Sent {
+                request,
+                caller: Some(caller),
+                ..
+            } if scenario.callers[*caller as usize].key == 2 => Some(*request),
+            _ => None,
+        })
+        .collect();
+    let first_window = run
+        .records
+        .iter()
+        .filter(|r| {
+            matches!(r, SharedRecord::Executed { request, reply: ReplyDigest::Four { values }, .. }
+                if on_key_2.contains(request) && values[0] == 1
+                    && Some(u64::try_from(values[3]).unwrap()) == origin)
+        })
+        .count();
+    assert_eq!(first_window, 2);
 }
 
 #[test]
