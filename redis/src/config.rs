@@ -5,7 +5,9 @@ use core::fmt;
 use core::time::Duration;
 use std::sync::Arc;
 
-use fixed_window::Settings;
+use fixed_window::{Instant, Origin, Settings};
+
+use crate::origin::{MAX_ORIGIN_MICROS, fixed_micros};
 
 /// The longest period: 100 years. Times on the server are microseconds since the Unix epoch,
 /// carried in Lua's doubles, which are exact below 2^53 µs (about 285 years after 1970); the
@@ -96,6 +98,12 @@ pub enum ConfigError {
     ZeroTimeout,
     /// The time key was empty.
     EmptyTimeKey,
+    /// A fixed origin ([`Origin::At`]) was not a whole number of microseconds, the resolution
+    /// of the server's clock.
+    OriginNotWholeMicros(Instant),
+    /// A fixed origin was later than [`MAX_ORIGIN_MICROS`](crate::MAX_ORIGIN_MICROS) after the
+    /// Unix epoch.
+    OriginTooLate(Instant),
 }
 
 impl ConfigError {
@@ -113,6 +121,7 @@ impl ConfigError {
             ConfigError::EmptyName | ConfigError::InvalidName(_) => "name",
             ConfigError::ZeroTimeout => "timeout",
             ConfigError::EmptyTimeKey => "time_key",
+            ConfigError::OriginNotWholeMicros(_) | ConfigError::OriginTooLate(_) => "origin",
         }
     }
 }
@@ -135,6 +144,16 @@ impl fmt::Display for ConfigError {
             ),
             ConfigError::ZeroTimeout => f.write_str("timeout must be positive, got 0ns"),
             ConfigError::EmptyTimeKey => f.write_str("time key must not be empty"),
+            ConfigError::OriginNotWholeMicros(at) => write!(
+                f,
+                "origin must be a whole number of microseconds since the Unix epoch (the server clock's resolution), got {} ns",
+                at.as_nanos()
+            ),
+            ConfigError::OriginTooLate(at) => write!(
+                f,
+                "origin must be at most {MAX_ORIGIN_MICROS} µs after the Unix epoch, got {} ns",
+                at.as_nanos()
+            ),
         }
     }
 }
@@ -182,6 +201,10 @@ pub struct Config {
     timeout: Duration,
     local_memory: usize,
     time_key: Option<Arc<str>>,
+    origin: Origin,
+    /// A fixed origin in decimal microseconds, as the script takes it; `None` for the first
+    /// registration's.
+    origin_arg: Option<Arc<str>>,
     /// Derived once, so that building a call formats only the key.
     stored_key: Arc<str>,
     period_arg: Arc<str>,
@@ -253,6 +276,8 @@ impl Config {
             timeout: DEFAULT_TIMEOUT,
             local_memory: DEFAULT_LOCAL_MEMORY,
             time_key: None,
+            origin: Origin::Creation,
+            origin_arg: None,
             stored_key: format!("{PREFIX}{{{}}}", settings.name()).into(),
             period_arg: period_micros.to_string().into(),
             limit_arg: settings.limit().to_string().into(),
@@ -278,6 +303,44 @@ impl Config {
             settings: self.settings.with_max_wait(max_wait),
             ..self
         }
+    }
+
+    /// This configuration with its windows aligned to `origin` on the server's clock, whose
+    /// readings are microseconds since the Unix epoch: [`Origin::Creation`] (the default) is
+    /// the server's time when the first process stored the configuration, learnt by
+    /// registering; [`Origin::UnixEpoch`] is whole periods since 1970, as envoy's ratelimit
+    /// aligns its windows; [`Origin::At`] is that instant read as nanoseconds since the Unix
+    /// epoch. A fixed origin (the last two) needs no registration: a limiter
+    /// [started](crate::SharedRateLimiter::start) with one sends its first call at once. It is
+    /// part of the shared configuration, stored and checked like the limit and period.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::OriginNotWholeMicros`] if an [`Origin::At`] is not whole microseconds,
+    /// [`ConfigError::OriginTooLate`] if it is later than
+    /// [`MAX_ORIGIN_MICROS`](crate::MAX_ORIGIN_MICROS) (where the script's numbers would stop
+    /// being exact).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, Origin};
+    /// use fixed_window_redis::{Config, ConfigError};
+    ///
+    /// let config = Config::of("api", 100, Duration::from_secs(60))?.with_origin(Origin::UnixEpoch)?;
+    /// assert_eq!(config.origin(), Origin::UnixEpoch);
+    /// let odd = Origin::At(Instant::from_nanos(1_500));
+    /// assert_eq!(config.with_origin(odd).unwrap_err().field(), "origin");
+    /// # Ok::<(), ConfigError>(())
+    /// ```
+    pub fn with_origin(self, origin: Origin) -> Result<Config, ConfigError> {
+        let origin_arg = fixed_micros(origin)?.map(|micros| micros.to_string().into());
+        Ok(Config {
+            origin,
+            origin_arg,
+            ..self
+        })
     }
 
     /// This configuration with `fail_policy` deciding calls the server cannot.
@@ -508,6 +571,33 @@ impl Config {
     /// ```
     pub fn time_key(&self) -> Option<&str> {
         self.time_key.as_deref()
+    }
+
+    /// Where the windows are aligned (see [`with_origin`](Config::with_origin)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Origin;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.origin(), Origin::Creation);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    /// The fixed origin in microseconds on the server's clock, `None` if the first
+    /// registration fixes it.
+    pub(crate) fn fixed_origin(&self) -> Option<u64> {
+        self.origin_arg.as_deref().and_then(|arg| arg.parse().ok())
+    }
+
+    /// A fixed origin as the script takes it.
+    pub(crate) fn origin_arg(&self) -> Option<&Arc<str>> {
+        self.origin_arg.as_ref()
     }
 
     /// The Redis key holding the shared configuration: `fixed-window:{<name>}`. On one node,

@@ -135,9 +135,15 @@ impl Connection {
     /// ends a script call without its reply (a timeout, a lost connection, a reset) is every
     /// attempt's of that call. Inside a tokio runtime the attempt runs in the caller's task;
     /// elsewhere (another executor) it runs as a task on the connection's runtime.
+    ///
+    /// A limiter registers before its first attempt, and so connects; one with a fixed origin
+    /// need not, and its first attempt connects (within the timeout).
     pub(crate) async fn acquire(&self, call: ScriptCall) -> Reply {
         let Some(coalescer) = self.link.coalescer() else {
-            return Err(not_connected());
+            let link = Arc::clone(&self.link);
+            return self
+                .run(async move { link.connected().await?.acquire(call).await })
+                .await;
         };
         if Handle::try_current().is_ok() {
             coalescer.acquire(call).await
@@ -152,7 +158,10 @@ impl Connection {
     /// [`acquire`](Connection::acquire), blocking the calling thread until the answer.
     pub(crate) fn acquire_blocking(&self, call: ScriptCall) -> Reply {
         let Some(coalescer) = self.link.coalescer() else {
-            return Err(not_connected());
+            let link = Arc::clone(&self.link);
+            return block_on(&self.handle, async move {
+                link.connected().await?.acquire(call).await
+            });
         };
         block_on(&self.handle, async move { coalescer.acquire(call).await })
     }
@@ -205,6 +214,11 @@ impl Link {
 
     fn coalescer(&self) -> Option<Arc<Coalescer>> {
         self.live.get().map(|live| Arc::clone(&live.coalescer))
+    }
+
+    /// The coalescer, connecting first if no connection was made yet.
+    async fn connected(&self) -> Result<Arc<Coalescer>, Unavailable> {
+        Ok(Arc::clone(&self.live().await?.coalescer))
     }
 
     /// The connection, made first if need be.
@@ -266,14 +280,6 @@ fn install_crypto_provider() {
         // Another thread may install one meanwhile; either serves.
         let _ = rustls::crypto::ring::default_provider().install_default();
     }
-}
-
-/// An attempt sent before any connection was made: the limiter's registration prevents it.
-fn not_connected() -> Unavailable {
-    Unavailable::new(
-        UnavailableKind::NotRegistered,
-        "no connection to the server has been made yet",
-    )
 }
 
 fn task_failed(err: &tokio::task::JoinError) -> Unavailable {

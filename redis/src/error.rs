@@ -9,7 +9,8 @@ use crate::key::KeyError;
 use crate::unavailable::Unavailable;
 
 /// The configuration stored on the server for a limiter's name differs from this process's:
-/// two deployments disagree on the limit or the period. Nothing was counted.
+/// two deployments disagree on the limit, the period or a fixed origin
+/// ([`Config::with_origin`](crate::Config::with_origin)). Nothing was counted.
 ///
 /// Retire the old configuration by deleting its key (the [`Config::config_key`](crate::Config::config_key))
 /// once no process uses it, or use a new name.
@@ -24,10 +25,14 @@ use crate::unavailable::Unavailable;
 ///     name: "api",
 ///     limit: 10,
 ///     period: Duration::from_secs(1),
+///     origin: None,
 ///     stored_limit: 20,
 ///     stored_period: Duration::from_secs(1),
+///     stored_origin: 1_700_000_000_000_000,
 /// };
 /// assert!(conflict.to_string().contains("stored 20 per 1s"));
+/// let epoch = Conflict { limit: 20, origin: Some(0), ..conflict };
+/// assert!(epoch.to_string().contains("aligned to 0 µs here but to 1700000000000000 µs"));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Conflict {
@@ -37,19 +42,32 @@ pub struct Conflict {
     pub limit: u32,
     /// This process's period.
     pub period: Duration,
+    /// This process's fixed origin in microseconds on the server's clock, `None` if it aligns
+    /// to the first registration.
+    pub origin: Option<u64>,
     /// The limit stored on the server.
     pub stored_limit: u64,
     /// The period stored on the server.
     pub stored_period: Duration,
+    /// The origin stored on the server, in microseconds on its clock.
+    pub stored_origin: u64,
 }
 
 impl fmt::Display for Conflict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "shared rate limiter '{}' is configured with {} per {:?} here but stored {} per {:?} on the server",
-            self.name, self.limit, self.period, self.stored_limit, self.stored_period
-        )
+        let same = u64::from(self.limit) == self.stored_limit && self.period == self.stored_period;
+        match self.origin {
+            Some(origin) if same => write!(
+                f,
+                "shared rate limiter '{}' is aligned to {origin} µs here but to {} µs on the server",
+                self.name, self.stored_origin
+            ),
+            _ => write!(
+                f,
+                "shared rate limiter '{}' is configured with {} per {:?} here but stored {} per {:?} on the server",
+                self.name, self.limit, self.period, self.stored_limit, self.stored_period
+            ),
+        }
     }
 }
 

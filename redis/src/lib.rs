@@ -123,6 +123,8 @@ mod limiter;
 pub use crate::limiter::SharedRateLimiter;
 mod memory;
 pub use crate::memory::DRIFT_ALLOWANCE;
+mod origin;
+pub use crate::origin::MAX_ORIGIN_MICROS;
 mod permit;
 pub use crate::permit::SharedPermit;
 mod protocol;

@@ -375,7 +375,8 @@ impl<C: Clock> SharedRateLimiter<C> {
 
     /// The shared origin found or stored when this limiter registered, in microseconds on the
     /// server's clock; `None` while it has not registered (or the server refused its
-    /// configuration). (A server that lost its data since then has a new one.)
+    /// configuration). (A server that lost its data since then has a new one.) A fixed origin
+    /// ([`Config::with_origin`]) is known from the start.
     ///
     /// # Examples
     ///
@@ -396,7 +397,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn origin(&self) -> Option<u64> {
-        self.registrar.registration().origin()
+        match self.registrar.registration() {
+            Registration::Refused(_) => None,
+            registration => registration
+                .origin()
+                .or(self.protocol.config().fixed_origin()),
+        }
     }
 
     /// Where this limiter stands with the server: [`Registration::Pending`] (with why the
@@ -776,7 +782,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
         self.announce();
-        if !self.registrar.is_settled() {
+        if !self.registrar.is_ready() {
             self.check(key)?;
             let registrar = Arc::clone(&self.registrar);
             if let Err(cause) = self
@@ -804,7 +810,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
         self.announce();
-        if !self.registrar.is_settled() {
+        if !self.registrar.is_ready() {
             self.check(key)?;
             let registrar = Arc::clone(&self.registrar);
             if let Err(cause) = self

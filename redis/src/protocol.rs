@@ -93,7 +93,7 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        let config_key = if self.origin.is_some() {
+        let config_key = if self.on_cluster() {
             None
         } else {
             Some(&*self.config_key)
@@ -122,8 +122,9 @@ impl ScriptCall {
 
     /// The script's `ARGV`: the period in microseconds, the limit, the expiry margin in
     /// milliseconds, the mode (`acquire`, `count` on a cluster, or `register`), the number of
-    /// attempts; counting on a cluster, the registered origin; and if an attempt takes other
-    /// than one permit, the permits of each (after an empty origin on one node).
+    /// attempts; the origin, if the configuration fixes it or counting on a cluster (the
+    /// registered one); and if an attempt takes other than one permit, the permits of each
+    /// (after an empty origin where there is none).
     ///
     /// # Examples
     ///
@@ -283,7 +284,7 @@ impl ScriptCall {
             && self.period == other.period
             && self.limit == other.limit
             && self.attempts() + other.attempts() <= MAX_BATCH;
-        if !same || (self.origin.is_some() && !self.same_slot(&other)) {
+        if !same || (self.on_cluster() && !self.same_slot(&other)) {
             return Err(Box::new(other));
         }
         let weighed = !self.weights.is_empty() || !other.weights.is_empty();
@@ -363,6 +364,12 @@ impl ScriptCall {
         } else {
             reply
         }
+    }
+
+    /// Whether this call counts on a cluster: its counters alone, without the configuration
+    /// key.
+    fn on_cluster(&self) -> bool {
+        self.mode == "count"
     }
 
     /// Whether `other`'s counters are in the slot of this call's (on a cluster, one call's
@@ -634,8 +641,13 @@ impl Protocol {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn for_cluster(config: Config) -> Protocol {
+        // A fixed origin is known before any registration.
+        let registered = OnceLock::new();
+        if let Some(origin) = config.origin_arg() {
+            let _ = registered.set(Arc::clone(origin));
+        }
         Protocol {
-            cluster: Some(OnceLock::new()),
+            cluster: Some(registered),
             ..Protocol::new(config)
         }
     }
@@ -708,7 +720,9 @@ impl Protocol {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn register_call(&self) -> ScriptCall {
-        self.call(None, "register")
+        let mut call = self.call(None, "register");
+        call.origin = self.config.origin_arg().cloned();
+        call
     }
 
     /// The outcome of a [`register_call`](Protocol::register_call): the shared origin, in
@@ -745,9 +759,11 @@ impl Protocol {
                 }
                 Ok(origin)
             }
-            Some(ScriptReply::Conflict { period, limit, .. }) => {
-                Err(SharedError::Conflict(self.conflict(period, limit)))
-            }
+            Some(ScriptReply::Conflict {
+                period,
+                limit,
+                origin,
+            }) => Err(SharedError::Conflict(self.conflict(period, limit, origin))),
             _ => Err(unavailable(Unavailable::new(
                 UnavailableKind::Reply,
                 "the registration got an answer the script never gives",
@@ -862,12 +878,16 @@ impl Protocol {
         })
     }
 
-    /// The call counting one attempt on `key`: with the configuration key on one node, with
-    /// the registered origin on a cluster, or, on a cluster not registered yet, the fail
-    /// policy's answer.
+    /// The call counting one attempt on `key`: with the configuration key on one node (and
+    /// the origin, if the configuration fixes it), with the registered or fixed origin on a
+    /// cluster, or, on a cluster not registered yet, the fail policy's answer.
     fn counting_call(&self, key: &str) -> Result<ScriptCall, Decision> {
         match &self.cluster {
-            None => Ok(self.call(Some(key), "acquire")),
+            None => {
+                let mut call = self.call(Some(key), "acquire");
+                call.origin = self.config.origin_arg().cloned();
+                Ok(call)
+            }
             Some(registered) => match registered.get() {
                 Some(origin) => {
                     let mut call = self.call(Some(key), "count");
@@ -1016,9 +1036,11 @@ impl Protocol {
                 };
                 decide_full(window, received, deadline, false)
             }
-            Some(ScriptReply::Conflict { period, limit, .. }) => {
-                Decision::Conflict(self.conflict(period, limit))
-            }
+            Some(ScriptReply::Conflict {
+                period,
+                limit,
+                origin,
+            }) => Decision::Conflict(self.conflict(period, limit, origin)),
             Some(ScriptReply::Registered { .. }) | None => self.unavailable(Unavailable::new(
                 UnavailableKind::Reply,
                 format!("the script never answers {reply:?}"),
@@ -1125,13 +1147,20 @@ impl Protocol {
         }
     }
 
-    fn conflict(&self, stored_period_micros: u64, stored_limit: u64) -> Conflict {
+    fn conflict(
+        &self,
+        stored_period_micros: u64,
+        stored_limit: u64,
+        stored_origin: u64,
+    ) -> Conflict {
         Conflict {
             name: self.config.name(),
             limit: self.config.limit(),
             period: self.config.period(),
+            origin: self.config.fixed_origin(),
             stored_limit,
             stored_period: Duration::from_micros(stored_period_micros),
+            stored_origin,
         }
     }
 
@@ -1334,8 +1363,10 @@ mod tests {
                 name: "api",
                 limit: 1,
                 period: Duration::from_millis(10),
+                origin: None,
                 stored_limit: 3,
                 stored_period: Duration::from_millis(20),
+                stored_origin: 0,
             })
         );
     }

@@ -31,6 +31,8 @@ pub(crate) struct Registrar {
     state: Mutex<State>,
     /// `state.registration.is_settled()`, read on every call without the lock.
     settled: AtomicBool,
+    /// The configuration fixes the origin: calls need not wait for a registration.
+    fixed: bool,
     /// What the server's memory policy may evict, read once registered: `None` inside if it
     /// cannot evict the limiter's keys, or the user may not read it.
     eviction: OnceLock<Option<EvictionRisk>>,
@@ -48,6 +50,7 @@ struct State {
 impl Registrar {
     pub(crate) fn new(link: Arc<Link>, protocol: Arc<Protocol>) -> Arc<Registrar> {
         let call = protocol.register_call();
+        let fixed = protocol.config().fixed_origin().is_some();
         Arc::new(Registrar {
             link,
             protocol,
@@ -57,6 +60,7 @@ impl Registrar {
                 ended: 0,
             }),
             settled: AtomicBool::new(false),
+            fixed,
             eviction: OnceLock::new(),
             trying: tokio::sync::Mutex::new(()),
         })
@@ -66,6 +70,14 @@ impl Registrar {
     #[inline]
     pub(crate) fn is_settled(&self) -> bool {
         self.settled.load(Ordering::Acquire)
+    }
+
+    /// Whether calls may go to the server: registered (or refused, which the server then tells
+    /// each call), or with a fixed origin, which every process knows without asking: its
+    /// registration, if any, only checks the stored configuration and reads the memory policy.
+    #[inline]
+    pub(crate) fn is_ready(&self) -> bool {
+        self.fixed || self.is_settled()
     }
 
     pub(crate) fn registration(&self) -> Registration {

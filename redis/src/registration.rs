@@ -103,8 +103,10 @@ impl Registration {
     ///     name: "api",
     ///     limit: 5,
     ///     period: Duration::from_secs(1),
+    ///     origin: None,
     ///     stored_limit: 6,
     ///     stored_period: Duration::from_secs(1),
+    ///     stored_origin: 0,
     /// };
     /// let mut registration = Registration::new();
     /// registration.record(Err(SharedError::Conflict(conflict)));

@@ -12,11 +12,12 @@
 --   KEYS[n+2]      optional: a key holding the time in microseconds, read instead of TIME
 --                  (tests)
 -- "count" (a cluster: each counter in a slot of its own, so no call reads the configuration)
---   KEYS[1..n]     the counters, all in one slot, each "window_start:used:period:limit": the
---                  settings that wrote it, so that a process with other settings is told of
---                  the conflict instead of counting on another grid
+--   KEYS[1..n]     the counters, all in one slot, each "window_start:used:period:limit:origin":
+--                  the settings that wrote it, so that a process with other settings is told
+--                  of the conflict instead of counting on another grid
 --   KEYS[n+1]      optional: the time key, as above
---   ARGV[6]        the origin the process registered (decimal microseconds)
+--   ARGV[6]        the origin the process registered, or its fixed origin (decimal
+--                  microseconds)
 -- "register"
 --   KEYS[1], and KEYS[2] optional: the configuration and the time key, as for "acquire"
 --
@@ -26,10 +27,13 @@
 -- ARGV[4]  the mode: "acquire", "count", or "register" to store or check the configuration
 --          without counting
 -- ARGV[5]  n, the number of attempts (0 to register)
+-- ARGV[6]  optional on one node: a fixed origin (decimal microseconds), stored with the
+--          configuration if absent, and otherwise checked against the stored one like the
+--          period and limit; absent or empty, the first registration's origin (the time it
+--          ran) is stored and adopted
 -- ARGV[7]  optional: the permits each attempt takes, comma-separated in the order of its
 --          counter key ("3,1,0"), "r" for whatever the window has left (a drain); absent, each
---          takes one. With it, ARGV[6] is the origin when counting on a cluster, and empty
---          otherwise
+--          takes one. With it, ARGV[6] is present, empty where there is no origin to give
 --
 -- Replies (arrays of integers):
 --   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
@@ -37,7 +41,8 @@
 --                                                in microseconds
 --   { -1, stored_period, stored_limit, origin }  once, whatever n: the stored configuration
 --                                                (or, counting on a cluster, a counter's)
---                                                differs; nothing counted ("count": the
+--                                                differs, the stored origin with it (0 if a
+--                                                counter has none); nothing counted ("count": the
 --                                                batch's keys before that counter counted,
 --                                                and none of its attempts is granted)
 --   { 2, origin, now, 0 }                        registered
@@ -91,33 +96,40 @@ else
 end
 
 -- The stored configuration holds this process's settings if its text ends with them as the
--- arguments spell them (as the client and this script write them); any other text is parsed,
--- and is either the same settings spelt otherwise, different ones, or malformed.
+-- arguments spell them (as the client and this script write them), or, with a fixed origin,
+-- is that origin followed by them; any other text is parsed, and is either the same settings
+-- spelt otherwise, different ones, or malformed. A fixed origin, or on a cluster the
+-- registered one, comes with the call.
 local origin
+if ARGV[6] and ARGV[6] ~= '' then
+  origin = tonumber(ARGV[6])
+  if not origin or origin < 0 or origin % 1 ~= 0 then
+    return redis.error_reply('fixed-window: bad arguments')
+  end
+elseif count then
+  return redis.error_reply('fixed-window: bad arguments')
+end
 local settings = ':' .. ARGV[1] .. ':' .. ARGV[2]
--- What a counter's text ends with: the settings on a cluster, nothing on one node.
+-- What a counter's text ends with: the settings and origin on a cluster, nothing on one node.
 local tail = ''
 local stored
 if count then
-  origin = tonumber(ARGV[6])
-  if not origin or origin < 0 then
-    return redis.error_reply('fixed-window: bad arguments')
-  end
-  tail = settings
+  tail = settings .. ':' .. ARGV[6]
 else
   stored = redis.call('GET', KEYS[1])
 end
 if count then
-  -- The origin came with the call: nothing stored to read.
+  -- Nothing stored to read.
 elseif not stored then
-  origin = now
+  origin = origin or now
   redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit), 'NX')
-elseif string.sub(stored, -#settings) ~= settings then
+elseif (origin and stored ~= ARGV[6] .. settings)
+    or (not origin and string.sub(stored, -#settings) ~= settings) then
   local o, p, l = string.match(stored, '^(%d+):(%d+):(%d+)$')
   if not o then
     return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
   end
-  if tonumber(p) ~= period or tonumber(l) ~= limit then
+  if tonumber(p) ~= period or tonumber(l) ~= limit or (origin and tonumber(o) ~= origin) then
     return { -1, tonumber(p), tonumber(l), tonumber(o) }
   end
   origin = tonumber(o)
@@ -173,12 +185,12 @@ while i <= n + first - 1 do
     -- A counter that another process wrote with other settings: a conflict, as a stored
     -- configuration that differs.
     if (second and string.sub(state, second) or '') ~= tail then
-      local p, l = string.match(state, '^%x+:%x+:(%d+):(%d+)$')
+      local p, l, o = string.match(state, '^%x+:%x+:(%d+):(%d+):(%d+)$')
       if not p then
         return redis.error_reply('fixed-window: malformed counter at ' .. key)
       end
-      if tonumber(p) ~= period or tonumber(l) ~= limit then
-        return { -1, tonumber(p), tonumber(l), origin or 0 }
+      if tonumber(p) ~= period or tonumber(l) ~= limit or tonumber(o) ~= origin then
+        return { -1, tonumber(p), tonumber(l), tonumber(o) }
       end
     end
     if now < start + period then

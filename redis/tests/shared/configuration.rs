@@ -37,7 +37,7 @@ fn the_first_process_fixes_the_origin_and_later_ones_adopt_it() -> TestResult {
 #[test]
 fn a_process_with_another_limit_or_period_is_refused_at_connection() -> TestResult {
     let server = server()?;
-    let _first = connect(&server, Config::of("shared", 10, HOUR)?)?;
+    let first = connect(&server, Config::of("shared", 10, HOUR)?)?;
     let err = connect(&server, Config::of("shared", 11, HOUR)?)
         .err()
         .ok_or("a different limit was accepted")?;
@@ -48,8 +48,10 @@ fn a_process_with_another_limit_or_period_is_refused_at_connection() -> TestResu
             name: "shared",
             limit: 11,
             period: HOUR,
+            origin: None,
             stored_limit: 10,
             stored_period: HOUR,
+            stored_origin: first.origin().ok_or("registered")?,
         })
     );
     assert!(conflict.to_string().contains("stored 10 per 3600s"));

@@ -68,7 +68,7 @@ fn counting_without_the_configuration_key_keeps_the_registered_grid() -> TestRes
     let counter: String = redis::cmd("GET")
         .arg("fixed-window:counting:{k}")
         .query(&mut redis)?;
-    assert_eq!(counter, format!("{:x}:2:1000:2", T0 + 2_000));
+    assert_eq!(counter, format!("{:x}:2:1000:2:{T0}", T0 + 2_000));
 
     // At the boundary, the next window of the same grid.
     set_time(&mut redis, T0 + 3_000)?;
@@ -108,7 +108,33 @@ fn a_counter_written_with_other_settings_is_a_conflict_and_counts_nothing() -> T
     let counter: String = redis::cmd("GET")
         .arg("fixed-window:counting:{k}")
         .query(&mut redis)?;
-    assert_eq!(counter, format!("{T0:x}:1:1000:2"));
+    assert_eq!(counter, format!("{T0:x}:1:1000:2:{T0}"));
+    Ok(())
+}
+
+#[test]
+fn a_counter_written_on_another_grid_is_a_conflict_naming_its_origin() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    let registered = registered(&mut redis, 2, micros(1_000))?;
+    set_time(&mut redis, T0 + 100)?;
+    run(&mut redis, &call(&registered, "k")?)?;
+
+    // A process aligned to the Unix epoch, the same limit and period: its windows are not
+    // those of the counter, so it must not count on it.
+    let epoch = Protocol::for_cluster(
+        on_time_key("counting", 2, micros(1_000))?.with_origin(fixed_window::Origin::UnixEpoch)?,
+    );
+    let reply = run(&mut redis, &call(&epoch, "k")?)?;
+    let t = Instant::ZERO;
+    let Decision::Conflict(conflict) = epoch.finish("k", t, t, t, Ok(&reply)) else {
+        return Err(format!("not a conflict: {reply:?}").into());
+    };
+    assert_eq!((conflict.origin, conflict.stored_origin), (Some(0), T0));
+    let counter: String = redis::cmd("GET")
+        .arg("fixed-window:counting:{k}")
+        .query(&mut redis)?;
+    assert_eq!(counter, format!("{T0:x}:1:1000:2:{T0}"));
     Ok(())
 }
 

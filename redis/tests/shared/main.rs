@@ -17,6 +17,7 @@ mod http;
 mod layer;
 mod local;
 mod memory;
+mod origin;
 mod outage;
 mod reload;
 mod secure;

@@ -69,7 +69,8 @@ impl PlantedBug {
             PlantedBug::ClientClock => replaced(
                 SCRIPT,
                 "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
-                "now = tonumber(ARGV[6])",
+                // The client's time comes where a fixed origin would, which it is not.
+                "now = tonumber(ARGV[6])\n  ARGV[6] = nil",
             ),
             PlantedBug::FirstHitExpiry => {
                 replaced(SCRIPT, COUNTING, &format!("do{FIRST_HIT}end\n{COUNTING}"))
