@@ -1,11 +1,13 @@
 //! The features of a shared-limiter scenario's run: each kind of fault it injected, as its
-//! trace shows it happening, and a process whose registration failed and later succeeded.
+//! trace shows it happening, a process whose registration failed and later succeeded, and a
+//! permit counted on a fixed origin.
 
-use crate::shared::record::{FaultRecord, Loss, SharedRecord};
+use crate::shared::record::{FaultRecord, Loss, ReplyDigest, SharedRecord};
 use crate::shared::run::SharedRun;
+use crate::shared::scenario::SharedScenario;
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 11] = [
+pub const SHARED_FEATURES: [&str; 12] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -17,6 +19,7 @@ pub const SHARED_FEATURES: [&str; 11] = [
     "clock_step_back",
     "client_crash",
     "registration_failed_then_succeeded",
+    "permit_on_fixed_origin",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -27,7 +30,8 @@ const fn bit(feature: usize) -> u32 {
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
 /// reply lost, a fault applied); `registration_failed_then_succeeded` when a process
-/// registered after a registration of its own had failed.
+/// registered after a registration of its own had failed; `permit_on_fixed_origin` when the
+/// script counted a permit for processes configured with a fixed origin.
 ///
 /// # Examples
 ///
@@ -36,11 +40,12 @@ const fn bit(feature: usize) -> u32 {
 /// use fixed_window_sim::shared::{SHARED_FEATURES, SharedScenario, run_shared, shared_features};
 ///
 /// let scenario = SharedScenario::generate(&ScenarioId::seed(3));
-/// let mask = shared_features(&run_shared(&scenario, None));
+/// let mask = shared_features(&scenario, &run_shared(&scenario, None));
 /// assert!(mask < 1 << SHARED_FEATURES.len());
 /// ```
-pub fn shared_features(run: &SharedRun) -> u32 {
+pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
     let mut mask = 0;
+    let fixed = scenario.origin.is_some();
     // Processes whose registration failed: a handful at most.
     let mut failed: Vec<u16> = Vec::new();
     for record in &run.records {
@@ -67,6 +72,10 @@ pub fn shared_features(run: &SharedRun) -> u32 {
                 0
             }
             SharedRecord::Registered { process, .. } if failed.contains(process) => bit(10),
+            SharedRecord::Executed {
+                reply: ReplyDigest::Four { values },
+                ..
+            } if fixed && values[0] == 1 => bit(11),
             _ => 0,
         };
     }

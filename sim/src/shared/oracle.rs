@@ -395,14 +395,18 @@ impl Checker<'_> {
             return;
         }
         self.checks.count(&[Invariant::Script, Invariant::Events]);
-        // The script stores the configuration, with its time as the origin, when absent.
+        // The script stores the configuration, with its time (or the fixed origin) as the
+        // origin, when absent.
         let own = self.scenario.configured(process);
         let stored = *self.stored.get_or_insert(own);
         self.limits.insert(self.epoch, stored.0);
         let period = NonZeroU128::new(u128::from(stored.1)).unwrap_or(NonZeroU128::MIN);
-        let grid = *self
-            .grid
-            .get_or_insert_with(|| Grid::new(u128::from(server_us), period));
+        let grid = *self.grid.get_or_insert_with(|| {
+            Grid::new(
+                u128::from(self.scenario.origin.unwrap_or(server_us)),
+                period,
+            )
+        });
         if purpose == Some(Purpose::Register) {
             self.registration_accepted[process as usize] = Some(own == stored);
         }

@@ -123,19 +123,33 @@ static TWO_COMMANDS: LazyLock<&'static str> = LazyLock::new(|| {
     )])
 });
 
+/// The start of the script, where a planted client's extra argument (the last, after any
+/// origin and weights) is taken off `ARGV` before the real script reads it.
+const FIRST_LINE: &str = "local period = tonumber(ARGV[1])";
+
 static CLIENT_CLOCK: LazyLock<&'static str> = LazyLock::new(|| {
-    variant(&[(
-        "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
-        "now = tonumber(ARGV[6])",
-    )])
+    variant(&[
+        (
+            FIRST_LINE,
+            "local planted = table.remove(ARGV)\nlocal period = tonumber(ARGV[1])",
+        ),
+        (
+            "local time = redis.call('TIME')\n  now = time[1] * 1000000 + time[2]",
+            "now = tonumber(planted)",
+        ),
+    ])
 });
 
 static OWN_ORIGIN: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
-        ("origin = tonumber(o)", "origin = tonumber(ARGV[6] or o)"),
+        (
+            FIRST_LINE,
+            "local own = ARGV[4] ~= 'register' and table.remove(ARGV) or nil\nlocal period = tonumber(ARGV[1])",
+        ),
+        ("origin = tonumber(o)", "origin = tonumber(own or o)"),
         (
             "origin = origin or tonumber(string.match(stored, '^(%d+):%d+:%d+$'))",
-            "origin = origin or tonumber(ARGV[6] or string.match(stored, '^(%d+):%d+:%d+$'))",
+            "origin = origin or tonumber(own or string.match(stored, '^(%d+):%d+:%d+$'))",
         ),
     ])
 });

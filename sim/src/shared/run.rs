@@ -33,7 +33,7 @@ use core::time::Duration;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use fixed_window::Instant;
+use fixed_window::{Instant, Origin};
 use fixed_window::{RateLimiterError, RateLimiterEvent};
 use fixed_window_redis::{
     Begin, Conclusion, Config, Decision, Protocol, ScriptCall, ScriptReply, SharedError,
@@ -300,6 +300,13 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
             } else {
                 Ok(config)
             }
+        })
+        .and_then(|config| match scenario.origin {
+            None => Ok(config),
+            Some(0) => config.with_origin(Origin::UnixEpoch),
+            Some(micros) => config.with_origin(Origin::At(Instant::from_nanos(
+                micros.saturating_mul(1_000),
+            ))),
         })
         .unwrap_or_else(|error| panic!("scenarios are drawn valid: {error}"));
     config

@@ -8,6 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::scenario::ScenarioId;
 use crate::shared::faults::{Faults, pick_faults};
 use crate::shared::process::{Misconfiguration, ProcessSpec, pick_processes, slow_down};
+use crate::shared::server::SERVER_EPOCH_NS;
 
 /// The limiter's name in every process.
 pub const SHARED_NAME: &str = "sim";
@@ -58,6 +59,10 @@ pub struct SharedScenario {
     /// Whether every process reads the server's time from a key (the script's `KEYS[3]`,
     /// which the simulated server keeps equal to its clock) instead of `TIME`.
     pub time_key: bool,
+    /// A fixed origin every process is configured with (`Config::with_origin`), in
+    /// microseconds on the server's clock: 0 is the Unix epoch (`Origin::UnixEpoch`), any
+    /// other an instant (`Origin::At`). `None`: the first registration's.
+    pub origin: Option<u64>,
 }
 
 /// Scenarios have at most this many callers.
@@ -65,6 +70,9 @@ const MOST_CALLERS: usize = 400;
 
 /// The share of scenarios with a process whose link is slower than its timeout.
 const SLOW_LINK_SHARE: f64 = 0.03;
+
+/// The share of scenarios whose processes are configured with a fixed origin.
+const FIXED_ORIGIN_SHARE: f64 = 0.15;
 
 impl SharedScenario {
     /// The scenario `id` names: the one its seed draws, keeping only the listed callers.
@@ -137,6 +145,16 @@ impl SharedScenario {
                 slow_down(&mut apart, &mut processes[index]);
             }
         }
+        // A fixed origin: the Unix epoch, or an instant some periods before the server's time
+        // at the start, or a little after it (readings before it are in the first window).
+        let origin = apart.random_bool(FIXED_ORIGIN_SHARE).then(|| {
+            let start_us = SERVER_EPOCH_NS / 1_000;
+            match apart.random_range(0..3) {
+                0 => 0,
+                1 => start_us - apart.random_range(0..=10 * period_us),
+                _ => start_us + apart.random_range(0..=3 * period_us),
+            }
+        });
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept
@@ -154,6 +172,7 @@ impl SharedScenario {
             callers,
             faults,
             time_key,
+            origin,
         }
     }
 

@@ -171,7 +171,7 @@ impl SharedSummary {
         self.events += stats.events;
         self.simulated_ns += u128::from(stats.simulated_ns);
         self.coverage
-            .hit_mask(&SHARED_FEATURES, shared_features(run));
+            .hit_mask(&SHARED_FEATURES, shared_features(scenario, run));
         for record in &run.records {
             let name = match record {
                 SharedRecord::Lost {

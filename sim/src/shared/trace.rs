@@ -25,6 +25,8 @@ struct Header<'a> {
     planned_faults: usize,
     /// Whether the script reads the time key instead of `TIME`.
     time_key: bool,
+    /// The fixed origin, if the processes are configured with one (µs on the server's clock).
+    origin: Option<u64>,
     /// The processes configured apart.
     misconfigured: Vec<usize>,
     /// The processes whose link is slower than their timeout.
@@ -70,6 +72,7 @@ pub fn write_shared_trace(
         reply_loss_ppm: scenario.faults.reply_loss_ppm,
         planned_faults: scenario.faults.planned.len(),
         time_key: scenario.time_key,
+        origin: scenario.origin,
         misconfigured: (0..scenario.processes.len())
             .filter(|&p| scenario.processes[p].misconfigured.is_some())
             .collect(),
