@@ -232,8 +232,12 @@ while i <= n + first - 1 do
     i = i + 1
   until i > n + first - 1 or KEYS[i] ~= key
   -- Written once, if its attempts counted a permit: a window that went on keeps the expiry
-  -- set when it began; one that begins here expires at its end plus the margin.
-  if not prefix then
+  -- set when it began; one that begins here expires at its end plus the margin. Attempts
+  -- that took nothing (zero permits, or refused) write nothing, as in core: a counter of an
+  -- earlier window stays what it was.
+  if used == read then
+    -- Nothing to write.
+  elseif not prefix then
     local ttl = math.ceil((start + period - now) / 1000) + margin
     redis.call('SET', key, string.format('%x:%x', start, used) .. tail, 'PX', ttl)
   elseif used > read then

@@ -32,6 +32,11 @@ fn weighted_attempts_take_all_or_nothing_of_one_window() -> TestResult {
     assert_eq!(limiter.protocol().remembered(), 1);
     // Zero takes nothing, whatever is left; above the limit is refused at once.
     assert_eq!(limiter.try_acquire_n("j", 0)?.remaining(), Some(5));
+    // ... and writes nothing: as in core, a counter's earlier window stays what it was.
+    let written: bool = redis::cmd("EXISTS")
+        .arg(config.counter_key("j"))
+        .query(&mut redis)?;
+    assert!(!written, "zero permits wrote a counter");
     assert!(matches!(
         limiter.try_acquire_n("j", 6),
         Err(SharedError::Limited(RateLimiterError::TooMany {

@@ -1,13 +1,13 @@
 //! The features of a shared-limiter scenario's run: each kind of fault it injected, as its
-//! trace shows it happening, a process whose registration failed and later succeeded, and a
-//! permit counted on a fixed origin.
+//! trace shows it happening, a process whose registration failed and later succeeded, a
+//! permit counted on a fixed origin, and calls of each weight ending as only they can.
 
-use crate::shared::record::{FaultRecord, Loss, ReplyDigest, SharedRecord};
+use crate::shared::record::{FaultRecord, Loss, ReplyDigest, SharedOutcome, SharedRecord};
 use crate::shared::run::SharedRun;
-use crate::shared::scenario::SharedScenario;
+use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 12] = [
+pub const SHARED_FEATURES: [&str; 15] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -20,6 +20,9 @@ pub const SHARED_FEATURES: [&str; 12] = [
     "client_crash",
     "registration_failed_then_succeeded",
     "permit_on_fixed_origin",
+    "weighted_permit",
+    "drained",
+    "too_many",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -31,7 +34,9 @@ const fn bit(feature: usize) -> u32 {
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
 /// reply lost, a fault applied); `registration_failed_then_succeeded` when a process
 /// registered after a registration of its own had failed; `permit_on_fixed_origin` when the
-/// script counted a permit for processes configured with a fixed origin.
+/// script counted a permit for processes configured with a fixed origin; `weighted_permit`
+/// when a call for two permits or more got them counted, `drained` when a drain ended with
+/// its window full, `too_many` when a call for more than the limit was refused.
 ///
 /// # Examples
 ///
@@ -76,6 +81,14 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                 reply: ReplyDigest::Four { values },
                 ..
             } if fixed && values[0] == 1 => bit(11),
+            SharedRecord::Finish {
+                caller, outcome, ..
+            } => match (outcome, scenario.callers[*caller as usize].weight) {
+                (SharedOutcome::Permitted { remaining: Some(_) }, Weight::Units(2..)) => bit(12),
+                (SharedOutcome::Drained, _) => bit(13),
+                (SharedOutcome::TooMany, _) => bit(14),
+                _ => 0,
+            },
             _ => 0,
         };
     }

@@ -55,7 +55,7 @@ pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, TIME_K
 mod process;
 pub use crate::shared::process::{Link, Misconfiguration, ProcessClock, ProcessSpec};
 mod scenario;
-pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScenario};
+pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScenario, Weight};
 mod oracle;
 pub use crate::shared::oracle::{check_shared, verdict_shared};
 mod checked;

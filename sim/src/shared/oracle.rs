@@ -41,7 +41,7 @@ use crate::shared::record::{
     DecisionDigest, EventDigest, FaultRecord, Purpose, ReplyDigest, SharedOutcome, SharedRecord,
 };
 use crate::shared::run::{SharedRun, config};
-use crate::shared::scenario::SharedScenario;
+use crate::shared::scenario::{SharedScenario, Weight};
 use crate::shared::server::SERVER_EPOCH_NS;
 
 /// Reports past this many per run are dropped.
@@ -55,6 +55,8 @@ struct Run {
     key: u16,
     server_us: u64,
     grid: Grid,
+    /// The permits the attempt takes; `None` for a drain.
+    weight: Option<u32>,
 }
 
 /// What a request did, as far as the trace tells.
@@ -434,12 +436,14 @@ impl Checker<'_> {
             self.registration(grid, parsed, server_us);
             return;
         };
+        let spec = self.scenario.callers[caller as usize];
         let run = Run {
             request,
             caller,
-            key: self.scenario.callers[caller as usize].key,
+            key: spec.key,
             server_us,
             grid,
+            weight: spec.weight.permits(),
         };
         match parsed {
             Some(ScriptReply::Permitted {
@@ -546,6 +550,7 @@ impl Checker<'_> {
             key,
             server_us,
             grid,
+            weight,
         } = *run;
         self.checks.count(&[
             Invariant::CarryOver,
@@ -557,7 +562,11 @@ impl Checker<'_> {
         let now = u128::from(server_us);
         let limit = self.limit();
         let (index, used) = count.at(&grid, now);
-        match count.decide(&grid, limit, now, now) {
+        let Some(n) = weight else {
+            self.drained_run(run, remaining, window_start);
+            return;
+        };
+        match count.decide_n(&grid, limit, now, now, n) {
             Decision::Permit {
                 remaining: model, ..
             } => {
@@ -580,13 +589,20 @@ impl Checker<'_> {
             }),
         }
         self.check_window_start(caller, window_start, grid.start(index));
+        if n == 0 {
+            // Nothing counted, nothing written.
+            return;
+        }
         // The server counted it, whatever the model expected.
         let before = self.counts[key as usize];
         let mut after = count;
-        after.apply(Decision::Permit {
-            index,
-            remaining: 0,
-        });
+        after.apply_n(
+            Decision::Permit {
+                index,
+                remaining: 0,
+            },
+            n,
+        );
         self.counts[key as usize] = Some(after);
         self.counted[key as usize].push((request, index));
         let epoch = self.epoch;
@@ -613,6 +629,52 @@ impl Checker<'_> {
         }
     }
 
+    /// The script drained the key's window: it took what was left, leaving none, and counted
+    /// no permit for anyone.
+    fn drained_run(&mut self, run: &Run, remaining: u32, window_start: u64) {
+        let Run {
+            request,
+            caller,
+            key,
+            server_us,
+            grid,
+            ..
+        } = *run;
+        let count = self.counts[key as usize].unwrap_or_default();
+        let now = u128::from(server_us);
+        let (index, used) = count.at(&grid, now);
+        if remaining != 0 {
+            self.report(Invariant::WindowLimit, Some(caller), || {
+                format!("a drain of window {index} of key {key} left {remaining}")
+            });
+        }
+        self.check_window_start(caller, window_start, grid.start(index));
+        if used >= self.limit() {
+            // Full already: nothing taken, nothing written.
+            return;
+        }
+        let before = self.counts[key as usize];
+        let mut after = count;
+        after.drain(&grid, self.limit(), now);
+        self.counts[key as usize] = Some(after);
+        self.requests[request as usize].counted = Some(Counted {
+            epoch: self.epoch,
+            key,
+            window: index,
+            before,
+        });
+    }
+
+    /// The permits `request` takes: its caller's weight (none for a drain, which takes them
+    /// for no caller).
+    fn units(&self, request: u32) -> u32 {
+        self.requests
+            .get(request as usize)
+            .and_then(|info| info.caller)
+            .and_then(|caller| self.scenario.callers[caller as usize].weight.permits())
+            .unwrap_or(0)
+    }
+
     /// The script found the window full, `retry_after` µs from its reading `read`.
     fn full_run(&mut self, run: &Run, retry_after: u64, read: u64, window_start: u64) {
         self.checks
@@ -622,15 +684,22 @@ impl Checker<'_> {
             key,
             server_us,
             grid,
+            weight,
             ..
         } = *run;
         let count = self.counts[key as usize].unwrap_or_default();
         let now = u128::from(server_us);
         let (index, _) = count.at(&grid, now);
-        let model = match count.decide(&grid, self.limit(), now, now) {
+        let Some(n) = weight else {
+            self.report(Invariant::FalseRejection, Some(caller), || {
+                format!("a drain of window {index} of key {key} was refused as full")
+            });
+            return;
+        };
+        let model = match count.decide_n(&grid, self.limit(), now, now, n) {
             Decision::Permit { remaining, .. } => {
                 self.report(Invariant::FalseRejection, Some(caller), || {
-                    format!("the server rejected at {server_us} with {} permits free in window {index} of key {key}", remaining + 1)
+                    format!("the server rejected {n} at {server_us} with {} permits free in window {index} of key {key}", remaining + n)
                 });
                 return;
             }
@@ -1031,7 +1100,32 @@ impl Checker<'_> {
                 format!("ended at {local}, past its deadline {deadline} and one timeout")
             });
         }
+        let weight = self.scenario.callers[caller as usize].weight;
+        let limit = self.scenario.configured(process).0;
+        let too_many = matches!(weight, Weight::Units(n) if n > limit);
+        if too_many != (outcome == SharedOutcome::TooMany) {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("{weight:?} of a limit of {limit} ended {outcome:?}")
+            });
+        }
+        let drain = weight == Weight::Rest;
         let consistent = match (outcome, event, last) {
+            (SharedOutcome::TooMany, EventDigest::None, None) => true,
+            (
+                SharedOutcome::Drained,
+                EventDigest::None,
+                Some((
+                    DecisionDigest::Permitted { .. }
+                    | DecisionDigest::Rejected { .. }
+                    | DecisionDigest::Wait { .. },
+                    _,
+                )),
+            )
+            | (
+                SharedOutcome::Unavailable,
+                EventDigest::None,
+                Some((DecisionDigest::Unavailable { .. } | DecisionDigest::FailedOpen { .. }, _)),
+            ) => drain,
             (
                 SharedOutcome::Permitted { remaining: Some(r) },
                 EventDigest::Permitted { remaining: e },
@@ -1096,11 +1190,15 @@ impl Checker<'_> {
         }
         self.checks.count(&[Invariant::Unavailable]);
         let policy = process.fail_policy;
-        let expected = match policy {
-            FailPolicy::Closed => SharedOutcome::Unavailable,
-            FailPolicy::Open => SharedOutcome::Permitted { remaining: None },
+        let expected = match (policy, self.scenario.callers[caller as usize].weight) {
+            // A drain takes no permit: it fails whatever the policy.
+            (FailPolicy::Closed, _) | (_, Weight::Rest) => SharedOutcome::Unavailable,
+            (FailPolicy::Open, _) => SharedOutcome::Permitted { remaining: None },
         };
-        if outcome != expected && outcome != SharedOutcome::Crashed {
+        // Too many permits at once are refused before the server is asked.
+        if outcome != expected
+            && !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::TooMany)
+        {
             self.report(Invariant::Unavailable, Some(caller), || {
                 format!("ended {outcome:?}, but its process's link is slower than its timeout: it can only fail {policy:?}")
             });
@@ -1160,7 +1258,8 @@ impl Checker<'_> {
             for op in ops {
                 match op {
                     LedgerOp::Grant(request) if self.is_granted(request) => {
-                        if !ledger.grant(window) {
+                        let units = self.units(request);
+                        if !(0..units).all(|_| ledger.grant(window)) {
                             let (granted, allowed) = (ledger.granted(), ledger.allowed());
                             self.report(Invariant::WindowLimit, None, || {
                                 format!("{granted} permits granted in window {window} of key {key} (epoch {epoch}), more than limit {limit} plus the {} the server forgot", allowed - u64::from(limit))
@@ -1168,7 +1267,7 @@ impl Checker<'_> {
                         }
                     }
                     LedgerOp::Forget(request) if self.is_granted(request) => {
-                        ledger.forget(window, 1);
+                        ledger.forget(window, u64::from(self.units(request)));
                     }
                     LedgerOp::Grant(_) | LedgerOp::Forget(_) => {}
                 }

@@ -40,11 +40,18 @@ pub enum SharedPlantedBug {
     /// uncounted, whatever its fail policy, as a service that serves traffic while its limiter
     /// connects.
     OpenBeforeRegistration,
+    /// A weighted attempt counts one permit, whatever it takes.
+    WeightCountedAsOne,
+    /// A drain leaves one permit in the window.
+    DrainLeavesOne,
+    /// A fixed origin ignored: the first process stores its own time as the origin, as if
+    /// none were configured.
+    FixedOriginIgnored,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 9] = [
+    pub const ALL: [SharedPlantedBug; 12] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -54,6 +61,9 @@ impl SharedPlantedBug {
         SharedPlantedBug::MemoryPastEnd,
         SharedPlantedBug::ConflictIgnored,
         SharedPlantedBug::OpenBeforeRegistration,
+        SharedPlantedBug::WeightCountedAsOne,
+        SharedPlantedBug::DrainLeavesOne,
+        SharedPlantedBug::FixedOriginIgnored,
     ];
 
     /// Its name on the command line.
@@ -68,6 +78,9 @@ impl SharedPlantedBug {
             SharedPlantedBug::MemoryPastEnd => "memory-past-end",
             SharedPlantedBug::ConflictIgnored => "conflict-ignored",
             SharedPlantedBug::OpenBeforeRegistration => "open-before-registration",
+            SharedPlantedBug::WeightCountedAsOne => "weight-counted-as-one",
+            SharedPlantedBug::DrainLeavesOne => "drain-leaves-one",
+            SharedPlantedBug::FixedOriginIgnored => "fixed-origin-ignored",
         }
     }
 
@@ -79,6 +92,9 @@ impl SharedPlantedBug {
             SharedPlantedBug::OwnOrigin => &OWN_ORIGIN,
             SharedPlantedBug::FirstHitExpiry => &FIRST_HIT_EXPIRY,
             SharedPlantedBug::BoundaryOffByOne => &BOUNDARY_OFF_BY_ONE,
+            SharedPlantedBug::WeightCountedAsOne => &WEIGHT_COUNTED_AS_ONE,
+            SharedPlantedBug::DrainLeavesOne => &DRAIN_LEAVES_ONE,
+            SharedPlantedBug::FixedOriginIgnored => &FIXED_ORIGIN_IGNORED,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -179,6 +195,23 @@ static BOUNDARY_OFF_BY_ONE: LazyLock<&'static str> = LazyLock::new(|| {
         ),
     ])
 });
+
+static WEIGHT_COUNTED_AS_ONE: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "      used = used + weight\n",
+        "      used = used + math.min(weight, 1)\n",
+    )])
+});
+
+static DRAIN_LEAVES_ONE: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "      weight = limit - used\n",
+        "      weight = math.max(limit - used - 1, 0)\n",
+    )])
+});
+
+static FIXED_ORIGIN_IGNORED: LazyLock<&'static str> =
+    LazyLock::new(|| variant(&[("  origin = origin or now\n", "  origin = now\n")]));
 
 impl fmt::Display for SharedPlantedBug {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

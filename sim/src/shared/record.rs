@@ -112,6 +112,10 @@ pub enum SharedOutcome {
     Unavailable,
     /// `Conflict`: the server holds another configuration.
     Conflict,
+    /// `Limited(TooMany)`: more permits asked at once than the limit.
+    TooMany,
+    /// A drain that ended with the window full (its `Ok`).
+    Drained,
     /// `InvalidKey` or an error kind the oracle does not know.
     OtherError,
     /// The caller's process crashed during the call.

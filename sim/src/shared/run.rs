@@ -50,7 +50,7 @@ use crate::shared::record::{
     DecisionDigest, EventDigest, FaultRecord, Loss, Purpose, ReplyDigest, SharedOutcome,
     SharedRecord,
 };
-use crate::shared::scenario::{SHARED_NAME, SharedScenario};
+use crate::shared::scenario::{SHARED_NAME, SharedScenario, Weight};
 use crate::shared::server::{Command, Script, Server};
 
 /// Events a run may process before it is cut short (a run that reaches it is reported).
@@ -491,7 +491,16 @@ impl<'s> Sim<'s> {
     }
 
     fn arrive(&mut self, caller: u32) {
-        let process = self.scenario.callers[caller as usize].process;
+        let spec = self.scenario.callers[caller as usize];
+        let process = spec.process;
+        if let Weight::Units(n) = spec.weight
+            && n > self.scenario.configured(process).0
+        {
+            // Refused before anything else, as `try_acquire_n` and `acquire_n` refuse it.
+            self.start_call(caller);
+            self.finish_call(caller, SharedOutcome::TooMany, EventDigest::None);
+            return;
+        }
         let p = &mut self.processes[process as usize];
         if p.up && p.ready {
             self.begin_call(caller);
@@ -569,9 +578,11 @@ impl<'s> Sim<'s> {
             return;
         }
         let name = &self.scenario.keys[key as usize];
-        let begun = self.processes[process as usize]
-            .protocol
-            .begin(name, now, deadline);
+        let protocol = &self.processes[process as usize].protocol;
+        let begun = match self.scenario.callers[caller as usize].weight.permits() {
+            Some(n) => protocol.begin_n(name, n, now, deadline),
+            None => protocol.begin_drain(name, now),
+        };
         match begun {
             Ok(Begin::Decided(decision)) => {
                 self.decided(caller, now, None, &decision);
@@ -1131,11 +1142,15 @@ impl<'s> Sim<'s> {
                 let received = self.local(process);
                 let name = &self.scenario.keys[key as usize];
                 let protocol = &self.processes[process as usize].protocol;
+                // A drain's reply is a permit leaving none, read as one permit's.
+                let n = self.scenario.callers[caller as usize]
+                    .weight
+                    .permits()
+                    .unwrap_or(1);
+                let times = (sent, received, deadline);
                 let mut decision = match &reply {
-                    Ok(values) => protocol.finish(name, sent, received, deadline, Ok(values)),
-                    Err(cause) => {
-                        protocol.finish(name, sent, received, deadline, Err(cause.clone()))
-                    }
+                    Ok(values) => protocol.finish_n(name, n, times, Ok(values)),
+                    Err(cause) => protocol.finish_n(name, n, times, Err(cause.clone())),
                 };
                 if self.planted == Some(SharedPlantedBug::ConflictIgnored)
                     && let Decision::Conflict(_) = decision
@@ -1334,6 +1349,19 @@ impl<'s> Sim<'s> {
 
     /// What the call does after `decision`, known at `at`: end, or sleep.
     fn conclude(&mut self, caller: u32, decision: &Decision, at: Instant) {
+        if self.scenario.callers[caller as usize].weight == Weight::Rest {
+            // A drain ends with the window full, or with the error that kept it from it; it
+            // tells no listener.
+            let outcome = match decision {
+                Decision::Permitted { .. } | Decision::Rejected { .. } | Decision::Wait { .. } => {
+                    SharedOutcome::Drained
+                }
+                Decision::Unavailable(_) | Decision::FailedOpen(_) => SharedOutcome::Unavailable,
+                Decision::Conflict(_) => SharedOutcome::Conflict,
+            };
+            self.finish_call(caller, outcome, EventDigest::None);
+            return;
+        }
         let call = &self.calls[caller as usize];
         let process = call.process;
         let stalled = call.slept_from.is_some_and(|before| call.now <= before);

@@ -22,8 +22,34 @@ pub struct SharedCaller {
     pub process: u16,
     /// Its key, an index into [`SharedScenario::keys`].
     pub key: u16,
-    /// Whether it calls `acquire` (and may wait).
+    /// Whether it calls `acquire` (and may wait). A drain never waits.
     pub waits: bool,
+    /// The permits it takes.
+    pub weight: Weight,
+}
+
+/// The permits a caller takes: one (`try_acquire`, `acquire`), `n` of one window at once
+/// (`try_acquire_n`, `acquire_n`: all or none; above the limit, `TooMany` at once), or
+/// whatever the window has left (`drain`: it is full afterwards, for every process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Weight {
+    /// One permit.
+    One,
+    /// `n` permits.
+    Units(u32),
+    /// The rest of the window: a drain.
+    Rest,
+}
+
+impl Weight {
+    /// The weight as the limiter's methods take it: `n`, or `None` for a drain.
+    pub fn permits(self) -> Option<u32> {
+        match self {
+            Weight::One => Some(1),
+            Weight::Units(n) => Some(n),
+            Weight::Rest => None,
+        }
+    }
 }
 
 /// How many keys callers use.
@@ -70,6 +96,9 @@ const MOST_CALLERS: usize = 400;
 
 /// The share of scenarios with a process whose link is slower than its timeout.
 const SLOW_LINK_SHARE: f64 = 0.03;
+
+/// The share of scenarios whose callers take weights and drain.
+const WEIGHTED_SHARE: f64 = 0.2;
 
 /// The share of scenarios whose processes are configured with a fixed origin.
 const FIXED_ORIGIN_SHARE: f64 = 0.15;
@@ -155,6 +184,24 @@ impl SharedScenario {
                 _ => start_us + apart.random_range(0..=3 * period_us),
             }
         });
+        // Weighted callers and drains, in some scenarios: most callers still take one permit.
+        let mut callers = callers;
+        if apart.random_bool(WEIGHTED_SHARE) {
+            for caller in &mut callers {
+                caller.weight = match apart.random_range(0..10) {
+                    0..6 => Weight::One,
+                    6..9 => Weight::Units(match apart.random_range(0..8) {
+                        0 => 0,
+                        1 => limit + 1,
+                        _ => apart.random_range(1..=limit),
+                    }),
+                    _ => Weight::Rest,
+                };
+                if caller.weight == Weight::Rest {
+                    caller.waits = false;
+                }
+            }
+        }
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept
@@ -317,6 +364,7 @@ fn pick_callers(
             process: u16::try_from(rng.random_range(0..process_count)).unwrap_or(0),
             key: pick_key(rng, keys),
             waits: rng.random_bool(waiting),
+            weight: Weight::One,
         })
         .collect()
 }

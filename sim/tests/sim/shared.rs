@@ -3,7 +3,7 @@
 
 use fixed_window_sim::shared::{
     FAULT_NAMES, ReplyDigest, SharedCut, SharedOutcome, SharedPlantedBug, SharedRecord,
-    SharedScenario, SharedSweep, TIME_KEY, check_shared, run_shared, sweep_shared,
+    SharedScenario, SharedSweep, TIME_KEY, Weight, check_shared, run_shared, sweep_shared,
 };
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -30,6 +30,13 @@ fn the_real_shared_limiter_breaks_no_rule() {
         "{} of 500 scenarios failed",
         failures.len()
     );
+}
+
+/// Whether `caller` asks more permits at once than its process's limit: refused before
+/// anything else.
+fn too_many(scenario: &SharedScenario, caller: u32) -> bool {
+    let spec = scenario.callers[caller as usize];
+    matches!(spec.weight, Weight::Units(n) if n > scenario.configured(spec.process).0)
 }
 
 /// Seeds searched for a scenario that exposes a planted bug.
@@ -98,6 +105,22 @@ fn a_refused_configuration_ignored_is_caught() {
 }
 
 #[test]
+fn a_weight_counted_as_one_is_caught() {
+    // The next attempt in the window finds permits the weighted one took.
+    assert_caught(SharedPlantedBug::WeightCountedAsOne, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_drain_that_leaves_one_is_caught() {
+    assert_caught(SharedPlantedBug::DrainLeavesOne, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_fixed_origin_ignored_is_caught() {
+    assert_caught(SharedPlantedBug::FixedOriginIgnored, Invariant::Alignment);
+}
+
+#[test]
 fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fail_policy() {
     use fixed_window_redis::FailPolicy;
     let (mut slow, mut closed, mut open) = (0, 0, 0);
@@ -125,8 +148,15 @@ fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fai
                 SharedRecord::Finish {
                     caller, outcome, ..
                 } => {
-                    let process = scenario.callers[caller as usize].process;
-                    if !slow_processes.contains(&process) {
+                    let spec = scenario.callers[caller as usize];
+                    let process = spec.process;
+                    if !slow_processes.contains(&process) || outcome == SharedOutcome::TooMany {
+                        // Too many permits at once are refused before anything is sent.
+                        continue;
+                    }
+                    if spec.weight == Weight::Rest {
+                        // A drain takes no permit: it fails whatever the policy.
+                        assert_eq!(outcome, SharedOutcome::Unavailable, "seed {seed}");
                         continue;
                     }
                     match scenario.processes[process as usize].fail_policy {
@@ -322,7 +352,8 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
                         refused_yet = true;
                     }
                     SharedRecord::Start { caller, .. }
-                        if apart.contains(&scenario.callers[caller as usize].process) =>
+                        if apart.contains(&scenario.callers[caller as usize].process)
+                            && !too_many(&scenario, caller) =>
                     {
                         assert!(
                             !refused_yet,
