@@ -910,7 +910,14 @@ impl Checker<'_> {
                     });
                     return;
                 };
-                self.remember(process, key, request, local, at);
+                // A window too full for several permits may hold fewer: not remembered full.
+                if self.scenario.callers[caller as usize]
+                    .weight
+                    .permits()
+                    .is_none_or(|n| n <= 1)
+                {
+                    self.remember(process, key, request, local, at);
+                }
                 let server_ns = u128::from(server) * 1_000;
                 let opens_by = u128::from(local) + server_ns;
                 if let DecisionDigest::Rejected { .. } = decision {

@@ -534,3 +534,34 @@ fn a_failing_sweep_reports_its_failures_shrunk_and_each_shrunk_one_still_fails()
     }
     assert!(smaller > 0);
 }
+
+#[test]
+fn a_window_too_full_for_several_permits_is_not_remembered_full() {
+    // Two 100,000-scenario sweeps: a process told its window was too full for several
+    // permits remembers nothing (it may hold fewer), and its later local rejections come from
+    // an earlier full window; the oracle had taken the refusal for the memory's source.
+    for (id, cut) in [
+        (
+            "13063304306699067484:148-150,154,156-159,165,167,170,172",
+            "p:0,1,2/f:1/l:0",
+        ),
+        (
+            "14033189822898626028:21,28,32,36,42,47,51,75,101",
+            "p:0,1,5,6/f:1,2/l:0",
+        ),
+    ] {
+        let id: ScenarioId = id.parse().unwrap();
+        let cut: SharedCut = cut.parse().unwrap();
+        let scenario = cut.scenario(&id);
+        let run = run_shared(&scenario, None);
+        assert_eq!(check_shared(&scenario, &run), [], "{id}");
+        assert!(run.stats.local_rejections > 0, "{id}");
+        assert!(
+            scenario
+                .callers
+                .iter()
+                .any(|c| matches!(c.weight, Weight::Units(2..) | Weight::Rest)),
+            "{id}"
+        );
+    }
+}
