@@ -910,14 +910,7 @@ impl Checker<'_> {
                     });
                     return;
                 };
-                // A window too full for several permits may hold fewer: not remembered full.
-                if self.scenario.callers[caller as usize]
-                    .weight
-                    .permits()
-                    .is_none_or(|n| n <= 1)
-                {
-                    self.remember(process, key, request, local, at);
-                }
+                self.remember_full(caller, request, local, at);
                 let server_ns = u128::from(server) * 1_000;
                 let opens_by = u128::from(local) + server_ns;
                 if let DecisionDigest::Rejected { .. } = decision {
@@ -1013,6 +1006,15 @@ impl Checker<'_> {
                     "the call decided a configuration error the server never answered".to_owned()
                 }
             });
+        }
+    }
+
+    /// The memory of a window `request` found full for `caller`: none if the caller asked
+    /// several permits, since the window may hold fewer.
+    fn remember_full(&mut self, caller: u32, request: u32, sent: u64, received: u64) {
+        let spec = self.scenario.callers[caller as usize];
+        if spec.weight.permits().is_none_or(|n| n <= 1) {
+            self.remember(spec.process, spec.key, request, sent, received);
         }
     }
 
@@ -1117,7 +1119,6 @@ impl Checker<'_> {
         }
         let drain = weight == Weight::Rest;
         let consistent = match (outcome, event, last) {
-            (SharedOutcome::TooMany, EventDigest::None, None) => true,
             (
                 SharedOutcome::Drained,
                 EventDigest::None,
@@ -1154,7 +1155,8 @@ impl Checker<'_> {
                 Some((DecisionDigest::Unavailable { .. }, _)),
             )
             | (SharedOutcome::Conflict, EventDigest::None, Some((DecisionDigest::Conflict, _)))
-            | (SharedOutcome::Crashed, EventDigest::None, _) => true,
+            | (SharedOutcome::Crashed, EventDigest::None, _)
+            | (SharedOutcome::TooMany, EventDigest::None, None) => true,
             (
                 SharedOutcome::Rejected {
                     retry_after,
