@@ -189,7 +189,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn try_acquire(&self, key: u64) -> Result<Grant, Refusal> {
-        block_on(call(&self.for_key(key), false, &mut Blocking::new(None)))
+        block_on(call(&self.for_key(key), false, 1, &mut Blocking::new(None)))
     }
 
     /// Takes a permit for `key`, sleeping in the clock's blocking sleep for a later window
@@ -217,6 +217,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         block_on(call(
             &self.for_key(key),
             true,
+            1,
             &mut Blocking::new(interrupt),
         ))
     }
@@ -243,7 +244,56 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub async fn acquire_async(&self, key: u64) -> Result<Grant, Refusal> {
-        call(&self.for_key(key), true, &mut Async).await
+        call(&self.for_key(key), true, 1, &mut Async).await
+    }
+
+    /// Takes `n` permits of one window for `key` if its window in effect has them now, as
+    /// [`PlantedKeyedLimiter::try_acquire`] takes one. Zero permits are granted without
+    /// counting.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Rejected`] if the key's window has fewer than `n` left.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let limiter =
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::SharedCount, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// assert_eq!(limiter.try_acquire_n(9, 2).map(|grant| grant.remaining), Ok(1));
+    /// assert!(limiter.try_acquire_n(9, 2).is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn try_acquire_n(&self, key: u64, n: u32) -> Result<Grant, Refusal> {
+        block_on(call(&self.for_key(key), false, n, &mut Blocking::new(None)))
+    }
+
+    /// Takes `n` permits of one window for `key`, awaiting the clock's asynchronous sleep for
+    /// a later window within the max wait.
+    ///
+    /// # Errors
+    ///
+    /// As [`PlantedKeyedLimiter::acquire_async`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let limiter =
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::SharedCount, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// let grant = futures::executor::block_on(limiter.acquire_n_async(9, 3)).expect("a fresh key");
+    /// assert_eq!(grant.remaining, 0);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn acquire_n_async(&self, key: u64, n: u32) -> Result<Grant, Refusal> {
+        call(&self.for_key(key), true, n, &mut Async).await
     }
 
     fn for_key(&self, key: u64) -> ForKey<'_, C> {
@@ -258,6 +308,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         key: u64,
         now: u128,
         deadline: u128,
+        n: u32,
         pause: &mut impl Pause,
     ) -> Decision {
         self.table.take_turn(&self.grid, now, self.bug);
@@ -278,12 +329,12 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
                 self.table.remove_reclaimed(key, &slot);
                 continue;
             };
-            let decision = count.decide(&self.grid, self.limit, now, deadline);
+            let decision = count.decide_n(&self.grid, self.limit, now, deadline, n);
             if !matches!(decision, Decision::Permit { .. }) {
                 return decision;
             }
             let mut claimed = count;
-            claimed.apply(decision);
+            claimed.apply_n(decision, n);
             if slot.compare_exchange(seen, Some(claimed)) {
                 return decision;
             }
@@ -312,8 +363,14 @@ impl<C: Clock> Steps for ForKey<'_, C> {
         )
     }
 
-    async fn attempt(&self, now: u128, deadline: u128, pause: &mut impl Pause) -> Decision {
-        self.limiter.attempt(self.key, now, deadline, pause).await
+    async fn attempt(
+        &self,
+        now: u128,
+        deadline: u128,
+        n: u32,
+        pause: &mut impl Pause,
+    ) -> Decision {
+        self.limiter.attempt(self.key, now, deadline, n, pause).await
     }
 }
 
