@@ -5,7 +5,7 @@ use core::fmt;
 use core::time::Duration;
 
 use fixed_window::{Clock, Instant, Interrupt, Settings};
-use fixed_window_spec::{Decision, Grid, deadline};
+use fixed_window_spec::{Decision, Grid, NEVER, deadline};
 
 use crate::limiter::nanos;
 use crate::outcome::{Grant, Refusal};
@@ -296,6 +296,55 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         call(&self.for_key(key), true, n, &mut Async).await
     }
 
+    /// Drains `key`'s window in effect now: it counts as full until it ends (`docs/rules.md`:
+    /// Draining), the key added if absent, after a turn at sweeping if one is due. Returns the
+    /// time from the reading until the window holding it ends, `Duration::MAX` if none follows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let clock = ManualClock::new();
+    /// let limiter =
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::ReclaimLive, Settings::new("api", 3, Duration::from_nanos(10))?, clock.clone());
+    /// clock.advance(Duration::from_nanos(4));
+    /// assert_eq!(limiter.drain(9), Duration::from_nanos(6));
+    /// assert!(limiter.try_acquire(9).is_err());
+    /// assert!(limiter.try_acquire(8).is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn drain(&self, key: u64) -> Duration {
+        let reading = self.clock.now();
+        let now = u128::from(reading.as_nanos());
+        self.table.take_turn(&self.grid, now, self.bug);
+        let stored = match self.bug {
+            KeyedPlantedBug::SharedCount => 0,
+            _ => key,
+        };
+        loop {
+            let (slot, _) = self.table.slot(stored);
+            let seen = slot.load();
+            let Some(count) = seen else {
+                self.table.remove_reclaimed(stored, &slot);
+                continue;
+            };
+            let mut drained = count;
+            drained.drain(&self.grid, self.limit, now);
+            if slot.compare_exchange(seen, Some(drained)) {
+                break;
+            }
+            hint::spin_loop();
+        }
+        let end = self
+            .grid
+            .end(self.grid.index_of(now))
+            .map_or(NEVER, |end| end - now);
+        u64::try_from(end).map_or(Duration::MAX, Duration::from_nanos)
+    }
+
     fn for_key(&self, key: u64) -> ForKey<'_, C> {
         ForKey { limiter: self, key }
     }
@@ -363,14 +412,10 @@ impl<C: Clock> Steps for ForKey<'_, C> {
         )
     }
 
-    async fn attempt(
-        &self,
-        now: u128,
-        deadline: u128,
-        n: u32,
-        pause: &mut impl Pause,
-    ) -> Decision {
-        self.limiter.attempt(self.key, now, deadline, n, pause).await
+    async fn attempt(&self, now: u128, deadline: u128, n: u32, pause: &mut impl Pause) -> Decision {
+        self.limiter
+            .attempt(self.key, now, deadline, n, pause)
+            .await
     }
 }
 

@@ -184,13 +184,7 @@ impl<S: Cell, C: Clock> Steps for PlantedLimiter<S, C> {
         PlantedLimiter::deadline(self, start)
     }
 
-    async fn attempt(
-        &self,
-        now: u128,
-        deadline: u128,
-        n: u32,
-        pause: &mut impl Pause,
-    ) -> Decision {
+    async fn attempt(&self, now: u128, deadline: u128, n: u32, pause: &mut impl Pause) -> Decision {
         PlantedLimiter::attempt(self, now, deadline, n, pause).await
     }
 }

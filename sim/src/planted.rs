@@ -8,6 +8,8 @@
 //! between reading the state and writing it for a bug that races only, so the simulator's one
 //! thread interleaves callers there.
 
+use core::time::Duration;
+
 use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, Refusal, Wide};
 
@@ -87,18 +89,45 @@ impl Planted {
     }
 }
 
+/// The real limiter's refusal of `n` permits above the limit, before any attempt: the planted
+/// limiters leave it to their callers, as no planted bug is in it.
+///
+/// # Errors
+///
+/// `TooMany` if `n` is above `config`'s limit.
+pub(crate) fn too_many(
+    name: &'static str,
+    config: &Config,
+    n: u32,
+) -> Result<(), RateLimiterError> {
+    if n > config.limit {
+        return Err(RateLimiterError::TooMany {
+            name,
+            limit: config.limit,
+            requested: n,
+        });
+    }
+    Ok(())
+}
+
 impl Subject for Planted {
     async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
         self.answer(self.limiter.acquire_async().await)?;
         Ok(op.await)
     }
 
-    async fn acquire_async(&self) -> Result<Granted, RateLimiterError> {
-        self.answer(self.limiter.acquire_async().await)
+    async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
+        too_many(self.name, &self.config, n)?;
+        self.answer(self.limiter.acquire_n_async(n).await)
     }
 
-    fn try_acquire(&self) -> Result<Granted, RateLimiterError> {
-        self.answer(self.limiter.try_acquire())
+    fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
+        too_many(self.name, &self.config, n)?;
+        self.answer(self.limiter.try_acquire_n(n))
+    }
+
+    fn drain(&self) -> Duration {
+        self.limiter.drain()
     }
 
     fn call_blocking(

@@ -14,9 +14,11 @@ use crate::keyed::Population;
 use crate::record::{CallKind, OpKind};
 
 mod flood;
+mod weights;
 
 pub(crate) use self::flood::KEYED_ONE_IN as KEYED_FLOOD_ONE_IN;
 use self::flood::{Flood, PLAIN_ONE_IN as PLAIN_FLOOD_ONE_IN};
+pub(crate) use self::weights::{ZeroWeights, draw as draw_weights};
 
 /// The limiter's configuration in a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,6 +47,9 @@ pub struct CallerSpec {
     /// The key it calls for: 0 for the plain limiter; drawn from the scenario's
     /// [`Population`] for a keyed one.
     pub key: u64,
+    /// The permits it asks for: 1 but for weighted attempts (`try_acquire_n`,
+    /// `acquire_n_async`), which may ask for 0 up to one more than the limit; 0 for a drain.
+    pub weight: u32,
 }
 
 /// A listener that panics on every `every`-th event it is told of.
@@ -225,7 +230,17 @@ impl Scenario {
     /// assert!(a.config.limit >= 1);
     /// ```
     pub fn generate(id: &ScenarioId) -> Scenario {
-        Scenario::draw(id.seed, PLAIN_FLOOD_ONE_IN).keep(id)
+        let mut scenario = Scenario::draw(id.seed, PLAIN_FLOOD_ONE_IN);
+        scenario.draw_weights(ZeroWeights::Drawn);
+        scenario.keep(id)
+    }
+
+    /// Draws the callers' weights and drains, but for a flood, which is drawn to fill one
+    /// window with single permits.
+    pub(crate) fn draw_weights(&mut self, zero: ZeroWeights) {
+        if self.patterns != [Pattern::Flood] {
+            draw_weights(&mut self.callers, self.id.seed, self.config.limit, zero);
+        }
     }
 
     /// The whole scenario `seed` draws, a flood if it floods when one seed in
@@ -600,6 +615,7 @@ fn pick_callers(rng: &mut ChaCha8Rng, arrivals: &[u64], period: u64) -> Vec<Call
                 interrupt_at,
                 cancel_at,
                 key: 0,
+                weight: 1,
             }
         })
         .collect()

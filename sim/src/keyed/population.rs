@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind};
 use crate::scenario::{
-    CallerSpec, KEYED_FLOOD_ONE_IN, Pattern, Scenario, ScenarioId, period_nanos,
+    CallerSpec, KEYED_FLOOD_ONE_IN, Pattern, Scenario, ScenarioId, ZeroWeights, period_nanos,
 };
 
 /// How a keyed scenario's callers are spread over keys.
@@ -157,6 +157,7 @@ impl Scenario {
             // Stable: callers of one instant keep their order.
             scenario.callers.sort_by_key(|caller| caller.arrival);
         }
+        scenario.draw_weights(ZeroWeights::Drawn);
         scenario.keys = Some(population);
         scenario.keep(id)
     }
@@ -273,6 +274,7 @@ impl Run {
                     interrupt_at: None,
                     cancel_at: None,
                     key: self.first_key + key,
+                    weight: 1,
                 }
             })
             .collect()

@@ -57,6 +57,7 @@ fn one_caller(arrival: u64) -> Scenario {
         interrupt_at: None,
         cancel_at: None,
         key: 0,
+        weight: 1,
     }];
     scenario
 }

@@ -209,6 +209,7 @@ fn scenario(limit: u32, callers: usize) -> Scenario {
             interrupt_at: None,
             cancel_at: None,
             key: 99,
+            weight: 1,
         })
         .collect();
     scenario
