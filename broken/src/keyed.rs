@@ -74,8 +74,37 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn new(bug: KeyedPlantedBug, settings: Settings, clock: C) -> PlantedKeyedLimiter<C> {
+        let origin = clock.now();
+        PlantedKeyedLimiter::starting_at(bug, settings, clock, origin)
+    }
+
+    /// [`PlantedKeyedLimiter::new`], its windows aligned to `origin` (`Origin::At`) instead:
+    /// readings before it belong to the first window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let clock = ManualClock::new();
+    /// let settings = Settings::new("api", 1, Duration::from_nanos(10))?;
+    /// let limiter =
+    ///     PlantedKeyedLimiter::starting_at(KeyedPlantedBug::ReclaimLive, settings, clock.clone(), Instant::from_nanos(4));
+    /// assert!(limiter.try_acquire(1).is_ok());
+    /// clock.set(Instant::from_nanos(14));
+    /// assert!(limiter.try_acquire(1).is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn starting_at(
+        bug: KeyedPlantedBug,
+        settings: Settings,
+        clock: C,
+        origin: Instant,
+    ) -> PlantedKeyedLimiter<C> {
         let period = nanos(settings.period());
-        let grid = Grid::new(u128::from(clock.now().as_nanos()), period);
+        let grid = Grid::new(u128::from(origin.as_nanos()), period);
         PlantedKeyedLimiter {
             bug,
             limit: settings.limit(),

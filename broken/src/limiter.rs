@@ -78,8 +78,41 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn new(bug: PlantedBug, settings: Settings, clock: C) -> PlantedLimiter<S, C> {
+        let origin = clock.now();
+        PlantedLimiter::starting_at(bug, settings, clock, origin)
+    }
+
+    /// [`PlantedLimiter::new`], its windows aligned to `origin` (`Origin::At`) instead: readings
+    /// before it belong to the first window.
+    ///
+    /// # Panics
+    ///
+    /// As [`PlantedLimiter::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let clock = ManualClock::new();
+    /// let settings = Settings::new("api", 1, Duration::from_nanos(10))?;
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::starting_at(PlantedBug::CarryOver, settings, clock.clone(), Instant::from_nanos(4));
+    /// assert!(limiter.try_acquire().is_ok());
+    /// clock.set(Instant::from_nanos(14));
+    /// assert!(limiter.try_acquire().is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn starting_at(
+        bug: PlantedBug,
+        settings: Settings,
+        clock: C,
+        origin: Instant,
+    ) -> PlantedLimiter<S, C> {
         let limit = settings.limit();
-        let origin = u128::from(clock.now().as_nanos());
+        let origin = u128::from(origin.as_nanos());
         PlantedLimiter {
             bug,
             limit,

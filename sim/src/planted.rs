@@ -10,7 +10,7 @@
 
 use core::time::Duration;
 
-use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
+use fixed_window::{ConfigError, Instant, Interrupt, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, Refusal, Wide};
 
 use crate::record::{OpOutput, Record};
@@ -31,7 +31,7 @@ pub struct Planted {
 
 impl Planted {
     /// A planted limiter with `bug`, configured as `config`, on `clock`, its windows starting
-    /// at the clock's reading now.
+    /// at the reading `origin`.
     ///
     /// # Errors
     ///
@@ -41,10 +41,16 @@ impl Planted {
         name: &'static str,
         config: &Config,
         clock: VirtualClock,
+        origin: u64,
     ) -> Result<Planted, ConfigError> {
         let settings =
             Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
-        let limiter = fixed_window_broken::PlantedLimiter::new(bug, settings, clock);
+        let limiter = fixed_window_broken::PlantedLimiter::starting_at(
+            bug,
+            settings,
+            clock,
+            Instant::from_nanos(origin),
+        );
         Ok(Planted {
             name,
             config: *config,

@@ -14,6 +14,7 @@ use crate::keyed::Population;
 use crate::record::{CallKind, OpKind};
 
 mod flood;
+mod origin;
 mod weights;
 
 pub(crate) use self::flood::KEYED_ONE_IN as KEYED_FLOOD_ONE_IN;
@@ -205,6 +206,9 @@ pub struct Scenario {
     /// The keys the callers were drawn over, for a keyed limiter; `None` for the plain one,
     /// whose callers all share its one window.
     pub keys: Option<Population>,
+    /// The instant the limiter's windows are aligned to (`Origin::At`), if one was drawn;
+    /// `None` aligns them to its creation (`Origin::Creation`).
+    pub origin_at: Option<u64>,
 }
 
 /// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
@@ -279,12 +283,14 @@ impl Scenario {
             // Thousands of panics would cost a flood more than its calls.
             panicking_listeners.clear();
         }
+        let origin_at = origin::draw(seed, clock.reading(0), period);
         Scenario {
             id: ScenarioId::seed(seed),
             config,
             clock,
             callers,
             panicking_listeners,
+            origin_at,
             patterns,
             keys: None,
         }
@@ -302,9 +308,31 @@ impl Scenario {
         self
     }
 
-    /// The limiter's origin: the clock's reading at virtual time 0, when it is created.
+    /// The limiter's origin: the instant drawn for it, or else the clock's reading at virtual
+    /// time 0, when it is created.
     pub fn origin(&self) -> u64 {
-        self.clock.reading(0)
+        self.origin_at.unwrap_or_else(|| self.clock.reading(0))
+    }
+
+    /// The origin the limiter is built with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window::{Instant, Origin};
+    /// use fixed_window_sim::{Scenario, ScenarioId};
+    ///
+    /// let mut scenario = Scenario::generate(&ScenarioId::seed(7));
+    /// scenario.origin_at = Some(5);
+    /// assert_eq!(scenario.origin_choice(), Origin::At(Instant::from_nanos(5)));
+    /// assert_eq!(scenario.origin(), 5);
+    /// scenario.origin_at = None;
+    /// assert_eq!(scenario.origin_choice(), Origin::Creation);
+    /// ```
+    pub fn origin_choice(&self) -> fixed_window::Origin {
+        self.origin_at.map_or(fixed_window::Origin::Creation, |at| {
+            fixed_window::Origin::At(fixed_window::Instant::from_nanos(at))
+        })
     }
 }
 

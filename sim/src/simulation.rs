@@ -263,7 +263,13 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
             Target::Planted(bug) => drive(
                 world,
                 scenario,
-                &Arc::new(Planted::new(bug, LIMITER_NAME, &scenario.config, clock)?),
+                &Arc::new(Planted::new(
+                    bug,
+                    LIMITER_NAME,
+                    &scenario.config,
+                    clock,
+                    scenario.origin(),
+                )?),
             ),
             Target::Keyed => drive(world, scenario, &KeyedSubject::new(scenario, clock)?),
             Target::PlantedKeyed(bug) => drive(
@@ -301,26 +307,26 @@ fn real_limiter(
     clock: VirtualClock,
 ) -> Result<RateLimiter<VirtualClock>, ConfigError> {
     let config = &scenario.config;
-    let mut limiter =
-        RateLimiter::of(LIMITER_NAME, config.limit, config.period)?.with_max_wait(config.max_wait);
+    let mut builder = RateLimiter::builder(LIMITER_NAME, config.limit, config.period)?
+        .max_wait(config.max_wait)
+        .origin(scenario.origin_choice());
     for listener in scenario
         .panicking_listeners
         .iter()
         .filter(|l| l.before_recorder)
     {
-        limiter = limiter.with_listener(panicking(listener.every));
+        builder = builder.listener(panicking(listener.every));
     }
-    limiter = limiter.with_listener(record_event);
+    builder = builder.listener(record_event);
     for listener in scenario
         .panicking_listeners
         .iter()
         .filter(|l| !l.before_recorder)
     {
-        limiter = limiter.with_listener(panicking(listener.every));
+        builder = builder.listener(panicking(listener.every));
     }
-    // Created last, so the origin is the clock's reading at virtual time 0 whatever came
-    // before: every `with_*` starts the window afresh.
-    Ok(limiter.with_clock(clock))
+    // Built here, once: a creation origin is the clock's reading now (virtual time 0).
+    Ok(builder.clock(clock).build())
 }
 
 /// Records `event`, emitted to the limiter's listeners, as the caller's whose turn it is.
