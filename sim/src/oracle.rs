@@ -773,30 +773,7 @@ fn rules_at_the_end(outcome: Outcome, no_jumps: bool) -> &'static [Invariant] {
 /// limiter of `limit` permits per window.
 fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Invariant, String)> {
     let mut problems: Vec<(Invariant, String)> = Vec::new();
-    // `TooMany` exactly when the call asked for more than the limit (a drain asks for none).
-    let too_many = state.weight > limit;
-    let refused = matches!(outcome, Outcome::TooMany { .. });
-    let decided = matches!(
-        outcome,
-        Outcome::Permitted { .. } | Outcome::Rejected { .. } | Outcome::TooMany { .. }
-    );
-    if decided && too_many != refused {
-        let weight = state.weight;
-        problems.push((
-            Invariant::Events,
-            format!(
-                "asked for {weight} permits (limit {limit}) and ended {}",
-                outcome.name()
-            ),
-        ));
-    }
-    let drain = state.kind == Some(CallKind::Drain);
-    if drain != matches!(outcome, Outcome::Drained { .. }) && outcome != Outcome::Unfinished {
-        problems.push((
-            Invariant::Events,
-            format!("a call of kind {:?} ended {}", state.kind, outcome.name()),
-        ));
-    }
+    kind_problems(state, outcome, limit, &mut problems);
     if state.interrupted_while_sleeping && outcome != Outcome::Interrupted {
         problems.push((
             Invariant::Interrupt,
@@ -833,37 +810,8 @@ fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Invariant, Str
                 ));
             }
         }
-        Outcome::TooMany { fields_match } => {
-            if state.permits != 0 || state.rejections != 0 || state.op_runs != 0 {
-                problems.push((
-                    Invariant::Events,
-                    "a call refused as too many took a permit, emitted an event or ran".into(),
-                ));
-            }
-            if !fields_match {
-                problems.push((
-                    Invariant::Events,
-                    "the error's fields are not the limiter's and the call's".into(),
-                ));
-            }
-        }
-        Outcome::Drained { retry_after } => {
-            if state.drains != 1 || state.drained != Some(retry_after) {
-                problems.push((
-                    Invariant::Events,
-                    format!(
-                        "drained (retry_after {retry_after}) with {} drains recorded (last {:?})",
-                        state.drains, state.drained
-                    ),
-                ));
-            }
-            if state.permits != 0 || state.rejections != 0 || state.op_runs != 0 {
-                problems.push((
-                    Invariant::Events,
-                    "a drain took a permit, emitted an event or ran".into(),
-                ));
-            }
-        }
+        // Judged by `kind_problems`.
+        Outcome::TooMany { .. } | Outcome::Drained { .. } => {}
         Outcome::Interrupted => {
             if !state.interrupt_sent {
                 problems.push((
@@ -903,6 +851,74 @@ fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Invariant, Str
         ));
     }
     problems
+}
+
+/// What is wrong with how a call of its kind and weight ended: `TooMany` exactly when it asked
+/// for more than `limit` permits, `Drained` exactly for a drain, and either with no permit, no
+/// event and no operation.
+fn kind_problems(
+    state: &Caller,
+    outcome: Outcome,
+    limit: u32,
+    problems: &mut Vec<(Invariant, String)>,
+) {
+    let too_many = state.weight > limit;
+    let refused = matches!(outcome, Outcome::TooMany { .. });
+    let decided = matches!(
+        outcome,
+        Outcome::Permitted { .. } | Outcome::Rejected { .. } | Outcome::TooMany { .. }
+    );
+    if decided && too_many != refused {
+        let weight = state.weight;
+        problems.push((
+            Invariant::Events,
+            format!(
+                "asked for {weight} permits (limit {limit}) and ended {}",
+                outcome.name()
+            ),
+        ));
+    }
+    let drain = state.kind == Some(CallKind::Drain);
+    if drain != matches!(outcome, Outcome::Drained { .. }) && outcome != Outcome::Unfinished {
+        problems.push((
+            Invariant::Events,
+            format!("a call of kind {:?} ended {}", state.kind, outcome.name()),
+        ));
+    }
+    match outcome {
+        Outcome::TooMany { fields_match } => {
+            if state.permits != 0 || state.rejections != 0 || state.op_runs != 0 {
+                problems.push((
+                    Invariant::Events,
+                    "a call refused as too many took a permit, emitted an event or ran".into(),
+                ));
+            }
+            if !fields_match {
+                problems.push((
+                    Invariant::Events,
+                    "the error's fields are not the limiter's and the call's".into(),
+                ));
+            }
+        }
+        Outcome::Drained { retry_after } => {
+            if state.drains != 1 || state.drained != Some(retry_after) {
+                problems.push((
+                    Invariant::Events,
+                    format!(
+                        "drained (retry_after {retry_after}) with {} drains recorded (last {:?})",
+                        state.drains, state.drained
+                    ),
+                ));
+            }
+            if state.permits != 0 || state.rejections != 0 || state.op_runs != 0 {
+                problems.push((
+                    Invariant::Events,
+                    "a drain took a permit, emitted an event or ran".into(),
+                ));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What is wrong with a call that ended with a permit.

@@ -298,31 +298,44 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 ..
             } => {
                 let key = key_of(&starts, Some(caller));
-                let (start, max_wait, kind, _, weight) = starts
+                let started = starts
                     .get(caller as usize)
                     .copied()
                     .unwrap_or((at, 0, None, 0, 1));
-                // The operation's own panic comes after a granted permit.
-                let (outcome, op_panicked) = match outcome {
-                    Outcome::Panicked { simulated: true } => (CallOutcome::Permitted, true),
-                    other => (CallOutcome::from(other), false),
-                };
-                TraceLine::Call {
-                    caller,
-                    start,
-                    end: at,
-                    outcome,
-                    max_wait_ns: saturate(max_wait),
-                    kind,
-                    op_panicked,
-                    key,
-                    weight,
-                }
+                call_line(caller, started, at, outcome, key)
             }
         };
         write_line(out, &line)?;
     }
     Ok(())
+}
+
+/// The line of a call of `caller` that began as `started` (its reading, wait budget, kind,
+/// key and weight) and ended at `at` with `outcome`; `key` for a keyed limiter's.
+fn call_line(
+    caller: u32,
+    started: (u64, u128, Option<CallKind>, u64, u32),
+    at: u64,
+    outcome: Outcome,
+    key: Option<u64>,
+) -> TraceLine {
+    let (start, max_wait, kind, _, weight) = started;
+    // The operation's own panic comes after a granted permit.
+    let (outcome, op_panicked) = match outcome {
+        Outcome::Panicked { simulated: true } => (CallOutcome::Permitted, true),
+        other => (CallOutcome::from(other), false),
+    };
+    TraceLine::Call {
+        caller,
+        start,
+        end: at,
+        outcome,
+        max_wait_ns: saturate(max_wait),
+        kind,
+        op_panicked,
+        key,
+        weight,
+    }
 }
 
 fn write_line(out: &mut impl Write, line: &TraceLine) -> io::Result<()> {

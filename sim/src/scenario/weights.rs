@@ -29,13 +29,13 @@ pub(crate) enum ZeroWeights {
 pub(crate) fn draw(callers: &mut [CallerSpec], seed: u64, limit: u32, zero: ZeroWeights) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(WEIGHTS_STREAM);
-    let weighs = rng.random_bool(1.0 / 3.0);
+    let weighted = rng.random_bool(1.0 / 3.0);
     let drain_share = if rng.random_bool(0.2) {
         rng.random_range(0.01..0.1)
     } else {
         0.0
     };
-    if !weighs && drain_share == 0.0 {
+    if !weighted && drain_share == 0.0 {
         return;
     }
     for caller in callers {
@@ -47,10 +47,10 @@ pub(crate) fn draw(callers: &mut [CallerSpec], seed: u64, limit: u32, zero: Zero
                 cancel_at: None,
                 ..*caller
             };
-        } else if weighs && caller.kind.may_weigh() {
+        } else if weighted && caller.kind.may_weigh() {
             caller.weight = match pick_weight(&mut rng, limit) {
                 0 if zero == ZeroWeights::Held => 1,
-                weight => weight,
+                drawn => drawn,
             };
         }
     }
@@ -62,8 +62,8 @@ fn pick_weight(rng: &mut ChaCha8Rng, limit: u32) -> u32 {
     match rng.random_range(0..100) {
         0..70 => 1,
         70..78 => 0,
-        78..95 if limit >= 2 => rng.random_range(2..=limit),
-        78..95 => 1,
+        // A limit of one has no weight between.
+        78..95 => rng.random_range(2..=limit.max(2)).min(limit),
         _ => limit.saturating_add(1),
     }
 }
