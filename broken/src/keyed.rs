@@ -5,7 +5,7 @@ use core::fmt;
 use core::time::Duration;
 
 use fixed_window::{Clock, Instant, Interrupt, Settings};
-use fixed_window_spec::{Decision, Grid, deadline};
+use fixed_window_spec::{Decision, Grid, NEVER, deadline};
 
 use crate::limiter::nanos;
 use crate::outcome::{Grant, Refusal};
@@ -74,8 +74,37 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn new(bug: KeyedPlantedBug, settings: Settings, clock: C) -> PlantedKeyedLimiter<C> {
+        let origin = clock.now();
+        PlantedKeyedLimiter::starting_at(bug, settings, clock, origin)
+    }
+
+    /// [`PlantedKeyedLimiter::new`], its windows aligned to `origin` (`Origin::At`) instead:
+    /// readings before it belong to the first window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let clock = ManualClock::new();
+    /// let settings = Settings::new("api", 1, Duration::from_nanos(10))?;
+    /// let limiter =
+    ///     PlantedKeyedLimiter::starting_at(KeyedPlantedBug::ReclaimLive, settings, clock.clone(), Instant::from_nanos(4));
+    /// assert!(limiter.try_acquire(1).is_ok());
+    /// clock.set(Instant::from_nanos(14));
+    /// assert!(limiter.try_acquire(1).is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn starting_at(
+        bug: KeyedPlantedBug,
+        settings: Settings,
+        clock: C,
+        origin: Instant,
+    ) -> PlantedKeyedLimiter<C> {
         let period = nanos(settings.period());
-        let grid = Grid::new(u128::from(clock.now().as_nanos()), period);
+        let grid = Grid::new(u128::from(origin.as_nanos()), period);
         PlantedKeyedLimiter {
             bug,
             limit: settings.limit(),
@@ -189,7 +218,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn try_acquire(&self, key: u64) -> Result<Grant, Refusal> {
-        block_on(call(&self.for_key(key), false, &mut Blocking::new(None)))
+        block_on(call(&self.for_key(key), false, 1, &mut Blocking::new(None)))
     }
 
     /// Takes a permit for `key`, sleeping in the clock's blocking sleep for a later window
@@ -217,6 +246,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         block_on(call(
             &self.for_key(key),
             true,
+            1,
             &mut Blocking::new(interrupt),
         ))
     }
@@ -243,7 +273,105 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub async fn acquire_async(&self, key: u64) -> Result<Grant, Refusal> {
-        call(&self.for_key(key), true, &mut Async).await
+        call(&self.for_key(key), true, 1, &mut Async).await
+    }
+
+    /// Takes `n` permits of one window for `key` if its window in effect has them now, as
+    /// [`PlantedKeyedLimiter::try_acquire`] takes one. Zero permits are granted without
+    /// counting.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Rejected`] if the key's window has fewer than `n` left.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let limiter =
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::SharedCount, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// assert_eq!(limiter.try_acquire_n(9, 2).map(|grant| grant.remaining), Ok(1));
+    /// assert!(limiter.try_acquire_n(9, 2).is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn try_acquire_n(&self, key: u64, n: u32) -> Result<Grant, Refusal> {
+        block_on(call(&self.for_key(key), false, n, &mut Blocking::new(None)))
+    }
+
+    /// Takes `n` permits of one window for `key`, awaiting the clock's asynchronous sleep for
+    /// a later window within the max wait.
+    ///
+    /// # Errors
+    ///
+    /// As [`PlantedKeyedLimiter::acquire_async`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let limiter =
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::SharedCount, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// let grant = futures::executor::block_on(limiter.acquire_n_async(9, 3)).expect("a fresh key");
+    /// assert_eq!(grant.remaining, 0);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn acquire_n_async(&self, key: u64, n: u32) -> Result<Grant, Refusal> {
+        call(&self.for_key(key), true, n, &mut Async).await
+    }
+
+    /// Drains `key`'s window in effect now: it counts as full until it ends (`docs/rules.md`:
+    /// Draining), the key added if absent, after a turn at sweeping if one is due. Returns the
+    /// time from the reading until the window holding it ends, `Duration::MAX` if none follows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let clock = ManualClock::new();
+    /// let limiter =
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::ReclaimLive, Settings::new("api", 3, Duration::from_nanos(10))?, clock.clone());
+    /// clock.advance(Duration::from_nanos(4));
+    /// assert_eq!(limiter.drain(9), Duration::from_nanos(6));
+    /// assert!(limiter.try_acquire(9).is_err());
+    /// assert!(limiter.try_acquire(8).is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn drain(&self, key: u64) -> Duration {
+        let reading = self.clock.now();
+        let now = u128::from(reading.as_nanos());
+        self.table.take_turn(&self.grid, now, self.bug);
+        let stored = match self.bug {
+            KeyedPlantedBug::SharedCount => 0,
+            _ => key,
+        };
+        loop {
+            let (slot, _) = self.table.slot(stored);
+            let seen = slot.load();
+            let Some(count) = seen else {
+                self.table.remove_reclaimed(stored, &slot);
+                continue;
+            };
+            let mut drained = count;
+            drained.drain(&self.grid, self.limit, now);
+            if slot.compare_exchange(seen, Some(drained)) {
+                break;
+            }
+            hint::spin_loop();
+        }
+        let end = self
+            .grid
+            .end(self.grid.index_of(now))
+            .map_or(NEVER, |end| end - now);
+        u64::try_from(end).map_or(Duration::MAX, Duration::from_nanos)
     }
 
     fn for_key(&self, key: u64) -> ForKey<'_, C> {
@@ -258,6 +386,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         key: u64,
         now: u128,
         deadline: u128,
+        n: u32,
         pause: &mut impl Pause,
     ) -> Decision {
         self.table.take_turn(&self.grid, now, self.bug);
@@ -278,12 +407,12 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
                 self.table.remove_reclaimed(key, &slot);
                 continue;
             };
-            let decision = count.decide(&self.grid, self.limit, now, deadline);
+            let decision = count.decide_n(&self.grid, self.limit, now, deadline, n);
             if !matches!(decision, Decision::Permit { .. }) {
                 return decision;
             }
             let mut claimed = count;
-            claimed.apply(decision);
+            claimed.apply_n(decision, n);
             if slot.compare_exchange(seen, Some(claimed)) {
                 return decision;
             }
@@ -312,8 +441,10 @@ impl<C: Clock> Steps for ForKey<'_, C> {
         )
     }
 
-    async fn attempt(&self, now: u128, deadline: u128, pause: &mut impl Pause) -> Decision {
-        self.limiter.attempt(self.key, now, deadline, pause).await
+    async fn attempt(&self, now: u128, deadline: u128, n: u32, pause: &mut impl Pause) -> Decision {
+        self.limiter
+            .attempt(self.key, now, deadline, n, pause)
+            .await
     }
 }
 

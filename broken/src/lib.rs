@@ -13,9 +13,9 @@
 //!
 //! # Types
 //!
-//! - [`PlantedBug`]: the catalogue, with [`PlantedBug::races_only`] and
-//!   [`PlantedBug::extremes_only`] saying which bugs a checker needs races or the end of the
-//!   timeline to see; [`UnknownPlantedBug`] for a name that is none.
+//! - [`PlantedBug`]: the catalogue, with [`PlantedBug::races_only`],
+//!   [`PlantedBug::extremes_only`] and [`PlantedBug::weighted_or_drained_only`] saying which
+//!   bugs a checker needs races, the end of the timeline, or weighted calls and drains to see; [`UnknownPlantedBug`] for a name that is none.
 //! - [`PlantedLimiter`]: a limiter with one planted bug; [`Grant`] and [`Refusal`]: how its calls end.
 //! - [`PlantedKeyedLimiter`]: a keyed limiter with one [`KeyedPlantedBug`] of its reclamation or
 //!   its per-key counts (a live key reclaimed, a claim lost to a removal, one count for all keys,

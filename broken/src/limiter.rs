@@ -46,6 +46,8 @@ pub struct PlantedLimiter<S, C> {
     limit: u32,
     period: NonZeroU128,
     max_wait: Duration,
+    /// The reading the grid starts at: the clock's when the limiter was made.
+    origin: u128,
     pub(crate) clock: C,
     state: S,
 }
@@ -76,13 +78,47 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn new(bug: PlantedBug, settings: Settings, clock: C) -> PlantedLimiter<S, C> {
+        let origin = clock.now();
+        PlantedLimiter::starting_at(bug, settings, clock, origin)
+    }
+
+    /// [`PlantedLimiter::new`], its windows aligned to `origin` (`Origin::At`) instead: readings
+    /// before it belong to the first window.
+    ///
+    /// # Panics
+    ///
+    /// As [`PlantedLimiter::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let clock = ManualClock::new();
+    /// let settings = Settings::new("api", 1, Duration::from_nanos(10))?;
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::starting_at(PlantedBug::CarryOver, settings, clock.clone(), Instant::from_nanos(4));
+    /// assert!(limiter.try_acquire().is_ok());
+    /// clock.set(Instant::from_nanos(14));
+    /// assert!(limiter.try_acquire().is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn starting_at(
+        bug: PlantedBug,
+        settings: Settings,
+        clock: C,
+        origin: Instant,
+    ) -> PlantedLimiter<S, C> {
         let limit = settings.limit();
-        let origin = u128::from(clock.now().as_nanos());
+        let origin = u128::from(origin.as_nanos());
         PlantedLimiter {
             bug,
             limit,
             period: nanos(settings.period()),
             max_wait: settings.max_wait(),
+            origin,
             clock,
             state: S::new(Window::first(origin), limit),
         }
@@ -139,13 +175,14 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         deadline(u128::from(start.as_nanos()), self.max_wait.as_nanos())
     }
 
-    /// One attempt at `now` by a call whose deadline is `deadline`: read the state, decide,
-    /// write the claim; again if the claim lost a race. A racing bug lets `pause` in between
-    /// the read and the write.
+    /// One attempt for `n` permits at `now` by a call whose deadline is `deadline`: read the
+    /// state, decide, write the claim; again if the claim lost a race. A racing bug lets
+    /// `pause` in between the read and the write.
     pub(crate) async fn attempt(
         &self,
         now: u128,
         deadline: u128,
+        n: u32,
         pause: &mut impl Pause,
     ) -> Decision {
         loop {
@@ -153,16 +190,16 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
             if self.bug.races_only() {
                 pause.between_read_and_write().await;
             }
-            if let Some(decision) = self.settle(seen, now, deadline) {
+            if let Some(decision) = self.settle(seen, now, deadline, n) {
                 return decision;
             }
             hint::spin_loop();
         }
     }
 
-    /// The decision for the state as read (`seen`), with the claim of its permit written;
-    /// `None` if the claim lost a race.
-    fn settle(&self, seen: Window, now: u128, deadline: u128) -> Option<Decision> {
+    /// The decision for `n` permits on the state as read (`seen`), with the claim of its
+    /// permits written; `None` if the claim lost a race.
+    fn settle(&self, seen: Window, now: u128, deadline: u128, n: u32) -> Option<Decision> {
         // The stored window is window 0 of a grid anchored at its start. For a window on the
         // limiter's grid that is the limiter's grid from there on; a window started off it
         // (`AdvanceFromNow`) carries its own.
@@ -191,7 +228,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
             PlantedBug::DeadlineOvershoot => deadline.saturating_add(self.period.get()),
             _ => deadline,
         };
-        let decision = Count::stored(index, used).decide(&grid, capacity, at, deadline);
+        let decision = Count::stored(index, used).decide_n(&grid, capacity, at, deadline, n);
         let full = !matches!(decision, Decision::Permit { .. });
         if self.bug == PlantedBug::OverflowPanic && full {
             // The bug: the next window's start as a sum that panics past the end of time.
@@ -199,7 +236,8 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
             let period = u64::try_from(self.period.get()).unwrap_or(u64::MAX);
             start.checked_add(period).expect("next window overflowed");
         }
-        if full {
+        // Zero permits are granted without writing anything.
+        if full || n == 0 {
             return Some(decision);
         }
         let start = match (index, self.bug) {
@@ -208,7 +246,12 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
             (_, PlantedBug::AdvanceFromNow) => now,
             _ => grid.start(index),
         };
-        match self.claim(seen, Window { start, used, extra }) {
+        let counted = match self.bug {
+            // The bug: however many permits were asked for, one is counted.
+            PlantedBug::WeightCountedAsOne => 1,
+            _ => n,
+        };
+        match self.claim(seen, Window { start, used, extra }, counted) {
             Claim::Won => Some(decision),
             Claim::Counted { before } => Some(Decision::Permit {
                 index,
@@ -222,10 +265,10 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         }
     }
 
-    /// Writes the claim of a permit in `current`, the window in effect as read in `seen`.
-    fn claim(&self, seen: Window, current: Window) -> Claim {
+    /// Writes the claim of `n` permits in `current`, the window in effect as read in `seen`.
+    fn claim(&self, seen: Window, current: Window, n: u32) -> Claim {
         let claimed = Window {
-            used: current.used + 1,
+            used: current.used + n,
             ..current
         };
         match self.bug {
@@ -234,7 +277,8 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
                 self.state.store(claimed);
                 Claim::Won
             }
-            PlantedBug::Overcount => {
+            // The bug's separate add counts one permit: a weighted claim takes the correct path.
+            PlantedBug::Overcount if n == 1 => {
                 // The bug: the check was on the read; the count goes up regardless.
                 if current != seen && !self.state.compare_exchange(seen, current) {
                     return Claim::Lost;
@@ -246,6 +290,56 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
             _ if self.state.compare_exchange(seen, claimed) => Claim::Won,
             _ => Claim::Lost,
         }
+    }
+}
+
+impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
+    /// Drains the window in effect now: it counts as full until it ends (`docs/rules.md`:
+    /// Draining). Returns the time from the reading until the window holding it ends,
+    /// `Duration::MAX` if none follows it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let clock = ManualClock::new();
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::CarryOver, Settings::new("api", 2, Duration::from_nanos(10))?, clock.clone());
+    /// clock.advance(Duration::from_nanos(3));
+    /// assert_eq!(limiter.drain(), Duration::from_nanos(7));
+    /// assert!(limiter.try_acquire().is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn drain(&self) -> Duration {
+        let now = u128::from(self.clock.now().as_nanos());
+        loop {
+            let seen = self.state.load();
+            let grid = Grid::new(seen.start, self.period);
+            let (index, _) = Count::stored(0, seen.used).at(&grid, now);
+            let (start, extra) = match index {
+                0 => (seen.start, seen.extra),
+                _ => (grid.start(index), 0),
+            };
+            let capacity = self.limit.saturating_add(extra);
+            let used = match self.bug {
+                // The bug: one permit is left behind.
+                PlantedBug::DrainLeavesOne => capacity - 1,
+                _ => capacity,
+            };
+            if self
+                .state
+                .compare_exchange(seen, Window { start, used, extra })
+            {
+                break;
+            }
+            hint::spin_loop();
+        }
+        let grid = Grid::new(self.origin, self.period);
+        let end = grid.end(grid.index_of(now)).map_or(NEVER, |end| end - now);
+        u64::try_from(end).map_or(Duration::MAX, Duration::from_nanos)
     }
 }
 

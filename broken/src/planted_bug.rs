@@ -46,11 +46,16 @@ pub enum PlantedBug {
     /// A caller that loses the compare-and-set race is rejected instead of trying again, though
     /// the window may still have permits. Shows only under a race.
     GiveUpOnLostRace,
+    /// A weighted claim of `n` permits counts one. Shows only to a checker that asks for more
+    /// than one permit at once ([`PlantedBug::weighted_or_drained_only`]).
+    WeightCountedAsOne,
+    /// A drain leaves one permit in its window. Shows only to a checker that drains.
+    DrainLeavesOne,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 9] = [
+    pub const ALL: [PlantedBug; 11] = [
         PlantedBug::CarryOver,
         PlantedBug::BoundaryOffByOne,
         PlantedBug::AdvanceFromNow,
@@ -60,6 +65,8 @@ impl PlantedBug {
         PlantedBug::LostUpdate,
         PlantedBug::Overcount,
         PlantedBug::GiveUpOnLostRace,
+        PlantedBug::WeightCountedAsOne,
+        PlantedBug::DrainLeavesOne,
     ];
 
     /// The planted bug's name on a command line, in kebab case.
@@ -82,6 +89,8 @@ impl PlantedBug {
             PlantedBug::LostUpdate => "lost-update",
             PlantedBug::Overcount => "overcount",
             PlantedBug::GiveUpOnLostRace => "give-up-on-lost-race",
+            PlantedBug::WeightCountedAsOne => "weight-counted-as-one",
+            PlantedBug::DrainLeavesOne => "drain-leaves-one",
         }
     }
 
@@ -120,6 +129,26 @@ impl PlantedBug {
     /// ```
     pub fn extremes_only(self) -> bool {
         self == PlantedBug::OverflowPanic
+    }
+
+    /// Whether the bug shows only to calls for more than one permit at once
+    /// ([`PlantedLimiter::try_acquire_n`](crate::PlantedLimiter::try_acquire_n)) or to drains
+    /// ([`PlantedLimiter::drain`](crate::PlantedLimiter::drain)): a checker whose callers each
+    /// take one permit behaves as with a correct limiter, and skips it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::PlantedBug;
+    ///
+    /// assert!(PlantedBug::DrainLeavesOne.weighted_or_drained_only());
+    /// assert!(!PlantedBug::CarryOver.weighted_or_drained_only());
+    /// ```
+    pub fn weighted_or_drained_only(self) -> bool {
+        matches!(
+            self,
+            PlantedBug::WeightCountedAsOne | PlantedBug::DrainLeavesOne
+        )
     }
 }
 

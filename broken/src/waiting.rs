@@ -39,7 +39,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn try_acquire(&self) -> Result<Grant, Refusal> {
-        block_on(call(self, false, &mut Blocking::new(None)))
+        block_on(call(self, false, 1, &mut Blocking::new(None)))
     }
 
     /// Takes a permit, sleeping in the clock's blocking sleep for a later window within the
@@ -74,7 +74,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn acquire(&self, interrupt: Option<&Interrupt>) -> Result<Grant, Refusal> {
-        block_on(call(self, true, &mut Blocking::new(interrupt)))
+        block_on(call(self, true, 1, &mut Blocking::new(interrupt)))
     }
 
     /// Takes a permit, awaiting the clock's asynchronous sleep for a later window within the
@@ -114,7 +114,62 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub async fn acquire_async(&self) -> Result<Grant, Refusal> {
-        call(self, true, &mut Async).await
+        call(self, true, 1, &mut Async).await
+    }
+
+    /// Takes `n` permits of one window if the window in effect has them now. Zero permits
+    /// are granted without counting. (`n` above the limit is the caller's to refuse, as the
+    /// real limiter refuses it before any attempt: here it is rejected as a full window.)
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Rejected`] if the window has fewer than `n` left.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::WeightCountedAsOne, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// // The bug: three permits count as one, so two more are granted.
+    /// assert_eq!(limiter.try_acquire_n(3).map(|grant| grant.remaining), Ok(0));
+    /// assert_eq!(limiter.try_acquire_n(2).map(|grant| grant.remaining), Ok(0));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn try_acquire_n(&self, n: u32) -> Result<Grant, Refusal> {
+        block_on(call(self, false, n, &mut Blocking::new(None)))
+    }
+
+    /// Takes `n` permits of one window, awaiting the clock's asynchronous sleep for a later
+    /// window within the max wait, as [`PlantedLimiter::acquire_async`] takes one.
+    ///
+    /// # Errors
+    ///
+    /// As [`PlantedLimiter::acquire_async`].
+    ///
+    /// # Panics
+    ///
+    /// With [`PlantedBug::OverflowPanic`](crate::PlantedBug::OverflowPanic), near the end of the
+    /// timeline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::CarryOver, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// let grant = futures::executor::block_on(limiter.acquire_n_async(2)).expect("a fresh window");
+    /// assert_eq!(grant.remaining, 1);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn acquire_n_async(&self, n: u32) -> Result<Grant, Refusal> {
+        call(self, true, n, &mut Async).await
     }
 }
 
@@ -129,8 +184,8 @@ impl<S: Cell, C: Clock> Steps for PlantedLimiter<S, C> {
         PlantedLimiter::deadline(self, start)
     }
 
-    async fn attempt(&self, now: u128, deadline: u128, pause: &mut impl Pause) -> Decision {
-        PlantedLimiter::attempt(self, now, deadline, pause).await
+    async fn attempt(&self, now: u128, deadline: u128, n: u32, pause: &mut impl Pause) -> Decision {
+        PlantedLimiter::attempt(self, now, deadline, n, pause).await
     }
 }
 
@@ -144,11 +199,12 @@ pub(crate) trait Steps {
     /// The deadline of a waiting call that starts at `start`.
     fn deadline(&self, start: Instant) -> u128;
 
-    /// One attempt at `now` by a call whose deadline is `deadline`.
+    /// One attempt for `n` permits at `now` by a call whose deadline is `deadline`.
     fn attempt(
         &self,
         now: u128,
         deadline: u128,
+        n: u32,
         pause: &mut impl Pause,
     ) -> impl Future<Output = Decision>;
 }
@@ -159,6 +215,7 @@ pub(crate) trait Steps {
 pub(crate) async fn call<L: Steps>(
     limiter: &L,
     waits: bool,
+    n: u32,
     pause: &mut impl Pause,
 ) -> Result<Grant, Refusal> {
     let clock = limiter.clock();
@@ -167,7 +224,7 @@ pub(crate) async fn call<L: Steps>(
     let mut call = Waiting::new(if waits { limiter.deadline(now) } else { start });
     loop {
         let reading = u128::from(now.as_nanos());
-        let decision = match limiter.attempt(reading, call.deadline(), pause).await {
+        let decision = match limiter.attempt(reading, call.deadline(), n, pause).await {
             Decision::Wait { until } if !waits => Decision::Reject {
                 retry_after: until.saturating_sub(reading),
             },

@@ -188,12 +188,17 @@ struct Caller {
     op: Option<OpKind>,
     /// The key the call is for.
     key: u64,
+    /// The permits it asks for.
+    weight: u32,
     waiting: Waiting,
     permits: u32,
     permit_remaining: Option<u32>,
     rejections: u32,
     rejection: Option<u128>,
     op_runs: u32,
+    /// What its drains returned: how many, and the last.
+    drains: u32,
+    drained: Option<u128>,
     interrupt_sent: bool,
     interrupted_while_sleeping: bool,
     finished: bool,
@@ -452,7 +457,8 @@ impl Checker {
                 max_wait,
                 op,
                 key,
-            } => self.start(caller, at, kind, max_wait, op, key),
+                weight,
+            } => self.start(caller, at, kind, max_wait, op, key, weight),
             Record::Permitted {
                 caller: Some(caller),
                 at,
@@ -464,6 +470,11 @@ impl Checker {
                 retry_after,
             } => self.rejected(caller, at, retry_after),
             Record::Sleep { caller, at, until } => self.sleep(caller, at, until),
+            Record::Drained {
+                caller,
+                at,
+                retry_after,
+            } => self.drained(caller, at, retry_after),
             Record::OpRan {
                 caller: Some(caller),
                 at,
@@ -496,6 +507,7 @@ impl Checker {
         }
     }
 
+    #[allow(clippy::too_many_arguments)] // one per field of the record
     fn start(
         &mut self,
         caller: u32,
@@ -504,12 +516,14 @@ impl Checker {
         max_wait: u128,
         op: OpKind,
         key: u64,
+        weight: u32,
     ) {
         if let Some(state) = self.callers.get_mut(caller as usize) {
             *state = Caller {
                 kind: Some(kind),
                 op: Some(op),
                 key,
+                weight,
                 waiting: Waiting::new(fixed_window_spec::deadline(u128::from(at), max_wait)),
                 ..Caller::default()
             };
@@ -529,7 +543,12 @@ impl Checker {
         };
         state.permits += 1;
         state.permit_remaining = Some(remaining);
-        let (deadline, permits, key) = (state.waiting.deadline(), state.permits, state.key);
+        let (deadline, permits, key, weight) = (
+            state.waiting.deadline(),
+            state.permits,
+            state.key,
+            state.weight,
+        );
         self.checks.count(&[
             Invariant::Events,
             Invariant::WindowLimit,
@@ -541,8 +560,9 @@ impl Checker {
             });
         }
         let rules = self.rules;
-        let found = self.judge(key, &mut (), true, |budget, (), found| {
-            budget.permitted(&rules, at, remaining, deadline, found);
+        // Zero permits write nothing: to a keyed limiter's memory the key took no permit.
+        let found = self.judge(key, &mut (), weight > 0, |budget, (), found| {
+            budget.permitted(&rules, at, remaining, deadline, weight, found);
         });
         self.report_found(caller, found);
     }
@@ -556,7 +576,7 @@ impl Checker {
         state.rejection = Some(retry_after);
         // A copy: a rejection ends the call, whose waiting it does not move on.
         let mut waiting = state.waiting;
-        let (rejections, key) = (state.rejections, state.key);
+        let (rejections, key, weight) = (state.rejections, state.key, state.weight);
         self.checks.count(&[
             Invariant::Events,
             Invariant::FalseRejection,
@@ -569,7 +589,7 @@ impl Checker {
         }
         let rules = self.rules;
         let found = self.judge(key, &mut waiting, false, |budget, waiting, found| {
-            budget.rejected(&rules, waiting, at, retry_after, found);
+            budget.rejected(&rules, waiting, at, retry_after, weight, found);
         });
         self.report_found(caller, found);
     }
@@ -579,7 +599,7 @@ impl Checker {
         let Some(state) = self.caller(caller) else {
             return;
         };
-        let (mut waiting, key) = (state.waiting, state.key);
+        let (mut waiting, key, weight) = (state.waiting, state.key, state.weight);
         let deadline = waiting.deadline();
         self.checks.count(&[
             Invariant::Deadline,
@@ -600,11 +620,34 @@ impl Checker {
         }
         let rules = self.rules;
         let found = self.judge(key, &mut waiting, false, |budget, waiting, found| {
-            budget.sleep(&rules, waiting, at, until, found);
+            budget.sleep(&rules, waiting, at, until, weight, found);
         });
         if let Some(state) = self.callers.get_mut(caller as usize) {
             state.waiting = waiting;
         }
+        self.report_found(caller, found);
+    }
+
+    /// A drain at `at` that returned `retry_after`: the window in effect is full from now. To
+    /// a keyed limiter it is an attempt (with its turn at sweeping) that writes the key's count,
+    /// as a permit does.
+    fn drained(&mut self, caller: u32, at: u64, retry_after: u128) {
+        self.attempt(at);
+        let Some(state) = self.caller(caller) else {
+            return;
+        };
+        state.drains += 1;
+        state.drained = Some(retry_after);
+        let key = state.key;
+        self.checks.count(&[
+            Invariant::Events,
+            Invariant::Alignment,
+            Invariant::WindowLimit,
+        ]);
+        let rules = self.rules;
+        let found = self.judge(key, &mut (), true, |budget, (), found| {
+            budget.drained(&rules, at, retry_after, found);
+        });
         self.report_found(caller, found);
     }
 
@@ -665,13 +708,13 @@ impl Checker {
     }
 
     fn finish(&mut self, caller: u32, at: u64, outcome: Outcome) {
-        let no_jumps = self.no_jumps;
+        let (no_jumps, limit) = (self.no_jumps, self.rules.limit);
         let Some(state) = self.caller(caller) else {
             return;
         };
         state.finished = true;
         let deadline = state.waiting.deadline();
-        let problems = problems(state, outcome);
+        let problems = problems(state, outcome, limit);
         self.checks.count(rules_at_the_end(outcome, no_jumps));
         // A run cut short by its event budget ends its calls wherever they were.
         if no_jumps && outcome != Outcome::Unfinished && u128::from(at) > deadline {
@@ -720,13 +763,17 @@ fn rules_at_the_end(outcome: Outcome, no_jumps: bool) -> &'static [Invariant] {
         (Outcome::Cancelled, false) => &[Interrupt, Events, Operation],
         (Outcome::Panicked { .. }, true) => &[Interrupt, Panic, Operation, Deadline],
         (Outcome::Panicked { .. }, false) => &[Interrupt, Panic, Operation],
+        (Outcome::TooMany { .. }, _) => &[Events, Operation],
+        (Outcome::Drained { .. }, _) => &[Events],
         (Outcome::Unfinished, _) => &[Interrupt, Liveness, Operation],
     }
 }
 
-/// What is wrong with a call that ended with `outcome`, given what its trace showed.
-fn problems(state: &Caller, outcome: Outcome) -> Vec<(Invariant, String)> {
+/// What is wrong with a call that ended with `outcome`, given what its trace showed, on a
+/// limiter of `limit` permits per window.
+fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Invariant, String)> {
     let mut problems: Vec<(Invariant, String)> = Vec::new();
+    kind_problems(state, outcome, limit, &mut problems);
     if state.interrupted_while_sleeping && outcome != Outcome::Interrupted {
         problems.push((
             Invariant::Interrupt,
@@ -763,6 +810,8 @@ fn problems(state: &Caller, outcome: Outcome) -> Vec<(Invariant, String)> {
                 ));
             }
         }
+        // Judged by `kind_problems`.
+        Outcome::TooMany { .. } | Outcome::Drained { .. } => {}
         Outcome::Interrupted => {
             if !state.interrupt_sent {
                 problems.push((
@@ -802,6 +851,74 @@ fn problems(state: &Caller, outcome: Outcome) -> Vec<(Invariant, String)> {
         ));
     }
     problems
+}
+
+/// What is wrong with how a call of its kind and weight ended: `TooMany` exactly when it asked
+/// for more than `limit` permits, `Drained` exactly for a drain, and either with no permit, no
+/// event and no operation.
+fn kind_problems(
+    state: &Caller,
+    outcome: Outcome,
+    limit: u32,
+    problems: &mut Vec<(Invariant, String)>,
+) {
+    let too_many = state.weight > limit;
+    let refused = matches!(outcome, Outcome::TooMany { .. });
+    let decided = matches!(
+        outcome,
+        Outcome::Permitted { .. } | Outcome::Rejected { .. } | Outcome::TooMany { .. }
+    );
+    if decided && too_many != refused {
+        let weight = state.weight;
+        problems.push((
+            Invariant::Events,
+            format!(
+                "asked for {weight} permits (limit {limit}) and ended {}",
+                outcome.name()
+            ),
+        ));
+    }
+    let drain = state.kind == Some(CallKind::Drain);
+    if drain != matches!(outcome, Outcome::Drained { .. }) && outcome != Outcome::Unfinished {
+        problems.push((
+            Invariant::Events,
+            format!("a call of kind {:?} ended {}", state.kind, outcome.name()),
+        ));
+    }
+    match outcome {
+        Outcome::TooMany { fields_match } => {
+            if state.permits != 0 || state.rejections != 0 || state.op_runs != 0 {
+                problems.push((
+                    Invariant::Events,
+                    "a call refused as too many took a permit, emitted an event or ran".into(),
+                ));
+            }
+            if !fields_match {
+                problems.push((
+                    Invariant::Events,
+                    "the error's fields are not the limiter's and the call's".into(),
+                ));
+            }
+        }
+        Outcome::Drained { retry_after } => {
+            if state.drains != 1 || state.drained != Some(retry_after) {
+                problems.push((
+                    Invariant::Events,
+                    format!(
+                        "drained (retry_after {retry_after}) with {} drains recorded (last {:?})",
+                        state.drains, state.drained
+                    ),
+                ));
+            }
+            if state.permits != 0 || state.rejections != 0 || state.op_runs != 0 {
+                problems.push((
+                    Invariant::Events,
+                    "a drain took a permit, emitted an event or ran".into(),
+                ));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What is wrong with a call that ended with a permit.

@@ -8,7 +8,9 @@
 //! between reading the state and writing it for a bug that races only, so the simulator's one
 //! thread interleaves callers there.
 
-use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
+use core::time::Duration;
+
+use fixed_window::{ConfigError, Instant, Interrupt, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, Refusal, Wide};
 
 use crate::record::{OpOutput, Record};
@@ -29,7 +31,7 @@ pub struct Planted {
 
 impl Planted {
     /// A planted limiter with `bug`, configured as `config`, on `clock`, its windows starting
-    /// at the clock's reading now.
+    /// at the reading `origin`.
     ///
     /// # Errors
     ///
@@ -39,10 +41,16 @@ impl Planted {
         name: &'static str,
         config: &Config,
         clock: VirtualClock,
+        origin: u64,
     ) -> Result<Planted, ConfigError> {
         let settings =
             Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
-        let limiter = fixed_window_broken::PlantedLimiter::new(bug, settings, clock);
+        let limiter = fixed_window_broken::PlantedLimiter::starting_at(
+            bug,
+            settings,
+            clock,
+            Instant::from_nanos(origin),
+        );
         Ok(Planted {
             name,
             config: *config,
@@ -87,18 +95,45 @@ impl Planted {
     }
 }
 
+/// The real limiter's refusal of `n` permits above the limit, before any attempt: the planted
+/// limiters leave it to their callers, as no planted bug is in it.
+///
+/// # Errors
+///
+/// `TooMany` if `n` is above `config`'s limit.
+pub(crate) fn too_many(
+    name: &'static str,
+    config: &Config,
+    n: u32,
+) -> Result<(), RateLimiterError> {
+    if n > config.limit {
+        return Err(RateLimiterError::TooMany {
+            name,
+            limit: config.limit,
+            requested: n,
+        });
+    }
+    Ok(())
+}
+
 impl Subject for Planted {
     async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
         self.answer(self.limiter.acquire_async().await)?;
         Ok(op.await)
     }
 
-    async fn acquire_async(&self) -> Result<Granted, RateLimiterError> {
-        self.answer(self.limiter.acquire_async().await)
+    async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
+        too_many(self.name, &self.config, n)?;
+        self.answer(self.limiter.acquire_n_async(n).await)
     }
 
-    fn try_acquire(&self) -> Result<Granted, RateLimiterError> {
-        self.answer(self.limiter.try_acquire())
+    fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
+        too_many(self.name, &self.config, n)?;
+        self.answer(self.limiter.try_acquire_n(n))
+    }
+
+    fn drain(&self) -> Duration {
+        self.limiter.drain()
     }
 
     fn call_blocking(

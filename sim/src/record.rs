@@ -13,6 +13,9 @@ pub enum CallKind {
     /// `call_interruptible(&interrupt, op)` on a coroutine of its own, sleeping through the
     /// virtual clock's blocking sleep, which suspends the coroutine until its timer fires.
     CallBlocking,
+    /// `drain()`: the window in effect counts as full until it ends; never waits, takes no
+    /// permit.
+    Drain,
 }
 
 impl CallKind {
@@ -23,7 +26,13 @@ impl CallKind {
 
     /// Whether this kind may wait for a later window.
     pub fn may_wait(self) -> bool {
-        !matches!(self, CallKind::TryAcquire)
+        !matches!(self, CallKind::TryAcquire | CallKind::Drain)
+    }
+
+    /// Whether this kind may ask for more or fewer than one permit (`try_acquire_n`,
+    /// `acquire_n_async`).
+    pub fn may_weigh(self) -> bool {
+        matches!(self, CallKind::TryAcquire | CallKind::AcquireAsync)
     }
 }
 
@@ -66,6 +75,18 @@ pub enum Outcome {
         /// Whether the error's name, limit, period and max wait are the limiter's.
         fields_match: bool,
     },
+    /// The call failed with `RateLimiterError::TooMany`: it asked for more permits than the
+    /// limit.
+    TooMany {
+        /// Whether the error's name, limit and requested permits are the limiter's and the
+        /// call's.
+        fields_match: bool,
+    },
+    /// A drain returned.
+    Drained {
+        /// Its time to the next window, in nanoseconds (`u128` holds `Duration::MAX`).
+        retry_after: u128,
+    },
     /// The call failed with `RateLimiterError::Interrupted`.
     Interrupted,
     /// The simulator dropped the call's future while it waited.
@@ -80,8 +101,8 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The name used in traces: `permitted`, `rejected`, `interrupted`, `cancelled`,
-    /// `panicked` or `unfinished`.
+    /// The name used in traces: `permitted`, `rejected`, `too_many`, `drained`,
+    /// `interrupted`, `cancelled`, `panicked` or `unfinished`.
     pub fn name(self) -> &'static str {
         CallOutcome::from(self).name()
     }
@@ -107,6 +128,8 @@ pub enum Record {
         /// The key the call is for (0 for every call to the plain limiter, which has one
         /// window for all).
         key: u64,
+        /// The permits it asks for (1 but for weighted attempts; 0 for a drain).
+        weight: u32,
     },
     /// The limiter emitted `Permitted` to its listeners.
     Permitted {
@@ -135,6 +158,15 @@ pub enum Record {
         key: u64,
         /// The keys the limiter held after the attempt that emitted the event.
         len: u64,
+    },
+    /// A drain returned (it emits no event: the simulator records what it returned).
+    Drained {
+        /// The draining caller.
+        caller: u32,
+        /// The reading when it drained.
+        at: u64,
+        /// The time it returned to the next window, in nanoseconds.
+        retry_after: u128,
     },
     /// A caller began a sleep on the clock.
     Sleep {
@@ -180,6 +212,10 @@ pub enum CallOutcome {
     Permitted,
     /// Rejected.
     Rejected,
+    /// Refused at once: it asked for more permits than the limit.
+    TooMany,
+    /// A drain, which returned.
+    Drained,
     /// Interrupted while it waited.
     Interrupted,
     /// Cancelled (its future dropped) while it waited.
@@ -191,8 +227,8 @@ pub enum CallOutcome {
 }
 
 impl CallOutcome {
-    /// The name a trace gives it: `permitted`, `rejected`, `interrupted`, `cancelled`,
-    /// `panicked` or `unfinished`.
+    /// The name a trace gives it: `permitted`, `rejected`, `too_many`, `drained`,
+    /// `interrupted`, `cancelled`, `panicked` or `unfinished`.
     ///
     /// # Examples
     ///
@@ -205,6 +241,8 @@ impl CallOutcome {
         match self {
             CallOutcome::Permitted => "permitted",
             CallOutcome::Rejected => "rejected",
+            CallOutcome::TooMany => "too_many",
+            CallOutcome::Drained => "drained",
             CallOutcome::Interrupted => "interrupted",
             CallOutcome::Cancelled => "cancelled",
             CallOutcome::Panicked => "panicked",
@@ -218,6 +256,8 @@ impl From<Outcome> for CallOutcome {
         match outcome {
             Outcome::Permitted { .. } => CallOutcome::Permitted,
             Outcome::Rejected { .. } => CallOutcome::Rejected,
+            Outcome::TooMany { .. } => CallOutcome::TooMany,
+            Outcome::Drained { .. } => CallOutcome::Drained,
             Outcome::Interrupted => CallOutcome::Interrupted,
             Outcome::Cancelled => CallOutcome::Cancelled,
             Outcome::Panicked { .. } => CallOutcome::Panicked,

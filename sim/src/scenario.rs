@@ -14,9 +14,12 @@ use crate::keyed::Population;
 use crate::record::{CallKind, OpKind};
 
 mod flood;
+mod origin;
+mod weights;
 
 pub(crate) use self::flood::KEYED_ONE_IN as KEYED_FLOOD_ONE_IN;
 use self::flood::{Flood, PLAIN_ONE_IN as PLAIN_FLOOD_ONE_IN};
+pub(crate) use self::weights::{ZeroWeights, draw as draw_weights};
 
 /// The limiter's configuration in a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,6 +48,9 @@ pub struct CallerSpec {
     /// The key it calls for: 0 for the plain limiter; drawn from the scenario's
     /// [`Population`] for a keyed one.
     pub key: u64,
+    /// The permits it asks for: 1 but for weighted attempts (`try_acquire_n`,
+    /// `acquire_n_async`), which may ask for 0 up to one more than the limit; 0 for a drain.
+    pub weight: u32,
 }
 
 /// A listener that panics on every `every`-th event it is told of.
@@ -200,6 +206,9 @@ pub struct Scenario {
     /// The keys the callers were drawn over, for a keyed limiter; `None` for the plain one,
     /// whose callers all share its one window.
     pub keys: Option<Population>,
+    /// The instant the limiter's windows are aligned to (`Origin::At`), if one was drawn;
+    /// `None` aligns them to its creation (`Origin::Creation`).
+    pub origin_at: Option<u64>,
 }
 
 /// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
@@ -225,7 +234,17 @@ impl Scenario {
     /// assert!(a.config.limit >= 1);
     /// ```
     pub fn generate(id: &ScenarioId) -> Scenario {
-        Scenario::draw(id.seed, PLAIN_FLOOD_ONE_IN).keep(id)
+        let mut scenario = Scenario::draw(id.seed, PLAIN_FLOOD_ONE_IN);
+        scenario.draw_weights(ZeroWeights::Drawn);
+        scenario.keep(id)
+    }
+
+    /// Draws the callers' weights and drains, but for a flood, which is drawn to fill one
+    /// window with single permits.
+    pub(crate) fn draw_weights(&mut self, zero: ZeroWeights) {
+        if self.patterns != [Pattern::Flood] {
+            draw_weights(&mut self.callers, self.id.seed, self.config.limit, zero);
+        }
     }
 
     /// The whole scenario `seed` draws, a flood if it floods when one seed in
@@ -264,12 +283,14 @@ impl Scenario {
             // Thousands of panics would cost a flood more than its calls.
             panicking_listeners.clear();
         }
+        let origin_at = origin::draw(seed, clock.reading(0), period);
         Scenario {
             id: ScenarioId::seed(seed),
             config,
             clock,
             callers,
             panicking_listeners,
+            origin_at,
             patterns,
             keys: None,
         }
@@ -287,9 +308,31 @@ impl Scenario {
         self
     }
 
-    /// The limiter's origin: the clock's reading at virtual time 0, when it is created.
+    /// The limiter's origin: the instant drawn for it, or else the clock's reading at virtual
+    /// time 0, when it is created.
     pub fn origin(&self) -> u64 {
-        self.clock.reading(0)
+        self.origin_at.unwrap_or_else(|| self.clock.reading(0))
+    }
+
+    /// The origin the limiter is built with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window::{Instant, Origin};
+    /// use fixed_window_sim::{Scenario, ScenarioId};
+    ///
+    /// let mut scenario = Scenario::generate(&ScenarioId::seed(7));
+    /// scenario.origin_at = Some(5);
+    /// assert_eq!(scenario.origin_choice(), Origin::At(Instant::from_nanos(5)));
+    /// assert_eq!(scenario.origin(), 5);
+    /// scenario.origin_at = None;
+    /// assert_eq!(scenario.origin_choice(), Origin::Creation);
+    /// ```
+    pub fn origin_choice(&self) -> fixed_window::Origin {
+        self.origin_at.map_or(fixed_window::Origin::Creation, |at| {
+            fixed_window::Origin::At(fixed_window::Instant::from_nanos(at))
+        })
     }
 }
 
@@ -600,6 +643,7 @@ fn pick_callers(rng: &mut ChaCha8Rng, arrivals: &[u64], period: u64) -> Vec<Call
                 interrupt_at,
                 cancel_at,
                 key: 0,
+                weight: 1,
             }
         })
         .collect()

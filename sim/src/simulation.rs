@@ -182,7 +182,8 @@ where
     C: Future<Output = Result<OpOutput, RateLimiterError>>,
     A: Future<Output = Result<Granted, RateLimiterError>>,
 {
-    fn poll(&mut self, context: &mut Context<'_>, config: &Config) -> Poll<Outcome> {
+    /// Polls the call of `weight` permits.
+    fn poll(&mut self, context: &mut Context<'_>, config: &Config, weight: u32) -> Poll<Outcome> {
         match self {
             Task::Call(call) => match call.as_mut().as_pin_mut() {
                 Some(call) => call.poll(context).map(|result| match result {
@@ -190,7 +191,7 @@ where
                         remaining: None,
                         op: Some(output),
                     },
-                    Err(error) => failure(&error, config),
+                    Err(error) => failure(&error, config, weight),
                 }),
                 // A task's memory holds its future until the task leaves its slot.
                 None => Poll::Pending,
@@ -201,7 +202,7 @@ where
                         remaining: Some(granted.remaining),
                         op: None,
                     },
-                    Err(error) => failure(&error, config),
+                    Err(error) => failure(&error, config, weight),
                 }),
                 None => Poll::Pending,
             },
@@ -262,7 +263,13 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
             Target::Planted(bug) => drive(
                 world,
                 scenario,
-                &Arc::new(Planted::new(bug, LIMITER_NAME, &scenario.config, clock)?),
+                &Arc::new(Planted::new(
+                    bug,
+                    LIMITER_NAME,
+                    &scenario.config,
+                    clock,
+                    scenario.origin(),
+                )?),
             ),
             Target::Keyed => drive(world, scenario, &KeyedSubject::new(scenario, clock)?),
             Target::PlantedKeyed(bug) => drive(
@@ -300,26 +307,26 @@ fn real_limiter(
     clock: VirtualClock,
 ) -> Result<RateLimiter<VirtualClock>, ConfigError> {
     let config = &scenario.config;
-    let mut limiter =
-        RateLimiter::of(LIMITER_NAME, config.limit, config.period)?.with_max_wait(config.max_wait);
+    let mut builder = RateLimiter::builder(LIMITER_NAME, config.limit, config.period)?
+        .max_wait(config.max_wait)
+        .origin(scenario.origin_choice());
     for listener in scenario
         .panicking_listeners
         .iter()
         .filter(|l| l.before_recorder)
     {
-        limiter = limiter.with_listener(panicking(listener.every));
+        builder = builder.listener(panicking(listener.every));
     }
-    limiter = limiter.with_listener(record_event);
+    builder = builder.listener(record_event);
     for listener in scenario
         .panicking_listeners
         .iter()
         .filter(|l| !l.before_recorder)
     {
-        limiter = limiter.with_listener(panicking(listener.every));
+        builder = builder.listener(panicking(listener.every));
     }
-    // Created last, so the origin is the clock's reading at virtual time 0 whatever came
-    // before: every `with_*` starts the window afresh.
-    Ok(limiter.with_clock(clock))
+    // Built here, once: a creation origin is the clock's reading now (virtual time 0).
+    Ok(builder.clock(clock).build())
 }
 
 /// Records `event`, emitted to the limiter's listeners, as the caller's whose turn it is.
@@ -375,8 +382,8 @@ struct Simulation<'a, S, C, A> {
     subject: &'a Arc<S>,
     /// Begins a `call_async` on the subject.
     call: fn(&'a S, Operation) -> C,
-    /// Begins an `acquire_async` on the subject.
-    acquire: fn(&'a S) -> A,
+    /// Begins an `acquire_async` of so many permits on the subject.
+    acquire: fn(&'a S, u32) -> A,
     /// Memory of finished `call_async` futures, for later calls.
     spare_calls: Vec<Pinned<C>>,
     /// Memory of finished `acquire_async` futures, for later calls.
@@ -417,7 +424,7 @@ where
         scenario: &'a Scenario,
         subject: &'a Arc<S>,
         call: fn(&'a S, Operation) -> C,
-        acquire: fn(&'a S) -> A,
+        acquire: fn(&'a S, u32) -> A,
     ) -> Simulation<'a, S, C, A> {
         Simulation {
             world,
@@ -506,6 +513,7 @@ where
                 },
                 op: spec.op,
                 key: spec.key,
+                weight: spec.weight,
             });
         }
         let subject: &'a S = self.subject;
@@ -513,14 +521,33 @@ where
         match spec.kind {
             CallKind::TryAcquire => {
                 let result = world.turn(caller, || {
-                    catch_unwind(AssertUnwindSafe(|| subject.try_acquire()))
+                    catch_unwind(AssertUnwindSafe(|| subject.try_acquire(spec.weight)))
                 });
                 let outcome = match result {
                     Ok(Ok(granted)) => Outcome::Permitted {
                         remaining: Some(granted.remaining),
                         op: None,
                     },
-                    Ok(Err(error)) => failure(&error, &config),
+                    Ok(Err(error)) => failure(&error, &config, spec.weight),
+                    Err(payload) => self.panicked(caller, &*payload),
+                };
+                self.end(caller, outcome);
+            }
+            CallKind::Drain => {
+                let result = world.turn(caller, || {
+                    catch_unwind(AssertUnwindSafe(|| subject.drain()))
+                });
+                let outcome = match result {
+                    Ok(retry_after) => {
+                        let retry_after = retry_after.as_nanos();
+                        let at = world.now().reading;
+                        world.record(Record::Drained {
+                            caller,
+                            at,
+                            retry_after,
+                        });
+                        Outcome::Drained { retry_after }
+                    }
                     Err(payload) => self.panicked(caller, &*payload),
                 };
                 self.end(caller, outcome);
@@ -532,7 +559,10 @@ where
                 self.poll(caller);
             }
             CallKind::AcquireAsync => {
-                let acquire = pinned(&mut self.spare_acquires, (self.acquire)(subject));
+                let acquire = pinned(
+                    &mut self.spare_acquires,
+                    (self.acquire)(subject, spec.weight),
+                );
                 self.slots[caller as usize] = Slot::Async(Task::Acquire(acquire));
                 self.poll(caller);
             }
@@ -583,9 +613,10 @@ where
             return;
         };
         let config = &self.scenario.config;
+        let weight = self.scenario.callers[caller as usize].weight;
         let mut context = Context::from_waker(Waker::noop());
         let result = self.world.turn(caller, || {
-            catch_unwind(AssertUnwindSafe(|| task.poll(&mut context, config)))
+            catch_unwind(AssertUnwindSafe(|| task.poll(&mut context, config, weight)))
         });
         // Ending a call schedules nothing, so the new timers may go first.
         let slept = self.enqueue_timers();
@@ -684,9 +715,12 @@ where
     fn end(&mut self, caller: u32, outcome: Outcome) {
         match outcome {
             Outcome::Permitted { .. } => self.stats.permits += 1,
-            Outcome::Rejected { .. } => self.stats.rejections += 1,
+            Outcome::Rejected { .. } | Outcome::TooMany { .. } => self.stats.rejections += 1,
             Outcome::Interrupted => self.stats.interrupts += 1,
-            Outcome::Cancelled | Outcome::Panicked { .. } | Outcome::Unfinished => {}
+            Outcome::Drained { .. }
+            | Outcome::Cancelled
+            | Outcome::Panicked { .. }
+            | Outcome::Unfinished => {}
         }
         self.vacate(caller, Slot::Done);
         let now = self.world.now();
@@ -781,14 +815,15 @@ fn blocking_call<S: Subject>(
                 },
                 None,
             ),
-            Ok(Err(error)) => (failure(&error, &config), None),
+            Ok(Err(error)) => (failure(&error, &config, 1), None),
             Err(payload) => describe(&*payload),
         };
         Handback::Done(outcome, message)
     })
 }
 
-fn failure(error: &RateLimiterError, config: &Config) -> Outcome {
+/// How a call of `weight` permits that failed with `error` ended.
+fn failure(error: &RateLimiterError, config: &Config, weight: u32) -> Outcome {
     match *error {
         RateLimiterError::Rejected {
             name,
@@ -802,6 +837,13 @@ fn failure(error: &RateLimiterError, config: &Config) -> Outcome {
                 && limit == config.limit
                 && period == config.period
                 && max_wait == config.max_wait,
+        },
+        RateLimiterError::TooMany {
+            name,
+            limit,
+            requested,
+        } => Outcome::TooMany {
+            fields_match: name == LIMITER_NAME && limit == config.limit && requested == weight,
         },
         RateLimiterError::Interrupted { .. } => Outcome::Interrupted,
         // A new kind of failure the oracle does not know: report it as an escaped panic so it

@@ -4,6 +4,7 @@
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
+use core::time::Duration;
 use std::panic::{self, PanicHookInfo};
 use std::sync::Once;
 
@@ -80,15 +81,22 @@ pub trait Subject: Send + Sync + 'static {
         op: Operation,
     ) -> impl Future<Output = Result<OpOutput, RateLimiterError>> + '_;
 
-    /// Awaits a permit.
-    fn acquire_async(&self) -> impl Future<Output = Result<Granted, RateLimiterError>> + '_;
+    /// Awaits `n` permits of one window (`acquire_async` for one, `acquire_n_async`
+    /// otherwise).
+    fn acquire_async(&self, n: u32)
+    -> impl Future<Output = Result<Granted, RateLimiterError>> + '_;
 
-    /// Takes a permit if one is free now.
+    /// Takes `n` permits if the window has them now (`try_acquire` for one, `try_acquire_n`
+    /// otherwise).
     ///
     /// # Errors
     ///
-    /// `Rejected` if the window is full.
-    fn try_acquire(&self) -> Result<Granted, RateLimiterError>;
+    /// `Rejected` if the window has fewer left, `TooMany` if `n` is above the limit.
+    fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError>;
+
+    /// Drains the window in effect (the caller's key's, for a keyed limiter), returning the
+    /// time to the next window.
+    fn drain(&self) -> Duration;
 
     /// Runs `op` if a permit is granted, blocking in the clock's sleep for a later window.
     ///
@@ -110,20 +118,33 @@ impl Subject for RateLimiter<VirtualClock> {
         RateLimiter::call_async(self, op)
     }
 
-    async fn acquire_async(&self) -> Result<Granted, RateLimiterError> {
-        let permit = RateLimiter::acquire_async(self).await?;
+    async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
+        // One permit takes its own entry point, as a caller of one would.
+        let permit = if n == 1 {
+            RateLimiter::acquire_async(self).await?
+        } else {
+            RateLimiter::acquire_n_async(self, n).await?
+        };
         Ok(Granted {
             at: permit.at().as_nanos(),
             remaining: permit.remaining(),
         })
     }
 
-    fn try_acquire(&self) -> Result<Granted, RateLimiterError> {
-        let permit = RateLimiter::try_acquire(self)?;
+    fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
+        let permit = if n == 1 {
+            RateLimiter::try_acquire(self)?
+        } else {
+            RateLimiter::try_acquire_n(self, n)?
+        };
         Ok(Granted {
             at: permit.at().as_nanos(),
             remaining: permit.remaining(),
         })
+    }
+
+    fn drain(&self) -> Duration {
+        RateLimiter::drain(self)
     }
 
     fn call_blocking(

@@ -93,6 +93,15 @@ pub enum TraceLine {
         /// The keys held (the limiter's `len()`).
         len: u64,
     },
+    /// A caller drained the window in effect.
+    Drained {
+        /// The reading when it drained.
+        at: u64,
+        /// The draining caller.
+        caller: u32,
+        /// The time the drain returned to the next window.
+        retry_after_ns: u64,
+    },
     /// A caller began a sleep on the clock.
     Sleep {
         /// The reading when the sleep began.
@@ -135,6 +144,9 @@ pub enum TraceLine {
         /// For a keyed limiter, the key the call was for.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         key: Option<u64>,
+        /// The permits the call asked for, when not one (a weighted attempt; 0 for a drain).
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        weight: u32,
     },
     /// A line of a type this version does not know, from a newer writer: readers skip it.
     /// It is never written.
@@ -162,6 +174,17 @@ impl Provenance {
     pub fn trace_line(&self) -> serde_json::Result<String> {
         serde_json::to_string(&TraceLine::Sweep(self.clone()))
     }
+}
+
+/// A call's weight when its line gives none.
+fn one() -> u32 {
+    1
+}
+
+/// Whether a call's weight is the one its line leaves out.
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_one(weight: &u32) -> bool {
+    *weight == 1
 }
 
 fn saturate(n: u128) -> u64 {
@@ -207,9 +230,9 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
     };
     let keyed = scenario.keys.is_some();
     write_line(out, &header)?;
-    let mut starts = vec![(0_u64, 0_u128, None, 0_u64); scenario.callers.len()];
+    let mut starts = vec![(0_u64, 0_u128, None, 0_u64, 1_u32); scenario.callers.len()];
     // The key of the call `caller` is in, for a keyed limiter's lines.
-    let key_of = |starts: &[(u64, u128, Option<CallKind>, u64)], caller: Option<u32>| {
+    let key_of = |starts: &[(u64, u128, Option<CallKind>, u64, u32)], caller: Option<u32>| {
         keyed
             .then(|| caller.and_then(|caller| starts.get(caller as usize)))
             .flatten()
@@ -223,10 +246,11 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 kind,
                 max_wait,
                 key,
+                weight,
                 ..
             } => {
                 if let Some(start) = starts.get_mut(caller as usize) {
-                    *start = (at, max_wait, Some(kind), key);
+                    *start = (at, max_wait, Some(kind), key, weight);
                 }
                 continue;
             }
@@ -251,6 +275,15 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 key: key_of(&starts, caller),
             },
             Record::Held { caller, key, len } => TraceLine::Held { caller, key, len },
+            Record::Drained {
+                caller,
+                at,
+                retry_after,
+            } => TraceLine::Drained {
+                at,
+                caller,
+                retry_after_ns: saturate(retry_after),
+            },
             Record::Sleep { caller, at, until } => TraceLine::Sleep {
                 at,
                 caller,
@@ -265,30 +298,44 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 ..
             } => {
                 let key = key_of(&starts, Some(caller));
-                let (start, max_wait, kind, _) = starts
+                let started = starts
                     .get(caller as usize)
                     .copied()
-                    .unwrap_or((at, 0, None, 0));
-                // The operation's own panic comes after a granted permit.
-                let (outcome, op_panicked) = match outcome {
-                    Outcome::Panicked { simulated: true } => (CallOutcome::Permitted, true),
-                    other => (CallOutcome::from(other), false),
-                };
-                TraceLine::Call {
-                    caller,
-                    start,
-                    end: at,
-                    outcome,
-                    max_wait_ns: saturate(max_wait),
-                    kind,
-                    op_panicked,
-                    key,
-                }
+                    .unwrap_or((at, 0, None, 0, 1));
+                call_line(caller, started, at, outcome, key)
             }
         };
         write_line(out, &line)?;
     }
     Ok(())
+}
+
+/// The line of a call of `caller` that began as `started` (its reading, wait budget, kind,
+/// key and weight) and ended at `at` with `outcome`; `key` for a keyed limiter's.
+fn call_line(
+    caller: u32,
+    started: (u64, u128, Option<CallKind>, u64, u32),
+    at: u64,
+    outcome: Outcome,
+    key: Option<u64>,
+) -> TraceLine {
+    let (start, max_wait, kind, _, weight) = started;
+    // The operation's own panic comes after a granted permit.
+    let (outcome, op_panicked) = match outcome {
+        Outcome::Panicked { simulated: true } => (CallOutcome::Permitted, true),
+        other => (CallOutcome::from(other), false),
+    };
+    TraceLine::Call {
+        caller,
+        start,
+        end: at,
+        outcome,
+        max_wait_ns: saturate(max_wait),
+        kind,
+        op_panicked,
+        key,
+        weight,
+    }
 }
 
 fn write_line(out: &mut impl Write, line: &TraceLine) -> io::Result<()> {

@@ -170,3 +170,35 @@ fn an_interrupted_wait_is_refused() {
     interrupt.interrupt();
     assert_eq!(limiter.acquire(Some(&interrupt)), Err(Refusal::Interrupted));
 }
+
+#[test]
+fn a_weight_counted_as_one_leaves_the_window_open() {
+    let clock = ManualClock::new();
+    let limiter = limiter(PlantedBug::WeightCountedAsOne, 4, Duration::ZERO, &clock);
+    // Four permits at once, counted as one: three more come, and then the window is full.
+    assert_eq!(limiter.try_acquire_n(4).map(|grant| grant.remaining), Ok(0));
+    assert_eq!((0..4).filter(|_| limiter.try_acquire().is_ok()).count(), 3);
+    // Alone, a correct limiter would have refused them all.
+    let correct = self::limiter(PlantedBug::CarryOver, 4, Duration::ZERO, &clock);
+    assert!(correct.try_acquire_n(4).is_ok());
+    assert_eq!(correct.try_acquire(), rejected(0, 10));
+}
+
+#[test]
+fn a_drain_that_leaves_one_grants_one_more() {
+    let clock = ManualClock::new();
+    let limiter = limiter(PlantedBug::DrainLeavesOne, 3, Duration::ZERO, &clock);
+    clock.set(Instant::from_nanos(12));
+    assert_eq!(limiter.drain(), Duration::from_nanos(8));
+    assert_eq!(limiter.try_acquire().map(|grant| grant.remaining), Ok(0));
+    assert_eq!(limiter.try_acquire(), rejected(12, 8));
+}
+
+#[test]
+fn zero_permits_are_granted_without_counting() {
+    let clock = ManualClock::new();
+    let limiter = limiter(PlantedBug::CarryOver, 1, Duration::ZERO, &clock);
+    assert_eq!(limiter.try_acquire_n(0).map(|grant| grant.remaining), Ok(1));
+    assert_eq!(limiter.try_acquire().map(|grant| grant.remaining), Ok(0));
+    assert_eq!(limiter.try_acquire_n(0).map(|grant| grant.remaining), Ok(0));
+}

@@ -6,12 +6,12 @@ use core::time::Duration;
 use fixed_window_spec::Grid;
 
 use crate::clock_model::ClockKind;
-use crate::record::Record;
+use crate::record::{CallKind, Outcome, Record};
 use crate::scenario::Scenario;
 use crate::simulation::Run;
 
-/// The features a plain or keyed sweep counts, in the order of [`plain_features`]' bits.
-pub const PLAIN_FEATURES: [&str; 11] = [
+/// The features a plain sweep counts, in the order of [`plain_features`]' bits.
+pub const PLAIN_FEATURES: [&str; 16] = [
     "clock_ordinary",
     "clock_near_max",
     "clock_centuries",
@@ -23,13 +23,28 @@ pub const PLAIN_FEATURES: [&str; 11] = [
     "window_filled",
     "window_over_65535_permits",
     "woken_into_next_window",
+    "weighted_attempt",
+    "too_many",
+    "drain",
+    "origin_at",
+    "zero_weight",
 ];
+
+/// The features a keyed sweep counts: the plain limiter's but the last, `zero_weight`, which
+/// keyed scenarios do not draw (an attempt for zero permits would leave its key in the keyed
+/// limiter's table past the documented bound; see `keyed::population`).
+pub const KEYED_FEATURES: &[&str] = PLAIN_FEATURES.split_at(PLAIN_FEATURES.len() - 1).0;
 
 const MAX_WAIT_MAX: u32 = 1 << 6;
 const ON_BOUNDARY: u32 = 1 << 7;
 const FILLED: u32 = 1 << 8;
 const OVER_U16: u32 = 1 << 9;
 const WOKEN: u32 = 1 << 10;
+const WEIGHTED: u32 = 1 << 11;
+const TOO_MANY: u32 = 1 << 12;
+const DRAIN: u32 = 1 << 13;
+const ORIGIN_AT: u32 = 1 << 14;
+const ZERO_WEIGHT: u32 = 1 << 15;
 
 /// The features `run` of `scenario` exercised, as a mask over [`PLAIN_FEATURES`]: bit `i` for
 /// `PLAIN_FEATURES[i]`.
@@ -72,6 +87,9 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
     if config.max_wait == Duration::MAX {
         mask |= MAX_WAIT_MAX;
     }
+    if scenario.origin_at.is_some() {
+        mask |= ORIGIN_AT;
+    }
     let Some(grid) = Grid::checked(u128::from(scenario.origin()), config.period.as_nanos()) else {
         return mask;
     };
@@ -80,9 +98,22 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
     let mut slept: Vec<Option<u128>> = vec![None; scenario.callers.len()];
     for record in &run.records {
         match *record {
-            Record::Start { caller, at, .. } => {
+            Record::Start {
+                caller,
+                at,
+                kind,
+                weight,
+                ..
+            } => {
                 if mask & ON_BOUNDARY == 0 && boundary.on(at) {
                     mask |= ON_BOUNDARY;
+                }
+                match (kind, weight) {
+                    (CallKind::Drain, _) => mask |= DRAIN,
+                    (_, 0) => mask |= ZERO_WEIGHT,
+                    (_, 1) => {}
+                    (_, weight) if weight > config.limit => {}
+                    _ => mask |= WEIGHTED,
                 }
                 if let Some(window) = slept.get_mut(caller as usize) {
                     *window = None;
@@ -104,7 +135,7 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
                 if remaining == 0 {
                     mask |= FILLED;
                 }
-                // One permit per call: the window has granted `limit - remaining` permits.
+                // The window has granted `limit - remaining` permits, whatever the calls' weights.
                 if config.limit - remaining.min(config.limit) > u32::from(u16::MAX) {
                     mask |= OVER_U16;
                 }
@@ -117,6 +148,10 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
             Record::Rejected { at, .. } if mask & ON_BOUNDARY == 0 && boundary.on(at) => {
                 mask |= ON_BOUNDARY;
             }
+            Record::Finish {
+                outcome: Outcome::TooMany { .. },
+                ..
+            } => mask |= TOO_MANY,
             _ => {}
         }
     }

@@ -2,9 +2,12 @@
 //! through the same simulator to show that the oracle catches every one of them: only an adapter
 //! that records their decisions, and the keys they hold, as the real keyed limiter's listener does.
 
-use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
+use core::time::Duration;
+
+use fixed_window::{ConfigError, Instant, Interrupt, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, KeyedPlantedBug, PlantedKeyedLimiter as Catalogued, Refusal};
 
+use crate::planted::too_many;
 use crate::record::{OpOutput, Record};
 use crate::scenario::Scenario;
 use crate::subject::{Granted, Operation, Subject};
@@ -32,7 +35,8 @@ impl PlantedKeyed {
         let config = scenario.config;
         let settings =
             Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
-        let limiter = Catalogued::new(bug, settings, clock);
+        let origin = Instant::from_nanos(scenario.origin());
+        let limiter = Catalogued::starting_at(bug, settings, clock, origin);
         Ok(PlantedKeyed {
             name,
             scenario_config: config,
@@ -100,14 +104,20 @@ impl Subject for PlantedKeyed {
         Ok(op.await)
     }
 
-    async fn acquire_async(&self) -> Result<Granted, RateLimiterError> {
+    async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
+        too_many(self.name, &self.scenario_config, n)?;
         let key = self.key();
-        self.answer(key, self.limiter.acquire_async(key).await)
+        self.answer(key, self.limiter.acquire_n_async(key, n).await)
     }
 
-    fn try_acquire(&self) -> Result<Granted, RateLimiterError> {
+    fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
+        too_many(self.name, &self.scenario_config, n)?;
         let key = self.key();
-        self.answer(key, self.limiter.try_acquire(key))
+        self.answer(key, self.limiter.try_acquire_n(key, n))
+    }
+
+    fn drain(&self) -> Duration {
+        self.limiter.drain(self.key())
     }
 
     fn call_blocking(

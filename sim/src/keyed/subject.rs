@@ -3,6 +3,7 @@
 //! each event, the key it was told and the keys the limiter holds.
 
 use core::hash::BuildHasherDefault;
+use core::time::Duration;
 use std::hash::DefaultHasher;
 use std::sync::{Arc, Weak};
 
@@ -38,6 +39,7 @@ impl KeyedSubject {
         let config = &scenario.config;
         let builder = KeyedRateLimiter::<u64>::builder(LIMITER_NAME, config.limit, config.period)?
             .max_wait(config.max_wait)
+            .origin(scenario.origin_choice())
             .hasher(FixedHasher::default())
             .clock(clock);
         let keys = scenario.callers.iter().map(|caller| caller.key).collect();
@@ -103,29 +105,36 @@ impl Subject for KeyedSubject {
             .map_err(|error| plain(&error, key))
     }
 
-    async fn acquire_async(&self) -> Result<Granted, RateLimiterError> {
+    async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
         let key = self.key();
-        let permit = self
-            .limiter
-            .acquire_async(&key)
-            .await
-            .map_err(|error| plain(&error, key))?;
+        let permit = if n == 1 {
+            self.limiter.acquire_async(&key).await
+        } else {
+            self.limiter.acquire_n_async(&key, n).await
+        }
+        .map_err(|error| plain(&error, key))?;
         Ok(Granted {
             at: permit.at().as_nanos(),
             remaining: permit.remaining(),
         })
     }
 
-    fn try_acquire(&self) -> Result<Granted, RateLimiterError> {
+    fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
         let key = self.key();
-        let permit = self
-            .limiter
-            .try_acquire(&key)
-            .map_err(|error| plain(&error, key))?;
+        let permit = if n == 1 {
+            self.limiter.try_acquire(&key)
+        } else {
+            self.limiter.try_acquire_n(&key, n)
+        }
+        .map_err(|error| plain(&error, key))?;
         Ok(Granted {
             at: permit.at().as_nanos(),
             remaining: permit.remaining(),
         })
+    }
+
+    fn drain(&self) -> Duration {
+        self.limiter.drain(&self.key())
     }
 
     fn call_blocking(

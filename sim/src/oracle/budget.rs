@@ -49,16 +49,17 @@ impl Budget {
         self.count.index()
     }
 
-    /// A permit at `at` with `remaining` left, for a call whose deadline is `deadline`.
+    /// A permit of `n` at `at` with `remaining` left, for a call whose deadline is `deadline`.
     pub(super) fn permitted(
         &mut self,
         rules: &Rules,
         at: u64,
         remaining: u32,
         deadline: u128,
+        n: u32,
         found: &mut Found,
     ) {
-        match rules.decide(&self.count, u128::from(at), deadline) {
+        match rules.decide_n(&self.count, u128::from(at), deadline, n) {
             decision @ Decision::Permit {
                 remaining: expected,
                 ..
@@ -69,32 +70,38 @@ impl Budget {
                         format!("remaining {remaining} at {at}, expected {expected}"),
                     ));
                 }
-                self.count.apply(decision);
+                self.count.apply_n(decision, n);
             }
             decision => found.push((
                 Invariant::WindowLimit,
                 format!("permitted at {at} although the window was full ({decision:?})"),
             )),
         }
-        // Tallied independently of the model's decisions.
+        // Tallied independently of the model's decisions. Zero permits count nothing, and
+        // move no window on.
+        if n == 0 {
+            return;
+        }
         let window = rules.grid.index_of(u128::from(at));
         let limit = rules.limit;
         let window = self.effective.map_or(window, |current| current.max(window));
         if self.effective != Some(window) {
             self.effective = Some(window);
             self.counted = 0;
-            if remaining != limit - 1 {
+            if remaining != limit.saturating_sub(n) {
                 found.push((
                     Invariant::CarryOver,
                     format!(
-                        "first permit of window {window} left {remaining} permits, not {}",
-                        limit - 1
+                        "first permit of window {window} (for {n}) left {remaining} permits, not {}",
+                        limit.saturating_sub(n)
                     ),
                 ));
             }
         }
-        self.counted += 1;
-        if self.counted == u64::from(limit) + 1 {
+        let before = self.counted;
+        self.counted += u64::from(n);
+        // Reported once per window: when the tally first passes the limit.
+        if before <= u64::from(limit) && self.counted > u64::from(limit) {
             let counted = self.counted;
             found.push((
                 Invariant::WindowLimit,
@@ -103,7 +110,35 @@ impl Budget {
         }
     }
 
-    /// A rejection at `at` with `retry_after`, of a call `waiting` (whose clock may have stood
+    /// A drain at `at` that returned `retry_after`: the window in effect counts as full until
+    /// it ends, and `retry_after` is the time from `at` to the end of the window holding `at`.
+    pub(super) fn drained(&mut self, rules: &Rules, at: u64, retry_after: u128, found: &mut Found) {
+        let now = u128::from(at);
+        self.count.drain(&rules.grid, rules.limit, now);
+        let window = rules.grid.index_of(now);
+        let expected = rules.grid.end(window).map_or(NEVER, |end| end - now);
+        if retry_after != expected {
+            found.push((
+                Invariant::Events,
+                format!("a drain at {at} returned {retry_after}, expected {expected}"),
+            ));
+        }
+        if retry_after != NEVER && !rules.grid.on_boundary(now + retry_after) {
+            found.push((
+                Invariant::Alignment,
+                format!("a drain at {at} returned {retry_after}, not to a window boundary"),
+            ));
+        }
+        // The tally's window in effect is full from now: a permit more in it is one too many.
+        let window = self.effective.map_or(window, |current| current.max(window));
+        if self.effective != Some(window) {
+            self.effective = Some(window);
+            self.counted = 0;
+        }
+        self.counted = self.counted.max(u64::from(rules.limit));
+    }
+
+    /// A rejection of `n` permits at `at` with `retry_after`, of a call `waiting` (whose clock may have stood
     /// still across its last sleep, the spec's stalled-clock rule).
     pub(super) fn rejected(
         &self,
@@ -111,10 +146,11 @@ impl Budget {
         waiting: &mut Waiting,
         at: u64,
         retry_after: u128,
+        n: u32,
         found: &mut Found,
     ) {
         let deadline = waiting.deadline();
-        let decision = rules.decide(&self.count, u128::from(at), deadline);
+        let decision = rules.decide_n(&self.count, u128::from(at), deadline, n);
         let expected = match waiting.next(decision, u128::from(at)) {
             Next::Permit { remaining } => {
                 found.push((
@@ -148,17 +184,18 @@ impl Budget {
         }
     }
 
-    /// A sleep begun at `at` until `until` by a call `waiting`, which the sleep moves on.
+    /// A sleep begun at `at` until `until` by a call for `n` permits `waiting`, which the sleep moves on.
     pub(super) fn sleep(
         &self,
         rules: &Rules,
         waiting: &mut Waiting,
         at: u64,
         until: u128,
+        n: u32,
         found: &mut Found,
     ) {
         let deadline = waiting.deadline();
-        let decision = rules.decide(&self.count, u128::from(at), deadline);
+        let decision = rules.decide_n(&self.count, u128::from(at), deadline, n);
         let next = waiting.next(decision, u128::from(at));
         match (decision, next) {
             (_, Next::Sleep { until: expected }) if expected == until => {}

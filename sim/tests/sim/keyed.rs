@@ -116,7 +116,10 @@ fn on_one_key_the_keyed_limiter_is_the_plain_one() {
         if scenario.keys != Some(Population::Hot) {
             continue;
         }
-        let plain = Scenario::generate(&ScenarioId::seed(seed));
+        // The keyed scenario draws no zero weights (it asks for one permit instead): the plain
+        // limiter is given its callers.
+        let mut plain = Scenario::generate(&ScenarioId::seed(seed));
+        plain.callers.clone_from(&scenario.callers);
         let keyed = run(&scenario, Target::Keyed).expect("a valid configuration");
         let alone = run(&plain, Target::Real).expect("a valid configuration");
         let without_held: Vec<Record> = keyed
@@ -196,6 +199,7 @@ fn scenario(limit: u32, callers: usize) -> Scenario {
         max_wait: Duration::ZERO,
     };
     scenario.clock = ClockModel::ordinary(0);
+    scenario.origin_at = None;
     scenario.panicking_listeners.clear();
     scenario.keys = Some(Population::Few {
         keys: 100,
@@ -209,6 +213,7 @@ fn scenario(limit: u32, callers: usize) -> Scenario {
             interrupt_at: None,
             cancel_at: None,
             key: 99,
+            weight: 1,
         })
         .collect();
     scenario
@@ -222,6 +227,7 @@ fn start(caller: u32, at: u64, key: u64) -> Record {
         max_wait: 0,
         op: OpKind::Succeeds,
         key,
+        weight: 1,
     }
 }
 

@@ -17,6 +17,7 @@ fn scenario(limit: u32, period: u64, max_wait: u64, callers: usize) -> Scenario 
         max_wait: Duration::from_nanos(max_wait),
     };
     scenario.clock = ClockModel::ordinary(100);
+    scenario.origin_at = None;
     scenario.callers.truncate(callers);
     assert_eq!(scenario.callers.len(), callers);
     scenario
@@ -39,6 +40,7 @@ fn start(caller: u32, at: u64, max_wait: u128) -> Record {
         max_wait,
         op: OpKind::Succeeds,
         key: 0,
+        weight: 1,
     }
 }
 
@@ -184,6 +186,7 @@ fn an_operation_without_a_permit_breaks_the_operation_rule() {
             max_wait: 0,
             op: OpKind::Succeeds,
             key: 0,
+            weight: 1,
         },
         Record::OpRan {
             caller: Some(0),

@@ -50,6 +50,17 @@ fn overflow_panic_is_caught() {
 }
 
 #[test]
+fn a_weight_counted_as_one_is_caught() {
+    assert_caught(PlantedBug::WeightCountedAsOne, Invariant::Events);
+    assert_caught(PlantedBug::WeightCountedAsOne, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_drain_that_leaves_one_is_caught() {
+    assert_caught(PlantedBug::DrainLeavesOne, Invariant::WindowLimit);
+}
+
+#[test]
 fn false_rejection_is_caught() {
     assert_caught(PlantedBug::FalseRejection, Invariant::FalseRejection);
 }

@@ -1,6 +1,8 @@
 //! Scenario ids replay exactly; shrinking keeps the failure and never grows the scenario.
 
-use fixed_window_sim::{Invariant, ParseIdError, PlantedBug, Scenario, ScenarioId, Target, shrink};
+use fixed_window_sim::{
+    CallKind, Invariant, ParseIdError, PlantedBug, Scenario, ScenarioId, Target, shrink,
+};
 
 use crate::{rules_broken, violations};
 
@@ -41,6 +43,24 @@ fn a_shrunk_failure_is_smaller_and_replays_from_its_id() {
     assert!(small < full, "{small} callers, not fewer than {full}");
     let replayed: ScenarioId = shrunk.to_string().parse().unwrap();
     assert!(rules_broken(&violations(&replayed, target).1).contains(&Invariant::WindowLimit));
+}
+
+#[test]
+fn a_shrunk_drain_failure_keeps_a_drain() {
+    let target = Target::Planted(PlantedBug::DrainLeavesOne);
+    let id = (0..200)
+        .map(ScenarioId::seed)
+        .find(|id| rules_broken(&violations(id, target).1).contains(&Invariant::WindowLimit))
+        .expect("a drain that leaves one shows within 200 seeds");
+    let shrunk = shrink(&id, target, Invariant::WindowLimit);
+    let callers = Scenario::generate(&shrunk).callers;
+    assert!(callers.len() < Scenario::generate(&id).callers.len());
+    // Only a drain breaks the window: the smallest failure keeps one.
+    assert!(
+        callers.iter().any(|caller| caller.kind == CallKind::Drain),
+        "{callers:?}"
+    );
+    assert!(rules_broken(&violations(&shrunk, target).1).contains(&Invariant::WindowLimit));
 }
 
 #[test]

@@ -24,6 +24,7 @@ fn every_written_line_reads_back_and_writes_again_to_the_same_bytes() {
     // Every type of line was written at least once.
     let expected = [
         "call",
+        "drained",
         "interrupt",
         "op",
         "permitted",
