@@ -8,6 +8,12 @@ pub(crate) trait Weight: Copy {
     /// `None` if the claim does not fit. A count that was checked against the limit before
     /// any claim is at most `limit`, so nothing here overflows.
     fn claimed(self, used: u32, limit: u32) -> Option<u32>;
+
+    /// Whether this claim takes no permit at all, so that it needs no count to claim from.
+    #[inline]
+    fn takes_nothing(self) -> bool {
+        false
+    }
 }
 
 /// One permit.
@@ -32,6 +38,11 @@ impl Weight for Units {
     fn claimed(self, used: u32, limit: u32) -> Option<u32> {
         // `self.0 <= limit`, and `used <= limit` always: no underflow, no overflow.
         (used <= limit - self.0).then(|| used + self.0)
+    }
+
+    #[inline]
+    fn takes_nothing(self) -> bool {
+        self.0 == 0
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 mod plain;
 
-pub use self::plain::{KEYED_FEATURES, PLAIN_FEATURES, plain_features};
+pub use self::plain::{PLAIN_FEATURES, plain_features};
 
 /// Scenarios that exercised each feature, by name.
 ///

@@ -39,7 +39,7 @@
 //! - [`check`], [`Invariant`], [`Violation`]: the oracle; [`verdict`], [`Verdict`] and
 //!   [`Memory`]: the same, with a keyed limiter's keys held against the bound, and [`Checks`]:
 //!   how many times it judged each rule.
-//! - [`Coverage`], [`plain_features`], [`PLAIN_FEATURES`], [`KEYED_FEATURES`],
+//! - [`Coverage`], [`plain_features`], [`PLAIN_FEATURES`],
 //!   [`coverage_failure`]: how many scenarios exercised each feature the simulator promises to
 //!   reach, and the gate on it.
 //! - [`shrink`]: a smaller failing scenario.
@@ -61,7 +61,7 @@ pub use crate::clock_model::{ClockKind, ClockModel, Segment};
 mod coroutine;
 mod coverage;
 pub use crate::coverage::{
-    Coverage, KEYED_FEATURES, PLAIN_FEATURES, coverage_failure, plain_features,
+    Coverage, PLAIN_FEATURES, coverage_failure, plain_features,
 };
 mod event_heap;
 mod event_queue;

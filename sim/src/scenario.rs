@@ -19,7 +19,7 @@ mod weights;
 
 pub(crate) use self::flood::KEYED_ONE_IN as KEYED_FLOOD_ONE_IN;
 use self::flood::{Flood, PLAIN_ONE_IN as PLAIN_FLOOD_ONE_IN};
-pub(crate) use self::weights::{ZeroWeights, draw as draw_weights};
+pub(crate) use self::weights::draw as draw_weights;
 
 /// The limiter's configuration in a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -235,15 +235,15 @@ impl Scenario {
     /// ```
     pub fn generate(id: &ScenarioId) -> Scenario {
         let mut scenario = Scenario::draw(id.seed, PLAIN_FLOOD_ONE_IN);
-        scenario.draw_weights(ZeroWeights::Drawn);
+        scenario.draw_weights();
         scenario.keep(id)
     }
 
     /// Draws the callers' weights and drains, but for a flood, which is drawn to fill one
     /// window with single permits.
-    pub(crate) fn draw_weights(&mut self, zero: ZeroWeights) {
+    pub(crate) fn draw_weights(&mut self) {
         if self.patterns != [Pattern::Flood] {
-            draw_weights(&mut self.callers, self.id.seed, self.config.limit, zero);
+            draw_weights(&mut self.callers, self.id.seed, self.config.limit);
         }
     }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::coverage::{Coverage, KEYED_FEATURES, PLAIN_FEATURES, plain_features};
+use crate::coverage::{Coverage, PLAIN_FEATURES, plain_features};
 use crate::oracle::{Checks, Invariant, Memory, Violation, verdict};
 use crate::scenario::ScenarioId;
 use crate::shrink::shrink;
@@ -288,7 +288,7 @@ pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
             .chain(Invariant::ALL.iter().map(|invariant| invariant.name()))
             .map(|name| (name.to_owned(), 0))
             .collect(),
-        coverage: Coverage::new(features(config.target)),
+        coverage: Coverage::new(&PLAIN_FEATURES),
         ..Summary::default()
     };
     let (parts, found) = across_threads(
@@ -354,7 +354,7 @@ fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
     local.simulated_ns += u128::from(stats.simulated_ns);
     local
         .coverage
-        .hit_mask(features(config.target), plain_features(&scenario, &trace));
+        .hit_mask(&PLAIN_FEATURES, plain_features(&scenario, &trace));
     let verdict = verdict(&scenario, &trace);
     local.checks.add(&verdict.checks);
     if let Some(memory) = verdict.memory {
@@ -390,13 +390,4 @@ fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
         violations,
         nondeterministic,
     })
-}
-
-/// The features a sweep of `target` counts.
-fn features(target: Target) -> &'static [&'static str] {
-    if target.is_keyed() {
-        KEYED_FEATURES
-    } else {
-        &PLAIN_FEATURES
-    }
 }

@@ -164,7 +164,8 @@ where
     /// Claims for a key that the hot path did not find live: if `reclaimed`, it found the key's
     /// word reclaimed, and first helps take that word out of the table. Then, until a claim
     /// lands on a live word: a key absent gets an empty word (unless another call just added
-    /// one), claimed from as from any; a word reclaimed meanwhile is taken out again.
+    /// one, or the claim takes no permit), claimed from as from any; a word reclaimed meanwhile
+    /// is taken out again.
     #[cold]
     #[inline(never)]
     #[expect(
@@ -200,6 +201,17 @@ where
                 }
                 reclaimed = true;
             } else {
+                // A claim of no permit is decided on an empty count that is never added: an
+                // added one would record no window, so no sweep would ever reclaim it and the
+                // key would stay past the memory bound.
+                if weight.takes_nothing() {
+                    let empty = W::new(marks.empty);
+                    if let Some(claim) =
+                        self.claim_word::<P, W, G>(budget, codec, &empty, now, weight)
+                    {
+                        return claim;
+                    }
+                }
                 shard.insert(hash, key, W::new(marks.empty));
                 reclaimed = false;
             }

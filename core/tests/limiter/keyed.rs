@@ -116,6 +116,23 @@ fn ended_keys_are_reclaimed_as_the_limiter_is_used() {
     }
 }
 
+/// An attempt for zero permits used to add its key with an empty count that recorded no
+/// window, so no sweep and no `shrink` ever took it out: such keys piled up past the bound.
+#[test]
+fn an_attempt_for_no_permit_adds_no_key() {
+    let (limiter, clock) = keyed(2, 1_000);
+    for key in 0..100 {
+        assert_eq!(limiter.try_acquire_n(&key, 0).unwrap().remaining(), 2);
+    }
+    assert!(limiter.is_empty(), "{} keys held", limiter.len());
+    limiter.try_acquire(&7).unwrap();
+    assert_eq!(limiter.try_acquire_n(&7, 0).unwrap().remaining(), 1);
+    clock.set(at(1_000));
+    assert_eq!(limiter.try_acquire_n(&8, 0).unwrap().remaining(), 2);
+    assert_eq!(limiter.shrink(), 1);
+    assert!(limiter.is_empty());
+}
+
 #[test]
 fn shrink_removes_every_ended_key_at_once() {
     let (limiter, clock) = keyed(2, 1_000);

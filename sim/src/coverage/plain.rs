@@ -10,7 +10,7 @@ use crate::record::{CallKind, Outcome, Record};
 use crate::scenario::Scenario;
 use crate::simulation::Run;
 
-/// The features a plain sweep counts, in the order of [`plain_features`]' bits.
+/// The features a plain or keyed sweep counts, in the order of [`plain_features`]' bits.
 pub const PLAIN_FEATURES: [&str; 16] = [
     "clock_ordinary",
     "clock_near_max",
@@ -29,11 +29,6 @@ pub const PLAIN_FEATURES: [&str; 16] = [
     "origin_at",
     "zero_weight",
 ];
-
-/// The features a keyed sweep counts: the plain limiter's but the last, `zero_weight`, which
-/// keyed scenarios do not draw (an attempt for zero permits would leave its key in the keyed
-/// limiter's table past the documented bound; see `keyed::population`).
-pub const KEYED_FEATURES: &[&str] = PLAIN_FEATURES.split_at(PLAIN_FEATURES.len() - 1).0;
 
 const MAX_WAIT_MAX: u32 = 1 << 6;
 const ON_BOUNDARY: u32 = 1 << 7;

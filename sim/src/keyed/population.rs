@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind};
 use crate::scenario::{
-    CallerSpec, KEYED_FLOOD_ONE_IN, Pattern, Scenario, ScenarioId, ZeroWeights, period_nanos,
+    CallerSpec, KEYED_FLOOD_ONE_IN, Pattern, Scenario, ScenarioId, period_nanos,
 };
 
 /// How a keyed scenario's callers are spread over keys.
@@ -157,11 +157,7 @@ impl Scenario {
             // Stable: callers of one instant keep their order.
             scenario.callers.sort_by_key(|caller| caller.arrival);
         }
-        // Held: an attempt for zero permits on a key the limiter does not hold adds the key
-        // with an empty word and writes nothing, and the sweep never reclaims an empty word,
-        // so the key stays past the documented bound (the oracle's `memory` rule). Drawn again
-        // once the keyed limiter no longer keeps such keys.
-        scenario.draw_weights(ZeroWeights::Held);
+        scenario.draw_weights();
         scenario.keys = Some(population);
         scenario.keep(id)
     }

@@ -15,18 +15,9 @@ use crate::record::CallKind;
 /// The stream of the seed's generator that weights and drains are drawn from.
 const WEIGHTS_STREAM: u64 = 3;
 
-/// Whether a scenario's weighted attempts may ask for zero permits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ZeroWeights {
-    /// They may.
-    Drawn,
-    /// They ask for one instead.
-    Held,
-}
-
 /// Draws, for the scenario of `seed` whose limit is `limit`, its callers' weights and which of
 /// them drain instead of calling.
-pub(crate) fn draw(callers: &mut [CallerSpec], seed: u64, limit: u32, zero: ZeroWeights) {
+pub(crate) fn draw(callers: &mut [CallerSpec], seed: u64, limit: u32) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(WEIGHTS_STREAM);
     let weighted = rng.random_bool(1.0 / 3.0);
@@ -48,10 +39,7 @@ pub(crate) fn draw(callers: &mut [CallerSpec], seed: u64, limit: u32, zero: Zero
                 ..*caller
             };
         } else if weighted && caller.kind.may_weigh() {
-            caller.weight = match pick_weight(&mut rng, limit) {
-                0 if zero == ZeroWeights::Held => 1,
-                drawn => drawn,
-            };
+            caller.weight = pick_weight(&mut rng, limit);
         }
     }
 }
@@ -93,7 +81,7 @@ mod tests {
         let mut seen = [false; 4];
         for seed in 0..50 {
             let mut drawn = callers(CallKind::TryAcquire);
-            draw(&mut drawn, seed, 10, ZeroWeights::Drawn);
+            draw(&mut drawn, seed, 10);
             for caller in drawn.iter().filter(|caller| caller.kind != CallKind::Drain) {
                 match caller.weight {
                     0 => seen[0] = true,
@@ -112,14 +100,14 @@ mod tests {
         let mut drained = 0;
         for seed in 0..50 {
             let mut drawn = callers(CallKind::CallBlocking);
-            draw(&mut drawn, seed, 10, ZeroWeights::Held);
+            draw(&mut drawn, seed, 10);
             for caller in &drawn {
                 match caller.kind {
                     CallKind::Drain => {
                         drained += 1;
                         assert_eq!((caller.weight, caller.interrupt_at), (0, None));
                     }
-                    // Blocking callers take one permit; and no weight is zero here.
+                    // Blocking callers take one permit.
                     _ => assert_eq!(caller.weight, 1),
                 }
             }
