@@ -60,9 +60,7 @@ mod clock_model;
 pub use crate::clock_model::{ClockKind, ClockModel, Segment};
 mod coroutine;
 mod coverage;
-pub use crate::coverage::{
-    Coverage, PLAIN_FEATURES, coverage_failure, plain_features,
-};
+pub use crate::coverage::{Coverage, PLAIN_FEATURES, coverage_failure, plain_features};
 mod event_heap;
 mod event_queue;
 mod keyed;

@@ -1,0 +1,400 @@
+//! Each call judged by what its process saw: its decisions against the script's replies, its
+//! local memory of full windows, its outcome against its deadline and the faults that touched it.
+
+use fixed_window_redis::{FailPolicy, ScriptReply};
+
+use super::{Checker, Remembered};
+use crate::oracle::Invariant;
+use crate::shared::record::{DecisionDigest, EventDigest, ReplyDigest, SharedOutcome};
+use crate::shared::scenario::Weight;
+
+impl Checker<'_> {
+    pub(super) fn process_of(&self, caller: u32) -> u16 {
+        self.scenario.callers[caller as usize].process
+    }
+
+    pub(super) fn key_of(&self, caller: u32) -> u16 {
+        self.scenario.callers[caller as usize].key
+    }
+
+    pub(super) fn decided(
+        &mut self,
+        t: u64,
+        caller: u32,
+        local: u64,
+        at: u64,
+        request: Option<u32>,
+        decision: DecisionDigest,
+    ) {
+        let attempt = std::mem::take(&mut self.calls[caller as usize].attempt);
+        let deadline = self.calls[caller as usize].deadline;
+        self.calls[caller as usize].last = Some((decision, request));
+        let (process, key) = (self.process_of(caller), self.key_of(caller));
+        let reply = self.script_reply(request);
+        let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
+        if refusal || decision == DecisionDigest::Conflict {
+            self.refused_decision(caller, decision, refusal);
+            return;
+        }
+        self.checks.count(&[
+            Invariant::Events,
+            Invariant::FalseRejection,
+            Invariant::Deadline,
+        ]);
+        match (decision, request) {
+            (DecisionDigest::Permitted { remaining }, Some(request)) => {
+                if !matches!(reply, Some(ScriptReply::Permitted { remaining: r, .. }) if r == remaining)
+                {
+                    self.report(Invariant::Events, Some(caller), || {
+                        format!("permitted with {remaining} remaining on the reply {reply:?} of request {request}")
+                    });
+                }
+                if remaining == 0 {
+                    self.remember(process, key, request, local, at);
+                }
+            }
+            (
+                DecisionDigest::Rejected {
+                    retry_after,
+                    local: false,
+                }
+                | DecisionDigest::Wait { until: retry_after },
+                Some(request),
+            ) => {
+                let Some(ScriptReply::Full {
+                    retry_after: server,
+                    ..
+                }) = reply
+                else {
+                    self.report(Invariant::Events, Some(caller), || {
+                        format!("rejected or waiting on the reply {reply:?} of request {request}")
+                    });
+                    return;
+                };
+                self.remember_full(caller, request, local, at);
+                let server_ns = u128::from(server) * 1_000;
+                let opens_by = u128::from(local) + server_ns;
+                if let DecisionDigest::Rejected { .. } = decision {
+                    if retry_after != server_ns {
+                        self.report(Invariant::Events, Some(caller), || {
+                            format!("rejected with retry_after {retry_after} ns, the server said {server_ns}")
+                        });
+                    }
+                    if opens_by <= u128::from(deadline) && at < deadline {
+                        self.report(Invariant::FalseRejection, Some(caller), || {
+                            format!("rejected at {at} although the window opens by {opens_by}, before its deadline {deadline}")
+                        });
+                    }
+                } else {
+                    let until = retry_after;
+                    if until > u128::from(deadline) {
+                        self.report(Invariant::Deadline, Some(caller), || {
+                            format!("waits until {until}, past its deadline {deadline}")
+                        });
+                    }
+                    if opens_by > u128::from(deadline) {
+                        self.report(Invariant::Deadline, Some(caller), || {
+                            format!("waits although the window opens at {opens_by}, after its deadline {deadline}")
+                        });
+                    }
+                }
+            }
+            (
+                DecisionDigest::Rejected {
+                    retry_after,
+                    local: true,
+                }
+                | DecisionDigest::Wait { until: retry_after },
+                None,
+            ) => {
+                let is_wait = matches!(decision, DecisionDigest::Wait { .. });
+                if is_wait && retry_after > u128::from(deadline) {
+                    self.report(Invariant::Deadline, Some(caller), || {
+                        format!("waits until {retry_after}, past its deadline {deadline}")
+                    });
+                }
+                self.local_decision(t, caller, (!is_wait).then_some(retry_after));
+            }
+            (DecisionDigest::FailedOpen { .. } | DecisionDigest::Unavailable { .. }, _) => {
+                self.failed_decision(caller, decision, attempt);
+            }
+            (other, request) => self.report(Invariant::Events, Some(caller), || {
+                format!("decided {other:?} (request {request:?})")
+            }),
+        }
+    }
+
+    /// `Unavailable` or a fail-open permit, decided after sending `attempt`: it must be the
+    /// process's policy, and a fault on those requests must explain it, checked when the
+    /// trace has ended.
+    pub(super) fn failed_decision(
+        &mut self,
+        caller: u32,
+        decision: DecisionDigest,
+        attempt: Vec<u32>,
+    ) {
+        self.checks.count(&[Invariant::Unavailable]);
+        let process = self.process_of(caller);
+        let policy = self.scenario.processes[process as usize].fail_policy;
+        let open = matches!(decision, DecisionDigest::FailedOpen { .. });
+        if open != (policy == FailPolicy::Open) {
+            self.report(Invariant::Unavailable, Some(caller), || {
+                format!("{decision:?} under the {policy:?} policy")
+            });
+        }
+        // Answered without a round trip by a process that has no limiter: explained by what
+        // made its registration fail.
+        let explaining = match &self.unregistered[process as usize] {
+            Some(registration) if attempt.is_empty() => registration.clone(),
+            _ => attempt,
+        };
+        self.failed.push((caller, explaining, open, self.record));
+    }
+
+    /// The script's reply to `request`, if it ran and answered as the script does.
+    pub(super) fn script_reply(&self, request: Option<u32>) -> Option<ScriptReply> {
+        match self.requests.get(request? as usize)?.reply? {
+            ReplyDigest::Four { values } => ScriptReply::parse(&values),
+            _ => None,
+        }
+    }
+
+    /// A decision on a refusal, or a refusal decided: only the one on the other.
+    pub(super) fn refused_decision(
+        &mut self,
+        caller: u32,
+        decision: DecisionDigest,
+        refusal: bool,
+    ) {
+        self.checks.count(&[Invariant::Configuration]);
+        if refusal != (decision == DecisionDigest::Conflict) {
+            self.report(Invariant::Configuration, Some(caller), || {
+                if refusal {
+                    format!(
+                        "the server refused the configuration, but the call decided {decision:?}"
+                    )
+                } else {
+                    "the call decided a configuration error the server never answered".to_owned()
+                }
+            });
+        }
+    }
+
+    /// The memory of a window `request` found full for `caller`: none if the caller asked
+    /// several permits, since the window may hold fewer.
+    pub(super) fn remember_full(&mut self, caller: u32, request: u32, sent: u64, received: u64) {
+        let spec = self.scenario.callers[caller as usize];
+        if spec.weight.permits().is_none_or(|n| n <= 1) {
+            self.remember(spec.process, spec.key, request, sent, received);
+        }
+    }
+
+    pub(super) fn remember(
+        &mut self,
+        process: u16,
+        key: u16,
+        request: u32,
+        sent: u64,
+        received: u64,
+    ) {
+        let ran_at = self.requests.get(request as usize).map_or(0, |r| r.ran_at);
+        self.remembered.insert(
+            (process, key),
+            Remembered {
+                ran_at,
+                sent,
+                received,
+            },
+        );
+    }
+
+    /// A decision from the local memory at virtual time `t`: the key's window must be full
+    /// on the server then, unless the documentation allows a late one.
+    pub(super) fn local_decision(&mut self, t: u64, caller: u32, retry_after: Option<u128>) {
+        self.checks
+            .count(&[Invariant::Events, Invariant::FalseRejection]);
+        let (process, key) = (self.process_of(caller), self.key_of(caller));
+        let Some(source) = self.remembered.get(&(process, key)).copied() else {
+            self.report(Invariant::Events, Some(caller), || {
+                "decided locally with no full window remembered".to_owned()
+            });
+            return;
+        };
+        if self
+            .last_excuse
+            .is_some_and(|excuse| excuse >= source.ran_at)
+        {
+            return;
+        }
+        let Some(grid) = self.grid else {
+            return;
+        };
+        let now = self.server_us(t);
+        let count = self.counts[key as usize].unwrap_or_default();
+        let (index, used) = count.at(&grid, now);
+        let limit = self.limit();
+        if used < limit {
+            self.report(Invariant::FalseRejection, Some(caller), || {
+                format!("decided locally at server time {now} that key {key} is full, but window {index} has {} of {limit} permits free", limit - used)
+            });
+            return;
+        }
+        let (Some(retry_after), Some(end)) = (retry_after, grid.end(index)) else {
+            return;
+        };
+        if self.last_step.is_some_and(|step| step >= source.ran_at) {
+            return;
+        }
+        // The wait to the window's end, as the process's clock measures it, with the
+        // rounding of server microseconds and the process's rate error.
+        let remaining = (end - now) * 1_000;
+        let ppm = u128::from(
+            self.scenario.processes[process as usize]
+                .clock
+                .ppm
+                .unsigned_abs(),
+        );
+        let elapsed = u128::from(t.saturating_sub(source.ran_at));
+        let slack = (remaining + elapsed) * ppm / 1_000_000 + 2_000;
+        let round_trip = u128::from(source.received.saturating_sub(source.sent));
+        if retry_after + slack < remaining || retry_after > remaining + round_trip + slack {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("a local rejection's retry_after {retry_after} ns, but the window ends in {remaining} ns (round trip {round_trip} ns)")
+            });
+        }
+    }
+
+    pub(super) fn finish(
+        &mut self,
+        caller: u32,
+        local: u64,
+        outcome: SharedOutcome,
+        event: EventDigest,
+    ) {
+        self.checks
+            .count(&[Invariant::Deadline, Invariant::Liveness, Invariant::Events]);
+        let process = self.process_of(caller);
+        let call = &mut self.calls[caller as usize];
+        call.finished = true;
+        let (start, deadline, last) = (call.start, call.deadline, call.last);
+        let timeout = u64::try_from(self.scenario.processes[process as usize].timeout.as_nanos())
+            .unwrap_or(u64::MAX);
+        // A clock running fast skips readings: a timer fires at the first reading at or past
+        // its target, which may be a nanosecond past it.
+        let skip = u64::from(self.scenario.processes[process as usize].clock.ppm > 0);
+        if !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::Unfinished)
+            && local
+                > deadline
+                    .max(start)
+                    .saturating_add(timeout)
+                    .saturating_add(skip)
+        {
+            self.report(Invariant::Deadline, Some(caller), || {
+                format!("ended at {local}, past its deadline {deadline} and one timeout")
+            });
+        }
+        let weight = self.scenario.callers[caller as usize].weight;
+        let limit = self.scenario.configured(process).0;
+        let too_many = matches!(weight, Weight::Units(n) if n > limit);
+        if too_many != (outcome == SharedOutcome::TooMany) {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("{weight:?} of a limit of {limit} ended {outcome:?}")
+            });
+        }
+        let drain = weight == Weight::Rest;
+        let consistent = match (outcome, event, last) {
+            (
+                SharedOutcome::Drained,
+                EventDigest::None,
+                Some((
+                    DecisionDigest::Permitted { .. }
+                    | DecisionDigest::Rejected { .. }
+                    | DecisionDigest::Wait { .. },
+                    _,
+                )),
+            )
+            | (
+                SharedOutcome::Unavailable,
+                EventDigest::None,
+                Some((DecisionDigest::Unavailable { .. } | DecisionDigest::FailedOpen { .. }, _)),
+            ) => drain,
+            (
+                SharedOutcome::Permitted { remaining: Some(r) },
+                EventDigest::Permitted { remaining: e },
+                Some((DecisionDigest::Permitted { remaining: d }, request)),
+            ) => {
+                if let Some(request) = request {
+                    self.mark_granted(request);
+                }
+                r == e && r == d
+            }
+            (
+                SharedOutcome::Permitted { remaining: None },
+                EventDigest::Unavailable { failed_open: true },
+                Some((DecisionDigest::FailedOpen { .. }, _)),
+            )
+            | (
+                SharedOutcome::Unavailable,
+                EventDigest::Unavailable { failed_open: false },
+                Some((DecisionDigest::Unavailable { .. }, _)),
+            )
+            | (SharedOutcome::Conflict, EventDigest::None, Some((DecisionDigest::Conflict, _)))
+            | (SharedOutcome::Crashed, EventDigest::None, _)
+            | (SharedOutcome::TooMany, EventDigest::None, None) => true,
+            (
+                SharedOutcome::Rejected {
+                    retry_after,
+                    fields_match,
+                },
+                EventDigest::Rejected { retry_after: e },
+                Some((DecisionDigest::Rejected { retry_after: d, .. }, _)),
+            ) => fields_match && retry_after == e && retry_after == d,
+            (
+                SharedOutcome::Rejected {
+                    retry_after,
+                    fields_match,
+                },
+                EventDigest::Rejected { retry_after: e },
+                // A waiter whose clock did not move across its sleep.
+                Some((DecisionDigest::Wait { .. }, _)),
+            ) => fields_match && retry_after == e,
+            (SharedOutcome::Unfinished, ..) => {
+                self.report(Invariant::Liveness, Some(caller), || {
+                    "the call never ended".to_owned()
+                });
+                true
+            }
+            _ => false,
+        };
+        if !consistent {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("ended {outcome:?} with event {event:?} after deciding {last:?}")
+            });
+        }
+        self.slow_link_outcome(caller, outcome);
+    }
+
+    /// A call of a process whose link is slower than its timeout: no answer from the server
+    /// can come in time, so the call is answered by the fail policy, or its process crashed.
+    pub(super) fn slow_link_outcome(&mut self, caller: u32, outcome: SharedOutcome) {
+        let process = &self.scenario.processes[self.process_of(caller) as usize];
+        if !process.slow_link() {
+            return;
+        }
+        self.checks.count(&[Invariant::Unavailable]);
+        let policy = process.fail_policy;
+        let expected = match (policy, self.scenario.callers[caller as usize].weight) {
+            // A drain takes no permit: it fails whatever the policy.
+            (FailPolicy::Closed, _) | (_, Weight::Rest) => SharedOutcome::Unavailable,
+            (FailPolicy::Open, _) => SharedOutcome::Permitted { remaining: None },
+        };
+        // Too many permits at once are refused before the server is asked.
+        if outcome != expected
+            && !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::TooMany)
+        {
+            self.report(Invariant::Unavailable, Some(caller), || {
+                format!("ended {outcome:?}, but its process's link is slower than its timeout: it can only fail {policy:?}")
+            });
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! What is judged once the trace has ended: the keyspace the server kept, failed attempts
+//! against the faults that explain them, and each window's permits against its ledger.
+
+use fixed_window_redis::EXPIRY_MARGIN_MILLIS;
+use fixed_window_spec::Ledger;
+
+use super::{Checker, LedgerOp, MOST_VIOLATIONS};
+use crate::oracle::{Invariant, Violation};
+use crate::shared::run::SharedRun;
+
+impl Checker<'_> {
+    pub(super) fn keyspace(&mut self, keys: &[(Box<str>, Option<u64>)]) {
+        self.checks.count(&[Invariant::Expiry]);
+        for (key, expires_at_ms) in keys {
+            let Some(&index) = self.counter_keys.get(&**key) else {
+                continue;
+            };
+            let Some(when) = *expires_at_ms else {
+                self.report(Invariant::Expiry, None, || {
+                    format!("counter {key} never expires")
+                });
+                continue;
+            };
+            let (Some(count), Some(grid)) = (self.counts[index as usize], self.grid) else {
+                continue;
+            };
+            if let Some(end) = grid.end(count.index()) {
+                let latest = end.div_ceil(1_000) + u128::from(EXPIRY_MARGIN_MILLIS);
+                if u128::from(when) > latest {
+                    self.report(Invariant::Expiry, None, || {
+                        format!("counter {key} lives until millisecond {when}, past its window's end plus the margin ({latest})")
+                    });
+                }
+            }
+        }
+    }
+
+    pub(super) fn end(&mut self, run: &SharedRun) {
+        self.record = run.records.len();
+        self.checks.count(&[
+            Invariant::WindowLimit,
+            Invariant::Unavailable,
+            Invariant::Liveness,
+        ]);
+        // Each window's permits granted to callers, against limit plus what was forgotten.
+        let ledgers = std::mem::take(&mut self.ledgers);
+        for ((epoch, key, window), ops) in ledgers {
+            let limit = self
+                .limits
+                .get(&epoch)
+                .copied()
+                .unwrap_or(self.scenario.limit);
+            let mut ledger = Ledger::new(limit);
+            for op in ops {
+                match op {
+                    LedgerOp::Grant(request) if self.is_granted(request) => {
+                        let units = self.units(request);
+                        if !(0..units).all(|_| ledger.grant(window)) {
+                            let (granted, allowed) = (ledger.granted(), ledger.allowed());
+                            self.report(Invariant::WindowLimit, None, || {
+                                format!("{granted} permits granted in window {window} of key {key} (epoch {epoch}), more than limit {limit} plus the {} the server forgot", allowed - u64::from(limit))
+                            });
+                        }
+                    }
+                    LedgerOp::Forget(request) if self.is_granted(request) => {
+                        ledger.forget(window, u64::from(self.units(request)));
+                    }
+                    LedgerOp::Grant(_) | LedgerOp::Forget(_) => {}
+                }
+            }
+        }
+        for (caller, requests, open, record) in std::mem::take(&mut self.failed) {
+            let explained = requests.iter().any(|&r| {
+                self.requests
+                    .get(r as usize)
+                    .is_some_and(|info| info.faulted)
+            });
+            if !explained {
+                let violation = Violation {
+                    invariant: Invariant::Unavailable,
+                    caller: Some(caller),
+                    record,
+                    detail: format!(
+                        "{} with no fault on its requests {requests:?}",
+                        if open { "failed open" } else { "unavailable" }
+                    ),
+                };
+                if self.violations.len() < MOST_VIOLATIONS {
+                    self.violations.push(violation);
+                }
+            }
+        }
+        if run.out_of_budget {
+            self.report(Invariant::Liveness, None, || {
+                "the run used up its event budget".to_owned()
+            });
+        }
+        // A process refused at registration never connects, and one rolled out once a
+        // configuration is stored never starts if none is: their callers have no limiter to
+        // call.
+        let never: Vec<usize> = (0..self.calls.len())
+            .filter(|&c| !self.calls[c].started || !self.calls[c].finished)
+            .filter(|&c| {
+                let process = self.scenario.callers[c].process as usize;
+                let serving = self.started_processes[process] && !self.refused_processes[process];
+                self.calls[c].started || serving
+            })
+            .collect();
+        if !never.is_empty() && !run.out_of_budget {
+            self.report(Invariant::Liveness, None, || {
+                format!(
+                    "{} calls never began or never ended (first: caller {})",
+                    never.len(),
+                    never[0]
+                )
+            });
+        }
+    }
+}
