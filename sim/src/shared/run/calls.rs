@@ -1,0 +1,274 @@
+//! A caller's side of a run: arriving, attempting through its process's protocol, deciding,
+//! sleeping and finishing; and a process's start and registration.
+
+use core::time::Duration;
+use std::rc::Rc;
+
+use fixed_window::Instant;
+use fixed_window_redis::{Begin, Conclusion, Decision, Unavailable};
+
+use super::digest::{decision_digest, event_digest, outcome};
+use super::{Attempt, Event, Owner, Sim, Stage};
+use crate::shared::planted::SharedPlantedBug;
+use crate::shared::record::{EventDigest, SharedOutcome, SharedRecord};
+use crate::shared::scenario::Weight;
+
+impl Sim<'_> {
+    pub(super) fn start(&mut self, process: u16) {
+        if self.scenario.is_misconfigured(process) && !self.stored {
+            // Rolled out after the others: it starts once the shared configuration is stored.
+            self.deferred.push(process);
+            return;
+        }
+        let p = &mut self.processes[process as usize];
+        if p.up {
+            return;
+        }
+        p.up = true;
+        self.register(process);
+    }
+
+    pub(super) fn register(&mut self, process: u16) {
+        let now = self.local(process);
+        let p = &self.processes[process as usize];
+        let call = Rc::new(p.protocol.register_call());
+        let number = self.next_attempt;
+        self.next_attempt += 1;
+        let attempt = self.eval(process, Owner::Register(process), call, number, now);
+        self.processes[process as usize].registering = Some(attempt);
+        self.arm_timeout(process, Owner::Register(process), number, now);
+    }
+
+    pub(super) fn arrive(&mut self, caller: u32) {
+        let spec = self.scenario.callers[caller as usize];
+        let process = spec.process;
+        if let Weight::Units(n) = spec.weight
+            && n > self.scenario.configured(process).0
+        {
+            // Refused before anything else, as `try_acquire_n` and `acquire_n` refuse it.
+            self.start_call(caller);
+            self.finish_call(caller, SharedOutcome::TooMany, EventDigest::None);
+            return;
+        }
+        let p = &mut self.processes[process as usize];
+        if p.up && p.ready {
+            self.begin_call(caller);
+        } else if let Some(cause) = p.unregistered.clone().filter(|_| p.up) {
+            self.answer_unregistered(caller, cause);
+        } else {
+            p.pending.push(caller);
+        }
+    }
+
+    pub(super) fn begin_call(&mut self, caller: u32) {
+        self.start_call(caller);
+        self.attempt(caller);
+    }
+
+    /// Answers `caller`, whose process has no limiter (its registration failed for `cause`),
+    /// by the process's fail policy, without a round trip.
+    pub(super) fn answer_unregistered(&mut self, caller: u32, cause: Unavailable) {
+        self.start_call(caller);
+        let call = &mut self.calls[caller as usize];
+        call.attempts += 1;
+        let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
+        let name = &self.scenario.keys[key as usize];
+        let decision = if self.planted == Some(SharedPlantedBug::OpenBeforeRegistration) {
+            Decision::FailedOpen(cause)
+        } else {
+            let protocol = &self.processes[process as usize].protocol;
+            protocol.finish(name, now, now, deadline, Err(cause))
+        };
+        self.decided(caller, now, None, &decision);
+        self.conclude(caller, &decision, now);
+    }
+
+    /// Records `caller`'s start at its process's reading, which fixes its deadline.
+    pub(super) fn start_call(&mut self, caller: u32) {
+        let spec = self.scenario.callers[caller as usize];
+        let now = self.local(spec.process);
+        let max_wait = if spec.waits {
+            self.scenario.processes[spec.process as usize].max_wait
+        } else {
+            Duration::ZERO
+        };
+        let deadline = now.saturating_add(max_wait);
+        self.stats.calls += 1;
+        self.records.push(SharedRecord::Start {
+            t: self.now,
+            caller,
+            local: now.as_nanos(),
+            deadline: deadline.as_nanos(),
+        });
+        let call = &mut self.calls[caller as usize];
+        call.deadline = deadline;
+        call.now = now;
+    }
+
+    /// One attempt of a call at its `now`.
+    pub(super) fn attempt(&mut self, caller: u32) {
+        let number = self.next_attempt;
+        self.next_attempt += 1;
+        let call = &mut self.calls[caller as usize];
+        call.attempts += 1;
+        let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
+        if self.planted == Some(SharedPlantedBug::MemoryPastEnd)
+            && let Some(&until) = self.processes[process as usize]
+                .remembered_past_end
+                .get(&key)
+            && now < until
+        {
+            let decision = Decision::Rejected {
+                retry_after: until.saturating_duration_since(now),
+                local: true,
+            };
+            self.decided(caller, now, None, &decision);
+            self.conclude(caller, &decision, now);
+            return;
+        }
+        let name = &self.scenario.keys[key as usize];
+        let protocol = &self.processes[process as usize].protocol;
+        let begun = match self.scenario.callers[caller as usize].weight.permits() {
+            Some(n) => protocol.begin_n(name, n, now, deadline),
+            None => protocol.begin_drain(name, now),
+        };
+        match begun {
+            Ok(Begin::Decided(decision)) => {
+                self.decided(caller, now, None, &decision);
+                self.conclude(caller, &decision, now);
+            }
+            Ok(Begin::Call(call)) => {
+                self.calls[caller as usize].attempt = Some(Attempt {
+                    number,
+                    sent: now,
+                    call: Rc::new(call),
+                    stage: Stage::Queued,
+                    request: u32::MAX,
+                    retried: false,
+                    decided: None,
+                });
+                self.processes[process as usize].queued.push(caller);
+                // The caller's own bound, as the production caller's: from its attempt's
+                // start, whether it waits in the queue or in the batch.
+                self.arm_timeout(process, Owner::Call(caller), number, now);
+                self.pump(process);
+            }
+            Err(_) => {
+                self.finish_call(caller, SharedOutcome::OtherError, EventDigest::None);
+            }
+        }
+    }
+
+    /// The batch in flight on `process`'s connection is over: its members, in order.
+    pub(super) fn end_batch(&mut self, process: u16) -> Vec<u32> {
+        let p = &mut self.processes[process as usize];
+        p.batch = None;
+        std::mem::take(&mut p.members)
+    }
+
+    pub(super) fn decided(
+        &mut self,
+        caller: u32,
+        at: Instant,
+        request: Option<u32>,
+        decision: &Decision,
+    ) {
+        if let Decision::Rejected { local: true, .. } = decision {
+            self.stats.local_rejections += 1;
+        }
+        let call = &self.calls[caller as usize];
+        self.records.push(SharedRecord::Decided {
+            t: self.now,
+            caller,
+            local: call.now.as_nanos(),
+            at: at.as_nanos(),
+            request,
+            decision: decision_digest(decision),
+        });
+    }
+
+    /// What the call does after `decision`, known at `at`: end, or sleep.
+    pub(super) fn conclude(&mut self, caller: u32, decision: &Decision, at: Instant) {
+        if self.scenario.callers[caller as usize].weight == Weight::Rest {
+            // A drain ends with the window full, or with the error that kept it from it; it
+            // tells no listener.
+            let outcome = match decision {
+                Decision::Permitted { .. } | Decision::Rejected { .. } | Decision::Wait { .. } => {
+                    SharedOutcome::Drained
+                }
+                Decision::Unavailable(_) | Decision::FailedOpen(_) => SharedOutcome::Unavailable,
+                Decision::Conflict(_) => SharedOutcome::Conflict,
+            };
+            self.finish_call(caller, outcome, EventDigest::None);
+            return;
+        }
+        let call = &self.calls[caller as usize];
+        let process = call.process;
+        let stalled = call.slept_from.is_some_and(|before| call.now <= before);
+        let protocol = &self.processes[process as usize].protocol;
+        match protocol.conclude(decision, at, !stalled) {
+            Conclusion::Sleep(pause) => {
+                let until = at.saturating_add(pause);
+                self.stats.waits += 1;
+                self.records.push(SharedRecord::Sleep {
+                    t: self.now,
+                    caller,
+                    local: at.as_nanos(),
+                    until: until.as_nanos(),
+                });
+                let wake = self.virtual_at(process, until);
+                let call = &mut self.calls[caller as usize];
+                call.sleeps += 1;
+                call.sleeping = Some(call.sleeps);
+                let sleep = call.sleeps;
+                self.queue.push(wake, Event::Wake(caller, sleep));
+            }
+            Conclusion::Done { result, event } => {
+                let config = protocol.config();
+                let outcome = outcome(&result, config);
+                let event = event_digest(event.as_ref());
+                self.finish_call(caller, outcome, event);
+            }
+        }
+    }
+
+    pub(super) fn wake(&mut self, caller: u32, sleep: u32) {
+        let call = &mut self.calls[caller as usize];
+        if call.done || call.sleeping != Some(sleep) {
+            return;
+        }
+        call.sleeping = None;
+        let process = call.process;
+        let now = self.local(process);
+        let call = &mut self.calls[caller as usize];
+        call.slept_from = Some(call.now);
+        call.now = now;
+        self.attempt(caller);
+    }
+
+    pub(super) fn finish_call(&mut self, caller: u32, outcome: SharedOutcome, event: EventDigest) {
+        let call = &mut self.calls[caller as usize];
+        if call.done {
+            return;
+        }
+        call.done = true;
+        call.attempt = None;
+        call.sleeping = None;
+        let process = call.process;
+        match outcome {
+            SharedOutcome::Permitted { remaining: Some(_) } => self.stats.permits += 1,
+            SharedOutcome::Permitted { remaining: None } => self.stats.failed_open += 1,
+            SharedOutcome::Rejected { .. } => self.stats.rejections += 1,
+            SharedOutcome::Unavailable => self.stats.unavailable += 1,
+            _ => {}
+        }
+        let local = self.local(process).as_nanos();
+        self.records.push(SharedRecord::Finish {
+            t: self.now,
+            caller,
+            local,
+            outcome,
+            event,
+        });
+    }
+}

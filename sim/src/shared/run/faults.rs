@@ -1,0 +1,165 @@
+//! The faults a run injects: a server's restart or failover, a script flush, a clock step, a
+//! connection reset, a client crash.
+
+use fixed_window_redis::{Protocol, UnavailableKind};
+
+use super::{Event, Owner, Sim, Stage, config};
+use crate::shared::faults::Fault;
+use crate::shared::record::{EventDigest, FaultRecord, Loss, SharedOutcome, SharedRecord};
+use crate::shared::server::Command;
+
+impl Sim<'_> {
+    pub(super) fn fault(&mut self, index: u32) {
+        let (_, fault) = self.scenario.faults.planned[index as usize];
+        let t = self.now;
+        let record = match fault {
+            Fault::Reset { process } => {
+                self.reset(process);
+                FaultRecord::Reset { process }
+            }
+            Fault::Pause { for_ns } => {
+                let until = t + for_ns;
+                self.paused_until = Some(self.paused_until.map_or(until, |u| u.max(until)));
+                self.queue.push(until, Event::Resume);
+                FaultRecord::Pause { until }
+            }
+            Fault::Restart { for_ns } => {
+                self.server.restart();
+                self.down_until = t + for_ns;
+                self.paused_until = None;
+                for request in std::mem::take(&mut self.backlog) {
+                    self.records.push(SharedRecord::Lost {
+                        t,
+                        request,
+                        loss: Loss::Down,
+                    });
+                }
+                for process in 0..self.processes.len() {
+                    self.reset(u16::try_from(process).unwrap_or(0));
+                }
+                FaultRecord::Restart { until: t + for_ns }
+            }
+            Fault::Failover { lag, keeps_scripts } => {
+                let undone = self.server.failover(usize::from(lag), keeps_scripts);
+                for process in 0..self.processes.len() {
+                    self.reset(u16::try_from(process).unwrap_or(0));
+                }
+                let undone = undone
+                    .into_iter()
+                    .flat_map(|w| self.undone_ids(w.request, w.key))
+                    .collect();
+                FaultRecord::Failover {
+                    lag,
+                    keeps_scripts,
+                    undone,
+                }
+            }
+            Fault::Flush => {
+                self.server.flush_scripts();
+                FaultRecord::Flush
+            }
+            Fault::ClockStep { delta_ns } => {
+                self.server.step_clock(delta_ns);
+                FaultRecord::ClockStep { delta_ns }
+            }
+            Fault::Crash { process, for_ns } => {
+                self.crash(process, for_ns);
+                FaultRecord::Crash {
+                    process,
+                    until: t + for_ns,
+                }
+            }
+        };
+        self.records.push(SharedRecord::Fault { t, fault: record });
+    }
+
+    /// The trace ids whose permits a write undone by a failover took back: a batch's write
+    /// of a counter holds the permits of each of its attempts on that key, given newest
+    /// first as the writes are (so the last names the key's state before the batch).
+    pub(super) fn undone_ids(&self, request: u32, key: Box<str>) -> Vec<(u32, Box<str>)> {
+        let r = &self.requests[request as usize];
+        let Some(Command::EvalSha { call, .. }) = &r.command else {
+            return vec![(request, key)];
+        };
+        let mut members: Vec<(u32, Box<str>)> = (request..request + r.ids)
+            .zip(0..)
+            .filter(|&(_, index)| call.counter_key(index) == Some(&*key))
+            .map(|(id, _)| (id, key.clone()))
+            .collect();
+        members.reverse();
+        if members.is_empty() {
+            vec![(request, key)]
+        } else {
+            members
+        }
+    }
+
+    /// Resets `process`'s connection: what was on it is lost, its attempts fail.
+    pub(super) fn reset(&mut self, process: u16) {
+        let p = &mut self.processes[process as usize];
+        p.connection.generation += 1;
+        p.connection.reconnect = true;
+        p.connection.last_to_server = 0;
+        p.connection.last_to_client = 0;
+        let mut owners = Vec::new();
+        if let Some(attempt) = &p.registering {
+            owners.push((Owner::Register(process), attempt.request));
+        }
+        if let Some(attempt) = &p.batch {
+            owners.push((Owner::Batch(process), attempt.request));
+        }
+        for (caller, call) in (0_u32..).zip(&self.calls) {
+            if call.process == process
+                && !call.done
+                && let Some(attempt) = call.attempt.as_ref().filter(|a| a.stage == Stage::Expire)
+            {
+                owners.push((Owner::Call(caller), attempt.request));
+            }
+        }
+        for (owner, request) in owners {
+            self.lose(request, Loss::Reset);
+            // The connection manager's call fails at once; the next one reconnects.
+            self.failed(owner, UnavailableKind::Connection, "connection reset");
+        }
+    }
+
+    pub(super) fn crash(&mut self, process: u16, for_ns: u64) {
+        let t = self.now;
+        let p = &mut self.processes[process as usize];
+        if !p.up {
+            return;
+        }
+        p.up = false;
+        p.ready = false;
+        // Requests already sent still reach the server (and run); their replies find nobody.
+        // It connects again as it restarts.
+        p.generation += 1;
+        p.registering = None;
+        p.unregistered = None;
+        p.remembered_past_end.clear();
+        p.protocol = Protocol::new(config(self.scenario, process as usize));
+        p.queued.clear();
+        p.members.clear();
+        if let Some(batch) = p.batch.take() {
+            self.lose(batch.request, Loss::Crash);
+        }
+        let mut victims = Vec::new();
+        for (caller, call) in (0_u32..).zip(&self.calls) {
+            if call.process == process && !call.done && (call.attempts > 0) {
+                let request = call
+                    .attempt
+                    .as_ref()
+                    .filter(|a| a.stage == Stage::Expire)
+                    .map(|a| a.request);
+                victims.push((caller, request));
+            }
+        }
+        for (caller, request) in victims {
+            if let Some(request) = request {
+                self.lose(request, Loss::Crash);
+            }
+            self.finish_call(caller, SharedOutcome::Crashed, EventDigest::None);
+        }
+        self.queue.push(t + for_ns, Event::Start(process));
+    }
+}

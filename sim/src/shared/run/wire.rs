@@ -1,0 +1,466 @@
+//! Requests on the wire: each process's connection (one script call in flight, the rest
+//! batched), sending, losing, delivering, running at the server, replying, resending after
+//! `NOSCRIPT`, and timeouts.
+
+use std::rc::Rc;
+
+use fixed_window::Instant;
+use fixed_window_redis::{ScriptCall, UnavailableKind};
+use rand::RngExt;
+
+use super::digest::{digest, digest_values};
+use super::{Attempt, Event, Owner, Request, Sim, Stage};
+use crate::shared::engine::Reply;
+use crate::shared::planted::SharedPlantedBug;
+use crate::shared::record::{Loss, Purpose, SharedRecord};
+use crate::shared::server::Command;
+
+impl Sim<'_> {
+    /// Sends the next batch on `process`'s connection if none is in flight: every attempt
+    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)) in one script call, as the
+    /// production client does.
+    pub(super) fn pump(&mut self, process: u16) {
+        let p = &mut self.processes[process as usize];
+        if p.batch.is_some() || !p.up || !p.ready || p.queued.is_empty() {
+            return;
+        }
+        let queued = std::mem::take(&mut p.queued);
+        let mut batch: Option<ScriptCall> = None;
+        let mut members = Vec::new();
+        let mut rest = Vec::new();
+        for caller in queued {
+            let Some(attempt) = self.calls[caller as usize]
+                .attempt
+                .as_mut()
+                .filter(|a| a.stage == Stage::Queued)
+            else {
+                // Ended meanwhile: nothing to send.
+                continue;
+            };
+            let call = (*attempt.call).clone();
+            let joined = match &mut batch {
+                None => {
+                    batch = Some(call);
+                    true
+                }
+                Some(batch) => batch.join(call).is_ok(),
+            };
+            if joined {
+                attempt.stage = Stage::Batched;
+                members.push(caller);
+            } else {
+                rest.push(caller);
+            }
+        }
+        let p = &mut self.processes[process as usize];
+        p.queued = rest;
+        let Some(batch) = batch else {
+            return;
+        };
+        p.members = members;
+        let number = self.next_attempt;
+        self.next_attempt += 1;
+        let now = self.local(process);
+        let attempt = self.eval(process, Owner::Batch(process), Rc::new(batch), number, now);
+        self.number_members(process, attempt.request);
+        self.processes[process as usize].batch = Some(attempt);
+        self.arm_timeout(process, Owner::Batch(process), number, now);
+    }
+
+    /// Gives each waiting member of `process`'s batch its id in the batch's `request`.
+    pub(super) fn number_members(&mut self, process: u16, request: u32) {
+        for (id, &caller) in (request..).zip(&self.processes[process as usize].members) {
+            if let Some(attempt) = self.calls[caller as usize]
+                .attempt
+                .as_mut()
+                .filter(|a| a.stage == Stage::Batched)
+            {
+                attempt.request = id;
+            }
+        }
+    }
+
+    /// Whether `caller` still waits for its part of its batch's `id`.
+    pub(super) fn member_waits(&self, caller: u32, id: u32) -> bool {
+        self.calls[caller as usize]
+            .attempt
+            .as_ref()
+            .is_some_and(|a| a.stage == Stage::Batched && a.request == id)
+    }
+
+    /// Sends attempt `number`'s script call for `owner` (a process registering, or a batch
+    /// of attempts) and returns the attempt, waiting for its reply.
+    pub(super) fn eval(
+        &mut self,
+        process: u16,
+        owner: Owner,
+        call: Rc<ScriptCall>,
+        number: u32,
+        now: Instant,
+    ) -> Attempt {
+        let registering = matches!(owner, Owner::Register(_));
+        let extra = self.extra_args(process, now, registering);
+        let purpose = if registering {
+            Purpose::Register
+        } else {
+            Purpose::Acquire
+        };
+        let command = Command::EvalSha {
+            script: Rc::clone(&self.script),
+            call: Rc::clone(&call),
+            extra,
+        };
+        let request = self.send(process, owner, command, purpose);
+        Attempt {
+            number,
+            sent: now,
+            call,
+            stage: Stage::Eval,
+            request,
+            retried: false,
+            decided: None,
+        }
+    }
+
+    pub(super) fn extra_args(&self, process: u16, now: Instant, registering: bool) -> Vec<String> {
+        match self.planted {
+            Some(SharedPlantedBug::ClientClock) => vec![(now.as_nanos() / 1_000).to_string()],
+            Some(SharedPlantedBug::OwnOrigin) if !registering => {
+                vec![self.processes[process as usize].own_origin.to_string()]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub(super) fn arm_timeout(&mut self, process: u16, owner: Owner, number: u32, sent: Instant) {
+        let timeout = self.processes[process as usize].protocol.config().timeout();
+        let at = self.virtual_at(process, sent.saturating_add(timeout));
+        self.queue.push(at, Event::Timeout(owner, number));
+    }
+
+    /// Sends `command` on `process`'s connection; its request id (the first of its ids: a
+    /// batch's script call has one per attempt).
+    pub(super) fn send(
+        &mut self,
+        process: u16,
+        owner: Owner,
+        command: Command,
+        purpose: Purpose,
+    ) -> u32 {
+        let request = u32::try_from(self.requests.len()).unwrap_or(u32::MAX);
+        let link = self.scenario.processes[process as usize].link;
+        let callers: Vec<Option<u32>> = match (owner, purpose) {
+            (Owner::Batch(_), Purpose::Acquire) => self.processes[process as usize]
+                .members
+                .iter()
+                .copied()
+                .map(Some)
+                .collect(),
+            (Owner::Call(caller), _) => vec![Some(caller)],
+            _ => vec![None],
+        };
+        let ids = u32::try_from(callers.len()).unwrap_or(1);
+        let p = &mut self.processes[process as usize];
+        let (connection, generation) = (p.connection.generation, p.generation);
+        let mut command = Some(command);
+        for (id, caller) in (request..).zip(callers) {
+            self.requests.push(Request {
+                owner,
+                process,
+                connection,
+                generation,
+                command: command.take(),
+                ids,
+                reply: None,
+                refused: false,
+            });
+            self.records.push(SharedRecord::Sent {
+                t: self.now,
+                request: id,
+                caller,
+                process,
+                purpose,
+            });
+        }
+        let mut delay = link.delay_ns + self.rng.random_range(0..=link.jitter_ns);
+        if std::mem::take(&mut p.connection.reconnect) {
+            delay += 2 * link.delay_ns;
+        }
+        if self.lost(self.scenario.faults.request_loss_ppm) {
+            self.lose(request, Loss::Request);
+            return request;
+        }
+        let p = &mut self.processes[process as usize];
+        let arrival = (self.now + delay).max(p.connection.last_to_server);
+        p.connection.last_to_server = arrival;
+        self.queue.push(arrival, Event::AtServer(request));
+        request
+    }
+
+    /// The ids of `request` in the trace.
+    pub(super) fn ids(&self, request: u32) -> core::ops::Range<u32> {
+        request..request + self.requests[request as usize].ids
+    }
+
+    /// Records every id of `request` lost.
+    pub(super) fn lose(&mut self, request: u32, loss: Loss) {
+        let t = self.now;
+        for id in self.ids(request) {
+            self.records.push(SharedRecord::Lost {
+                t,
+                request: id,
+                loss,
+            });
+        }
+    }
+
+    pub(super) fn lost(&mut self, ppm: u32) -> bool {
+        ppm > 0 && self.rng.random_range(0..1_000_000) < ppm
+    }
+
+    pub(super) fn at_server(&mut self, request: u32) {
+        let r = &self.requests[request as usize];
+        let p = &self.processes[r.process as usize];
+        if r.connection != p.connection.generation {
+            // Its connection was reset while it was on its way.
+            self.lose(request, Loss::Reset);
+            return;
+        }
+        if self.now < self.down_until {
+            self.lose(request, Loss::Down);
+            self.requests[request as usize].refused = true;
+            self.reply(request);
+            return;
+        }
+        if self.paused_until.is_some() {
+            for id in self.ids(request) {
+                self.records.push(SharedRecord::Held {
+                    t: self.now,
+                    request: id,
+                });
+            }
+            self.backlog.push(request);
+            return;
+        }
+        self.execute(request);
+    }
+
+    pub(super) fn execute(&mut self, request: u32) {
+        let t = self.now;
+        let r = &self.requests[request as usize];
+        let Some(command) = &r.command else {
+            return;
+        };
+        let (reply, effects) = self.server.execute(request, command, t);
+        if effects.ran_script {
+            self.stats.scripts += 1;
+        }
+        for expired in effects.expired {
+            self.records.push(SharedRecord::Expired {
+                t,
+                key: expired.key,
+                expires_at_ms: expired.expires_at_ms,
+            });
+        }
+        if let Some(what) = effects.refused {
+            self.records.push(SharedRecord::Refused {
+                t,
+                request,
+                what: what.into(),
+            });
+        }
+        // Each attempt of a batch with its own part of the reply, in order: the oracle counts
+        // them one after the other at the script's one instant.
+        let values = reply.integers().ok();
+        for (index, id) in (0_usize..).zip(self.ids(request)) {
+            let reply = match (&values, command) {
+                (Some(values), Command::EvalSha { call, .. }) => {
+                    digest_values(call.reply_for(values, index))
+                }
+                _ => digest(&reply),
+            };
+            self.records.push(SharedRecord::Executed {
+                t,
+                request: id,
+                server_us: effects.server_us,
+                ran_script: effects.ran_script,
+                reply,
+            });
+        }
+        self.requests[request as usize].reply = Some(reply);
+        if self.lost(self.scenario.faults.reply_loss_ppm) {
+            self.lose(request, Loss::Reply);
+            return;
+        }
+        self.reply(request);
+    }
+
+    /// Sends the reply (or the refusal) of `request` back on its connection.
+    pub(super) fn reply(&mut self, request: u32) {
+        let process = self.requests[request as usize].process;
+        let link = self.scenario.processes[process as usize].link;
+        let delay = link.delay_ns + self.rng.random_range(0..=link.jitter_ns);
+        let connection = &mut self.processes[process as usize].connection;
+        let arrival = (self.now + delay).max(connection.last_to_client);
+        connection.last_to_client = arrival;
+        self.queue.push(arrival, Event::AtClient(request));
+    }
+
+    pub(super) fn resume(&mut self) {
+        if self.paused_until.is_some_and(|until| until <= self.now) {
+            self.paused_until = None;
+            for request in std::mem::take(&mut self.backlog) {
+                // A request whose connection was reset meanwhile went with it.
+                let r = &self.requests[request as usize];
+                if r.connection == self.processes[r.process as usize].connection.generation {
+                    self.execute(request);
+                } else {
+                    self.lose(request, Loss::Reset);
+                }
+            }
+        }
+    }
+
+    /// The attempt `request` belongs to, if it is still waiting for it.
+    pub(super) fn waiting_attempt(&mut self, request: u32) -> Option<&mut Attempt> {
+        let r = &self.requests[request as usize];
+        let attempt = match r.owner {
+            Owner::Call(caller) => self.calls[caller as usize].attempt.as_mut()?,
+            Owner::Register(process) => self.processes[process as usize].registering.as_mut()?,
+            Owner::Batch(process) => self.processes[process as usize].batch.as_mut()?,
+        };
+        (attempt.request == request).then_some(attempt)
+    }
+
+    pub(super) fn at_client(&mut self, request: u32) {
+        let r = &self.requests[request as usize];
+        let p = &self.processes[r.process as usize];
+        if r.connection != p.connection.generation || r.generation != p.generation {
+            // Reset or crashed meanwhile: the reply has nowhere to go.
+            let loss = if r.generation == p.generation {
+                Loss::Reset
+            } else {
+                Loss::Crash
+            };
+            self.lose(request, loss);
+            return;
+        }
+        if self.waiting_attempt(request).is_none() {
+            for id in self.ids(request) {
+                self.records.push(SharedRecord::Late {
+                    t: self.now,
+                    request: id,
+                });
+            }
+            return;
+        }
+        let r = &self.requests[request as usize];
+        let owner = r.owner;
+        if r.refused {
+            self.failed(owner, UnavailableKind::Connection, "connection refused");
+            return;
+        }
+        let reply = self.requests[request as usize]
+            .reply
+            .take()
+            .unwrap_or(Reply::Nil);
+        let Some(attempt) = self.waiting_attempt(request) else {
+            return;
+        };
+        let stage = attempt.stage;
+        match (stage, &reply) {
+            (Stage::Eval, Reply::Error(message)) if message.starts_with("NOSCRIPT") => {
+                self.resend(owner, Stage::Load);
+            }
+            (Stage::Load, Reply::Bulk(_)) => self.resend(owner, Stage::EvalAgain),
+            (Stage::Expire, _) => self.expired_done(owner),
+            // A caller's queued or batched attempt has no request of its own.
+            (Stage::Queued | Stage::Batched, _) => {}
+            (_, Reply::Error(message)) => {
+                let message = message.to_string();
+                self.failed(owner, UnavailableKind::Server, &message);
+            }
+            (Stage::Load, _) => {
+                self.failed(owner, UnavailableKind::Reply, "SCRIPT LOAD answered no SHA");
+            }
+            (Stage::Eval | Stage::EvalAgain, reply) => match reply.integers() {
+                Ok(values) => self.replied(owner, &Ok(values), Some(request)),
+                Err(other) => {
+                    let message = format!("the script answered {other:?}");
+                    self.failed(owner, UnavailableKind::Reply, &message);
+                }
+            },
+        }
+    }
+
+    /// Sends the next command of the owner's attempt.
+    pub(super) fn resend(&mut self, owner: Owner, stage: Stage) {
+        let (process, purpose) = match owner {
+            Owner::Call(caller) => (self.calls[caller as usize].process, Purpose::Acquire),
+            Owner::Register(process) => (process, Purpose::Register),
+            Owner::Batch(process) => (process, Purpose::Acquire),
+        };
+        let Some(attempt) = self.attempt_of(owner) else {
+            return;
+        };
+        let call = Rc::clone(&attempt.call);
+        let now = attempt.sent;
+        let (command, purpose) = if stage == Stage::Load {
+            (Command::ScriptLoad(Rc::clone(&self.script)), Purpose::Load)
+        } else {
+            let extra = self.extra_args(process, now, matches!(owner, Owner::Register(_)));
+            (
+                Command::EvalSha {
+                    script: Rc::clone(&self.script),
+                    call,
+                    extra,
+                },
+                purpose,
+            )
+        };
+        let request = self.send(process, owner, command, purpose);
+        if let Some(attempt) = self.attempt_of(owner) {
+            attempt.request = request;
+            attempt.stage = stage;
+        }
+        if let (Owner::Batch(process), Stage::EvalAgain) = (owner, stage) {
+            self.number_members(process, request);
+        }
+    }
+
+    pub(super) fn attempt_of(&mut self, owner: Owner) -> Option<&mut Attempt> {
+        match owner {
+            Owner::Call(caller) => self.calls[caller as usize].attempt.as_mut(),
+            Owner::Register(process) => self.processes[process as usize].registering.as_mut(),
+            Owner::Batch(process) => self.processes[process as usize].batch.as_mut(),
+        }
+    }
+
+    pub(super) fn timeout(&mut self, owner: Owner, number: u32) {
+        let current = self.attempt_of(owner).is_some_and(|a| a.number == number);
+        if !current {
+            return;
+        }
+        let callers: Vec<Option<u32>> = match owner {
+            Owner::Call(caller) => vec![Some(caller)],
+            Owner::Register(_) => vec![None],
+            Owner::Batch(process) => self.processes[process as usize]
+                .members
+                .iter()
+                .copied()
+                .map(Some)
+                .collect(),
+        };
+        for caller in callers {
+            self.records.push(SharedRecord::TimedOut {
+                t: self.now,
+                caller,
+            });
+        }
+        self.failed(
+            owner,
+            UnavailableKind::Timeout,
+            "no reply within the timeout",
+        );
+    }
+}
