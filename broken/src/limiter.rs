@@ -124,6 +124,48 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         }
     }
 
+    /// [`PlantedLimiter::new`], its windows at whole periods of Unix time
+    /// (`Origin::UnixEpoch`), the clock's reading matched with [`Clock::unix_time`] as the
+    /// rule says ([`Grid::unix_origin`](fixed_window_spec::Grid::unix_origin)); under
+    /// [`PlantedBug::EpochOffByOnePeriod`], at the boundary after the reading instead.
+    ///
+    /// # Panics
+    ///
+    /// As [`PlantedLimiter::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let settings = Settings::new("api", 1, Duration::from_secs(1))?;
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::aligned_to_unix_time(PlantedBug::CarryOver, settings, ManualClock::new());
+    /// assert!(limiter.try_acquire().is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn aligned_to_unix_time(
+        bug: PlantedBug,
+        settings: Settings,
+        clock: C,
+    ) -> PlantedLimiter<S, C> {
+        let reading = u128::from(clock.now().as_nanos());
+        let period = nanos(settings.period()).get();
+        let unix = clock.unix_time().as_nanos();
+        let last = u128::from(Instant::MAX.as_nanos());
+        let origin = if bug == PlantedBug::EpochOffByOnePeriod {
+            // Rounds up to the next boundary where the rule rounds down.
+            let after = reading.saturating_add(period - unix % period);
+            if after > last { reading } else { after }
+        } else {
+            Grid::unix_origin(reading, period, unix, last)
+        };
+        let origin = Instant::from_nanos(u64::try_from(origin).unwrap_or(u64::MAX));
+        PlantedLimiter::starting_at(bug, settings, clock, origin)
+    }
+
     /// The planted bug.
     ///
     /// # Examples

@@ -51,11 +51,15 @@ pub enum PlantedBug {
     WeightCountedAsOne,
     /// A drain leaves one permit in its window. Shows only to a checker that drains.
     DrainLeavesOne,
+    /// Windows aligned to Unix time (`Origin::UnixEpoch`) start at the boundary after the
+    /// clock's reading instead of the one at or before it: one period late. Shows only to a
+    /// checker that builds limiters so aligned ([`PlantedBug::unix_epoch_only`]).
+    EpochOffByOnePeriod,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 11] = [
+    pub const ALL: [PlantedBug; 12] = [
         PlantedBug::CarryOver,
         PlantedBug::BoundaryOffByOne,
         PlantedBug::AdvanceFromNow,
@@ -67,6 +71,7 @@ impl PlantedBug {
         PlantedBug::GiveUpOnLostRace,
         PlantedBug::WeightCountedAsOne,
         PlantedBug::DrainLeavesOne,
+        PlantedBug::EpochOffByOnePeriod,
     ];
 
     /// The planted bug's name on a command line, in kebab case.
@@ -91,6 +96,7 @@ impl PlantedBug {
             PlantedBug::GiveUpOnLostRace => "give-up-on-lost-race",
             PlantedBug::WeightCountedAsOne => "weight-counted-as-one",
             PlantedBug::DrainLeavesOne => "drain-leaves-one",
+            PlantedBug::EpochOffByOnePeriod => "epoch-off-by-one-period",
         }
     }
 
@@ -149,6 +155,22 @@ impl PlantedBug {
             self,
             PlantedBug::WeightCountedAsOne | PlantedBug::DrainLeavesOne
         )
+    }
+
+    /// Whether the bug shows only in a limiter whose windows are aligned to Unix time
+    /// ([`PlantedLimiter::aligned_to_unix_time`](crate::PlantedLimiter::aligned_to_unix_time)):
+    /// a checker that builds none behaves as with a correct limiter, and skips it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::PlantedBug;
+    ///
+    /// assert!(PlantedBug::EpochOffByOnePeriod.unix_epoch_only());
+    /// assert!(!PlantedBug::CarryOver.unix_epoch_only());
+    /// ```
+    pub fn unix_epoch_only(self) -> bool {
+        self == PlantedBug::EpochOffByOnePeriod
     }
 }
 

@@ -10,7 +10,6 @@ use crate::budget::Budget;
 use crate::clock::{Clock, SystemClock};
 use crate::error::ConfigError;
 use crate::event::{Listener, RateLimiterEvent};
-use crate::instant::Instant;
 use crate::limiter::RateLimiter;
 use crate::origin::Origin;
 use crate::policy::Policy;
@@ -377,7 +376,7 @@ impl<C: Clock> Builder<C> {
             self.settings,
             self.options.listeners,
             self.backoff,
-            (self.origin, self.clock.now()),
+            (self.origin, &self.clock),
         );
         RateLimiter {
             state: policy.budget.state(),
@@ -388,19 +387,19 @@ impl<C: Clock> Builder<C> {
 }
 
 /// The policy of a limiter with `settings`, `listeners` and `backoff`, its grid starting at
-/// `origin` for a limiter built at clock reading `now`: what either limiter's `build` makes
-/// before its state.
+/// `origin` for a limiter built now on `clock`: what either limiter's `build` makes before its
+/// state.
 pub(crate) fn policy<L>(
     settings: Settings,
     listeners: Vec<L>,
     backoff: Backoff,
-    (origin, now): (Origin, Instant),
+    (origin, clock): (Origin, &impl Clock),
 ) -> Policy<L> {
     Policy {
         settings,
         listeners,
         budget: Budget::new(
-            origin.instant(now, settings.period),
+            origin.instant(clock, settings.period),
             settings.period,
             settings.limit,
             backoff,

@@ -6,6 +6,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::time::Duration;
 use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::instant::{Instant, saturating_nanos};
 use crate::interrupt::{Interrupt, Interrupted};
@@ -75,6 +76,54 @@ pub trait Clock: Send + Sync {
     /// Dropping the future cancels the wait. It may also resolve to `Err(Interrupted)` if the
     /// clock has a way to interrupt asynchronous waits.
     fn sleep_async(&self, duration: Duration) -> Sleep<'_>;
+
+    /// How long after the Unix epoch (1970-01-01T00:00:00Z) this clock's reading is now: the
+    /// one moment a limiter built with [`Origin::UnixEpoch`](crate::Origin::UnixEpoch) matches
+    /// with [`now`](Clock::now) to align its windows. The system's wall clock by default (zero
+    /// if it reads before 1970); a clock of its own timeline, a test's or a simulation's, says
+    /// what Unix time its readings stand for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, Instant, Interrupt, Interrupted, Origin, RateLimiter, Sleep};
+    ///
+    /// /// Reads 10 s, which it says is 25 s into a minute of Unix time.
+    /// struct At10;
+    ///
+    /// impl Clock for At10 {
+    ///     fn now(&self) -> Instant {
+    ///         Instant::from_nanos(10_000_000_000)
+    ///     }
+    ///     fn sleep(&self, _: Duration, _: &Interrupt) -> Result<(), Interrupted> {
+    ///         Err(Interrupted)
+    ///     }
+    ///     fn sleep_async(&self, _: Duration) -> Sleep<'_> {
+    ///         Box::pin(async { Err(Interrupted) })
+    ///     }
+    ///     fn unix_time(&self) -> Duration {
+    ///         Duration::from_secs(1_800_000_025)
+    ///     }
+    /// }
+    ///
+    /// // The minute began 25 s before the reading, before the clock's timeline (at -15 s), so
+    /// // the grid starts at the next minute, 35 s on (at 45 s). Readings before it belong to
+    /// // the first window, which ends at 105 s.
+    /// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(60))?
+    ///     .clock(At10)
+    ///     .origin(Origin::UnixEpoch)
+    ///     .build();
+    /// assert!(limiter.try_acquire().is_ok());
+    /// let err = limiter.try_acquire().unwrap_err();
+    /// assert_eq!(err.retry_after(), Duration::from_secs(95));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn unix_time(&self) -> Duration {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
@@ -89,6 +138,10 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
     fn sleep_async(&self, duration: Duration) -> Sleep<'_> {
         (**self).sleep_async(duration)
     }
+
+    fn unix_time(&self) -> Duration {
+        (**self).unix_time()
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
@@ -102,6 +155,10 @@ impl<C: Clock + ?Sized> Clock for &C {
 
     fn sleep_async(&self, duration: Duration) -> Sleep<'_> {
         (**self).sleep_async(duration)
+    }
+
+    fn unix_time(&self) -> Duration {
+        (**self).unix_time()
     }
 }
 

@@ -1,8 +1,8 @@
 //! Where a limiter's windows are aligned.
 
 use core::time::Duration;
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::clock::Clock;
 use crate::instant::Instant;
 
 /// Where a limiter's grid of windows starts: its first window begins at the origin, and each
@@ -33,29 +33,25 @@ pub enum Origin {
     /// This instant of the limiter's clock. Readings before it belong to the first window.
     At(Instant),
     /// Whole multiples of the period since the Unix epoch (1970-01-01T00:00:00Z), as envoy's
-    /// ratelimit aligns its windows. The clock's reading at build is matched once with the
-    /// system's wall clock (`SystemTime::now()`); a later step of the wall clock does not move
+    /// ratelimit aligns its windows. The clock's reading at build is matched once with the Unix
+    /// time it stands for ([`Clock::unix_time`]: the system's wall clock unless the clock says
+    /// otherwise); a later step of the wall clock does not move
     /// the windows, which follow the limiter's own clock from then on. A period that does not
     /// divide a day evenly aligns to its multiples since 1970 all the same. (A clock whose
     /// readings start later than the boundary before now, as a new
     /// [`ManualClock`](crate::ManualClock)'s may, takes the next boundary: the readings before
-    /// it belong to the first window.)
+    /// it belong to the first window; a boundary past [`Instant::MAX`] leaves the origin at the
+    /// reading.)
     UnixEpoch,
 }
 
 impl Origin {
-    /// The origin's instant for a limiter built at clock reading `now` with windows `period`
-    /// long.
-    pub(crate) fn instant(self, now: Instant, period: Duration) -> Instant {
+    /// The origin's instant for a limiter built now on `clock` with windows `period` long.
+    pub(crate) fn instant(self, clock: &impl Clock, period: Duration) -> Instant {
         match self {
-            Origin::Creation => now,
+            Origin::Creation => clock.now(),
             Origin::At(at) => at,
-            Origin::UnixEpoch => {
-                let wall = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap_or_default();
-                aligned(now, period, wall)
-            }
+            Origin::UnixEpoch => aligned(clock.now(), period, clock.unix_time()),
         }
     }
 }

@@ -10,11 +10,11 @@
 
 use core::time::Duration;
 
-use fixed_window::{ConfigError, Instant, Interrupt, RateLimiterError, Settings};
+use fixed_window::{ConfigError, Instant, Interrupt, Origin, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, Refusal, Wide};
 
 use crate::record::{OpOutput, Record};
-use crate::scenario::Config;
+use crate::scenario::{Config, Scenario};
 use crate::subject::{Granted, Operation, Subject};
 use crate::virtual_clock::VirtualClock;
 use crate::world::World;
@@ -30,8 +30,9 @@ pub struct Planted {
 }
 
 impl Planted {
-    /// A planted limiter with `bug`, configured as `config`, on `clock`, its windows starting
-    /// at the reading `origin`.
+    /// A planted limiter with `bug`, configured as `scenario`'s, on `clock`, its windows
+    /// aligned as the scenario's: to Unix time as the planted limiter aligns them (the one
+    /// place [`PlantedBug::EpochOffByOnePeriod`] shows), or else at the scenario's origin.
     ///
     /// # Errors
     ///
@@ -39,18 +40,18 @@ impl Planted {
     pub fn new(
         bug: PlantedBug,
         name: &'static str,
-        config: &Config,
+        scenario: &Scenario,
         clock: VirtualClock,
-        origin: u64,
     ) -> Result<Planted, ConfigError> {
+        let config = &scenario.config;
         let settings =
             Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
-        let limiter = fixed_window_broken::PlantedLimiter::starting_at(
-            bug,
-            settings,
-            clock,
-            Instant::from_nanos(origin),
-        );
+        let limiter = if scenario.origin_choice == Origin::UnixEpoch {
+            fixed_window_broken::PlantedLimiter::aligned_to_unix_time(bug, settings, clock)
+        } else {
+            let origin = Instant::from_nanos(scenario.origin());
+            fixed_window_broken::PlantedLimiter::starting_at(bug, settings, clock, origin)
+        };
         Ok(Planted {
             name,
             config: *config,

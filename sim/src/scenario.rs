@@ -6,6 +6,8 @@ use core::fmt;
 use core::str::FromStr;
 use core::time::Duration;
 
+use fixed_window::Origin;
+use fixed_window_spec::Grid;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -206,9 +208,13 @@ pub struct Scenario {
     /// The keys the callers were drawn over, for a keyed limiter; `None` for the plain one,
     /// whose callers all share its one window.
     pub keys: Option<Population>,
-    /// The instant the limiter's windows are aligned to (`Origin::At`), if one was drawn;
-    /// `None` aligns them to its creation (`Origin::Creation`).
-    pub origin_at: Option<u64>,
+    /// Where the limiter's windows are aligned: its creation (`Origin::Creation`), a drawn
+    /// instant (`Origin::At`) or whole periods of Unix time (`Origin::UnixEpoch`).
+    pub origin_choice: Origin,
+    /// The Unix time, in nanoseconds since 1970, that the clock's reading at virtual time 0
+    /// stands for ([`Clock::unix_time`](fixed_window::Clock::unix_time)): what an
+    /// `Origin::UnixEpoch` limiter matches its first reading with.
+    pub unix_time: u64,
 }
 
 /// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
@@ -283,14 +289,15 @@ impl Scenario {
             // Thousands of panics would cost a flood more than its calls.
             panicking_listeners.clear();
         }
-        let origin_at = origin::draw(seed, clock.reading(0), period);
+        let (origin_choice, unix_time) = origin::draw(seed, clock.reading(0), period);
         Scenario {
             id: ScenarioId::seed(seed),
             config,
             clock,
             callers,
             panicking_listeners,
-            origin_at,
+            origin_choice,
+            unix_time,
             patterns,
             keys: None,
         }
@@ -308,31 +315,43 @@ impl Scenario {
         self
     }
 
-    /// The limiter's origin: the instant drawn for it, or else the clock's reading at virtual
-    /// time 0, when it is created.
-    pub fn origin(&self) -> u64 {
-        self.origin_at.unwrap_or_else(|| self.clock.reading(0))
-    }
-
-    /// The origin the limiter is built with.
+    /// The limiter's origin, by the rules ([`Grid::unix_origin`] for Unix time): the instant
+    /// drawn for it, the boundary of Unix time its first reading falls in, or else the clock's
+    /// reading at virtual time 0, when it is created.
     ///
     /// # Examples
     ///
     /// ```
+    /// use core::time::Duration;
     /// use fixed_window::{Instant, Origin};
-    /// use fixed_window_sim::{Scenario, ScenarioId};
+    /// use fixed_window_sim::{ClockModel, Scenario, ScenarioId};
     ///
     /// let mut scenario = Scenario::generate(&ScenarioId::seed(7));
-    /// scenario.origin_at = Some(5);
-    /// assert_eq!(scenario.origin_choice(), Origin::At(Instant::from_nanos(5)));
+    /// scenario.origin_choice = Origin::At(Instant::from_nanos(5));
     /// assert_eq!(scenario.origin(), 5);
-    /// scenario.origin_at = None;
-    /// assert_eq!(scenario.origin_choice(), Origin::Creation);
+    /// scenario.clock = ClockModel::ordinary(1_000);
+    /// scenario.origin_choice = Origin::Creation;
+    /// assert_eq!(scenario.origin(), 1_000);
+    /// scenario.config.period = Duration::from_nanos(100);
+    /// scenario.origin_choice = Origin::UnixEpoch;
+    /// scenario.unix_time = 1_234_567;
+    /// assert_eq!(scenario.origin(), 933);
     /// ```
-    pub fn origin_choice(&self) -> fixed_window::Origin {
-        self.origin_at.map_or(fixed_window::Origin::Creation, |at| {
-            fixed_window::Origin::At(fixed_window::Instant::from_nanos(at))
-        })
+    pub fn origin(&self) -> u64 {
+        let reading = self.clock.reading(0);
+        match self.origin_choice {
+            Origin::At(at) => at.as_nanos(),
+            Origin::UnixEpoch => {
+                let origin = Grid::unix_origin(
+                    u128::from(reading),
+                    self.config.period.as_nanos(),
+                    u128::from(self.unix_time),
+                    u128::from(u64::MAX),
+                );
+                u64::try_from(origin).unwrap_or(reading)
+            }
+            _ => reading,
+        }
     }
 }
 

@@ -257,19 +257,13 @@ pub fn run(scenario: &Scenario, target: Target) -> Result<Run, ConfigError> {
     // which herds of waiters make several.
     let expected = scenario.callers.len() * 6;
     let (ended, records) = World::enter(scenario.clock.reading(0), expected, |world| {
-        let clock = VirtualClock::new(&scenario.clock);
+        let clock = VirtualClock::new(&scenario.clock).with_unix_time(scenario.unix_time);
         Ok(match target {
             Target::Real => drive(world, scenario, &Arc::new(real_limiter(scenario, clock)?)),
             Target::Planted(bug) => drive(
                 world,
                 scenario,
-                &Arc::new(Planted::new(
-                    bug,
-                    LIMITER_NAME,
-                    &scenario.config,
-                    clock,
-                    scenario.origin(),
-                )?),
+                &Arc::new(Planted::new(bug, LIMITER_NAME, scenario, clock)?),
             ),
             Target::Keyed => drive(world, scenario, &KeyedSubject::new(scenario, clock)?),
             Target::PlantedKeyed(bug) => drive(
@@ -309,7 +303,7 @@ fn real_limiter(
     let config = &scenario.config;
     let mut builder = RateLimiter::builder(LIMITER_NAME, config.limit, config.period)?
         .max_wait(config.max_wait)
-        .origin(scenario.origin_choice());
+        .origin(scenario.origin_choice);
     for listener in scenario
         .panicking_listeners
         .iter()

@@ -45,13 +45,39 @@ use crate::world::World;
 pub struct VirtualClock {
     /// The model's reading at virtual time zero, what the clock reads outside a run.
     at_zero: u64,
+    /// The Unix time (nanoseconds since 1970) that reading stands for.
+    unix_at_zero: u64,
 }
 
 impl VirtualClock {
-    /// A clock reading `model`, at virtual time zero.
+    /// A clock reading `model`, at virtual time zero, whose readings stand for Unix time 0
+    /// there.
     pub fn new(model: &ClockModel) -> VirtualClock {
         VirtualClock {
             at_zero: model.reading(0),
+            unix_at_zero: 0,
+        }
+    }
+
+    /// This clock, its reading at virtual time zero standing for `unix` nanoseconds of Unix
+    /// time: its [`unix_time`](Clock::unix_time) is that, moved by as much as its reading has
+    /// moved since.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Clock;
+    /// use fixed_window_sim::{ClockModel, VirtualClock};
+    ///
+    /// let clock = VirtualClock::new(&ClockModel::ordinary(42)).with_unix_time(7_000);
+    /// assert_eq!(clock.unix_time(), Duration::from_nanos(7_000));
+    /// ```
+    #[must_use]
+    pub fn with_unix_time(self, unix: u64) -> VirtualClock {
+        VirtualClock {
+            unix_at_zero: unix,
+            ..self
         }
     }
 }
@@ -60,6 +86,16 @@ impl Clock for VirtualClock {
     #[inline]
     fn now(&self) -> Instant {
         Instant::from_nanos(World::with(World::reading).unwrap_or(self.at_zero))
+    }
+
+    fn unix_time(&self) -> Duration {
+        let now = self.now().as_nanos();
+        let unix = if now >= self.at_zero {
+            self.unix_at_zero.saturating_add(now - self.at_zero)
+        } else {
+            self.unix_at_zero.saturating_sub(self.at_zero - now)
+        };
+        Duration::from_nanos(unix)
     }
 
     fn sleep(&self, duration: Duration, interrupt: &Interrupt) -> Result<(), Interrupted> {

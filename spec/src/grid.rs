@@ -62,6 +62,33 @@ impl Grid {
         NonZeroU128::new(period).map(|period| Grid::new(origin, period))
     }
 
+    /// The origin of windows at whole periods of Unix time (`Origin::UnixEpoch`), for a clock
+    /// whose reading `reading` stands for `unix` nanoseconds after 1970: the boundary at or
+    /// before the reading; the next one if that is before the clock's timeline (below zero);
+    /// the reading itself if the boundary is past `last` (the clock's last instant).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Grid;
+    ///
+    /// // 25 s into a minute at reading 100 s: the minute began at reading 75 s.
+    /// let s = 1_000_000_000;
+    /// assert_eq!(Grid::unix_origin(100 * s, 60 * s, 1_800_000_025 * s, u128::from(u64::MAX)), 75 * s);
+    /// // At reading 10 s it began before the timeline: the next minute, at 45 s.
+    /// assert_eq!(Grid::unix_origin(10 * s, 60 * s, 1_800_000_025 * s, u128::from(u64::MAX)), 45 * s);
+    /// // And past the timeline's end, the reading.
+    /// assert_eq!(Grid::unix_origin(10 * s, 60 * s, 1_800_000_025 * s, 20 * s), 10 * s);
+    /// ```
+    pub fn unix_origin(reading: u128, period: u128, unix: u128, last: u128) -> u128 {
+        let into = unix % period.max(1);
+        let boundary = match reading.checked_sub(into) {
+            Some(before) => before,
+            None => reading.saturating_add(period - into),
+        };
+        if boundary > last { reading } else { boundary }
+    }
+
     /// Where window 0 starts.
     ///
     /// # Examples

@@ -6,7 +6,7 @@ use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use fixed_window::{Instant, ManualClock, Settings};
+use fixed_window::{Clock, Instant, Interrupt, Interrupted, ManualClock, Settings, Sleep};
 use fixed_window_broken::{Grant, PlantedBug, PlantedLimiter, Refusal, Wide};
 
 const PERIOD: Duration = Duration::from_nanos(10);
@@ -192,6 +192,38 @@ fn a_drain_that_leaves_one_grants_one_more() {
     assert_eq!(limiter.drain(), Duration::from_nanos(8));
     assert_eq!(limiter.try_acquire().map(|grant| grant.remaining), Ok(0));
     assert_eq!(limiter.try_acquire(), rejected(12, 8));
+}
+
+/// A clock reading 103 ns, 7 ns into a period of Unix time.
+struct UnixAt103;
+
+impl Clock for UnixAt103 {
+    fn now(&self) -> Instant {
+        Instant::from_nanos(103)
+    }
+    fn sleep(&self, _: Duration, _: &Interrupt) -> Result<(), Interrupted> {
+        Err(Interrupted)
+    }
+    fn sleep_async(&self, _: Duration) -> Sleep<'_> {
+        Box::pin(async { Err(Interrupted) })
+    }
+    fn unix_time(&self) -> Duration {
+        Duration::from_nanos(1_000_007)
+    }
+}
+
+#[test]
+fn an_epoch_off_by_one_period_starts_its_grid_a_period_late() {
+    let settings = Settings::new("flawed", 1, PERIOD).expect("a valid configuration");
+    let aligned = |bug| PlantedLimiter::<Wide, _>::aligned_to_unix_time(bug, settings, UnixAt103);
+    // The rule: the boundary at or before the reading, 96; the window ends at 106.
+    let correct = aligned(PlantedBug::CarryOver);
+    assert!(correct.try_acquire().is_ok());
+    assert_eq!(correct.try_acquire(), rejected(103, 3));
+    // The bug: the boundary after it, 106, so the reading is in a first window ending at 116.
+    let late = aligned(PlantedBug::EpochOffByOnePeriod);
+    assert!(late.try_acquire().is_ok());
+    assert_eq!(late.try_acquire(), rejected(103, 13));
 }
 
 #[test]

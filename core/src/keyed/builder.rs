@@ -180,7 +180,7 @@ where
             self.settings,
             self.options.listeners,
             self.backoff,
-            (self.origin, self.clock.now()),
+            (self.origin, &self.clock),
         );
         KeyedRateLimiter {
             words: KeyedWords::new(&policy.budget),

@@ -3,6 +3,7 @@
 
 use core::time::Duration;
 
+use fixed_window::Origin;
 use fixed_window_spec::Grid;
 
 use crate::clock_model::ClockKind;
@@ -11,7 +12,7 @@ use crate::scenario::Scenario;
 use crate::simulation::Run;
 
 /// The features a plain or keyed sweep counts, in the order of [`plain_features`]' bits.
-pub const PLAIN_FEATURES: [&str; 16] = [
+pub const PLAIN_FEATURES: [&str; 17] = [
     "clock_ordinary",
     "clock_near_max",
     "clock_centuries",
@@ -28,6 +29,7 @@ pub const PLAIN_FEATURES: [&str; 16] = [
     "drain",
     "origin_at",
     "zero_weight",
+    "origin_unix_epoch",
 ];
 
 const MAX_WAIT_MAX: u32 = 1 << 6;
@@ -40,6 +42,7 @@ const TOO_MANY: u32 = 1 << 12;
 const DRAIN: u32 = 1 << 13;
 const ORIGIN_AT: u32 = 1 << 14;
 const ZERO_WEIGHT: u32 = 1 << 15;
+const ORIGIN_UNIX_EPOCH: u32 = 1 << 16;
 
 /// The features `run` of `scenario` exercised, as a mask over [`PLAIN_FEATURES`]: bit `i` for
 /// `PLAIN_FEATURES[i]`.
@@ -82,8 +85,10 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
     if config.max_wait == Duration::MAX {
         mask |= MAX_WAIT_MAX;
     }
-    if scenario.origin_at.is_some() {
-        mask |= ORIGIN_AT;
+    match scenario.origin_choice {
+        Origin::At(_) => mask |= ORIGIN_AT,
+        Origin::UnixEpoch => mask |= ORIGIN_UNIX_EPOCH,
+        _ => {}
     }
     let Some(grid) = Grid::checked(u128::from(scenario.origin()), config.period.as_nanos()) else {
         return mask;

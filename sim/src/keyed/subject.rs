@@ -39,7 +39,7 @@ impl KeyedSubject {
         let config = &scenario.config;
         let builder = KeyedRateLimiter::<u64>::builder(LIMITER_NAME, config.limit, config.period)?
             .max_wait(config.max_wait)
-            .origin(scenario.origin_choice())
+            .origin(scenario.origin_choice)
             .hasher(FixedHasher::default())
             .clock(clock);
         let keys = scenario.callers.iter().map(|caller| caller.key).collect();

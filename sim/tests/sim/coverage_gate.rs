@@ -41,7 +41,7 @@ fn one_caller(arrival: u64) -> Scenario {
     scenario.config.limit = 1;
     scenario.config.period = Duration::from_nanos(10);
     scenario.config.max_wait = Duration::ZERO;
-    scenario.origin_at = None;
+    scenario.origin_choice = fixed_window::Origin::Creation;
     scenario.clock = ClockModel::new(
         ClockKind::Ordinary,
         vec![Segment {

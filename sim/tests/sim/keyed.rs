@@ -199,7 +199,7 @@ fn scenario(limit: u32, callers: usize) -> Scenario {
         max_wait: Duration::ZERO,
     };
     scenario.clock = ClockModel::ordinary(0);
-    scenario.origin_at = None;
+    scenario.origin_choice = fixed_window::Origin::Creation;
     scenario.panicking_listeners.clear();
     scenario.keys = Some(Population::Few {
         keys: 100,

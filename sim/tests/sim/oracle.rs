@@ -17,7 +17,7 @@ fn scenario(limit: u32, period: u64, max_wait: u64, callers: usize) -> Scenario 
         max_wait: Duration::from_nanos(max_wait),
     };
     scenario.clock = ClockModel::ordinary(100);
-    scenario.origin_at = None;
+    scenario.origin_choice = fixed_window::Origin::Creation;
     scenario.callers.truncate(callers);
     assert_eq!(scenario.callers.len(), callers);
     scenario

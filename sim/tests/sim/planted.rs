@@ -61,6 +61,11 @@ fn a_drain_that_leaves_one_is_caught() {
 }
 
 #[test]
+fn an_epoch_origin_off_by_one_period_is_caught() {
+    assert_caught(PlantedBug::EpochOffByOnePeriod, Invariant::FalseRejection);
+}
+
+#[test]
 fn false_rejection_is_caught() {
     assert_caught(PlantedBug::FalseRejection, Invariant::FalseRejection);
 }
