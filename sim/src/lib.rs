@@ -22,7 +22,7 @@
 //! # Types
 //!
 //! Scenarios
-//! - [`Scenario`], [`ScenarioId`] (a seed, plus the callers a shrink kept), [`Config`],
+//! - [`Scenario`], [`ScenarioId`] (a seed, plus the callers a shrink kept and its [`Cuts`]), [`Config`],
 //!   [`CallerSpec`], [`PanickingListener`], [`Pattern`].
 //! - [`ClockModel`], [`ClockKind`], [`Segment`]: what the clock reads over virtual time.
 //! - [`Population`]: how a keyed scenario's callers are drawn over keys
@@ -71,7 +71,7 @@ mod record;
 pub use crate::record::{CallKind, CallOutcome, OpKind, OpOutput, Outcome, Record};
 mod scenario;
 pub use crate::scenario::{
-    CallerSpec, Config, PanickingListener, ParseIdError, Pattern, Scenario, ScenarioId,
+    CallerSpec, Config, Cuts, PanickingListener, ParseIdError, Pattern, Scenario, ScenarioId,
 };
 pub mod shared;
 mod shrink;

@@ -15,10 +15,12 @@ use crate::clock_model::{ClockKind, ClockModel, Segment};
 use crate::keyed::Population;
 use crate::record::{CallKind, OpKind};
 
+mod cuts;
 mod flood;
 mod origin;
 mod weights;
 
+pub use self::cuts::Cuts;
 pub(crate) use self::flood::KEYED_ONE_IN as KEYED_FLOOD_ONE_IN;
 use self::flood::{Flood, PLAIN_ONE_IN as PLAIN_FLOOD_ONE_IN};
 pub(crate) use self::weights::draw as draw_weights;
@@ -83,10 +85,12 @@ pub enum Pattern {
     Flood,
 }
 
-/// Which scenario to run: a seed, and optionally the callers a shrink kept.
+/// Which scenario to run: a seed, and optionally the callers a shrink kept and what else it
+/// cut ([`Cuts`]).
 ///
-/// Written `SEED` or `SEED:KEPT`, where `KEPT` lists caller indices and ranges
-/// (`12345:0-3,7`); that one string replays the scenario exactly.
+/// Written `SEED`, `SEED:KEPT` or `SEED:KEPT/CUTS`, where `KEPT` lists caller indices and
+/// ranges (`12345:0-3,7`) and `CUTS` the simplifications (`12345:0-3,7/limit=2,steady`); that
+/// one string replays the scenario exactly.
 ///
 /// # Examples
 ///
@@ -105,12 +109,26 @@ pub struct ScenarioId {
     pub seed: u64,
     /// The indices of the callers kept, in increasing order; `None` keeps them all.
     pub kept: Option<Vec<u32>>,
+    /// What else is cut from the scenario the seed draws.
+    pub cuts: Cuts,
 }
 
 impl ScenarioId {
     /// The whole scenario of `seed`.
     pub fn seed(seed: u64) -> ScenarioId {
-        ScenarioId { seed, kept: None }
+        ScenarioId {
+            seed,
+            kept: None,
+            cuts: Cuts::default(),
+        }
+    }
+
+    /// The scenario of `seed` with only the callers `kept`.
+    pub fn kept(seed: u64, kept: Vec<u32>) -> ScenarioId {
+        ScenarioId {
+            kept: Some(kept),
+            ..ScenarioId::seed(seed)
+        }
     }
 }
 
@@ -118,7 +136,11 @@ impl fmt::Display for ScenarioId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.seed)?;
         let Some(kept) = &self.kept else {
-            return Ok(());
+            return if self.cuts.is_empty() {
+                Ok(())
+            } else {
+                write!(f, ":/{}", self.cuts)
+            };
         };
         f.write_str(":")?;
         let mut i = 0;
@@ -139,6 +161,9 @@ impl fmt::Display for ScenarioId {
             }
             i = j + 1;
         }
+        if !self.cuts.is_empty() {
+            write!(f, "/{}", self.cuts)?;
+        }
         Ok(())
     }
 }
@@ -151,7 +176,7 @@ impl fmt::Display for ParseIdError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "invalid scenario id `{}`: expected SEED or SEED:KEPT, e.g. 42 or 42:0-3,7",
+            "invalid scenario id `{}`: expected SEED, SEED:KEPT or SEED:KEPT/CUTS, e.g. 42, 42:0-3,7 or 42:0-3,7/limit=2,steady,creation,single",
             self.0
         )
     }
@@ -172,6 +197,16 @@ impl FromStr for ScenarioId {
         let Some(kept) = kept else {
             return Ok(ScenarioId::seed(seed));
         };
+        let (kept, cuts) = match kept.split_once('/') {
+            Some((kept, cuts)) => (kept, Cuts::parse(cuts).ok_or_else(error)?),
+            None => (kept, Cuts::default()),
+        };
+        if kept.is_empty() && !cuts.is_empty() {
+            return Ok(ScenarioId {
+                cuts,
+                ..ScenarioId::seed(seed)
+            });
+        }
         let mut indices = Vec::new();
         for part in kept.split(',').filter(|part| !part.is_empty()) {
             let (low, high) = part.split_once('-').unwrap_or((part, part));
@@ -185,6 +220,7 @@ impl FromStr for ScenarioId {
         Ok(ScenarioId {
             seed,
             kept: Some(indices),
+            cuts,
         })
     }
 }
@@ -311,6 +347,7 @@ impl Scenario {
                 .filter_map(|&i| self.callers.get(i as usize).copied())
                 .collect();
         }
+        id.cuts.apply(&mut self);
         self.id = id.clone();
         self
     }

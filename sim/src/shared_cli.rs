@@ -129,6 +129,11 @@ pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
 }
 
 fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool, String> {
+    if !id.cuts.is_empty() {
+        return Err(format!(
+            "scenario {id}: cuts after `/` apply to the plain and keyed limiters; a shared scenario's are given with --cut"
+        ));
+    }
     let scenario = options.cut.scenario(id);
     let run = run_shared(&scenario, options.planted);
     let violations = check_shared(&scenario, &run);

@@ -1,10 +1,11 @@
-//! Shrinking: a failing scenario cut down to fewer callers (and so a shorter horizon) that
-//! still fails the same way.
+//! Shrinking: a failing scenario cut down to fewer callers (and so a shorter horizon), and then
+//! to single permits, its origin at creation, a steady clock and a lower limit ([`Cuts`]),
+//! while it still fails the same way.
 
 use std::cell::Cell;
 
 use crate::oracle::{Invariant, check};
-use crate::scenario::ScenarioId;
+use crate::scenario::{Cuts, ScenarioId};
 use crate::simulation::{Target, run};
 
 /// At most this many runs are spent shrinking one scenario.
@@ -15,7 +16,9 @@ const MOST_RUNS: usize = 400;
 /// fails.
 ///
 /// First the shortest prefix of the arrivals that still fails is found, then callers are
-/// dropped one at a time while the failure stays.
+/// dropped one at a time while the failure stays; then each of the [`Cuts`] is kept if the
+/// failure stays (one permit per call, the origin at creation, a steady clock, the lowest
+/// limit found), and callers are dropped again.
 ///
 /// # Examples
 ///
@@ -44,11 +47,12 @@ pub fn shrink(id: &ScenarioId, target: Target, invariant: Invariant) -> Scenario
         None => (0..u32::try_from(full.callers.len()).unwrap_or(u32::MAX)).collect(),
     };
     let runs = Cell::new(0);
-    let fails = |kept: &[u32]| {
+    let fails = |kept: &[u32], cuts: Cuts| {
         runs.set(runs.get() + 1);
         let candidate = ScenarioId {
             seed: id.seed,
             kept: Some(kept.to_vec()),
+            cuts,
         };
         let scenario = target.scenario(&candidate);
         run(&scenario, target).is_ok_and(|trace| {
@@ -57,16 +61,17 @@ pub fn shrink(id: &ScenarioId, target: Target, invariant: Invariant) -> Scenario
                 .any(|violation| violation.invariant == invariant)
         })
     };
+    let mut cuts = id.cuts;
     // The shortest failing prefix: double until one fails, then bisect below it.
     let mut length = 1;
-    while length < all.len() && !fails(&all[..length]) {
+    while length < all.len() && !fails(&all[..length], cuts) {
         length *= 2;
     }
     let mut kept = if length < all.len() {
         let (mut low, mut high) = (length / 2, length);
         while low + 1 < high {
             let middle = usize::midpoint(low, high);
-            if fails(&all[..middle]) {
+            if fails(&all[..middle], cuts) {
                 high = middle;
             } else {
                 low = middle;
@@ -76,25 +81,83 @@ pub fn shrink(id: &ScenarioId, target: Target, invariant: Invariant) -> Scenario
     } else {
         all
     };
-    // Then drop callers one at a time, latest first.
+    drop_callers(&mut kept, cuts, &fails, &runs);
+    // Then the rest of the scenario, each cut kept if the failure stays: one permit per call,
+    // the origin at creation, a steady clock, the smallest limit.
+    let simpler: [fn(&mut Cuts); 3] = [
+        |cuts| cuts.single_permits = true,
+        |cuts| cuts.creation_origin = true,
+        |cuts| cuts.steady_clock = true,
+    ];
+    for simplify in simpler {
+        let mut candidate = cuts;
+        simplify(&mut candidate);
+        if candidate != cuts && runs.get() < MOST_RUNS && fails(&kept, candidate) {
+            cuts = candidate;
+        }
+    }
+    let limit = target
+        .scenario(&ScenarioId {
+            seed: id.seed,
+            kept: Some(kept.clone()),
+            cuts,
+        })
+        .config
+        .limit;
+    if let Some(lower) = lowest_failing_limit(limit, |limit| {
+        runs.get() < MOST_RUNS
+            && fails(
+                &kept,
+                Cuts {
+                    limit: Some(limit),
+                    ..cuts
+                },
+            )
+    }) {
+        cuts.limit = Some(lower);
+    }
+    // A simpler scenario may need fewer callers.
+    drop_callers(&mut kept, cuts, &fails, &runs);
+    if fails(&kept, cuts) {
+        ScenarioId {
+            seed: id.seed,
+            kept: Some(kept),
+            cuts,
+        }
+    } else {
+        id.clone()
+    }
+}
+
+/// Drops callers one at a time, latest first, while the failure stays.
+fn drop_callers(
+    kept: &mut Vec<u32>,
+    cuts: Cuts,
+    fails: &impl Fn(&[u32], Cuts) -> bool,
+    runs: &Cell<usize>,
+) {
     let mut i = kept.len();
     while i > 0 && runs.get() < MOST_RUNS {
         i -= 1;
         let mut fewer = kept.clone();
         fewer.remove(i);
-        if !fewer.is_empty() && fails(&fewer) {
-            kept = fewer;
+        if !fewer.is_empty() && fails(&fewer, cuts) {
+            *kept = fewer;
         }
     }
-    let shrunk = ScenarioId {
-        seed: id.seed,
-        kept: Some(kept),
-    };
-    let scenario = target.scenario(&shrunk);
-    let still_fails = run(&scenario, target).is_ok_and(|trace| {
-        check(&scenario, &trace)
-            .iter()
-            .any(|violation| violation.invariant == invariant)
-    });
-    if still_fails { shrunk } else { id.clone() }
+}
+
+/// The lowest limit below `limit` that `fails`: 1, 2 and 3 first, then by halving from the
+/// top; `None` if none does.
+fn lowest_failing_limit(limit: u32, fails: impl Fn(u32) -> bool) -> Option<u32> {
+    if let Some(small) = (1..limit.min(4)).find(|&small| fails(small)) {
+        return Some(small);
+    }
+    let mut lowest = None;
+    let mut candidate = limit / 2;
+    while candidate >= 4 && fails(candidate) {
+        lowest = Some(candidate);
+        candidate /= 2;
+    }
+    lowest
 }

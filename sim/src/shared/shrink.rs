@@ -213,10 +213,7 @@ pub fn shrink_shared(
             return false;
         }
         runs.set(runs.get() + 1);
-        let candidate = ScenarioId {
-            seed: id.seed,
-            kept: Some(callers.to_vec()),
-        };
+        let candidate = ScenarioId::kept(id.seed, callers.to_vec());
         let scenario = cut.scenario(&candidate);
         !scenario.callers.is_empty()
             && run_checked(&scenario, planted).is_ok_and(|(_, verdict)| {
@@ -267,10 +264,7 @@ pub fn shrink_shared(
             break;
         }
     }
-    let shrunk = ScenarioId {
-        seed: id.seed,
-        kept: Some(callers),
-    };
+    let shrunk = ScenarioId::kept(id.seed, callers);
     (shrunk, cut)
 }
 

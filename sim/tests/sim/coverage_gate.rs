@@ -97,10 +97,7 @@ fn a_flood_grants_a_window_more_than_65535_permits_and_counts_it() {
     assert!(has(mask, "window_over_65535_permits"));
     assert!(has(mask, "window_filled"));
     // Its id replays it: the same callers, and a kept few of them alone.
-    let id = ScenarioId {
-        seed: scenario.id.seed,
-        kept: Some(vec![0, 1, 2]),
-    };
+    let id = ScenarioId::kept(scenario.id.seed, vec![0, 1, 2]);
     let kept = Scenario::generate(&id);
     assert_eq!(kept.config, scenario.config);
     assert_eq!(kept.callers, scenario.callers[..3]);
