@@ -1,0 +1,609 @@
+//! The loop itself ([`Simulation`]): events in virtual-time order, each caller's call in flight
+//! (a pinned future, or a coroutine for a blocking caller), timers, interrupts and
+//! cancellations, and how each call ends.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use fixed_window::{Interrupt, Interrupted, RateLimiterError};
+
+use super::{EVENT_BUDGET, LIMITER_NAME, Stats};
+use crate::coroutine::{Call, Coroutine, Handback};
+use crate::event_queue::EventQueue;
+use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
+use crate::scenario::{Config, Scenario};
+use crate::subject::{Granted, Operation, SimulatedPanic, Subject};
+use crate::world::{Moment, Timer, World};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    Arrive(u32),
+    /// A sleep's timer: the sleeping caller and the timer's id.
+    Timer(u32, usize),
+    Interrupt(u32),
+    Cancel(u32),
+    /// Poll a caller that yielded without sleeping.
+    Poll(u32),
+}
+
+/// An asynchronous call's future, pinned in memory that the run reuses from call to call (an
+/// emptied one waits in [`Simulation`]'s spares).
+type Pinned<F> = Pin<Box<Option<F>>>;
+
+/// An asynchronous call in flight: the future of `call_async` (`C`) or `acquire_async` (`A`).
+enum Task<C, A> {
+    Call(Pinned<C>),
+    Acquire(Pinned<A>),
+}
+
+impl<C, A> Task<C, A>
+where
+    C: Future<Output = Result<OpOutput, RateLimiterError>>,
+    A: Future<Output = Result<Granted, RateLimiterError>>,
+{
+    /// Polls the call of `weight` permits.
+    fn poll(&mut self, context: &mut Context<'_>, config: &Config, weight: u32) -> Poll<Outcome> {
+        match self {
+            Task::Call(call) => match call.as_mut().as_pin_mut() {
+                Some(call) => call.poll(context).map(|result| match result {
+                    Ok(output) => Outcome::Permitted {
+                        remaining: None,
+                        op: Some(output),
+                    },
+                    Err(error) => failure(&error, config, weight),
+                }),
+                // A task's memory holds its future until the task leaves its slot.
+                None => Poll::Pending,
+            },
+            Task::Acquire(acquire) => match acquire.as_mut().as_pin_mut() {
+                Some(acquire) => acquire.poll(context).map(|result| match result {
+                    Ok(granted) => Outcome::Permitted {
+                        remaining: Some(granted.remaining),
+                        op: None,
+                    },
+                    Err(error) => failure(&error, config, weight),
+                }),
+                None => Poll::Pending,
+            },
+        }
+    }
+}
+
+/// Pins `future` in spare memory if there is some.
+fn pinned<F>(spares: &mut Vec<Pinned<F>>, future: F) -> Pinned<F> {
+    match spares.pop() {
+        Some(mut spare) => {
+            spare.as_mut().set(Some(future));
+            spare
+        }
+        None => Box::pin(Some(future)),
+    }
+}
+
+/// Drops the future in `pinned` and keeps its memory in `spares`.
+fn spare<F>(spares: &mut Vec<Pinned<F>>, mut pinned: Pinned<F>) {
+    pinned.as_mut().set(None);
+    spares.push(pinned);
+}
+
+enum Slot<C, A> {
+    Waiting,
+    Async(Task<C, A>),
+    /// A blocking call in flight: its coroutine, and the interrupt handle its call watches.
+    Blocking(Coroutine, Interrupt),
+    Done,
+}
+
+/// How a run ended, but for its trace (which is the world's).
+pub(super) struct Ended {
+    pub(super) stats: Stats,
+    pub(super) out_of_budget: bool,
+    pub(super) panics: Vec<(u32, String)>,
+}
+
+/// Runs `scenario` against `subject` in `world`.
+pub(super) fn drive<S: Subject>(world: &World, scenario: &Scenario, subject: &Arc<S>) -> Ended {
+    let mut simulation = Simulation::new(world, scenario, subject, S::call_async, S::acquire_async);
+    simulation.run();
+    simulation.finish()
+}
+
+/// The event loop of one run of subject `S`, whose asynchronous calls are futures of types
+/// `C` (`call_async`) and `A` (`acquire_async`): the run's state but for what the subject's
+/// calls reach, which is in [`World`].
+struct Simulation<'a, S, C, A> {
+    /// What the subject's calls reach: time, whose turn it is, timers, the trace.
+    world: &'a World,
+    /// The scenario being run.
+    scenario: &'a Scenario,
+    /// The limiter under test, by `Arc` because blocking calls hold it too: their
+    /// coroutines, pooled, outlive the run.
+    subject: &'a Arc<S>,
+    /// Begins a `call_async` on the subject.
+    call: fn(&'a S, Operation) -> C,
+    /// Begins an `acquire_async` of so many permits on the subject.
+    acquire: fn(&'a S, u32) -> A,
+    /// Memory of finished `call_async` futures, for later calls.
+    spare_calls: Vec<Pinned<C>>,
+    /// Memory of finished `acquire_async` futures, for later calls.
+    spare_acquires: Vec<Pinned<A>>,
+    /// Pending events by virtual time; ties break by order of scheduling.
+    queue: EventQueue<Event>,
+    /// The callers in order of arrival (then of caller id), taken in order. The events the
+    /// scenario plans count as scheduled before any event of the run itself, arrivals first,
+    /// so at equal times they come first, and need no place in `queue`.
+    arrivals: Vec<u32>,
+    /// The next arrival to take.
+    next_arrival: usize,
+    /// The interrupts and cancellations the scenario plans, by virtual time and then caller,
+    /// taken in order after arrivals at equal times.
+    planned: Vec<(u64, Event)>,
+    /// The next of them to take.
+    next_planned: usize,
+    /// Each caller's pending timer, by caller id.
+    sleeping: Vec<Option<usize>>,
+    /// Each caller's progress, by caller id.
+    slots: Vec<Slot<C, A>>,
+    /// Counts so far.
+    stats: Stats,
+    /// Whether the run stopped at its event budget.
+    out_of_budget: bool,
+    /// Messages of escaped panics, by caller.
+    panics: Vec<(u32, String)>,
+}
+
+impl<'a, S, C, A> Simulation<'a, S, C, A>
+where
+    S: Subject,
+    C: Future<Output = Result<OpOutput, RateLimiterError>>,
+    A: Future<Output = Result<Granted, RateLimiterError>>,
+{
+    fn new(
+        world: &'a World,
+        scenario: &'a Scenario,
+        subject: &'a Arc<S>,
+        call: fn(&'a S, Operation) -> C,
+        acquire: fn(&'a S, u32) -> A,
+    ) -> Simulation<'a, S, C, A> {
+        Simulation {
+            world,
+            scenario,
+            subject,
+            call,
+            acquire,
+            spare_calls: Vec::new(),
+            spare_acquires: Vec::new(),
+            queue: EventQueue::new(),
+            arrivals: arrivals(scenario),
+            next_arrival: 0,
+            planned: planned(scenario),
+            next_planned: 0,
+            sleeping: vec![None; scenario.callers.len()],
+            slots: (0..scenario.callers.len()).map(|_| Slot::Waiting).collect(),
+            stats: Stats::default(),
+            out_of_budget: false,
+            panics: Vec::new(),
+        }
+    }
+
+    fn schedule(&mut self, t: u64, event: Event) {
+        self.queue.push(t, event);
+    }
+
+    /// The step loop: take the earliest event, move virtual time to it, act on it, and move
+    /// any timers registered meanwhile into the queue.
+    fn run(&mut self) {
+        while let Some((t, event)) = self.next_event() {
+            if self.stats.events >= EVENT_BUDGET {
+                self.out_of_budget = true;
+                break;
+            }
+            self.stats.events += 1;
+            self.world.move_to(Moment {
+                time: t,
+                reading: self.scenario.clock.reading(t),
+            });
+            match event {
+                Event::Arrive(caller) => self.arrive(caller),
+                Event::Timer(caller, id) => self.fire(caller, id),
+                Event::Interrupt(caller) => self.interrupt(caller),
+                Event::Cancel(caller) => self.cancel(caller),
+                Event::Poll(caller) => self.poll(caller),
+            }
+        }
+        self.stats.simulated_ns = self.world.now().time;
+    }
+
+    /// The earliest event: of the arrivals, the other planned events and the queue, in that
+    /// order at equal times.
+    fn next_event(&mut self) -> Option<(u64, Event)> {
+        let queued = self.queue.peek_time();
+        let planned = self.planned.get(self.next_planned).copied();
+        if let Some(&caller) = self.arrivals.get(self.next_arrival) {
+            let t = self.scenario.callers[caller as usize].arrival;
+            if planned.is_none_or(|(other, _)| t <= other) && queued.is_none_or(|q| t <= q) {
+                self.next_arrival += 1;
+                return Some((t, Event::Arrive(caller)));
+            }
+        }
+        if let Some((t, event)) = planned
+            && queued.is_none_or(|q| t <= q)
+        {
+            self.next_planned += 1;
+            return Some((t, event));
+        }
+        self.queue.pop()
+    }
+
+    fn arrive(&mut self, caller: u32) {
+        let spec = self.scenario.callers[caller as usize];
+        let config = self.scenario.config;
+        self.stats.calls += 1;
+        {
+            let at = self.world.now().reading;
+            self.world.record(Record::Start {
+                caller,
+                at,
+                kind: spec.kind,
+                max_wait: if spec.kind.may_wait() {
+                    config.max_wait.as_nanos()
+                } else {
+                    0
+                },
+                op: spec.op,
+                key: spec.key,
+                weight: spec.weight,
+            });
+        }
+        let subject: &'a S = self.subject;
+        let world = self.world;
+        match spec.kind {
+            CallKind::TryAcquire => {
+                let result = world.turn(caller, || {
+                    catch_unwind(AssertUnwindSafe(|| subject.try_acquire(spec.weight)))
+                });
+                let outcome = match result {
+                    Ok(Ok(granted)) => Outcome::Permitted {
+                        remaining: Some(granted.remaining),
+                        op: None,
+                    },
+                    Ok(Err(error)) => failure(&error, &config, spec.weight),
+                    Err(payload) => self.panicked(caller, &*payload),
+                };
+                self.end(caller, outcome);
+            }
+            CallKind::Drain => {
+                let result = world.turn(caller, || {
+                    catch_unwind(AssertUnwindSafe(|| subject.drain()))
+                });
+                let outcome = match result {
+                    Ok(retry_after) => {
+                        let retry_after = retry_after.as_nanos();
+                        let at = world.now().reading;
+                        world.record(Record::Drained {
+                            caller,
+                            at,
+                            retry_after,
+                        });
+                        Outcome::Drained { retry_after }
+                    }
+                    Err(payload) => self.panicked(caller, &*payload),
+                };
+                self.end(caller, outcome);
+            }
+            CallKind::CallAsync => {
+                let operation = Operation::new(spec.op);
+                let call = pinned(&mut self.spare_calls, (self.call)(subject, operation));
+                self.slots[caller as usize] = Slot::Async(Task::Call(call));
+                self.poll(caller);
+            }
+            CallKind::AcquireAsync => {
+                let acquire = pinned(
+                    &mut self.spare_acquires,
+                    (self.acquire)(subject, spec.weight),
+                );
+                self.slots[caller as usize] = Slot::Async(Task::Acquire(acquire));
+                self.poll(caller);
+            }
+            CallKind::CallBlocking => {
+                let interrupt = Interrupt::new();
+                let call =
+                    blocking_call(Arc::clone(self.subject), interrupt.clone(), spec.op, config);
+                let (coroutine, handback) = world.turn(caller, || world.pool().start(call));
+                self.slots[caller as usize] = Slot::Blocking(coroutine, interrupt);
+                self.handed_back(caller, handback);
+            }
+        }
+    }
+
+    /// Resumes a sleeping blocking caller with how its sleep ended, until it sleeps again or
+    /// its call ends.
+    fn wake_blocking(&mut self, caller: u32, woken: Result<(), Interrupted>) {
+        let Slot::Blocking(coroutine, _) = &mut self.slots[caller as usize] else {
+            return;
+        };
+        let handback = self.world.turn(caller, || coroutine.wake(woken));
+        self.handed_back(caller, handback);
+    }
+
+    /// Acts on what a blocking caller's coroutine handed back.
+    fn handed_back(&mut self, caller: u32, handback: Handback) {
+        match handback {
+            Handback::Sleeping => self.stats.waits += 1,
+            Handback::Done(outcome, message) => {
+                if let Slot::Blocking(coroutine, _) =
+                    std::mem::replace(&mut self.slots[caller as usize], Slot::Done)
+                {
+                    self.world.pool().release(coroutine);
+                }
+                if let Some(message) = message {
+                    self.panics.push((caller, message));
+                }
+                self.end(caller, outcome);
+            }
+            // Only a coroutine with no call is idle; a blocking caller's has one.
+            Handback::Idle => {}
+        }
+        self.enqueue_timers();
+    }
+
+    fn poll(&mut self, caller: u32) {
+        let Slot::Async(task) = &mut self.slots[caller as usize] else {
+            return;
+        };
+        let config = &self.scenario.config;
+        let weight = self.scenario.callers[caller as usize].weight;
+        let mut context = Context::from_waker(Waker::noop());
+        let result = self.world.turn(caller, || {
+            catch_unwind(AssertUnwindSafe(|| task.poll(&mut context, config, weight)))
+        });
+        // Ending a call schedules nothing, so the new timers may go first.
+        let slept = self.enqueue_timers();
+        match result {
+            Ok(Poll::Ready(outcome)) => self.end(caller, outcome),
+            Ok(Poll::Pending) if slept => self.stats.waits += 1,
+            Ok(Poll::Pending) => {
+                let now = self.world.now().time;
+                self.schedule(now, Event::Poll(caller));
+            }
+            Err(payload) => {
+                let outcome = self.panicked(caller, &*payload);
+                self.end(caller, outcome);
+            }
+        }
+    }
+
+    /// Moves the timers registered since the last step into the queue; whether there were
+    /// any.
+    fn enqueue_timers(&mut self) -> bool {
+        let world = self.world;
+        world.take_timers(|timer| self.enqueue(timer))
+    }
+
+    fn enqueue(&mut self, timer: Timer) {
+        self.sleeping[timer.owner as usize] = Some(timer.id);
+        self.schedule(timer.wake, Event::Timer(timer.owner, timer.id));
+    }
+
+    fn fire(&mut self, owner: u32, id: usize) {
+        // A timer whose caller was woken otherwise, or dropped its sleep, is stale.
+        if self.sleeping[owner as usize] != Some(id) {
+            return;
+        }
+        self.sleeping[owner as usize] = None;
+        self.resume(owner, Ok(()));
+    }
+
+    fn resume(&mut self, caller: u32, result: Result<(), Interrupted>) {
+        match &self.slots[caller as usize] {
+            Slot::Async(_) => {
+                self.world.wake(result);
+                self.poll(caller);
+                self.world.woken();
+            }
+            Slot::Blocking(..) => self.wake_blocking(caller, result),
+            Slot::Waiting | Slot::Done => {}
+        }
+    }
+
+    fn interrupt(&mut self, caller: u32) {
+        let pending = self.sleeping[caller as usize].take();
+        if !matches!(self.slots[caller as usize], Slot::Waiting | Slot::Done) {
+            self.world.record(Record::Interrupt {
+                caller,
+                sleeping: pending.is_some(),
+            });
+        }
+        if let Slot::Blocking(_, interrupt) = &self.slots[caller as usize] {
+            interrupt.interrupt();
+        }
+        if pending.is_some() {
+            self.resume(caller, Err(Interrupted));
+        }
+    }
+
+    fn cancel(&mut self, caller: u32) {
+        if let Slot::Async(_) = self.slots[caller as usize] {
+            // Dropping the future cancels its sleep; that is the cancellation under test.
+            self.vacate(caller, Slot::Waiting);
+            self.sleeping[caller as usize] = None;
+            self.end(caller, Outcome::Cancelled);
+        }
+    }
+
+    /// Puts `next` in `caller`'s slot, keeping the memory of an asynchronous call's future
+    /// that was there.
+    fn vacate(&mut self, caller: u32, next: Slot<C, A>) {
+        match std::mem::replace(&mut self.slots[caller as usize], next) {
+            Slot::Async(Task::Call(call)) => spare(&mut self.spare_calls, call),
+            Slot::Async(Task::Acquire(acquire)) => spare(&mut self.spare_acquires, acquire),
+            Slot::Waiting | Slot::Blocking(..) | Slot::Done => {}
+        }
+    }
+
+    /// The outcome of a call that panicked with `payload`, keeping the message of any panic
+    /// that was not simulated.
+    fn panicked(&mut self, caller: u32, payload: &(dyn Any + Send)) -> Outcome {
+        let (outcome, message) = describe(payload);
+        if let Some(message) = message {
+            self.panics.push((caller, message));
+        }
+        outcome
+    }
+
+    fn end(&mut self, caller: u32, outcome: Outcome) {
+        match outcome {
+            Outcome::Permitted { .. } => self.stats.permits += 1,
+            Outcome::Rejected { .. } | Outcome::TooMany { .. } => self.stats.rejections += 1,
+            Outcome::Interrupted => self.stats.interrupts += 1,
+            Outcome::Drained { .. }
+            | Outcome::Cancelled
+            | Outcome::Panicked { .. }
+            | Outcome::Unfinished => {}
+        }
+        self.vacate(caller, Slot::Done);
+        let now = self.world.now();
+        self.world.record(Record::Finish {
+            caller,
+            at: now.reading,
+            t: now.time,
+            outcome,
+        });
+    }
+
+    /// Ends every call still in flight (only when the event budget ran out), running the
+    /// coroutines of blocking callers to their end.
+    fn finish(mut self) -> Ended {
+        for caller in 0..self.slots.len() {
+            let caller = u32::try_from(caller).unwrap_or(u32::MAX);
+            match std::mem::replace(&mut self.slots[caller as usize], Slot::Done) {
+                Slot::Blocking(mut coroutine, interrupt) => {
+                    // Interrupted and resumed until its call ends: a coroutine dropped
+                    // mid-call would be unwound by a panic of the coroutine library's own.
+                    interrupt.interrupt();
+                    let world = self.world;
+                    while let Handback::Sleeping =
+                        world.turn(caller, || coroutine.wake(Err(Interrupted)))
+                    {
+                    }
+                    world.pool().release(coroutine);
+                    self.end(caller, Outcome::Unfinished);
+                }
+                Slot::Async(task) => {
+                    drop(task);
+                    self.end(caller, Outcome::Unfinished);
+                }
+                Slot::Waiting | Slot::Done => {}
+            }
+        }
+        Ended {
+            stats: self.stats,
+            out_of_budget: self.out_of_budget,
+            panics: self.panics,
+        }
+    }
+}
+
+/// `scenario`'s callers by time of arrival, then id.
+fn arrivals(scenario: &Scenario) -> Vec<u32> {
+    let callers = &scenario.callers;
+    let mut order: Vec<u32> = (0..u32::try_from(callers.len()).unwrap_or(u32::MAX)).collect();
+    // Drawn scenarios list their callers in order of arrival already.
+    if !callers.is_sorted_by_key(|spec| spec.arrival) {
+        // Stable, so equal times keep the order of ids.
+        order.sort_by_key(|&caller| callers[caller as usize].arrival);
+    }
+    order
+}
+
+/// The interrupts and cancellations `scenario` plans, by virtual time; at equal times by
+/// caller, an interrupt before a cancellation.
+fn planned(scenario: &Scenario) -> Vec<(u64, Event)> {
+    let mut planned = Vec::new();
+    for (caller, spec) in (0_u32..).zip(&scenario.callers) {
+        if let Some(t) = spec.interrupt_at {
+            planned.push((t, Event::Interrupt(caller)));
+        }
+        if let Some(t) = spec.cancel_at {
+            planned.push((t, Event::Cancel(caller)));
+        }
+    }
+    // Stable, so equal times keep the order above.
+    planned.sort_by_key(|&(t, _)| t);
+    planned
+}
+
+/// A blocking caller's call, to run on a coroutine: the limiter's `call_interruptible`,
+/// watching `interrupt`, with an operation that does as `op` says.
+fn blocking_call<S: Subject>(
+    subject: Arc<S>,
+    interrupt: Interrupt,
+    op: OpKind,
+    config: Config,
+) -> Call {
+    Box::new(move || {
+        let operation = Operation::new(op);
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            subject.call_blocking(&interrupt, &mut || operation.run())
+        }));
+        let (outcome, message) = match result {
+            Ok(Ok(output)) => (
+                Outcome::Permitted {
+                    remaining: None,
+                    op: Some(output),
+                },
+                None,
+            ),
+            Ok(Err(error)) => (failure(&error, &config, 1), None),
+            Err(payload) => describe(&*payload),
+        };
+        Handback::Done(outcome, message)
+    })
+}
+
+/// How a call of `weight` permits that failed with `error` ended.
+fn failure(error: &RateLimiterError, config: &Config, weight: u32) -> Outcome {
+    match *error {
+        RateLimiterError::Rejected {
+            name,
+            limit,
+            period,
+            max_wait,
+            retry_after,
+        } => Outcome::Rejected {
+            retry_after: retry_after.as_nanos(),
+            fields_match: name == LIMITER_NAME
+                && limit == config.limit
+                && period == config.period
+                && max_wait == config.max_wait,
+        },
+        RateLimiterError::TooMany {
+            name,
+            limit,
+            requested,
+        } => Outcome::TooMany {
+            fields_match: name == LIMITER_NAME && limit == config.limit && requested == weight,
+        },
+        RateLimiterError::Interrupted { .. } => Outcome::Interrupted,
+        // A new kind of failure the oracle does not know: report it as an escaped panic so it
+        // is looked at.
+        _ => Outcome::Panicked { simulated: false },
+    }
+}
+
+/// A panic's outcome, and its message unless it was a [`SimulatedPanic`].
+fn describe(payload: &(dyn Any + Send)) -> (Outcome, Option<String>) {
+    let simulated = payload.is::<SimulatedPanic>();
+    let message = (!simulated).then(|| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic whose payload is not a string".to_owned())
+    });
+    (Outcome::Panicked { simulated }, message)
+}
