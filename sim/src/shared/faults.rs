@@ -161,3 +161,81 @@ pub(crate) fn pick_faults(
     faults.planned.sort_by_key(|&(t, _)| t);
     faults
 }
+
+#[cfg(test)]
+mod tests {
+    use core::time::Duration;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::scenario::ScenarioId;
+    use crate::shared::scenario::SharedScenario;
+
+    fn processes() -> Vec<ProcessSpec> {
+        let mut processes = SharedScenario::generate(&ScenarioId::seed(3)).processes;
+        processes.truncate(2);
+        for process in &mut processes {
+            process.timeout = Duration::from_millis(1);
+        }
+        processes
+    }
+
+    #[test]
+    fn two_in_five_scenarios_are_healthy_and_every_kind_is_drawn() {
+        let processes = processes();
+        let mut healthy = 0;
+        let mut kinds = [false; KINDS];
+        for seed in 0..2_000 {
+            let faults = pick_faults(
+                &mut ChaCha8Rng::seed_from_u64(seed),
+                &processes,
+                1_000_000_000,
+                1_000_000,
+            );
+            healthy += usize::from(faults.healthy());
+            kinds[0] |= faults.request_loss_ppm > 0;
+            kinds[1] |= faults.reply_loss_ppm > 0;
+            for &(_, fault) in &faults.planned {
+                let kind = match fault {
+                    Fault::Reset { .. } => 2,
+                    Fault::Pause { .. } => 3,
+                    Fault::Restart { .. } => 4,
+                    Fault::Failover { .. } => 5,
+                    Fault::Flush => 6,
+                    Fault::ClockStep { .. } => 7,
+                    Fault::Crash { .. } => 8,
+                };
+                kinds[kind] = true;
+            }
+        }
+        assert!((700..900).contains(&healthy), "{healthy} healthy of 2,000");
+        assert_eq!(kinds, [true; KINDS]);
+    }
+
+    #[test]
+    fn planned_faults_are_in_order_within_the_span_and_name_real_processes() {
+        let processes = processes();
+        for seed in 0..500 {
+            let faults = pick_faults(
+                &mut ChaCha8Rng::seed_from_u64(seed),
+                &processes,
+                5_000_000,
+                1_000,
+            );
+            assert!(faults.planned.is_sorted_by_key(|&(t, _)| t));
+            for &(t, fault) in &faults.planned {
+                assert!(t <= 5_000_000);
+                match fault {
+                    Fault::Reset { process } | Fault::Crash { process, .. } => {
+                        assert!(usize::from(process) < processes.len());
+                    }
+                    Fault::Pause { for_ns } => assert!(for_ns >= 500_000, "{for_ns}"),
+                    Fault::Failover { lag, .. } => assert!(usize::from(lag) <= MOST_LAG),
+                    _ => {}
+                }
+            }
+            assert!(faults.request_loss_ppm <= 300_000 && faults.reply_loss_ppm <= 300_000);
+        }
+    }
+}

@@ -463,3 +463,6 @@ impl<'s> Sim<'s> {
         clock.virtual_at(target.as_nanos(), self.now)
     }
 }
+
+#[cfg(test)]
+mod tests;
