@@ -136,12 +136,9 @@ impl World {
                 outer: Some(world.exchange(begun)),
             };
             let result = run(world);
-            let mut trace = outer.resume().trace.unwrap_or_default();
+            let trace = outer.resume().trace.unwrap_or_default();
             let most = world.most_records.get().max(trace.len().min(MOST_RESERVED));
             world.most_records.set(most);
-            // Shrunk (in place, by the system allocator) so that a run kept holds no more
-            // memory than its records need.
-            trace.shrink_to_fit();
             (result, trace)
         })
     }
