@@ -2,6 +2,7 @@
 //! server's certificate it signed, for `127.0.0.1` and `localhost`.
 
 use std::io;
+use std::path::Path;
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
@@ -49,5 +50,74 @@ impl Certificates {
             certificate: certificate.pem(),
             key: key.serialize_pem(),
         })
+    }
+}
+
+impl Certificates {
+    /// Writes the files a TLS server serves with into `dir`.
+    pub(crate) fn write(&self, dir: &Path) -> io::Result<TlsFiles> {
+        let write = |name: &str, text: &str| -> io::Result<String> {
+            let path = dir.join(name);
+            std::fs::write(&path, text)?;
+            Ok(path.to_string_lossy().into_owned())
+        };
+        Ok(TlsFiles {
+            authority: write("authority.pem", &self.authority)?,
+            certificate: write("certificate.pem", &self.certificate)?,
+            key: write("key.pem", &self.key)?,
+        })
+    }
+
+    /// A redis-rs client for `url` that trusts this authority.
+    pub(crate) fn client(&self, url: String) -> redis::RedisResult<redis::Client> {
+        install_crypto_provider();
+        redis::Client::build_with_tls(url, self.trusted())
+    }
+
+    /// What a redis-rs client is given to trust this authority.
+    pub(crate) fn trusted(&self) -> redis::TlsCertificates {
+        redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(self.authority.clone().into_bytes()),
+        }
+    }
+}
+
+/// Where a TLS server's files are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TlsFiles {
+    pub(crate) authority: String,
+    pub(crate) certificate: String,
+    pub(crate) key: String,
+}
+
+impl TlsFiles {
+    /// `redis-server`'s arguments to speak TLS only on `port` with these files, clients
+    /// unauthenticated by certificate.
+    pub(crate) fn args(&self, port: u16) -> Vec<String> {
+        [
+            "--port",
+            "0",
+            "--tls-port",
+            &port.to_string(),
+            "--tls-cert-file",
+            &self.certificate,
+            "--tls-key-file",
+            &self.key,
+            "--tls-ca-cert-file",
+            &self.authority,
+            "--tls-auth-clients",
+            "no",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+}
+
+/// rustls needs a process-wide crypto provider: ring's, unless one is installed already.
+pub(crate) fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may install one meanwhile; either serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }

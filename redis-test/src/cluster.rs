@@ -10,6 +10,7 @@ use core::time::Duration;
 use std::io;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -19,7 +20,8 @@ pub use self::migration::Migration;
 mod node;
 pub use self::node::Node;
 mod process;
-use self::process::{Process, not_installed};
+use self::process::{Process, Tls, not_installed};
+use crate::certificates::Certificates;
 #[cfg(test)]
 mod tests;
 mod view;
@@ -87,6 +89,8 @@ pub struct RedisCluster {
     nodes: Vec<Process>,
     /// The directory holding each node's own directory.
     dir: PathBuf,
+    /// A TLS cluster's certificates and files.
+    tls: Option<Arc<Tls>>,
 }
 
 impl RedisCluster {
@@ -111,6 +115,32 @@ impl RedisCluster {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn start() -> io::Result<RedisCluster> {
+        RedisCluster::start_as(false)
+    }
+
+    /// [`start`](RedisCluster::start), every node speaking TLS only, to clients, to its
+    /// replicas and on the cluster bus (`--tls-port`, `--tls-cluster`, `--tls-replication`),
+    /// with a certificate for `127.0.0.1` signed by an authority made for this cluster
+    /// ([`authority`](RedisCluster::authority)), which its [`client`](RedisCluster::client)
+    /// trusts.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](RedisCluster::start), and if the certificates cannot be made or written.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let cluster = fixed_window_redis_test::RedisCluster::start_tls()?;
+    /// assert!(cluster.urls().iter().all(|url| url.starts_with("rediss://127.0.0.1:")));
+    /// assert!(cluster.authority().is_some());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn start_tls() -> io::Result<RedisCluster> {
+        RedisCluster::start_as(true)
+    }
+
+    fn start_as(tls: bool) -> io::Result<RedisCluster> {
         let dir = std::env::temp_dir().join(format!(
             "fixed-window-redis-cluster-{}-{}",
             std::process::id(),
@@ -118,12 +148,23 @@ impl RedisCluster {
         ));
         std::fs::create_dir_all(&dir)?;
         // Dropped on any error below, which stops the nodes started so far.
+        let tls = if tls {
+            let certificates = Certificates::generate()?;
+            let files = certificates.write(&dir)?;
+            Some(Arc::new(Tls {
+                certificates,
+                files,
+            }))
+        } else {
+            None
+        };
         let mut cluster = RedisCluster {
             nodes: Vec::with_capacity(NODES),
             dir,
+            tls,
         };
         for _ in 0..NODES {
-            let node = Process::start(&cluster.dir)?;
+            let node = Process::start(&cluster.dir, cluster.tls.as_ref())?;
             cluster.nodes.push(node);
         }
         cluster.create()?;
@@ -135,7 +176,12 @@ impl RedisCluster {
     fn create(&self) -> io::Result<()> {
         let output_path = self.dir.join("redis-cli.out");
         let output = std::fs::File::create(&output_path)?;
+        let tls: Vec<&str> = match &self.tls {
+            Some(tls) => vec!["--tls", "--cacert", &tls.files.authority],
+            None => Vec::new(),
+        };
         let mut cli = Command::new("redis-cli")
+            .args(tls)
             .arg("--cluster")
             .arg("create")
             .args(
@@ -231,7 +277,30 @@ impl RedisCluster {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn client(&self) -> redis::RedisResult<redis::cluster::ClusterClient> {
-        redis::cluster::ClusterClient::new(self.urls())
+        let builder = redis::cluster::ClusterClient::builder(self.urls());
+        match &self.tls {
+            Some(tls) => {
+                crate::certificates::install_crypto_provider();
+                builder.certs(tls.certificates.trusted()).build()
+            }
+            None => builder.build(),
+        }
+    }
+
+    /// The certificate authority (PEM) that signed a TLS cluster's certificates, which its
+    /// clients trust; `None` for a plain cluster.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let cluster = fixed_window_redis_test::RedisCluster::start()?;
+    /// assert_eq!(cluster.authority(), None);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn authority(&self) -> Option<&str> {
+        self.tls
+            .as_ref()
+            .map(|tls| tls.certificates.authority.as_str())
     }
 
     /// A plain redis-rs client for the one node on `port`, which answers for its own slots only
@@ -467,6 +536,7 @@ impl fmt::Debug for RedisCluster {
         f.debug_struct("RedisCluster")
             .field("nodes", &self.nodes)
             .field("dir", &self.dir)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }

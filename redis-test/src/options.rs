@@ -1,6 +1,8 @@
 //! How a throwaway server is started: its port, and the settings a test needs beyond the
 //! defaults (TLS, a password, ACL users, a memory limit).
 
+use crate::certificates::TlsFiles;
+
 /// What a [`RedisServer`](crate::RedisServer) is started with, beyond the defaults (a free
 /// loopback port, plain TCP, no password, no memory limit, persistence off).
 ///
@@ -171,25 +173,11 @@ impl ServerOptions {
     }
 
     /// The server's arguments for these options, given where its TLS files are.
-    pub(crate) fn args(&self, port: u16, tls_files: Option<[String; 3]>) -> Vec<String> {
-        let mut args = Vec::new();
-        match tls_files {
-            Some([authority, certificate, key]) => args.extend([
-                "--port".to_owned(),
-                "0".to_owned(),
-                "--tls-port".to_owned(),
-                port.to_string(),
-                "--tls-cert-file".to_owned(),
-                certificate,
-                "--tls-key-file".to_owned(),
-                key,
-                "--tls-ca-cert-file".to_owned(),
-                authority,
-                "--tls-auth-clients".to_owned(),
-                "no".to_owned(),
-            ]),
-            None => args.extend(["--port".to_owned(), port.to_string()]),
-        }
+    pub(crate) fn args(&self, port: u16, tls_files: Option<TlsFiles>) -> Vec<String> {
+        let mut args = match tls_files {
+            Some(files) => files.args(port),
+            None => vec!["--port".to_owned(), port.to_string()],
+        };
         if let Some(password) = &self.password {
             args.extend(["--requirepass".to_owned(), password.clone()]);
         }

@@ -260,16 +260,7 @@ impl RedisServer {
     /// A client for `url`, trusting a TLS server's authority.
     fn client_for(&self, url: String) -> redis::RedisResult<redis::Client> {
         match &self.certificates {
-            Some(certificates) => {
-                install_crypto_provider();
-                redis::Client::build_with_tls(
-                    url,
-                    redis::TlsCertificates {
-                        client_tls: None,
-                        root_cert: Some(certificates.authority.clone().into_bytes()),
-                    },
-                )
-            }
+            Some(certificates) => certificates.client(url),
             None => redis::Client::open(url),
         }
     }
@@ -379,7 +370,7 @@ impl RedisServer {
             _ => {}
         }
         let tls_files = match &self.certificates {
-            Some(certificates) => Some(self.write_certificates(certificates)?),
+            Some(certificates) => Some(certificates.write(&self.dir)?),
             None => None,
         };
         let mut child = Command::new("redis-server")
@@ -429,20 +420,6 @@ impl RedisServer {
         }
     }
 
-    /// Writes a TLS server's files into its directory: the authority, the certificate, the key.
-    fn write_certificates(&self, certificates: &Certificates) -> io::Result<[String; 3]> {
-        let write = |name: &str, text: &str| -> io::Result<String> {
-            let path = self.dir.join(name);
-            std::fs::write(&path, text)?;
-            Ok(path.to_string_lossy().into_owned())
-        };
-        Ok([
-            write("authority.pem", &certificates.authority)?,
-            write("certificate.pem", &certificates.certificate)?,
-            write("key.pem", &certificates.key)?,
-        ])
-    }
-
     /// Runs each `ACL SETUSER` line of the options.
     fn add_users(&self) -> io::Result<()> {
         if self.options.acl.is_empty() {
@@ -477,14 +454,6 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// rustls needs a process-wide crypto provider: ring's, unless one is installed already.
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may install one meanwhile; either serves.
-        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }
 

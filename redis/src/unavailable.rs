@@ -229,7 +229,8 @@ fn script_denied(err: &redis::RedisError) -> bool {
 }
 
 /// Whether the TLS handshake failed on the server's certificate (rustls's error, carried in
-/// the I/O error redis-rs returns).
+/// the I/O error redis-rs returns; or, from redis-rs's cluster client, which keeps only the
+/// text of the first node's error, rustls's words for it).
 #[cfg(feature = "tls")]
 fn untrusted_certificate(err: &redis::RedisError) -> bool {
     use std::error::Error;
@@ -256,7 +257,11 @@ fn untrusted_certificate(err: &redis::RedisError) -> bool {
         }
         next = error.source();
     }
-    false
+    err.kind() == redis::ErrorKind::Io
+        && err.detail().is_some_and(|detail| {
+            detail.contains("invalid peer certificate")
+                || detail.contains("peer sent no certificates")
+        })
 }
 
 /// Without TLS there is no certificate to distrust.

@@ -6,9 +6,11 @@ use std::io;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::view::Line;
+use crate::certificates::{Certificates, TlsFiles};
 
 /// How long a node's cluster bus may go unanswered before it is suspected to have failed: short,
 /// so a killed master fails over in a few seconds.
@@ -23,9 +25,17 @@ const RESPONSE: Duration = Duration::from_secs(5);
 /// Ports tried for one node before giving up, should another process take a free port first.
 const PORT_TRIES: usize = 5;
 
+/// What the nodes of a TLS cluster share: the certificates, and the files they serve with.
+pub(super) struct Tls {
+    pub(super) certificates: Certificates,
+    pub(super) files: TlsFiles,
+}
+
 /// One `redis-server` process of a cluster.
 pub(super) struct Process {
     pub(super) port: u16,
+    /// Speaking TLS only, clients and cluster bus alike.
+    pub(super) tls: Option<Arc<Tls>>,
     /// `None` once killed.
     pub(super) child: Option<Child>,
     /// The replicas it had when killed, one of which takes over.
@@ -35,7 +45,7 @@ pub(super) struct Process {
 impl Process {
     /// Starts a cluster-enabled node in a directory of its own under `parent`, on free ports
     /// (one for clients, one for the cluster bus), and waits until it answers.
-    pub(super) fn start(parent: &Path) -> io::Result<Process> {
+    pub(super) fn start(parent: &Path, tls: Option<&Arc<Tls>>) -> io::Result<Process> {
         let mut last = None;
         for _ in 0..PORT_TRIES {
             // Both bound at once, so they differ; the nodes started before hold theirs.
@@ -46,7 +56,7 @@ impl Process {
             };
             let dir = parent.join(port.to_string());
             std::fs::create_dir_all(&dir)?;
-            match Process::launch(&dir, port, bus_port) {
+            match Process::launch(&dir, port, bus_port, tls) {
                 Ok(process) => return Ok(process),
                 Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(err),
                 Err(err) => last = Some(err),
@@ -55,9 +65,19 @@ impl Process {
         Err(last.unwrap_or_else(|| io::Error::other("no cluster node started")))
     }
 
-    fn launch(dir: &Path, port: u16, bus_port: u16) -> io::Result<Process> {
+    fn launch(dir: &Path, port: u16, bus_port: u16, tls: Option<&Arc<Tls>>) -> io::Result<Process> {
+        let listen = match tls {
+            Some(tls) => {
+                let mut args = tls.files.args(port);
+                args.extend(
+                    ["--tls-cluster", "yes", "--tls-replication", "yes"].map(str::to_owned),
+                );
+                args
+            }
+            None => vec!["--port".to_owned(), port.to_string()],
+        };
         let mut child = Command::new("redis-server")
-            .args(["--port", &port.to_string()])
+            .args(listen)
             .args(["--bind", "127.0.0.1", "--protected-mode", "yes"])
             .args(["--cluster-enabled", "yes"])
             .args(["--cluster-port", &bus_port.to_string()])
@@ -79,6 +99,7 @@ impl Process {
             .map_err(|err| not_installed(err, "redis-server", "redis-server"))?;
         let mut process = Process {
             port,
+            tls: tls.cloned(),
             child: None,
             heirs: Vec::new(),
         };
@@ -108,18 +129,29 @@ impl Process {
     }
 
     pub(super) fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        let scheme = if self.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        format!("{scheme}://127.0.0.1:{}/", self.port)
     }
 
     pub(super) fn client(&self) -> io::Result<redis::Client> {
-        redis::Client::open(self.url()).map_err(io::Error::other)
+        match &self.tls {
+            Some(tls) => tls.certificates.client(self.url()),
+            None => redis::Client::open(self.url()),
+        }
+        .map_err(io::Error::other)
     }
 
     /// A connection whose commands wait 5 s at most.
     pub(super) fn connect(&self) -> Result<redis::Connection, String> {
+        let client = self
+            .client()
+            .map_err(|err| format!("node {}: {err}", self.port))?;
         let connect = || -> redis::RedisResult<redis::Connection> {
-            let connection = redis::Client::open(self.url())?
-                .get_connection_with_timeout(Duration::from_secs(1))?;
+            let connection = client.get_connection_with_timeout(Duration::from_secs(1))?;
             connection.set_read_timeout(Some(RESPONSE))?;
             connection.set_write_timeout(Some(RESPONSE))?;
             Ok(connection)
@@ -175,6 +207,7 @@ impl fmt::Debug for Process {
             .field("port", &self.port)
             .field("running", &self.child.is_some())
             .field("heirs", &self.heirs)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }

@@ -10,5 +10,6 @@
 mod exact;
 mod failover;
 mod migration;
+mod secure;
 mod spread;
 mod support;
