@@ -51,7 +51,10 @@ fn a_cluster_over_tls_counts_on_every_primary_and_refuses_an_untrusting_client()
     // Started with it, fail closed: every call refused, none permitted.
     let started = SharedRateLimiter::start_blocking(config, untrusting)?;
     for _ in 0..3 {
-        let err = started.try_acquire("k").err().ok_or("a permit without trust")?;
+        let err = started
+            .try_acquire("k")
+            .err()
+            .ok_or("a permit without trust")?;
         assert!(err.unavailable().is_some(), "{err}");
     }
     Ok(())

@@ -11,7 +11,9 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use fixed_window_redis::{Config, FailPolicy, SharedError, SharedPermit, SharedRateLimiter};
+use fixed_window_redis::{
+    Config, FailPolicy, MAX_BATCH, SharedError, SharedPermit, SharedRateLimiter,
+};
 use fixed_window_redis_test::RedisServer;
 use futures::FutureExt;
 use tokio::task::{JoinError, JoinHandle};
@@ -150,6 +152,39 @@ fn attempts_queued_behind_a_call_in_flight_go_in_one_call_each_decided_on_its_ke
         "{calls} script calls for {} attempts",
         keys.len()
     );
+    Ok(())
+}
+
+/// More attempts queued than one call carries go in calls of at most `MAX_BATCH` attempts.
+/// (Caught: a batch bound computed as `MAX_BATCH + len` took all 600 in one call.)
+#[test]
+fn more_attempts_queued_than_a_call_carries_go_in_calls_of_at_most_max_batch() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    let runtime = runtime()?;
+    let queued = MAX_BATCH + 88;
+    let limit = u32::try_from(queued + 1)?;
+    let config = Config::of("bounded", limit, HOUR)?.with_timeout(Duration::from_secs(30))?;
+    let limiter = runtime.block_on(limiter(&server, config))?;
+    reset_stats(&mut redis)?;
+    // Long enough for every attempt to queue, on a loaded machine too.
+    pause(&mut redis, 1_000)?;
+    let permits = runtime.block_on(async {
+        let first = attempt(&limiter);
+        // Long enough for the first caller to have sent its call (which the pause holds).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let behind: Vec<_> = (0..queued).map(|_| attempt(&limiter)).collect();
+        let mut permits = vec![first.await];
+        for task in behind {
+            permits.push(task.await);
+        }
+        permits
+    });
+    for permit in permits {
+        permit??;
+    }
+    // The first call, then the queue in two: MAX_BATCH attempts, then the rest.
+    assert_eq!(script_calls(&mut redis)?, 3);
     Ok(())
 }
 
