@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::bench_runs::{BenchRuns, KEYED_MEMORY, REDIS_LATENCY, SERVER_TIME};
 use crate::cas_retries::CasRetries;
 use crate::keyed_memory::KeyedMemory;
+use crate::mutants::{Equivalents, MutationRun};
 use crate::redis_latency::RedisLatency;
 use crate::server_time::ServerTime;
 use crate::sim_summary::SimSummary;
@@ -35,7 +36,15 @@ pub struct Paths {
     /// `trace.jsonl`. The shared limiter's sweep writes its own beside it, in `sim-shared`
     /// (`target/sim-shared`), which is read from there.
     pub sim: PathBuf,
+    /// Where `cargo xtask mutants` writes each crate's run (`target/mutants`, holding
+    /// `<crate>/mutants.out/outcomes.json`).
+    pub mutants: PathBuf,
+    /// The survivors explained as equivalent (`docs/mutants.md`).
+    pub mutant_notes: PathBuf,
 }
+
+/// The crates `cargo xtask mutants` runs over, as it names their directories.
+pub const MUTATED_CRATES: [&str; 2] = ["core", "redis"];
 
 impl Paths {
     /// Where the shared limiter's sweep wrote its summary: `sim-shared` beside [`sim`](Paths::sim).
@@ -57,6 +66,10 @@ pub struct Inputs {
     pub trace_sweep: Option<SweepProvenance>,
     /// The shared limiter's sweep summary (`cargo xtask simulate --limiter shared`).
     pub shared_summary: Option<SimSummary>,
+    /// Each crate's mutation run that was found, by its name in [`MUTATED_CRATES`].
+    pub mutants: Vec<(&'static str, MutationRun)>,
+    /// The survivors explained as equivalent.
+    pub equivalents: Equivalents,
     /// What is missing or unreadable, one sentence each.
     pub missing: Vec<String>,
 }
@@ -135,6 +148,26 @@ impl Inputs {
                     "`cargo xtask simulate --limiter shared`"
                 )
             )),
+        }
+        for name in MUTATED_CRATES {
+            let path = paths.mutants.join(name).join("mutants.out/outcomes.json");
+            match fs::read_to_string(&path) {
+                Ok(text) => match MutationRun::parse(&text) {
+                    Ok(run) => inputs.mutants.push((name, run)),
+                    Err(err) => inputs
+                        .missing
+                        .push(format!("mutation run {} unreadable: {err}", path.display())),
+                },
+                // Mutation testing is slow and runs by hand, never in CI: a run not made is
+                // said on its section, not listed as missing.
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => inputs
+                    .missing
+                    .push(format!("mutation run {}: {err}", path.display())),
+            }
+        }
+        if let Ok(text) = fs::read_to_string(&paths.mutant_notes) {
+            inputs.equivalents = Equivalents::parse(&text);
         }
         inputs
     }

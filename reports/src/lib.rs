@@ -29,6 +29,7 @@ mod cas_retries;
 pub mod charts;
 mod inputs;
 mod keyed_memory;
+mod mutants;
 pub mod numbers;
 mod page;
 mod redis_latency;
@@ -46,8 +47,9 @@ pub use crate::bench_runs::{
     SERVER_TIME, Scope, Source, begin_run, record_run,
 };
 pub use crate::cas_retries::{CasRetries, RetryPoint};
-pub use crate::inputs::{Inputs, Paths};
+pub use crate::inputs::{Inputs, MUTATED_CRATES, Paths};
 pub use crate::keyed_memory::{Churn, Held, KeyedMemory, LIVE_WINDOW, LiveKeys};
+pub use crate::mutants::{Equivalents, MutationRun};
 pub use crate::page::table::{Table, TableCell};
 pub use crate::page::{Report, SIMULATOR_TARGET, render};
 pub use crate::redis_latency::{Attempts, RedisLatency};

@@ -31,6 +31,12 @@ struct Cli {
     /// The simulator's output directory (summary.json, trace.jsonl).
     #[arg(long, default_value = "target/sim")]
     sim: PathBuf,
+    /// Each crate's cargo-mutants run, in `<crate>/mutants.out`.
+    #[arg(long, default_value = "target/mutants")]
+    mutants: PathBuf,
+    /// The survivors explained as equivalent.
+    #[arg(long, default_value = "docs/mutants.md")]
+    mutant_notes: PathBuf,
     /// Where to write index.html and the charts.
     #[arg(long, default_value = "target/report")]
     out: PathBuf,
@@ -46,6 +52,8 @@ fn main() -> ExitCode {
         keyed_memory: cli.keyed_memory,
         server_time: cli.server_time,
         sim: cli.sim,
+        mutants: cli.mutants,
+        mutant_notes: cli.mutant_notes,
     });
     let report = render(&inputs);
     for line in &report.missing {

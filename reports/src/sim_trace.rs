@@ -252,6 +252,7 @@ mod tests {
                     | Record::Sleep { .. }
                     | Record::OpRan { .. }
                     | Record::Interrupt { .. }
+                    | Record::Drained { .. }
                     | Record::Held { .. } => other_lines += 1,
                     Record::Permitted { .. } => {}
                 }

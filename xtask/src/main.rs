@@ -33,7 +33,7 @@ enum Command {
     Bench(bench::Args),
     /// Render the HTML report from benchmark and simulator results.
     Report(report::Args),
-    /// Run cargo-mutants over the core crate (slow; not part of CI).
+    /// Run cargo-mutants over the core crate, or the redis crate's decision code (slow; not part of CI).
     Mutants(mutants::Args),
     /// Run everything CI runs.
     Ci(ci::Args),

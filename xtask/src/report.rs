@@ -52,6 +52,10 @@ pub fn run(_args: &Args) -> Result<(), Failure> {
         .arg(target_dir().join(SERVER_TIME))
         .arg("--sim")
         .arg(root.join("target/sim"))
+        .arg("--mutants")
+        .arg(root.join("target/mutants"))
+        .arg("--mutant-notes")
+        .arg(root.join("docs/mutants.md"))
         .arg("--out")
         .arg(root.join("target/report"));
     run_step("report", command)

@@ -6,6 +6,7 @@ mod cluster;
 mod contention;
 mod keyed;
 mod limiters;
+mod mutants;
 mod provenance;
 mod server_time;
 mod shared;
@@ -174,6 +175,7 @@ pub fn render(inputs: &Inputs) -> Report {
     simulator::section(&mut page, inputs.bench.as_ref());
     simulation::section(&mut page, inputs);
     shared::simulated(&mut page, inputs.shared_summary.as_ref());
+    mutants::section(&mut page, inputs);
     page.report.html = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>fixed-window report</title><style>{STYLE}</style></head><body>{}</body></html>\n",
         page.body

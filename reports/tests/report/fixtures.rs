@@ -25,6 +25,8 @@ pub fn complete() -> Paths {
         keyed_memory: dir().join("keyed-memory.json"),
         server_time: dir().join("redis-server-time.json"),
         sim: dir().join("sim"),
+        mutants: dir().join("mutants"),
+        mutant_notes: dir().join("mutants.md"),
     }
 }
 

@@ -9,6 +9,7 @@ mod cluster_and_server_time;
 mod fixtures;
 mod keyed;
 mod missing;
+mod mutants;
 mod numbers;
 mod quick;
 mod recording;

@@ -15,6 +15,8 @@ fn with_no_inputs_the_page_names_each_missing_one() {
         keyed_memory: empty.join("keyed-memory.json"),
         server_time: empty.join("redis-server-time.json"),
         sim: empty.join("sim"),
+        mutants: empty.join("mutants"),
+        mutant_notes: empty.join("mutants.md"),
     });
     assert_eq!(inputs.missing.len(), 4, "{:?}", inputs.missing);
     let report = render(&inputs);
