@@ -9,10 +9,10 @@ use fixed_window_sim::shared::{
     SharedCut, SharedFailure, SharedPlantedBug, SharedScenario, SharedSummary, SharedSweep,
     check_shared, run_shared, sweep_shared, write_shared_trace,
 };
-use fixed_window_sim::{DETERMINISM, Invariant, ScenarioId, coverage_failure};
+use fixed_window_sim::{DETERMINISM, Invariant, ScenarioId};
 
 use crate::summary_file::{self, Head};
-use crate::{progress_bar, unix_seconds};
+use crate::{passes_coverage, progress_bar, unix_seconds};
 
 /// The flags, as read for the shared limiter.
 #[derive(Debug)]
@@ -118,14 +118,8 @@ pub(crate) fn execute(options: &Options<'_>) -> Result<bool, String> {
             );
         }
     }
-    let uncovered = options
-        .require_coverage
-        .then(|| coverage_failure(&summary.coverage.missing()))
-        .flatten();
-    if let Some(line) = &uncovered {
-        println!("{line}");
-    }
-    Ok(summary.failures.is_empty() && uncovered.is_none())
+    let covered = passes_coverage(options.require_coverage, &summary.coverage);
+    Ok(summary.failures.is_empty() && covered)
 }
 
 fn replay(id: &ScenarioId, options: &Options<'_>, command: &str) -> Result<bool, String> {

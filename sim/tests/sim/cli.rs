@@ -2,13 +2,7 @@
 
 use std::process::{Command, Output};
 
-fn simulator(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fixed-window-sim"))
-        .args(args)
-        .env_remove("FIXED_WINDOW_SEED")
-        .output()
-        .expect("the simulator binary runs")
-}
+use crate::simulator;
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

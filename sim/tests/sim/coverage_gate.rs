@@ -3,27 +3,14 @@
 //! every feature, naming the ones it missed.
 
 use core::time::Duration;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use fixed_window_sim::{
     CallKind, CallerSpec, ClockKind, ClockModel, OpKind, PLAIN_FEATURES, Pattern, Scenario,
     ScenarioId, Segment, Target, check, plain_features, run,
 };
 
-fn simulator(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fixed-window-sim"))
-        .args(args)
-        .env_remove("FIXED_WINDOW_SEED")
-        .output()
-        .expect("the simulator binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use crate::{scratch, simulator};
 
 /// Whether `mask` has the bit of `feature`.
 fn has(mask: u32, feature: &str) -> bool {

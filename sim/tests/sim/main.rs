@@ -13,6 +13,9 @@ mod shards;
 mod shared;
 mod trace;
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
 use fixed_window_sim::{Invariant, Scenario, ScenarioId, Target, Violation, check, run};
 
 /// Runs the scenario of `seed` against `target` and checks it.
@@ -29,4 +32,20 @@ fn rules_broken(violations: &[Violation]) -> Vec<Invariant> {
     invariants.sort_unstable();
     invariants.dedup();
     invariants
+}
+
+/// Runs the simulator's binary with `args`, whatever seed the environment names.
+fn simulator(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fixed-window-sim"))
+        .args(args)
+        .env_remove("FIXED_WINDOW_SEED")
+        .output()
+        .expect("the simulator binary runs")
+}
+
+/// A directory of its own under the target directory, emptied.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
 }

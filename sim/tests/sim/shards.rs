@@ -2,10 +2,12 @@
 //! exactly what the unsharded sweep counts; a merge holding a violation fails, and shards
 //! that are not one sweep's are refused.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
+
+use crate::{scratch, simulator};
 
 /// Shards a sweep is split into.
 const SHARDS: u64 = 4;
@@ -27,21 +29,6 @@ const EXACT: [&str; 13] = [
     "coverage",
     "violations",
 ];
-
-fn simulator(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fixed-window-sim"))
-        .args(args)
-        .env_remove("FIXED_WINDOW_SEED")
-        .output()
-        .expect("the simulator binary runs")
-}
-
-/// A directory of its own under the target directory, emptied.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 fn read(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("the summary was written");
