@@ -1,7 +1,6 @@
 //! How a limiter decides: its settings, listeners and budget, applied to a state word at a
 //! reading of the clock.
 
-use core::fmt;
 use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -219,13 +218,3 @@ impl<L> Policy<L> {
     }
 }
 
-impl<L> fmt::Debug for Policy<L> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Policy")
-            .field("settings", &self.settings)
-            .field("listeners", &self.listeners.len())
-            .field("budget", &self.budget)
-            .field("origin", &self.origin)
-            .finish()
-    }
-}

@@ -18,6 +18,9 @@ fn a_limiter_prints_its_current_window_and_used_count() {
     assert!(text.contains("used: 2"), "{text}");
     assert!(text.contains("window: 2"), "{text}");
     assert!(text.contains("packed u64"), "{text}");
+    // The budget the claims are decided by: its grid and limit.
+    assert!(text.contains("budget: Budget { grid: "), "{text}");
+    assert!(text.contains("limit: 3, backoff: "), "{text}");
 }
 
 #[test]
