@@ -5,8 +5,8 @@ use core::num::NonZeroU32;
 use core::time::Duration;
 
 use crate::backoff::Backoff;
-use crate::instant::Instant;
 use crate::error::ConfigError;
+use crate::instant::Instant;
 use crate::state::{Cell, State, Wide};
 #[cfg(feature = "stats")]
 use crate::sync::atomic::AtomicU64;

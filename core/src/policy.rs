@@ -7,6 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::attempt::Attempt;
 use crate::budget::{Budget, Claim};
+use crate::error::RateLimiterError;
 use crate::event::{Listener, RateLimiterEvent};
 use crate::instant::Instant;
 use crate::origin::Origin;
@@ -14,7 +15,6 @@ use crate::permit::Permit;
 use crate::rejection::Rejection;
 use crate::settings::Settings;
 use crate::state::State;
-use crate::error::RateLimiterError;
 use crate::weight::{Rest, Units, Weight};
 
 /// Everything a limiter decides with but its clock and its state word, so that one policy can

@@ -216,7 +216,10 @@ mod tests {
         // Indices up to 2^40 - 1 leave 24 bits.
         let state = State::new(1000, (1u64 << 40) - 1);
         assert_eq!(state.ceiling(), (1 << 24) - 1);
-        assert!(matches!(State::new(1 << 24, (1u64 << 40) - 1), State::Wide(_)));
+        assert!(matches!(
+            State::new(1 << 24, (1u64 << 40) - 1),
+            State::Wide(_)
+        ));
         assert_eq!(State::new(1 << 24, (1u64 << 40) - 1).ceiling(), u32::MAX);
     }
 
