@@ -5,10 +5,12 @@ use core::num::NonZeroU32;
 use core::time::Duration;
 
 use crate::backoff::Backoff;
+use crate::error::ConfigError;
 use crate::instant::Instant;
 use crate::state::{Cell, State, Wide};
 #[cfg(feature = "stats")]
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::AtomicU64;
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::weight::Weight;
 use crate::window::Grid;
 
@@ -18,7 +20,9 @@ use crate::window::Grid;
 /// its one word, and a limiter with a word per key can pass in each key's.
 pub(crate) struct Budget {
     grid: Grid,
-    limit: u32,
+    /// Permits per window, changed by `set_limit` while callers claim (see [`Budget::round`]
+    /// for why a claim stays linearizable).
+    limit: AtomicU32,
     backoff: Backoff,
     #[cfg(feature = "stats")]
     cas_retries: AtomicU64,
@@ -29,10 +33,14 @@ pub(crate) struct Budget {
 pub(crate) enum Claim {
     /// A permit was claimed; `remaining` are left in its window.
     Permitted { remaining: u32 },
-    /// The window holding the reading is full; the next opens at `next`, always after the
-    /// reading, or never (`None`: it would start past `Instant::MAX`). Nothing was written.
-    Full { next: Option<Instant> },
+    /// The window holding the reading is full under `limit`, the limit the decision read;
+    /// the next opens at `next`, always after the reading, or never (`None`: it would start
+    /// past `Instant::MAX`). Nothing was written.
+    Full { next: Option<Instant>, limit: u32 },
 }
+
+/// The ordering of the limit's loads and stores: see [`Budget::round`].
+const LIMIT: Ordering = Ordering::SeqCst;
 
 impl Budget {
     pub(crate) fn new(
@@ -43,7 +51,7 @@ impl Budget {
     ) -> Budget {
         Budget {
             grid: Grid::new(origin, period),
-            limit: limit.get(),
+            limit: AtomicU32::new(limit.get()),
             backoff,
             #[cfg(feature = "stats")]
             cas_retries: AtomicU64::new(0),
@@ -52,7 +60,7 @@ impl Budget {
 
     /// A state word for this budget: window 0, none used, in the encoding that fits.
     pub(crate) fn state(&self) -> State {
-        State::new(self.limit, self.grid.last_index())
+        State::new(self.limit(), self.grid.last_index())
     }
 
     pub(crate) fn backoff(&self) -> Backoff {
@@ -64,9 +72,28 @@ impl Budget {
         &self.grid
     }
 
-    /// Permits per window.
+    /// Permits per window, as now in force.
+    #[inline]
     pub(crate) fn limit(&self) -> u32 {
-        self.limit
+        self.limit.load(LIMIT)
+    }
+
+    /// Puts `limit` in force for every later claim, the current window's too, on words that
+    /// can count up to `ceiling`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] if `limit` is 0, [`ConfigError::LimitAboveCeiling`] if it is
+    /// above `ceiling`.
+    pub(crate) fn set_limit(&self, limit: u32, ceiling: u32) -> Result<(), ConfigError> {
+        if limit == 0 {
+            return Err(ConfigError::ZeroLimit);
+        }
+        if limit > ceiling {
+            return Err(ConfigError::LimitAboveCeiling { limit, ceiling });
+        }
+        self.limit.store(limit, LIMIT);
+        Ok(())
     }
 
     /// Claims a permit from the window holding `now` in `state`, a word made by
@@ -195,22 +222,38 @@ impl Budget {
             // never reopen permits, and the window ends at its usual instant.
             _ => (stored_index, stored_used),
         };
-        let Some(after) = weight.claimed(used, self.limit) else {
-            // Full, decided from the loaded word alone, without writing. Only the stored window
-            // can be full (an advanced one starts empty, and a weight is at most the limit),
-            // so `end` is its end, and it lies after `now`.
-            return Ok(Claim::Full { next: end });
+        // The limit is loaded after the word, on every round. That keeps the claim
+        // linearizable while `set_limit` runs: a round that read the old limit loaded its word
+        // before it loaded that limit, so before the new limit's store; a claim that used the
+        // new limit loaded it after that store, so its compare-and-set comes after the store
+        // too. If the two claims overlap, the new limit's claim wrote after the old one loaded
+        // its word, and the old one's compare-and-set fails and retries under the new limit.
+        // Both loads and the store are sequentially consistent, so that "after" holds across
+        // the two locations (on x86-64 a SeqCst load is a plain load).
+        let limit = self.limit();
+        let Some(after) = weight.claimed(used, limit) else {
+            // Full, decided from the loaded word alone, without writing. A weight that fits
+            // the limit at all fits an advanced window, which starts empty, so unless the
+            // weight is above the limit (changed since it was checked), `end` is the stored
+            // window's end, and it lies after `now`.
+            let next = if index == stored_index {
+                end
+            } else {
+                self.grid.end(index)
+            };
+            return Ok(Claim::Full { next, limit });
         };
         if after == used {
             // Nothing to take (no permits, or the rest of a full window): permitted at once,
-            // with what the window in effect has left, writing nothing.
+            // with what the window in effect has left (none, under a lowered limit below the
+            // count), writing nothing.
             return Ok(Claim::Permitted {
-                remaining: self.limit - used,
+                remaining: limit.saturating_sub(used),
             });
         }
         cell.compare_exchange(current, cell.encode(index, after))
             .map(|()| Claim::Permitted {
-                remaining: self.limit - after,
+                remaining: limit - after,
             })
     }
 
@@ -233,7 +276,7 @@ impl fmt::Debug for Budget {
         let mut debug = f.debug_struct("Budget");
         debug
             .field("grid", &self.grid)
-            .field("limit", &self.limit)
+            .field("limit", &self.limit())
             .field("backoff", &self.backoff);
         #[cfg(feature = "stats")]
         debug.field("cas_retries", &self.cas_retries);

@@ -25,6 +25,14 @@ pub enum ConfigError {
     ZeroLimit,
     /// `period` was zero; a window must have a positive length.
     ZeroPeriod,
+    /// A running limiter's new `limit` is above `ceiling`, the largest count its state word
+    /// can hold (see `RateLimiter::set_limit`); a limiter built with the limit holds it.
+    LimitAboveCeiling {
+        /// The limit asked for.
+        limit: u32,
+        /// The largest limit the limiter's state word can count up to.
+        ceiling: u32,
+    },
 }
 
 impl ConfigError {
@@ -37,7 +45,7 @@ impl ConfigError {
     /// ```
     pub fn field(&self) -> &'static str {
         match self {
-            ConfigError::ZeroLimit => "limit",
+            ConfigError::ZeroLimit | ConfigError::LimitAboveCeiling { .. } => "limit",
             ConfigError::ZeroPeriod => "period",
         }
     }
@@ -48,6 +56,10 @@ impl fmt::Display for ConfigError {
         match self {
             ConfigError::ZeroLimit => f.write_str("limit must be at least 1, got 0"),
             ConfigError::ZeroPeriod => f.write_str("period must be positive, got 0ns"),
+            ConfigError::LimitAboveCeiling { limit, ceiling } => write!(
+                f,
+                "limit must be at most {ceiling} on this running limiter, got {limit}"
+            ),
         }
     }
 }

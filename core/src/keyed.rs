@@ -44,6 +44,7 @@ mod shards;
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 use self::shards as table;
 mod drain;
+mod limit;
 mod slot;
 mod sweep;
 mod weighted;
@@ -425,7 +426,8 @@ where
         self.policy.settings.name
     }
 
-    /// Permits per window, for each key.
+    /// Permits per window, for each key, as now in force (see
+    /// [`set_limit`](KeyedRateLimiter::set_limit)).
     ///
     /// # Examples
     ///
@@ -437,7 +439,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u32 {
-        self.policy.settings.limit.get()
+        self.policy.budget.limit()
     }
 
     /// The window's length, as configured.
@@ -878,7 +880,7 @@ where
         let settings = &self.policy.settings;
         f.debug_struct("KeyedRateLimiter")
             .field("name", &settings.name)
-            .field("limit", &settings.limit)
+            .field("limit", &self.policy.budget.limit())
             .field("period", &settings.period)
             .field("max_wait", &settings.max_wait())
             .field("listeners", &self.policy.listeners.len())

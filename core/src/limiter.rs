@@ -22,6 +22,7 @@ use crate::waiting;
 use crate::weight::One;
 
 mod drain;
+mod limit;
 mod weighted;
 
 /// A fixed-window rate limiter: at most `limit` calls start per `period`, in windows aligned
@@ -154,7 +155,7 @@ impl<C> RateLimiter<C> {
     /// here, so it behaves as creating a new limiter, its window starting afresh.
     fn into_builder(self) -> Builder<C> {
         LimiterBuilder {
-            settings: self.policy.settings,
+            settings: self.policy.current_settings(),
             options: PlainOptions {
                 listeners: self.policy.listeners,
             },
@@ -317,7 +318,7 @@ impl<C: Clock> RateLimiter<C> {
         self.policy.settings.name
     }
 
-    /// Permits per window.
+    /// Permits per window, as now in force (see [`set_limit`](RateLimiter::set_limit)).
     ///
     /// # Examples
     ///
@@ -329,7 +330,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn limit(&self) -> u32 {
-        self.policy.settings.limit.get()
+        self.policy.budget.limit()
     }
 
     /// The window's length, as configured.
@@ -690,7 +691,7 @@ impl<C> fmt::Debug for RateLimiter<C> {
         let (window_start, used) = self.policy.budget.snapshot(&self.state);
         f.debug_struct("RateLimiter")
             .field("name", &settings.name)
-            .field("limit", &settings.limit)
+            .field("limit", &self.policy.budget.limit())
             .field("period", &settings.period)
             .field("max_wait", &settings.max_wait())
             .field("listeners", &self.policy.listeners.len())

@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::attempt::Attempt;
 use crate::budget::{Budget, Claim};
+use crate::error::RateLimiterError;
 use crate::event::{Listener, RateLimiterEvent};
 use crate::instant::Instant;
 use crate::origin::Origin;
@@ -13,7 +14,7 @@ use crate::permit::Permit;
 use crate::rejection::Rejection;
 use crate::settings::Settings;
 use crate::state::State;
-use crate::weight::{Rest, Weight};
+use crate::weight::{Rest, Units, Weight};
 
 /// Everything a limiter decides with but its clock and its state word, so that one policy can
 /// decide for several words (a word per key) and every caller of the step shares one copy of
@@ -95,18 +96,52 @@ impl<L> Policy<L> {
         deadline: Instant,
         weight: W,
     ) -> Attempt {
+        self.decide(source, now, deadline, weight).0
+    }
+
+    /// [`attempt`](Policy::attempt), with the limit the decision read, for the error a
+    /// rejection becomes.
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    pub(crate) fn decide<S: Source<Listener = L>, W: Weight>(
+        &self,
+        source: &S,
+        now: Instant,
+        deadline: Instant,
+        weight: W,
+    ) -> (Attempt, u32) {
         match source.claim(&self.budget, now, weight) {
             Claim::Permitted { remaining } => {
                 self.permitted(source, now, remaining);
-                Attempt::Permitted { remaining }
+                // A permit's error is never made, so its limit is never read.
+                (Attempt::Permitted { remaining }, 0)
             }
-            Claim::Full { next: Some(next) } if next <= deadline => Attempt::Wait { until: next },
-            Claim::Full { next } => {
-                let retry_after = Rejection::new(&self.settings, now, next).retry_after();
+            Claim::Full {
+                next: Some(next),
+                limit,
+            } if next <= deadline => (Attempt::Wait { until: next }, limit),
+            Claim::Full { next, limit } => {
+                let retry_after = Rejection::new(&self.settings, limit, now, next).retry_after();
                 self.rejected(source, now, retry_after);
-                Attempt::Rejected { retry_after }
+                (Attempt::Rejected { retry_after }, limit)
             }
         }
+    }
+
+    /// The settings with the limit now in force: what a limiter remade from this one (a
+    /// `with_*`) starts with.
+    pub(crate) fn current_settings(&self) -> Settings {
+        // The budget's limit is never zero; the fallback only keeps this free of a panic.
+        self.settings
+            .with_limit(self.budget.limit())
+            .unwrap_or(self.settings)
+    }
+
+    /// `n` permits as a weight to claim, or the error if no window can hold them under the
+    /// limit now in force.
+    #[inline]
+    pub(crate) fn units(&self, n: u32) -> Result<Units, RateLimiterError> {
+        self.settings.units(n, self.budget.limit())
     }
 
     /// `weight` permits from `source` at the reading `read` takes (after loading the word,
@@ -126,11 +161,11 @@ impl<L> Policy<L> {
                 self.permitted(source, now, remaining);
                 Ok(Permit::new(now, remaining))
             }
-            Claim::Full { next } => {
+            Claim::Full { next, limit } => {
                 if !self.listeners.is_empty() {
-                    self.rejected_at(source, now, next);
+                    self.rejected_at(source, now, next, limit);
                 }
-                Err(Rejection::new(&self.settings, now, next))
+                Err(Rejection::new(&self.settings, limit, now, next))
             }
         }
     }
@@ -167,8 +202,9 @@ impl<L> Policy<L> {
         source: &S,
         now: Instant,
         next: Option<Instant>,
+        limit: u32,
     ) {
-        let retry_after = Rejection::new(&self.settings, now, next).retry_after();
+        let retry_after = Rejection::new(&self.settings, limit, now, next).retry_after();
         self.rejected(source, now, retry_after);
     }
 

@@ -41,22 +41,30 @@ use crate::settings::Settings;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rejection<'a> {
     settings: &'a Settings,
+    /// The limit the decision read, which `set_limit` may since have changed.
+    limit: u32,
     /// Nanoseconds until the next window opens, or `None` if it never does. A full window
     /// always ends after the reading that found it full, so the wait is never zero.
     wait: Option<NonZeroU64>,
 }
 
 impl<'a> Rejection<'a> {
-    /// A rejection at `now` by a limiter with `settings`, whose next window opens at `next`
-    /// (`None`: past [`Instant::MAX`]).
+    /// A rejection at `now` by a limiter with `settings` under `limit`, whose next window opens
+    /// at `next` (`None`: past [`Instant::MAX`]).
     #[inline]
-    pub(crate) fn new(settings: &'a Settings, now: Instant, next: Option<Instant>) -> Self {
+    pub(crate) fn new(
+        settings: &'a Settings,
+        limit: u32,
+        now: Instant,
+        next: Option<Instant>,
+    ) -> Self {
         debug_assert!(
             next.is_none_or(|next| next > now),
             "a full window ends after now"
         );
         Rejection {
             settings,
+            limit,
             wait: next.and_then(|next| NonZeroU64::new(next.as_nanos() - now.as_nanos())),
         }
     }
@@ -122,7 +130,7 @@ impl<'a> Rejection<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn limit(&self) -> u32 {
-        self.settings.limit.get()
+        self.limit
     }
 
     /// The limiter's window length.
@@ -192,7 +200,7 @@ impl<'a> Rejection<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_error(self) -> RateLimiterError {
-        self.settings.rejected(self.retry_after())
+        self.settings.rejected(self.limit, self.retry_after())
     }
 }
 

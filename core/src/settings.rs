@@ -236,11 +236,11 @@ impl Settings {
         Instant::from_nanos(start.as_nanos().saturating_add(self.max_wait_nanos))
     }
 
-    /// The full error for a call rejected `retry_after` before the next window.
-    pub(crate) fn rejected(&self, retry_after: Duration) -> RateLimiterError {
+    /// The full error for a call rejected under `limit` `retry_after` before the next window.
+    pub(crate) fn rejected(&self, limit: u32, retry_after: Duration) -> RateLimiterError {
         RateLimiterError::Rejected {
             name: self.name,
-            limit: self.limit.get(),
+            limit,
             period: self.period,
             max_wait: self.max_wait,
             retry_after,
@@ -252,15 +252,16 @@ impl Settings {
         RateLimiterError::Interrupted { name: self.name }
     }
 
-    /// `n` permits as a weight to claim, or the error if no window can hold them.
+    /// `n` permits as a weight to claim, or the error if no window can hold them under
+    /// `limit`, the limit in force.
     #[inline]
-    pub(crate) fn units(&self, n: u32) -> Result<Units, RateLimiterError> {
-        if n <= self.limit.get() {
+    pub(crate) fn units(&self, n: u32, limit: u32) -> Result<Units, RateLimiterError> {
+        if n <= limit {
             Ok(Units(n))
         } else {
             Err(RateLimiterError::TooMany {
                 name: self.name,
-                limit: self.limit.get(),
+                limit,
                 requested: n,
             })
         }

@@ -7,16 +7,19 @@
 //!
 //! Two encodings, chosen once per limiter:
 //!
-//! - [`Packed`]: `index << used_bits | used` in an `AtomicU64`, where `used_bits` is just wide
-//!   enough for `limit`. It fits whenever every index the limiter can reach (at most
-//!   `(u64::MAX − origin) / period`) fits in the remaining bits, which holds roughly whenever
-//!   `2·limit ≤ period` in nanoseconds, i.e. for every practical configuration. A 64-bit
-//!   compare-and-set costs about half a 128-bit one on x86-64.
+//! - [`Packed`]: `index << used_bits | used` in an `AtomicU64`, where `used_bits` is every bit
+//!   the largest index the limiter can reach (at most `(u64::MAX − origin) / period`) leaves
+//!   free, capped at 32. It fits whenever those bits hold `limit`, which holds roughly whenever
+//!   `2·limit ≤ period` in nanoseconds, i.e. for every practical configuration. The bits beyond
+//!   `limit`'s own width are its [ceiling](State::ceiling): room to raise the limit while the
+//!   limiter runs without changing the encoding. A 64-bit compare-and-set costs about half a
+//!   128-bit one on x86-64.
 //! - [`Wide`]: index and used side by side in a `u128`, for the rest (a one-nanosecond period
 //!   over the whole timeline, say). `portable_atomic::AtomicU128` is lock-free on x86-64
 //!   (`cmpxchg16b`) and aarch64, so the limiter keeps full range without a lock.
 //!
-//! Both keep the exact semantics; which one a limiter uses is invisible to callers.
+//! Both keep the exact semantics; which one a limiter uses is invisible to callers, but for
+//! the ceiling a running limiter's limit can be raised to.
 
 use core::fmt;
 
@@ -57,9 +60,11 @@ impl Packed {
     /// The packed word for a limiter with this `limit` whose indices never exceed
     /// `last_index`, or `None` if they would not fit.
     fn fitting(limit: u32, last_index: u64) -> Option<Packed> {
-        let used_bits = u32::BITS - limit.leading_zeros();
-        let index_bits = u64::BITS - used_bits;
-        if last_index >> index_bits != 0 {
+        let index_bits = u64::BITS - last_index.leading_zeros();
+        // Every bit the index leaves goes to `used`, so that the limit can be raised later
+        // without a wider word; more than 32 would hold no u32 more.
+        let used_bits = (u64::BITS - index_bits).min(u32::BITS);
+        if limit.leading_zeros() < u32::BITS - used_bits {
             return None;
         }
         Some(Packed {
@@ -67,6 +72,16 @@ impl Packed {
             used_bits,
             used_mask: (1u64 << used_bits) - 1,
         })
+    }
+}
+
+impl Packed {
+    /// The largest count `used` can hold.
+    pub(crate) fn ceiling(&self) -> u32 {
+        // The mask keeps at most 32 bits, so the narrowing is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        let ceiling = self.used_mask as u32;
+        ceiling
     }
 }
 
@@ -150,6 +165,15 @@ impl State {
         }
     }
 
+    /// The largest limit this word can count up to: what the bits the packed encoding leaves
+    /// to `used` hold, or any u32 for the wide one.
+    pub(crate) fn ceiling(&self) -> u32 {
+        match self {
+            State::Packed(cell) => cell.ceiling(),
+            State::Wide(_) => u32::MAX,
+        }
+    }
+
     /// The current (window index, used), for inspection.
     pub(crate) fn snapshot(&self) -> (u64, u32) {
         match self {
@@ -183,6 +207,20 @@ mod tests {
         // 1000 permits per second from the epoch: indices need 35 bits, used 10.
         let state = State::new(1000, u64::MAX / 1_000_000_000);
         assert!(matches!(state, State::Packed(_)));
+        // The 29 bits the index leaves all go to `used`.
+        assert_eq!(state.ceiling(), (1 << 29) - 1);
+    }
+
+    #[test]
+    fn the_packed_ceiling_is_what_the_index_leaves_capped_at_32_bits() {
+        // Indices up to 2^40 - 1 leave 24 bits.
+        let state = State::new(1000, (1u64 << 40) - 1);
+        assert_eq!(state.ceiling(), (1 << 24) - 1);
+        assert!(matches!(
+            State::new(1 << 24, (1u64 << 40) - 1),
+            State::Wide(_)
+        ));
+        assert_eq!(State::new(1 << 24, (1u64 << 40) - 1).ceiling(), u32::MAX);
     }
 
     #[test]
@@ -198,9 +236,10 @@ mod tests {
         let State::Packed(cell) = State::new(limit, last_index) else {
             panic!("expected the packed encoding");
         };
+        assert_eq!(cell.ceiling(), 1023);
         assert_eq!(
-            cell.decode(cell.encode(last_index, limit)),
-            (last_index, limit)
+            cell.decode(cell.encode(last_index, cell.ceiling())),
+            (last_index, cell.ceiling())
         );
         assert!(Packed::fitting(limit, last_index + 1).is_none());
     }

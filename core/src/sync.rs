@@ -15,7 +15,7 @@
 mod imp {
     pub(crate) mod atomic {
         pub(crate) use portable_atomic::AtomicU128;
-        pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+        pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
     }
     pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
     pub(crate) mod hint {
@@ -30,7 +30,7 @@ mod imp {
 mod imp {
     pub(crate) mod atomic {
         pub(crate) use super::super::stand_in::AtomicU128;
-        pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+        pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
     }
     pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
     pub(crate) mod hint {
@@ -45,7 +45,7 @@ mod imp {
 mod imp {
     pub(crate) mod atomic {
         pub(crate) use super::super::stand_in::AtomicU128;
-        pub(crate) use shuttle::sync::atomic::{AtomicU64, Ordering};
+        pub(crate) use shuttle::sync::atomic::{AtomicU32, AtomicU64, Ordering};
     }
     pub(crate) use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
     pub(crate) mod hint {

@@ -109,16 +109,19 @@ pub(crate) fn step<S: Source, W: Weight>(
     slept_from: Option<Instant>,
     weight: W,
 ) -> Step {
-    match policy.attempt(source, now, deadline, weight) {
+    let (attempt, limit) = policy.decide(source, now, deadline, weight);
+    match attempt {
         Attempt::Permitted { remaining } => Step::Done(Ok(Permit::new(now, remaining))),
-        Attempt::Rejected { retry_after } => Step::Done(Err(policy.settings.rejected(retry_after))),
+        Attempt::Rejected { retry_after } => {
+            Step::Done(Err(policy.settings.rejected(limit, retry_after)))
+        }
         // A stopped clock (or one that stepped back across the sleep) would otherwise keep the
         // caller sleeping forever. The rejection is decided here, not in the step, so its event
         // is emitted here.
         Attempt::Wait { until } if slept_from.is_some_and(|before| now <= before) => {
             let retry_after = until.saturating_duration_since(now);
             policy.rejected(source, now, retry_after);
-            Step::Done(Err(policy.settings.rejected(retry_after)))
+            Step::Done(Err(policy.settings.rejected(limit, retry_after)))
         }
         Attempt::Wait { until } => Step::Sleep(until.saturating_duration_since(now)),
     }

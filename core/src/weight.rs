@@ -36,8 +36,10 @@ impl Weight for Units {
     #[expect(clippy::inline_always, reason = "folded into the claim")]
     #[inline(always)]
     fn claimed(self, used: u32, limit: u32) -> Option<u32> {
-        // `self.0 <= limit`, and `used <= limit` always: no underflow, no overflow.
-        (used <= limit - self.0).then(|| used + self.0)
+        // The limit can change between the check against it and the claim, and a lowered one
+        // can leave `used` above it, so nothing here may assume `self.0 <= limit` or
+        // `used <= limit`.
+        used.checked_add(self.0).filter(|&after| after <= limit)
     }
 
     #[inline]
@@ -53,8 +55,9 @@ pub(crate) struct Rest;
 impl Weight for Rest {
     #[expect(clippy::inline_always, reason = "folded into the claim")]
     #[inline(always)]
-    fn claimed(self, _used: u32, limit: u32) -> Option<u32> {
-        Some(limit)
+    fn claimed(self, used: u32, limit: u32) -> Option<u32> {
+        // A lowered limit can leave more used than it allows: a drain never gives them back.
+        Some(used.max(limit))
     }
 }
 
@@ -73,5 +76,14 @@ mod tests {
         assert_eq!(Units(u32::MAX).claimed(1, u32::MAX), None);
         assert_eq!(Rest.claimed(2, 5), Some(5));
         assert_eq!(Rest.claimed(5, 5), Some(5));
+    }
+
+    #[test]
+    fn a_lowered_limit_below_the_used_count_is_full_and_drains_to_itself() {
+        assert_eq!(One.claimed(7, 5), None);
+        assert_eq!(Units(1).claimed(7, 5), None);
+        assert_eq!(Units(7).claimed(0, 5), None);
+        assert_eq!(Units(1).claimed(u32::MAX, u32::MAX), None);
+        assert_eq!(Rest.claimed(7, 5), Some(7));
     }
 }

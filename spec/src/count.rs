@@ -248,7 +248,8 @@ impl Count {
     }
 
     /// Drains the window in effect at `now` (`docs/rules.md`: Draining): it counts as full,
-    /// `limit` used, until it ends; a later window starts at zero as ever.
+    /// `limit` used (or more, if a lowered limit left more used: a drain gives none back),
+    /// until it ends; a later window starts at zero as ever.
     ///
     /// # Examples
     ///
@@ -262,9 +263,9 @@ impl Count {
     /// assert_eq!(count.decide(&grid, 3, 20, 20), Decision::Permit { index: 2, remaining: 2 });
     /// ```
     pub fn drain(&mut self, grid: &Grid, limit: u32, now: u128) {
-        let (index, _) = self.at(grid, now);
+        let (index, used) = self.at(grid, now);
         self.index = index;
-        self.used = limit;
+        self.used = used.max(limit);
     }
 
     /// Whether the stored window has ended by `now`, so the count holds nothing worth keeping:

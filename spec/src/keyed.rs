@@ -62,6 +62,32 @@ impl<K: Ord + Clone> Keyed<K> {
         &self.rules
     }
 
+    /// Puts `limit` in force for every key at once ([`Rules::with_limit`]): each key's count
+    /// is kept. Whether it was taken (`false` for 0, which leaves the rules as they were).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Decision, Keyed, Rules};
+    ///
+    /// let mut keyed = Keyed::new(Rules::new(0, 2, 10, 0).expect("a valid configuration"));
+    /// assert!(matches!(keyed.attempt(&"a", 1, 1), Decision::Permit { remaining: 1, .. }));
+    /// assert!(keyed.set_limit(1));
+    /// assert!(matches!(keyed.attempt(&"a", 2, 2), Decision::Reject { .. }));
+    /// assert!(matches!(keyed.attempt(&"b", 2, 2), Decision::Permit { remaining: 0, .. }));
+    /// assert!(!keyed.set_limit(0));
+    /// assert_eq!(keyed.rules().limit, 1);
+    /// ```
+    pub fn set_limit(&mut self, limit: u32) -> bool {
+        match self.rules.with_limit(limit) {
+            Some(rules) => {
+                self.rules = rules;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The count of `key` (a new one if it never took a permit).
     ///
     /// # Examples

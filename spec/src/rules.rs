@@ -63,6 +63,32 @@ impl Rules {
         deadline(start, self.max_wait)
     }
 
+    /// These rules with `limit` permits per window, as a running limiter's `set_limit` puts
+    /// them in force (`docs/rules.md`: Changing the limit): the counts stay as they are, so
+    /// the permits a window has already given count against the new limit. `None` if `limit`
+    /// is 0.
+    ///
+    /// # Examples
+    ///
+    /// Three permits taken; lowered to two, the window is full; raised to five, it has two
+    /// left.
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Decision, Rules};
+    ///
+    /// let rules = Rules::new(0, 4, 10, 0).expect("valid rules");
+    /// let mut count = Count::new();
+    /// count.apply_n(rules.decide_n(&count, 1, 1, 3), 3);
+    /// let lower = rules.with_limit(2).expect("a positive limit");
+    /// assert_eq!(lower.decide(&count, 2, 2), Decision::Reject { retry_after: 8 });
+    /// let higher = lower.with_limit(5).expect("a positive limit");
+    /// assert_eq!(higher.decide(&count, 2, 2), Decision::Permit { index: 0, remaining: 1 });
+    /// assert!(rules.with_limit(0).is_none());
+    /// ```
+    pub fn with_limit(self, limit: u32) -> Option<Rules> {
+        (limit >= 1).then_some(Rules { limit, ..self })
+    }
+
     /// [`Count::decide`] with these rules' grid and limit.
     ///
     /// # Examples

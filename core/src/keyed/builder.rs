@@ -196,7 +196,7 @@ impl<K, C, S> KeyedRateLimiter<K, C, S> {
     /// shorthand for building one, with a new grid starting now on its clock and no keys.
     pub(super) fn into_builder(self) -> KeyedBuilder<K, C, S> {
         LimiterBuilder {
-            settings: self.policy.settings,
+            settings: self.policy.current_settings(),
             options: KeyedOptions {
                 listeners: self.policy.listeners,
                 hasher: self.hasher,

@@ -21,7 +21,8 @@
 //!   table). So no claim is ever lost to a removal. Empty words are never reclaimed: their
 //!   inserter is about to claim from them.
 //! - To the claim loop a reclaimed word reads as the last window of the timeline, full: the
-//!   loop then answers `Rejected` with `retry_after` of `Duration::MAX` without writing, which
+//!   loop then answers `Rejected` with `retry_after` of `Duration::MAX` without writing (its
+//!   count is `u32::MAX`, full under any limit `set_limit` can set), which
 //!   is how the keyed limiter learns it must look again. A genuine last window never ends, so
 //!   it is never reclaimed, and the two cannot be confused.
 
@@ -109,12 +110,11 @@ pub(crate) struct Slot<'a, P: Cell, W> {
     horizon: &'a AtomicU64,
     /// The last window of the timeline, which a reclaimed word reads as.
     last_index: u64,
-    limit: u32,
 }
 
 impl<'a, P: Cell<Raw = W::Raw>, W: Word> Slot<'a, P, W> {
-    /// `word` encoded as `codec` encodes, for a limiter of `limit` whose last window is
-    /// `last_index`, with the sweep's `horizon`.
+    /// `word` encoded as `codec` encodes, for a limiter whose last window is `last_index`,
+    /// with the sweep's `horizon`.
     #[inline]
     pub(crate) fn new(
         codec: &'a P,
@@ -122,7 +122,6 @@ impl<'a, P: Cell<Raw = W::Raw>, W: Word> Slot<'a, P, W> {
         word: &'a W,
         horizon: &'a AtomicU64,
         last_index: u64,
-        limit: u32,
     ) -> Self {
         Slot {
             codec,
@@ -130,7 +129,6 @@ impl<'a, P: Cell<Raw = W::Raw>, W: Word> Slot<'a, P, W> {
             word,
             horizon,
             last_index,
-            limit,
         }
     }
 
@@ -180,7 +178,8 @@ impl<P: Cell<Raw = W::Raw>, W: Word> Cell for Slot<'_, P, W> {
         if raw == self.marks.empty {
             (self.horizon.load(Ordering::Acquire), 0)
         } else if raw == self.marks.reclaimed {
-            (self.last_index, self.limit)
+            // Full under any limit, however far it is raised.
+            (self.last_index, u32::MAX)
         } else {
             self.codec.decode(raw)
         }

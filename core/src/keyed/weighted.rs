@@ -45,7 +45,6 @@ where
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
         let units = self
             .policy
-            .settings
             .units(n)
             .map_err(|error| KeyedRateLimiterError::new(key, error))?;
         self.policy
@@ -81,7 +80,6 @@ where
         n: u32,
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
         self.policy
-            .settings
             .units(n)
             .and_then(|units| {
                 waiting::wait_blocking(&self.policy, &self.source(key), &self.clock, None, units)
@@ -115,7 +113,6 @@ where
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
         let units = self
             .policy
-            .settings
             .units(n)
             .map_err(|error| KeyedRateLimiterError::new(key, error))?;
         waiting::wait_async(&self.policy, &self.source(key), &self.clock, units)
@@ -149,7 +146,7 @@ where
         now: Instant,
         deadline: Instant,
     ) -> Result<Attempt, RateLimiterError> {
-        let units = self.policy.settings.units(n)?;
+        let units = self.policy.units(n)?;
         Ok(self.policy.attempt(&self.source(key), now, deadline, units))
     }
 }

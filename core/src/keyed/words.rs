@@ -57,6 +57,14 @@ where
         }
     }
 
+    /// The largest limit the keys' words can count up to (see [`State::ceiling`]).
+    pub(crate) fn ceiling(&self) -> u32 {
+        match &self.words {
+            Words::Packed(codec, _) => codec.ceiling(),
+            Words::Wide(..) => u32::MAX,
+        }
+    }
+
     /// The word of `key`, whose hash is `hash`, as a source for the step.
     #[inline]
     pub(crate) fn word_of<'a>(&'a self, hash: u64, key: &'a K) -> KeyWord<'a, K> {
@@ -153,10 +161,9 @@ where
             word,
             self.sweep.horizon(),
             budget.grid().last_index(),
-            budget.limit(),
         );
         match budget.claim_cell(&slot, now, weight) {
-            Claim::Full { next: None } if slot.is_reclaimed() => None,
+            Claim::Full { next: None, .. } if slot.is_reclaimed() => None,
             claim => Some(claim),
         }
     }
@@ -247,11 +254,10 @@ where
         W: Word,
     {
         let last_index = budget.grid().last_index();
-        let limit = budget.limit();
         let marks = Marks::of(codec);
         let horizon = self.sweep.horizon();
         table.retain(shard, |word| {
-            !Slot::new(codec, marks, word, horizon, last_index, limit).reclaim_before(window)
+            !Slot::new(codec, marks, word, horizon, last_index).reclaim_before(window)
         })
     }
 

@@ -36,7 +36,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn try_acquire_n(&self, n: u32) -> Result<Permit, RateLimiterError> {
-        let units = self.policy.settings.units(n)?;
+        let units = self.policy.units(n)?;
         self.policy
             .try_acquire(&self.state, || self.clock.now(), units)
             .map_err(Rejection::to_error)
@@ -66,7 +66,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn acquire_n(&self, n: u32) -> Result<Permit, RateLimiterError> {
-        let units = self.policy.settings.units(n)?;
+        let units = self.policy.units(n)?;
         waiting::wait_blocking(&self.policy, &self.state, &self.clock, None, units)
     }
 
@@ -90,7 +90,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn acquire_n_async(&self, n: u32) -> Result<Permit, RateLimiterError> {
-        let units = self.policy.settings.units(n)?;
+        let units = self.policy.units(n)?;
         waiting::wait_async(&self.policy, &self.state, &self.clock, units).await
     }
 
@@ -119,7 +119,7 @@ impl<C: Clock> RateLimiter<C> {
         now: Instant,
         deadline: Instant,
     ) -> Result<Attempt, RateLimiterError> {
-        let units = self.policy.settings.units(n)?;
+        let units = self.policy.units(n)?;
         Ok(self.policy.attempt(&self.state, now, deadline, units))
     }
 }

@@ -22,6 +22,8 @@ enum Step {
         wait: u64,
     },
     Shrink,
+    /// `set_limit` on the keyed limiter and on every key's plain limiter.
+    SetLimit(u32),
 }
 
 fn forward_step() -> impl Strategy<Value = Step> {
@@ -30,6 +32,13 @@ fn forward_step() -> impl Strategy<Value = Step> {
         1 => any::<u64>().prop_map(Step::Forward),
         8 => (0..6u8, 1..5u8, prop_oneof![Just(0u64), 0..3_000u64]).prop_map(|(key, count, wait)| Step::Attempt { key, count, wait }),
         1 => Just(Step::Shrink),
+    ]
+}
+
+fn limit_step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => forward_step(),
+        1 => (0..8u32).prop_map(Step::SetLimit),
     ]
 }
 
@@ -75,6 +84,20 @@ impl Subjects {
         }
     }
 
+    /// `set_limit(limit)` on the keyed limiter and every plain one: the same outcome, and
+    /// the plain limiters made later start with the limit in force.
+    fn set_limit(&mut self, limit: u32) -> Result<(), TestCaseError> {
+        let keyed = self.keyed.set_limit(limit);
+        for plain in self.plain.values() {
+            prop_assert_eq!(plain.set_limit(limit), keyed, "set_limit({})", limit);
+        }
+        if keyed.is_ok() {
+            self.limit = limit;
+        }
+        prop_assert_eq!(self.keyed.limit(), self.limit);
+        Ok(())
+    }
+
     /// The plain limiter of `key`, created (lazily, but with the keyed limiter's origin)
     /// the first time the key is used.
     fn plain(&mut self, key: u8, origin: u64) -> &RateLimiter<ManualClock> {
@@ -105,6 +128,48 @@ proptest! {
             match step {
                 Step::Forward(d) => now = now.saturating_add(d),
                 Step::Back(_) => unreachable!("forward clocks only"),
+                Step::SetLimit(limit) => subjects.set_limit(limit)?,
+                Step::Attempt { key, count, wait } => {
+                    let reading = Instant::from_nanos(now);
+                    let deadline = Instant::from_nanos(now.saturating_add(wait));
+                    for _ in 0..count {
+                        let keyed = subjects.keyed.attempt(&key, reading, deadline);
+                        let plain = subjects.plain(key, start).attempt(reading, deadline);
+                        prop_assert_eq!(keyed, plain, "key {} at {}", key, now);
+                        if matches!(keyed, fixed_window::Attempt::Permitted { .. }) {
+                            last_permit.insert(key, (now - start) / period);
+                        }
+                    }
+                }
+                Step::Shrink => {
+                    subjects.keyed.shrink();
+                    // Only keys that took a permit in the current window survive a shrink.
+                    let current = (now - start) / period;
+                    let live = last_permit.values().filter(|&&window| window >= current).count();
+                    prop_assert_eq!(subjects.keyed.len(), live, "at {}", now);
+                }
+            }
+            subjects.clock.set(Instant::from_nanos(now));
+        }
+    }
+
+    #[test]
+    fn every_key_behaves_as_its_own_plain_limiter_across_set_limit(
+        limit in 1..5u32,
+        // Periods of a microsecond or more leave every limit drawn below the ceiling.
+        period in prop_oneof![1_000..1_000_000u64, any::<u64>().prop_map(|p| p.max(1_000))],
+        start in start(),
+        steps in proptest::collection::vec(limit_step(), 1..80),
+    ) {
+        let mut subjects = Subjects::new(limit, period, start);
+        let mut now = start;
+        // The window index of each key's latest permit, computed here from origin and period.
+        let mut last_permit: BTreeMap<u8, u64> = BTreeMap::new();
+        for step in steps {
+            match step {
+                Step::Forward(d) => now = now.saturating_add(d),
+                Step::Back(_) => unreachable!("forward clocks only"),
+                Step::SetLimit(limit) => subjects.set_limit(limit)?,
                 Step::Attempt { key, count, wait } => {
                     let reading = Instant::from_nanos(now);
                     let deadline = Instant::from_nanos(now.saturating_add(wait));
@@ -155,6 +220,7 @@ proptest! {
                         }
                     }
                 }
+                Step::SetLimit(_) => unreachable!("one limit throughout"),
                 Step::Shrink => {
                     latest = latest.max(now.saturating_sub(start) / period);
                     subjects.keyed.shrink();

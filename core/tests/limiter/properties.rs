@@ -5,7 +5,9 @@
 use core::time::Duration;
 use std::collections::BTreeMap;
 
-use fixed_window::{Clock, Instant, ManualClock, Origin, RateLimiter, RateLimiterError};
+use fixed_window::{
+    Clock, ConfigError, Instant, ManualClock, Origin, RateLimiter, RateLimiterError,
+};
 use fixed_window_spec::{Count, Decision, Grid, NEVER, Rules};
 use proptest::prelude::*;
 
@@ -47,6 +49,12 @@ impl Model {
         grid.end(grid.index_of(now)).map_or(Duration::MAX, |end| {
             Duration::from_nanos(u64::try_from(end - now).unwrap_or(u64::MAX))
         })
+    }
+
+    /// A `set_limit(limit)` the limiter took: the rules change, the count stays.
+    fn set_limit(&mut self, limit: u32) -> Result<(), ConfigError> {
+        self.rules = self.rules.with_limit(limit).ok_or(ConfigError::ZeroLimit)?;
+        Ok(())
     }
 
     /// A `try_acquire_n(n)`: `Err(None)` also for `n` above the limit, which is refused.
@@ -167,6 +175,66 @@ proptest! {
                 Step::Acquire(calls) => {
                     for _ in 0..calls {
                         let actual = limiter.try_acquire_n(n).map(|permit| permit.remaining()).map_err(|err| match err {
+                            RateLimiterError::TooMany { .. } => None,
+                            err => {
+                                let retry = err.retry_after().unwrap_or(Duration::MAX);
+                                (retry != Duration::MAX).then_some(retry.as_nanos())
+                            }
+                        });
+                        prop_assert_eq!(actual, model.try_acquire_n(now, n), "{} at {}", n, now);
+                    }
+                }
+            }
+            clock.set(Instant::from_nanos(now));
+        }
+    }
+
+    #[test]
+    fn set_limit_between_weighted_calls_drains_and_clock_moves_matches_the_model(
+        limit in 1..12u32,
+        period in period(),
+        start in start(),
+        steps in proptest::collection::vec((step(), 0..16u32), 1..80),
+    ) {
+        // A weight of 13 stands for a drain, 14 and 15 for a `set_limit` (to 0..14, so zero
+        // and limits beyond the smallest ceilings are drawn too).
+        const DRAIN: u32 = 13;
+        let clock = ManualClock::starting_at(Instant::from_nanos(start));
+        let limiter = RateLimiter::of("prop", limit, Duration::from_nanos(period))
+            .unwrap()
+            .with_clock(clock.clone());
+        let mut model = Model::new(start, period, limit).unwrap();
+        let mut now = start;
+        for (step, n) in steps {
+            match step {
+                Step::Forward(d) => now = now.saturating_add(d),
+                Step::Back(d) => now = now.saturating_sub(d),
+                Step::Acquire(_) if n == DRAIN => {
+                    prop_assert_eq!(limiter.drain(), model.drain(now), "drain at {}", now);
+                }
+                Step::Acquire(calls) if n > DRAIN => {
+                    let new_limit = u32::from(calls) * (n - DRAIN) - 1;
+                    let ceiling = limiter.limit_ceiling();
+                    let expected = if new_limit > ceiling {
+                        Err(ConfigError::LimitAboveCeiling { limit: new_limit, ceiling })
+                    } else {
+                        model.set_limit(new_limit)
+                    };
+                    prop_assert_eq!(limiter.set_limit(new_limit), expected, "set_limit({}) at {}", new_limit, now);
+                    prop_assert_eq!(limiter.limit(), model.rules.limit);
+                }
+                Step::Acquire(calls) => {
+                    for _ in 0..calls {
+                        let outcome = limiter.try_acquire_n(n);
+                        if let Err(
+                            RateLimiterError::Rejected { limit, .. }
+                            | RateLimiterError::TooMany { limit, .. },
+                        ) = outcome
+                        {
+                            // Errors name the limit the decision used: the one in force.
+                            prop_assert_eq!(limit, model.rules.limit);
+                        }
+                        let actual = outcome.map(|permit| permit.remaining()).map_err(|err| match err {
                             RateLimiterError::TooMany { .. } => None,
                             err => {
                                 let retry = err.retry_after().unwrap_or(Duration::MAX);
