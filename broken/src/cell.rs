@@ -87,4 +87,7 @@ pub trait Cell: Send + Sync {
 
     /// Adds one to the used count, in one step, and returns the window as it was before.
     fn add_one(&self) -> Window;
+
+    /// The largest limit the cell can count up to: what a limiter on it may be set to.
+    fn ceiling(&self) -> u32;
 }

@@ -4,12 +4,13 @@
 use core::fmt;
 use core::time::Duration;
 
-use fixed_window::{Clock, Instant, Interrupt, Settings};
+use fixed_window::{Clock, ConfigError, Instant, Interrupt, Settings};
 use fixed_window_spec::{Decision, Grid, NEVER, deadline};
 
 use crate::limiter::nanos;
 use crate::outcome::{Grant, Refusal};
 use crate::pause::{Async, Blocking, Pause, block_on};
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::hint;
 use crate::waiting::{Steps, call};
 
@@ -49,7 +50,8 @@ use self::table::Table;
 /// ```
 pub struct PlantedKeyedLimiter<C> {
     bug: KeyedPlantedBug,
-    limit: u32,
+    /// Permits per window for every key, as [`PlantedKeyedLimiter::set_limit`] last put it.
+    limit: AtomicU32,
     grid: Grid,
     max_wait: Duration,
     clock: C,
@@ -107,7 +109,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         let grid = Grid::new(u128::from(origin.as_nanos()), period);
         PlantedKeyedLimiter {
             bug,
-            limit: settings.limit(),
+            limit: AtomicU32::new(settings.limit()),
             max_wait: settings.max_wait(),
             clock,
             table: Table::new(&grid),
@@ -361,7 +363,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
                 continue;
             };
             let mut drained = count;
-            drained.drain(&self.grid, self.limit, now);
+            drained.drain(&self.grid, self.limit(), now);
             if slot.compare_exchange(seen, Some(drained)) {
                 break;
             }
@@ -372,6 +374,54 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
             .end(self.grid.index_of(now))
             .map_or(NEVER, |end| end - now);
         u64::try_from(end).map_or(Duration::MAX, Duration::from_nanos)
+    }
+
+    /// Permits per window for every key, as now in force.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let settings = Settings::new("keyed", 2, Duration::from_secs(1))?;
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, settings, ManualClock::new());
+    /// assert_eq!(limiter.limit(), 2);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u32 {
+        self.limit.load(Ordering::SeqCst)
+    }
+
+    /// Puts `limit` permits per window in force at once for every key, each key's current
+    /// count kept (`docs/rules.md`: Changing the limit), as `KeyedRateLimiter::set_limit` does.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] for 0; the limit is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let settings = Settings::new("keyed", 2, Duration::from_secs(1))?;
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, settings, ManualClock::new());
+    /// assert!(limiter.try_acquire(7).is_ok());
+    /// limiter.set_limit(1)?;
+    /// assert!(limiter.try_acquire(7).is_err());
+    /// assert!(limiter.try_acquire(8).is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        if limit == 0 {
+            return Err(ConfigError::ZeroLimit);
+        }
+        self.limit.store(limit, Ordering::SeqCst);
+        Ok(())
     }
 
     fn for_key(&self, key: u64) -> ForKey<'_, C> {
@@ -397,7 +447,11 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         };
         loop {
             let (slot, added) = self.table.slot(key);
+            // The bug: the limit is read before the count, so the count can hold claims
+            // decided under a limit set after the one this attempt decides under.
+            let early = (self.bug == KeyedPlantedBug::LimitReadBeforeWord).then(|| self.limit());
             let seen = slot.load();
+            let limit = early.unwrap_or_else(|| self.limit());
             // A count found in the table may be swept before the claim; one just added is
             // claimed at once, as its adder is the only one to know it yet.
             if self.bug.races_only() && !added {
@@ -407,7 +461,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
                 self.table.remove_reclaimed(key, &slot);
                 continue;
             };
-            let decision = count.decide_n(&self.grid, self.limit, now, deadline, n);
+            let decision = count.decide_n(&self.grid, limit, now, deadline, n);
             if !matches!(decision, Decision::Permit { .. }) {
                 return decision;
             }
@@ -452,7 +506,7 @@ impl<C> fmt::Debug for PlantedKeyedLimiter<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PlantedKeyedLimiter")
             .field("bug", &self.bug)
-            .field("limit", &self.limit)
+            .field("limit", &self.limit.load(Ordering::SeqCst))
             .field("grid", &self.grid)
             .field("max_wait", &self.max_wait)
             .finish_non_exhaustive()

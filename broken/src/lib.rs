@@ -14,12 +14,16 @@
 //! # Types
 //!
 //! - [`PlantedBug`]: the catalogue, with [`PlantedBug::races_only`],
-//!   [`PlantedBug::extremes_only`] and [`PlantedBug::weighted_or_drained_only`] saying which
-//!   bugs a checker needs races, the end of the timeline, or weighted calls and drains to see; [`UnknownPlantedBug`] for a name that is none.
+//!   [`PlantedBug::extremes_only`], [`PlantedBug::weighted_or_drained_only`],
+//!   [`PlantedBug::unix_epoch_only`] and [`PlantedBug::limit_change_only`] saying which bugs a
+//!   checker needs races, the end of the timeline, weighted calls and drains, windows aligned
+//!   to Unix time, or a limit changed while callers claim to see; [`UnknownPlantedBug`] for a
+//!   name that is none.
 //! - [`PlantedLimiter`]: a limiter with one planted bug; [`Grant`] and [`Refusal`]: how its calls end.
 //! - [`PlantedKeyedLimiter`]: a keyed limiter with one [`KeyedPlantedBug`] of its reclamation or
 //!   its per-key counts (a live key reclaimed, a claim lost to a removal, one count for all keys,
-//!   keys never reclaimed); [`UnknownKeyedPlantedBug`] for a name that is none.
+//!   keys never reclaimed, the limit read before a key's count); [`UnknownKeyedPlantedBug`] for
+//!   a name that is none.
 //! - [`Cell`], where its [`Window`] lives: [`Packed`] in one atomic word that loom and shuttle
 //!   see, or [`Wide`] for a simulator's full-range instants and limits.
 //!

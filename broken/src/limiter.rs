@@ -5,12 +5,13 @@ use core::fmt;
 use core::num::NonZeroU128;
 use core::time::Duration;
 
-use fixed_window::{Clock, Instant, Settings};
+use fixed_window::{Clock, ConfigError, Instant, Settings};
 use fixed_window_spec::{Count, Decision, Grid, NEVER, deadline};
 
 use crate::cell::{Cell, Window};
 use crate::pause::Pause;
 use crate::planted_bug::PlantedBug;
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::hint;
 
 /// A fixed-window limiter with one [`PlantedBug`], its state in a [`Cell`] `S`, on clock `C`.
@@ -20,8 +21,9 @@ use crate::sync::hint;
 /// the waiting call from its [`Waiting`](fixed_window_spec::Waiting). So the only arithmetic of
 /// its own is the bug's, and a checker that flags it has found the bug.
 ///
-/// The state is read, decided on, then written with a compare-and-set, retried if another
-/// caller wrote in between; the racing bugs write otherwise.
+/// The state is read, then the limit, decided on, then written with a compare-and-set, retried
+/// if another caller wrote in between; the racing bugs write otherwise. The limit can change
+/// while callers claim ([`PlantedLimiter::set_limit`]).
 ///
 /// # Examples
 ///
@@ -43,7 +45,8 @@ use crate::sync::hint;
 /// ```
 pub struct PlantedLimiter<S, C> {
     bug: PlantedBug,
-    limit: u32,
+    /// Permits per window, as [`PlantedLimiter::set_limit`] last put it.
+    limit: AtomicU32,
     period: NonZeroU128,
     max_wait: Duration,
     /// The reading the grid starts at: the clock's when the limiter was made.
@@ -115,7 +118,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         let origin = u128::from(origin.as_nanos());
         PlantedLimiter {
             bug,
-            limit,
+            limit: AtomicU32::new(limit),
             period: nanos(settings.period()),
             max_wait: settings.max_wait(),
             origin,
@@ -228,20 +231,31 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         pause: &mut impl Pause,
     ) -> Decision {
         loop {
+            // The bug: the limit is read before the state, so the state can hold claims
+            // decided under a limit set after the one this attempt decides under.
+            let early = (self.bug == PlantedBug::LimitReadBeforeWord).then(|| self.limit());
             let seen = self.state.load();
+            let limit = early.unwrap_or_else(|| self.limit());
             if self.bug.races_only() {
                 pause.between_read_and_write().await;
             }
-            if let Some(decision) = self.settle(seen, now, deadline, n) {
+            if let Some(decision) = self.settle(seen, limit, now, deadline, n) {
                 return decision;
             }
             hint::spin_loop();
         }
     }
 
-    /// The decision for `n` permits on the state as read (`seen`), with the claim of its
-    /// permits written; `None` if the claim lost a race.
-    fn settle(&self, seen: Window, now: u128, deadline: u128, n: u32) -> Option<Decision> {
+    /// The decision for `n` permits on the state as read (`seen`) under `limit`, read after
+    /// it, with the claim of its permits written; `None` if the claim lost a race.
+    fn settle(
+        &self,
+        seen: Window,
+        limit: u32,
+        now: u128,
+        deadline: u128,
+        n: u32,
+    ) -> Option<Decision> {
         // The stored window is window 0 of a grid anchored at its start. For a window on the
         // limiter's grid that is the limiter's grid from there on; a window started off it
         // (`AdvanceFromNow`) carries its own.
@@ -255,15 +269,15 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         let extra = match (index, self.bug) {
             (0, _) => seen.extra,
             // The bug: the next window inherits what this one left unused.
-            (1, PlantedBug::CarryOver) => (self.limit.saturating_add(seen.extra))
+            (1, PlantedBug::CarryOver) => (limit.saturating_add(seen.extra))
                 .saturating_sub(seen.used)
-                .min(self.limit),
+                .min(limit),
             _ => 0,
         };
         let capacity = match self.bug {
             // The bug: one permit short (the limit is at least one).
-            PlantedBug::FalseRejection => self.limit - 1,
-            _ => self.limit.saturating_add(extra),
+            PlantedBug::FalseRejection => limit - 1,
+            _ => limit.saturating_add(extra),
         };
         let deadline = match self.bug {
             // The bug: a window up to a period late is still worth the wait.
@@ -359,17 +373,19 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         let now = u128::from(self.clock.now().as_nanos());
         loop {
             let seen = self.state.load();
+            let limit = self.limit();
             let grid = Grid::new(seen.start, self.period);
-            let (index, _) = Count::stored(0, seen.used).at(&grid, now);
+            let (index, used) = Count::stored(0, seen.used).at(&grid, now);
             let (start, extra) = match index {
                 0 => (seen.start, seen.extra),
                 _ => (grid.start(index), 0),
             };
-            let capacity = self.limit.saturating_add(extra);
+            let capacity = limit.saturating_add(extra);
+            // A drain never lowers the count, which a lowered limit can leave above it.
             let used = match self.bug {
                 // The bug: one permit is left behind.
-                PlantedBug::DrainLeavesOne => capacity - 1,
-                _ => capacity,
+                PlantedBug::DrainLeavesOne => used.max(capacity - 1),
+                _ => used.max(capacity),
             };
             if self
                 .state
@@ -382,6 +398,62 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         let grid = Grid::new(self.origin, self.period);
         let end = grid.end(grid.index_of(now)).map_or(NEVER, |end| end - now);
         u64::try_from(end).map_or(Duration::MAX, Duration::from_nanos)
+    }
+}
+
+impl<S: Cell, C> PlantedLimiter<S, C> {
+    /// Permits per window, as now in force.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::CarryOver, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// assert_eq!(limiter.limit(), 3);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u32 {
+        self.limit.load(Ordering::SeqCst)
+    }
+
+    /// Puts `limit` permits per window in force at once, the current window's count kept
+    /// (`docs/rules.md`: Changing the limit), as `RateLimiter::set_limit` does.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] for 0, [`ConfigError::LimitAboveCeiling`] above what the
+    /// cell counts ([`Cell::ceiling`]); the limit is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// Two of three permits taken; lowered to two, the window is full.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::CarryOver, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// assert!(limiter.try_acquire_n(2).is_ok());
+    /// limiter.set_limit(2)?;
+    /// assert!(limiter.try_acquire().is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        let ceiling = self.state.ceiling();
+        if limit == 0 {
+            return Err(ConfigError::ZeroLimit);
+        }
+        if limit > ceiling {
+            return Err(ConfigError::LimitAboveCeiling { limit, ceiling });
+        }
+        self.limit.store(limit, Ordering::SeqCst);
+        Ok(())
     }
 }
 
@@ -402,7 +474,7 @@ impl<S, C> fmt::Debug for PlantedLimiter<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PlantedLimiter")
             .field("bug", &self.bug)
-            .field("limit", &self.limit)
+            .field("limit", &self.limit.load(Ordering::SeqCst))
             .field("period", &self.period)
             .field("max_wait", &self.max_wait)
             .finish_non_exhaustive()

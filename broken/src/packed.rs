@@ -67,6 +67,10 @@ impl Cell for Packed {
     fn add_one(&self) -> Window {
         decode(self.0.fetch_add(1, Ordering::SeqCst))
     }
+
+    fn ceiling(&self) -> u32 {
+        LARGEST_LIMIT
+    }
 }
 
 fn encode(window: Window) -> u64 {

@@ -55,11 +55,17 @@ pub enum PlantedBug {
     /// clock's reading instead of the one at or before it: one period late. Shows only to a
     /// checker that builds limiters so aligned ([`PlantedBug::unix_epoch_only`]).
     EpochOffByOnePeriod,
+    /// Each attempt reads the limit before the state instead of after it, so a claim decided
+    /// under the limit as it was can land on a count that claims under a limit set since have
+    /// raised: after a lowering, the window passes the lowered limit that an earlier claim in
+    /// it already saw. Shows only to a checker that changes the limit while callers claim
+    /// ([`PlantedBug::limit_change_only`]), and then only under a race.
+    LimitReadBeforeWord,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 12] = [
+    pub const ALL: [PlantedBug; 13] = [
         PlantedBug::CarryOver,
         PlantedBug::BoundaryOffByOne,
         PlantedBug::AdvanceFromNow,
@@ -72,6 +78,7 @@ impl PlantedBug {
         PlantedBug::WeightCountedAsOne,
         PlantedBug::DrainLeavesOne,
         PlantedBug::EpochOffByOnePeriod,
+        PlantedBug::LimitReadBeforeWord,
     ];
 
     /// The planted bug's name on a command line, in kebab case.
@@ -97,6 +104,7 @@ impl PlantedBug {
             PlantedBug::WeightCountedAsOne => "weight-counted-as-one",
             PlantedBug::DrainLeavesOne => "drain-leaves-one",
             PlantedBug::EpochOffByOnePeriod => "epoch-off-by-one-period",
+            PlantedBug::LimitReadBeforeWord => "limit-read-before-word",
         }
     }
 
@@ -171,6 +179,22 @@ impl PlantedBug {
     /// ```
     pub fn unix_epoch_only(self) -> bool {
         self == PlantedBug::EpochOffByOnePeriod
+    }
+
+    /// Whether the bug shows only when the limit changes
+    /// ([`PlantedLimiter::set_limit`](crate::PlantedLimiter::set_limit)) while callers claim: a
+    /// checker that never changes it behaves as with a correct limiter, and skips it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::PlantedBug;
+    ///
+    /// assert!(PlantedBug::LimitReadBeforeWord.limit_change_only());
+    /// assert!(!PlantedBug::LostUpdate.limit_change_only());
+    /// ```
+    pub fn limit_change_only(self) -> bool {
+        self == PlantedBug::LimitReadBeforeWord
     }
 }
 

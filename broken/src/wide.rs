@@ -60,4 +60,8 @@ impl Cell for Wide {
             before
         })
     }
+
+    fn ceiling(&self) -> u32 {
+        u32::MAX
+    }
 }

@@ -34,15 +34,22 @@ pub enum KeyedPlantedBug {
     SharedCount,
     /// Ended keys are never reclaimed: memory grows with every key ever seen.
     NeverReclaims,
+    /// Each attempt reads the limit before the key's count instead of after it, so a claim
+    /// decided under the limit as it was can land on a count that claims under a limit set
+    /// since have raised: after a lowering, the key's window passes the lowered limit that an
+    /// earlier claim in it already saw. Shows only to a checker that changes the limit while
+    /// callers claim ([`KeyedPlantedBug::limit_change_only`]), and then only under a race.
+    LimitReadBeforeWord,
 }
 
 impl KeyedPlantedBug {
     /// Every keyed planted bug.
-    pub const ALL: [KeyedPlantedBug; 4] = [
+    pub const ALL: [KeyedPlantedBug; 5] = [
         KeyedPlantedBug::ReclaimLive,
         KeyedPlantedBug::ClaimLostToRemoval,
         KeyedPlantedBug::SharedCount,
         KeyedPlantedBug::NeverReclaims,
+        KeyedPlantedBug::LimitReadBeforeWord,
     ];
 
     /// The planted bug's name on a command line, in kebab case.
@@ -60,6 +67,7 @@ impl KeyedPlantedBug {
             KeyedPlantedBug::ClaimLostToRemoval => "claim-lost-to-removal",
             KeyedPlantedBug::SharedCount => "shared-count",
             KeyedPlantedBug::NeverReclaims => "never-reclaims",
+            KeyedPlantedBug::LimitReadBeforeWord => "limit-read-before-word",
         }
     }
 
@@ -77,6 +85,22 @@ impl KeyedPlantedBug {
     /// ```
     pub fn races_only(self) -> bool {
         self == KeyedPlantedBug::ClaimLostToRemoval
+    }
+
+    /// Whether the bug shows only when the limit changes
+    /// ([`PlantedKeyedLimiter::set_limit`](crate::PlantedKeyedLimiter::set_limit)) while
+    /// callers claim: a checker that never changes it behaves as with a correct limiter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::KeyedPlantedBug;
+    ///
+    /// assert!(KeyedPlantedBug::LimitReadBeforeWord.limit_change_only());
+    /// assert!(!KeyedPlantedBug::ReclaimLive.limit_change_only());
+    /// ```
+    pub fn limit_change_only(self) -> bool {
+        self == KeyedPlantedBug::LimitReadBeforeWord
     }
 }
 

@@ -96,3 +96,25 @@ fn a_claim_read_before_a_removal_is_lost_with_the_removed_count() {
         Poll::Ready(Ok(_))
     ));
 }
+
+#[test]
+fn a_limit_change_applies_to_every_key_and_keeps_their_counts() {
+    let clock = ManualClock::new();
+    for bug in [
+        KeyedPlantedBug::NeverReclaims,
+        KeyedPlantedBug::LimitReadBeforeWord,
+    ] {
+        let limiter = limiter(bug, 3, &clock);
+        assert!(limiter.try_acquire_n(1, 2).is_ok());
+        limiter.set_limit(2).expect("a positive limit");
+        assert_eq!(limiter.limit(), 2);
+        assert!(limiter.try_acquire(1).is_err(), "{bug:?}");
+        assert_eq!(
+            limiter.try_acquire_n(2, 2).map(|grant| grant.remaining),
+            Ok(0)
+        );
+        limiter.set_limit(4).expect("a positive limit");
+        assert_eq!(limiter.try_acquire(1).map(|grant| grant.remaining), Ok(1));
+        assert!(limiter.set_limit(0).is_err());
+    }
+}

@@ -234,3 +234,37 @@ fn zero_permits_are_granted_without_counting() {
     assert_eq!(limiter.try_acquire().map(|grant| grant.remaining), Ok(0));
     assert_eq!(limiter.try_acquire_n(0).map(|grant| grant.remaining), Ok(0));
 }
+
+#[test]
+fn a_limit_change_keeps_the_count_and_a_drain_never_lowers_it() {
+    let clock = ManualClock::new();
+    let limiter = limiter(PlantedBug::CarryOver, 4, Duration::ZERO, &clock);
+    assert_eq!(limiter.try_acquire_n(3).map(|grant| grant.remaining), Ok(1));
+    // Lowered below the count: full at once; a drain leaves the count where it is.
+    limiter.set_limit(2).expect("a positive limit");
+    assert_eq!(limiter.limit(), 2);
+    assert_eq!(limiter.try_acquire(), rejected(0, 10));
+    limiter.drain();
+    // Raised: the three taken still count.
+    limiter.set_limit(5).expect("a positive limit");
+    assert_eq!(limiter.try_acquire_n(2).map(|grant| grant.remaining), Ok(0));
+    assert_eq!(
+        limiter.set_limit(0),
+        Err(fixed_window::ConfigError::ZeroLimit)
+    );
+    assert_eq!(
+        limiter.set_limit(u32::MAX).map(|()| limiter.limit()),
+        Ok(u32::MAX)
+    );
+}
+
+#[test]
+fn a_limit_read_before_the_word_behaves_without_a_race() {
+    // Alone, reading the limit first or last reads the same limit: the bug needs a limit
+    // change between the two reads, which the models' loom and shuttle runs make.
+    let clock = ManualClock::new();
+    let limiter = limiter(PlantedBug::LimitReadBeforeWord, 4, Duration::ZERO, &clock);
+    assert_eq!(limiter.try_acquire_n(3).map(|grant| grant.remaining), Ok(1));
+    limiter.set_limit(2).expect("a positive limit");
+    assert_eq!(limiter.try_acquire(), rejected(0, 10));
+}

@@ -83,8 +83,13 @@ fn giving_up_on_a_lost_race_is_caught() {
 #[test]
 fn every_planted_bug_of_the_catalogue_is_caught() {
     // The simulator sees races (its asynchronous path yields between a racing bug's read and
-    // write) and the end of the timeline (its clocks reach `Instant::MAX`), so it skips none.
-    for bug in PlantedBug::ALL {
+    // write) and the end of the timeline (its clocks reach `Instant::MAX`). It never changes
+    // the limit, so it skips the bugs only a limit change shows (`cargo xtask models` has
+    // them caught).
+    for bug in PlantedBug::ALL
+        .into_iter()
+        .filter(|bug| !bug.limit_change_only())
+    {
         let found = (0..SEEDS).map(ScenarioId::seed).find(|id| {
             let (_, found) = violations(id, Target::Planted(bug));
             !found.is_empty() && violations(id, Target::Real).1.is_empty()
