@@ -44,6 +44,11 @@
 //! - [`KeyedScript`] and [`KeyedStep`]: scripts of racing threads on keys, with sweeps;
 //!   [`play_keyed`] records one history per key, [`play_and_check_keyed`] judges each with the
 //!   plain limiter's checkers.
+//!
+//! Changing the limit
+//! - [`limit_change`]: `set_limit` racing weighted claims and drains on the plain and keyed
+//!   limiters (core's, and the catalogue's with a planted bug), and the check of each run
+//!   against the rules of changing the limit.
 
 mod config;
 pub use crate::config::Config;
@@ -58,6 +63,7 @@ pub use crate::keyed_planted::{KeyedPlantedBug, PlantedKeyed};
 mod keyed_target;
 pub use crate::keyed_target::KeyedTarget;
 mod keyed_scenario;
+pub mod limit_change;
 pub use crate::keyed_scenario::{KeyedScript, KeyedStep, play_and_check_keyed, play_keyed};
 mod outcome;
 pub use crate::outcome::{Event, Kind, Outcome};

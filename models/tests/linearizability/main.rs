@@ -6,6 +6,7 @@
 mod hand_made;
 mod indeterminate;
 mod keyed;
+mod limit_change;
 mod planted;
 mod real_threads;
 mod shared;

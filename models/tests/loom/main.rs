@@ -9,4 +9,5 @@
 mod core_models;
 mod explore;
 mod keyed;
+mod limit_change;
 mod planted;

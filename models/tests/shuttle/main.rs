@@ -10,5 +10,6 @@
 mod core_models;
 mod explore;
 mod keyed;
+mod limit_change;
 mod planted;
 mod weighted;
