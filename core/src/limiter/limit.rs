@@ -11,7 +11,8 @@ impl<C> RateLimiter<C> {
     ///
     /// A call that races `set_limit` is decided wholly under the old limit or wholly under
     /// the new one, and a window never holds more permits than the limit in force when the
-    /// last of them was taken. Errors and permits report the limit their decision used.
+    /// last of them was taken. Errors report the limit their decision used, and a permit's
+    /// `remaining` is counted under it.
     ///
     /// # Errors
     ///
