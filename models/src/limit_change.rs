@@ -252,7 +252,8 @@ pub struct Played {
 /// A limiter under a limit-change script.
 enum Subject {
     Core(RateLimiter<ManualClock>),
-    Keyed(KeyedRateLimiter<u64, ManualClock>),
+    // Boxed: under the models' cfgs the keyed limiter's stand-in table makes it the largest.
+    Keyed(Box<KeyedRateLimiter<u64, ManualClock>>),
     Planted(PlantedLimiter<Packed, ManualClock>),
     PlantedKeyed(PlantedKeyedLimiter<ManualClock>),
 }
@@ -267,11 +268,11 @@ impl Subject {
                     .expect("a script's limit is positive")
                     .with_clock(clock),
             ),
-            LimitTarget::Keyed => Subject::Keyed(
+            LimitTarget::Keyed => Subject::Keyed(Box::new(
                 KeyedRateLimiter::of("limits", limit, PERIOD)
                     .expect("a script's limit is positive")
                     .with_clock(clock),
-            ),
+            )),
             LimitTarget::Planted(bug) => {
                 Subject::Planted(PlantedLimiter::new(bug, settings(), clock))
             }
