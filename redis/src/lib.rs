@@ -8,7 +8,8 @@
 //!   the server ([`start`](SharedRateLimiter::start),
 //!   [`start_blocking`](SharedRateLimiter::start_blocking)), and takes permits per key:
 //!   [`try_acquire`](SharedRateLimiter::try_acquire), [`acquire`](SharedRateLimiter::acquire),
-//!   [`call`](SharedRateLimiter::call), their interruptible and async forms.
+//!   [`call`](SharedRateLimiter::call), their interruptible and async forms; changes the limit
+//!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)).
 //! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
 //!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
 //! - [`SharedPermit`]: a permit, counted or granted by the fail-open policy.

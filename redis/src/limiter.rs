@@ -24,7 +24,12 @@ use crate::server::Server;
 use crate::unavailable::Unavailable;
 
 mod drain;
+mod limit;
 mod weighted;
+
+/// How many times an attempt that finds the limit changed (another process changed it
+/// through the server) is made again under the new one before the call gives up.
+const CHANGE_RETRIES: u32 = 3;
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 
@@ -792,12 +797,21 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
-        match self.begin(key, weight, now, deadline)? {
-            Begin::Decided(decision) => Ok((now, decision)),
-            Begin::Call(call) => {
-                let reply = self.connection.acquire_blocking(call);
-                Ok(self.finish(key, weight, now, deadline, reply))
+        let (mut now, mut tries) = (now, 0);
+        loop {
+            tries += 1;
+            let (at, decision) = match self.begin(key, weight, now, deadline)? {
+                Begin::Decided(decision) => return Ok((now, decision)),
+                Begin::Call(call) => {
+                    let version = call.limit_version();
+                    let reply = self.connection.acquire_blocking(call);
+                    self.finish(key, weight, version, now, deadline, reply)
+                }
+            };
+            if !matches!(decision, Decision::LimitChanged { .. }) || tries > CHANGE_RETRIES {
+                return Ok((at, decision));
             }
+            now = at;
         }
     }
 
@@ -821,12 +835,21 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
-        match self.begin(key, weight, now, deadline)? {
-            Begin::Decided(decision) => Ok((now, decision)),
-            Begin::Call(call) => {
-                let reply = self.connection.acquire(call).await;
-                Ok(self.finish(key, weight, now, deadline, reply))
+        let (mut now, mut tries) = (now, 0);
+        loop {
+            tries += 1;
+            let (at, decision) = match self.begin(key, weight, now, deadline)? {
+                Begin::Decided(decision) => return Ok((now, decision)),
+                Begin::Call(call) => {
+                    let version = call.limit_version();
+                    let reply = self.connection.acquire(call).await;
+                    self.finish(key, weight, version, now, deadline, reply)
+                }
+            };
+            if !matches!(decision, Decision::LimitChanged { .. }) || tries > CHANGE_RETRIES {
+                return Ok((at, decision));
             }
+            now = at;
         }
     }
 
@@ -867,6 +890,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         &self,
         key: &str,
         weight: Option<u32>,
+        version: u32,
         sent: Instant,
         deadline: Instant,
         reply: Result<Vec<i64>, Unavailable>,
@@ -876,8 +900,8 @@ impl<C: Clock> SharedRateLimiter<C> {
         // A drain's reply is a permit leaving none, read as one permit's.
         let n = weight.unwrap_or(1);
         let decision = match reply {
-            Ok(reply) => self.protocol.finish_n(key, n, times, Ok(&reply)),
-            Err(cause) => self.protocol.finish_n(key, n, times, Err(cause)),
+            Ok(reply) => self.protocol.finish_at(key, n, version, times, Ok(&reply)),
+            Err(cause) => self.protocol.finish_at(key, n, version, times, Err(cause)),
         };
         (received, decision)
     }
@@ -894,7 +918,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             // A call that may not sleep is never told to; were it, that is a rejection.
             Step::Sleep(retry_after) => Err(SharedError::Limited(RateLimiterError::Rejected {
                 name: self.config().name(),
-                limit: self.config().limit(),
+                limit: self.limit(),
                 period: self.config().period(),
                 max_wait: self.config().max_wait(),
                 retry_after,

@@ -1356,7 +1356,10 @@ impl<'s> Sim<'s> {
                 Decision::Permitted { .. } | Decision::Rejected { .. } | Decision::Wait { .. } => {
                     SharedOutcome::Drained
                 }
-                Decision::Unavailable(_) | Decision::FailedOpen(_) => SharedOutcome::Unavailable,
+                // The simulated processes never change the limit: no attempt finds it changed.
+                Decision::Unavailable(_)
+                | Decision::FailedOpen(_)
+                | Decision::LimitChanged { .. } => SharedOutcome::Unavailable,
                 Decision::Conflict(_) => SharedOutcome::Conflict,
             };
             self.finish_call(caller, outcome, EventDigest::None);
@@ -1627,6 +1630,7 @@ fn decision_digest(decision: &Decision) -> DecisionDigest {
             may_have_counted: cause.may_have_counted(),
         },
         Decision::Conflict(_) => DecisionDigest::Conflict,
+        Decision::LimitChanged { limit } => DecisionDigest::LimitChanged { limit: *limit },
     }
 }
 
