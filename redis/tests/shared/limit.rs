@@ -514,3 +514,26 @@ fn another_limiter_holding_the_old_limit_gets_no_permit_past_the_new_one() -> Te
     assert_eq!(c.try_acquire("other")?.remaining(), Some(2));
     Ok(())
 }
+
+/// A process that remembers a key's window full rejects it without a round trip, so it does
+/// not hear of a raise made by another process from that key: it keeps rejecting it locally
+/// (never a permit past a limit) until any attempt of its own reaches the server, which tells
+/// it the new limit, and it forgets the windows it remembered full.
+#[test]
+fn a_window_remembered_full_is_forgotten_once_the_raise_is_learnt() -> TestResult {
+    let server = server()?;
+    let config = Config::of("remembered", 2, HOUR)?;
+    let a = connect(&server, config.clone())?;
+    let b = connect(&server, config)?;
+    a.try_acquire("k")?;
+    assert_eq!(a.try_acquire("k")?.remaining(), Some(0));
+    assert_eq!(a.protocol().remembered(), 1);
+
+    b.set_limit(3)?;
+    assert!(a.try_acquire("k").is_err()); // remembered full: not asked
+    assert_eq!(a.limit(), 2);
+    assert_eq!(a.try_acquire("other")?.remaining(), Some(2)); // told on the way
+    assert_eq!((a.limit(), a.protocol().remembered()), (3, 0));
+    assert_eq!(a.try_acquire("k")?.remaining(), Some(0));
+    Ok(())
+}
