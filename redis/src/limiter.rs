@@ -6,7 +6,7 @@ use core::future::IntoFuture;
 use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use fixed_window::{Clock, Instant, Interrupt, RateLimiterError, SystemClock};
 
@@ -30,6 +30,11 @@ mod weighted;
 /// How many times an attempt that finds the limit changed (another process changed it
 /// through the server) is made again under the new one before the call gives up.
 const CHANGE_RETRIES: u32 = 3;
+
+/// On a cluster, where attempts do not read the configuration, how often (at most) an active
+/// limiter reads it again in the background, so that a change of the limit reaches it even
+/// on keys whose counters no process of the new limit has written.
+pub const CLUSTER_LIMIT_REFRESH: Duration = Duration::from_secs(1);
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 
@@ -81,6 +86,9 @@ pub struct SharedRateLimiter<C = SystemClock> {
     /// How many listeners (the first ones added) have been told of the eviction risk, or had
     /// nothing to be told once the server's policy was read.
     told: AtomicUsize,
+    /// On a cluster, the local instant (nanoseconds on the clock) of the last background read
+    /// of the configuration ([`CLUSTER_LIMIT_REFRESH`]).
+    refreshed: AtomicU64,
 }
 
 impl SharedRateLimiter<SystemClock> {
@@ -266,6 +274,7 @@ impl SharedRateLimiter<SystemClock> {
             clock: SystemClock,
             listeners: Vec::new(),
             told: AtomicUsize::new(0),
+            refreshed: AtomicU64::new(SystemClock.now().as_nanos()),
         }
     }
 }
@@ -292,6 +301,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> SharedRateLimiter<D> {
+        let refreshed = AtomicU64::new(clock.now().as_nanos());
         SharedRateLimiter {
             protocol: self.protocol,
             connection: self.connection,
@@ -300,6 +310,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             clock,
             listeners: self.listeners,
             told: self.told,
+            refreshed,
         }
     }
 
@@ -797,6 +808,7 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
+        self.refresh_limit(now);
         let (mut now, mut tries) = (now, 0);
         loop {
             tries += 1;
@@ -835,6 +847,7 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
+        self.refresh_limit(now);
         let (mut now, mut tries) = (now, 0);
         loop {
             tries += 1;
@@ -851,6 +864,34 @@ impl<C: Clock> SharedRateLimiter<C> {
             }
             now = at;
         }
+    }
+
+    /// On a cluster, reads the configuration again in the background (at most once per
+    /// [`CLUSTER_LIMIT_REFRESH`] on the clock), adopting a newer limit stored there. The
+    /// attempt does not wait for it; a failed read is simply tried again later.
+    fn refresh_limit(&self, now: Instant) {
+        if !self.protocol.is_cluster() {
+            return;
+        }
+        let last = self.refreshed.load(Ordering::Relaxed);
+        let every = u64::try_from(CLUSTER_LIMIT_REFRESH.as_nanos()).unwrap_or(u64::MAX);
+        if now.as_nanos() < last.saturating_add(every)
+            || self
+                .refreshed
+                .compare_exchange(last, now.as_nanos(), Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let link = Arc::clone(self.connection.link());
+        let protocol = Arc::clone(&self.protocol);
+        drop(self.connection.handle().spawn(async move {
+            let call = protocol.register_call();
+            if let Ok(Ok(reply)) = tokio::time::timeout(link.timeout(), link.run(&call)).await {
+                // A conflict or a reply of no use changes nothing here: attempts report them.
+                let _ = protocol.registered(Ok(&reply));
+            }
+        }));
     }
 
     /// A key that cannot name a counter is refused before anything else.
@@ -1017,6 +1058,9 @@ impl<C> fmt::Debug for SharedRateLimiter<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedRateLimiter")
             .field("config", self.protocol.config())
+            .field("limit", &self.protocol.limit())
+            .field("limit_version", &self.protocol.limit_version())
+            .field("limit_refreshed", &self.refreshed.load(Ordering::Relaxed))
             .field("registration", &self.registrar.registration())
             .field("background", &self.background.is_some())
             .field("remembered", &self.protocol.remembered())

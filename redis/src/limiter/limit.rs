@@ -42,10 +42,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// clones) adopts it. Every other process learns it from the server with its next
     /// attempt, which the server answers with the new limit instead of deciding; the process
     /// adopts it and makes the attempt again under it, so a process still holding the old
-    /// limit never counts by it. On a Redis Cluster a process learns it from the first
-    /// counter written under the new limit that it meets, or when it registers (see the
-    /// crate's documentation: until then it counts by the old one on the counters that no
-    /// process of the new limit has written since).
+    /// limit never counts by it. On a Redis Cluster, where attempts do not read the
+    /// configuration, a process learns it from the first counter written under the new limit
+    /// that it meets, or from reading the configuration again, which an active limiter does
+    /// in the background at most every [`CLUSTER_LIMIT_REFRESH`](crate::CLUSTER_LIMIT_REFRESH):
+    /// until then (about a second) it counts by the old limit on the keys no process of the
+    /// new limit has touched since the change.
     ///
     /// # Errors
     ///
