@@ -72,3 +72,29 @@ fn a_process_holding_the_old_limit_is_told_by_the_counters() -> TestResult {
     assert!(c.try_acquire("client-1").is_err());
     Ok(())
 }
+
+/// On a cluster a change reaches a process even on keys no process of the new limit has
+/// written: an active limiter reads the configuration again in the background, at most every
+/// `CLUSTER_LIMIT_REFRESH` (1 s). Here the other limiter only ever takes permits on fresh keys,
+/// and holds the new limit within a few refreshes (bounded at 10 s of attempts, 50 ms apart).
+///
+/// Run by hand with the calls of `refresh_limit` removed from the limiter's attempts, it
+/// fails: "after 195 attempts", 10 s, the other limiter still holds 5.
+#[test]
+fn an_active_process_reads_a_changed_limit_on_its_own() -> TestResult {
+    let cluster = RedisCluster::start()?;
+    let config = Config::of("cluster-refresh", 5, Duration::from_secs(3600))?.with_local_memory(0);
+    let a = SharedRateLimiter::connect_blocking(config.clone(), cluster.client()?)?;
+    let b = SharedRateLimiter::connect_blocking(config, cluster.client()?)?;
+    a.set_limit(2)?;
+    let started = std::time::Instant::now();
+    let mut fresh = 0;
+    while b.limit() != 2 && started.elapsed() < Duration::from_secs(10) {
+        b.try_acquire(&format!("fresh-{fresh}"))?;
+        fresh += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(b.limit(), 2, "after {fresh} attempts");
+    assert_eq!(b.try_acquire("after")?.remaining(), Some(1));
+    Ok(())
+}
