@@ -121,7 +121,7 @@ mod invocation;
 mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
 mod limiter;
-pub use crate::limiter::{CLUSTER_LIMIT_REFRESH, SharedRateLimiter};
+pub use crate::limiter::{LIMIT_REFRESH, SharedRateLimiter};
 mod memory;
 pub use crate::memory::DRIFT_ALLOWANCE;
 mod origin;

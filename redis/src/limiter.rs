@@ -31,10 +31,12 @@ mod weighted;
 /// through the server) is made again under the new one before the call gives up.
 const CHANGE_RETRIES: u32 = 3;
 
-/// On a cluster, where attempts do not read the configuration, how often (at most) an active
-/// limiter reads it again in the background, so that a change of the limit reaches it even
-/// on keys whose counters no process of the new limit has written.
-pub const CLUSTER_LIMIT_REFRESH: Duration = Duration::from_secs(1);
+/// How often (at most) an active limiter reads the configuration again in the background, so
+/// that a change of the limit made by another process reaches it: on a cluster, where
+/// attempts do not read the configuration, even on keys whose counters no process of the new
+/// limit has written; on one node, while it remembers windows full, which it rejects without
+/// asking the server (a raise may have given them room).
+pub const LIMIT_REFRESH: Duration = Duration::from_secs(1);
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 
@@ -86,8 +88,8 @@ pub struct SharedRateLimiter<C = SystemClock> {
     /// How many listeners (the first ones added) have been told of the eviction risk, or had
     /// nothing to be told once the server's policy was read.
     told: AtomicUsize,
-    /// On a cluster, the local instant (nanoseconds on the clock) of the last background read
-    /// of the configuration ([`CLUSTER_LIMIT_REFRESH`]).
+    /// The local instant (nanoseconds on the clock) of the last background read
+    /// of the configuration ([`LIMIT_REFRESH`]).
     refreshed: AtomicU64,
 }
 
@@ -866,15 +868,16 @@ impl<C: Clock> SharedRateLimiter<C> {
         }
     }
 
-    /// On a cluster, reads the configuration again in the background (at most once per
-    /// [`CLUSTER_LIMIT_REFRESH`] on the clock), adopting a newer limit stored there. The
-    /// attempt does not wait for it; a failed read is simply tried again later.
+    /// On a cluster, or on one node while windows are remembered full, reads the
+    /// configuration again in the background (at most once per [`LIMIT_REFRESH`] on
+    /// the clock), adopting a newer limit stored there. The attempt does not wait for it; a
+    /// failed read is simply tried again later.
     fn refresh_limit(&self, now: Instant) {
-        if !self.protocol.is_cluster() {
+        if !self.protocol.is_cluster() && self.protocol.remembered() == 0 {
             return;
         }
         let last = self.refreshed.load(Ordering::Relaxed);
-        let every = u64::try_from(CLUSTER_LIMIT_REFRESH.as_nanos()).unwrap_or(u64::MAX);
+        let every = u64::try_from(LIMIT_REFRESH.as_nanos()).unwrap_or(u64::MAX);
         if now.as_nanos() < last.saturating_add(every)
             || self
                 .refreshed

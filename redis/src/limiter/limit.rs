@@ -45,7 +45,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// limit never counts by it. On a Redis Cluster, where attempts do not read the
     /// configuration, a process learns it from the first counter written under the new limit
     /// that it meets, or from reading the configuration again, which an active limiter does
-    /// in the background at most every [`CLUSTER_LIMIT_REFRESH`](crate::CLUSTER_LIMIT_REFRESH):
+    /// in the background at most every [`LIMIT_REFRESH`](crate::LIMIT_REFRESH):
     /// until then (about a second) it counts by the old limit on the keys no process of the
     /// new limit has touched since the change.
     ///

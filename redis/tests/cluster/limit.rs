@@ -75,7 +75,7 @@ fn a_process_holding_the_old_limit_is_told_by_the_counters() -> TestResult {
 
 /// On a cluster a change reaches a process even on keys no process of the new limit has
 /// written: an active limiter reads the configuration again in the background, at most every
-/// `CLUSTER_LIMIT_REFRESH` (1 s). Here the other limiter only ever takes permits on fresh keys,
+/// `LIMIT_REFRESH` (1 s). Here the other limiter only ever takes permits on fresh keys,
 /// and holds the new limit within a few refreshes (bounded at 10 s of attempts, 50 ms apart).
 ///
 /// Run by hand with the calls of `refresh_limit` removed from the limiter's attempts, it

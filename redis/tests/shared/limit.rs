@@ -518,12 +518,13 @@ fn another_limiter_holding_the_old_limit_gets_no_permit_past_the_new_one() -> Te
 /// A process that remembers a key's window full rejects it without a round trip, so it does
 /// not hear of a raise made by another process from that key: it keeps rejecting it locally
 /// (never a permit past a limit) until any attempt of its own reaches the server, which tells
-/// it the new limit, and it forgets the windows it remembered full.
+/// it the new limit, and it forgets the windows it remembered full. (Its clock here stands
+/// still, so its background read of the configuration never falls due: see the next test.)
 #[test]
 fn a_window_remembered_full_is_forgotten_once_the_raise_is_learnt() -> TestResult {
     let server = server()?;
     let config = Config::of("remembered", 2, HOUR)?;
-    let a = connect(&server, config.clone())?;
+    let a = connect(&server, config.clone())?.with_clock(fixed_window::ManualClock::new());
     let b = connect(&server, config)?;
     a.try_acquire("k")?;
     assert_eq!(a.try_acquire("k")?.remaining(), Some(0));
@@ -535,5 +536,32 @@ fn a_window_remembered_full_is_forgotten_once_the_raise_is_learnt() -> TestResul
     assert_eq!(a.try_acquire("other")?.remaining(), Some(2)); // told on the way
     assert_eq!((a.limit(), a.protocol().remembered()), (3, 0));
     assert_eq!(a.try_acquire("k")?.remaining(), Some(0));
+    Ok(())
+}
+
+/// A process that remembers a key's window full and only ever asks for that key still learns
+/// a raise made by another process: while it remembers windows full it reads the
+/// configuration again in the background, at most every `LIMIT_REFRESH` (1 s), and
+/// the key then gets the room the raise left (bounded at 10 s of attempts, 50 ms apart).
+///
+/// Run by hand with the calls of `refresh_limit` removed from the limiter's attempts, it
+/// fails: after 10 s the key is still rejected locally, the limit still 2.
+#[test]
+fn a_process_rejecting_a_remembered_window_reads_a_raise_on_its_own() -> TestResult {
+    let server = server()?;
+    let config = Config::of("reread", 2, HOUR)?;
+    let a = connect(&server, config.clone())?;
+    let b = connect(&server, config)?;
+    a.try_acquire("k")?;
+    assert_eq!(a.try_acquire("k")?.remaining(), Some(0));
+    b.set_limit(3)?;
+    let started = std::time::Instant::now();
+    let mut permit = a.try_acquire("k");
+    while permit.is_err() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+        permit = a.try_acquire("k");
+    }
+    assert_eq!(permit?.remaining(), Some(0), "limit {}", a.limit());
+    assert_eq!(a.limit(), 3);
     Ok(())
 }
