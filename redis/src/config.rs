@@ -208,7 +208,6 @@ pub struct Config {
     /// Derived once, so that building a call formats only the key.
     stored_key: Arc<str>,
     period_arg: Arc<str>,
-    limit_arg: Arc<str>,
 }
 
 impl Config {
@@ -280,7 +279,6 @@ impl Config {
             origin_arg: None,
             stored_key: format!("{PREFIX}{{{}}}", settings.name()).into(),
             period_arg: period_micros.to_string().into(),
-            limit_arg: settings.limit().to_string().into(),
         })
     }
 
@@ -675,11 +673,6 @@ impl Config {
     /// The period in microseconds, as the script's argument.
     pub(crate) fn period_arg(&self) -> &Arc<str> {
         &self.period_arg
-    }
-
-    /// The limit, as the script's argument.
-    pub(crate) fn limit_arg(&self) -> &Arc<str> {
-        &self.limit_arg
     }
 }
 

@@ -5,6 +5,7 @@ use core::time::Duration;
 
 use fixed_window::RateLimiterError;
 
+use crate::config::ConfigError;
 use crate::key::KeyError;
 use crate::unavailable::Unavailable;
 
@@ -118,6 +119,14 @@ pub enum SharedError {
         /// What is wrong with the key.
         error: KeyError,
     },
+    /// A setting the rules forbid, given after build: a limit of 0 for
+    /// [`set_limit`](crate::SharedRateLimiter::set_limit). Nothing was sent.
+    Config {
+        /// The limiter's name.
+        name: &'static str,
+        /// What is wrong, naming the field.
+        error: ConfigError,
+    },
 }
 
 impl SharedError {
@@ -133,7 +142,9 @@ impl SharedError {
     pub fn name(&self) -> &'static str {
         match self {
             SharedError::Limited(err) => err.name(),
-            SharedError::Unavailable { name, .. } | SharedError::InvalidKey { name, .. } => name,
+            SharedError::Unavailable { name, .. }
+            | SharedError::InvalidKey { name, .. }
+            | SharedError::Config { name, .. } => name,
             SharedError::Conflict(conflict) => conflict.name,
         }
     }
@@ -188,6 +199,9 @@ impl fmt::Display for SharedError {
             SharedError::InvalidKey { name, error } => {
                 write!(f, "shared rate limiter '{name}': {error}")
             }
+            SharedError::Config { name, error } => {
+                write!(f, "shared rate limiter '{name}': {error}")
+            }
         }
     }
 }
@@ -199,6 +213,7 @@ impl std::error::Error for SharedError {
             SharedError::Unavailable { cause, .. } => Some(cause),
             SharedError::Conflict(conflict) => Some(conflict),
             SharedError::InvalidKey { error, .. } => Some(error),
+            SharedError::Config { error, .. } => Some(error),
         }
     }
 }

@@ -49,7 +49,7 @@ where
 {
     fn fields(&self) -> RateLimitFields {
         let config = self.config();
-        RateLimitFields::new(config.name(), config.limit(), config.period())
+        RateLimitFields::new(config.name(), self.limit(), config.period())
     }
 
     async fn decide(&self, key: K) -> Decision {

@@ -8,7 +8,8 @@
 //!   the server ([`start`](SharedRateLimiter::start),
 //!   [`start_blocking`](SharedRateLimiter::start_blocking)), and takes permits per key:
 //!   [`try_acquire`](SharedRateLimiter::try_acquire), [`acquire`](SharedRateLimiter::acquire),
-//!   [`call`](SharedRateLimiter::call), their interruptible and async forms.
+//!   [`call`](SharedRateLimiter::call), their interruptible and async forms; changes the limit
+//!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)).
 //! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
 //!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
 //! - [`SharedPermit`]: a permit, counted or granted by the fail-open policy.
@@ -120,7 +121,7 @@ mod invocation;
 mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
 mod limiter;
-pub use crate::limiter::SharedRateLimiter;
+pub use crate::limiter::{LIMIT_REFRESH, SharedRateLimiter};
 mod memory;
 pub use crate::memory::DRIFT_ALLOWANCE;
 mod origin;

@@ -6,7 +6,7 @@ use core::future::IntoFuture;
 use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use fixed_window::{Clock, Instant, Interrupt, RateLimiterError, SystemClock};
 
@@ -24,7 +24,19 @@ use crate::server::Server;
 use crate::unavailable::Unavailable;
 
 mod drain;
+mod limit;
 mod weighted;
+
+/// How many times an attempt that finds the limit changed (another process changed it
+/// through the server) is made again under the new one before the call gives up.
+const CHANGE_RETRIES: u32 = 3;
+
+/// How often (at most) an active limiter reads the configuration again in the background, so
+/// that a change of the limit made by another process reaches it: on a cluster, where
+/// attempts do not read the configuration, even on keys whose counters no process of the new
+/// limit has written; on one node, while it remembers windows full, which it rejects without
+/// asking the server (a raise may have given them room).
+pub const LIMIT_REFRESH: Duration = Duration::from_secs(1);
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 
@@ -76,6 +88,9 @@ pub struct SharedRateLimiter<C = SystemClock> {
     /// How many listeners (the first ones added) have been told of the eviction risk, or had
     /// nothing to be told once the server's policy was read.
     told: AtomicUsize,
+    /// The local instant (nanoseconds on the clock) of the last background read
+    /// of the configuration ([`LIMIT_REFRESH`]).
+    refreshed: AtomicU64,
 }
 
 impl SharedRateLimiter<SystemClock> {
@@ -261,6 +276,7 @@ impl SharedRateLimiter<SystemClock> {
             clock: SystemClock,
             listeners: Vec::new(),
             told: AtomicUsize::new(0),
+            refreshed: AtomicU64::new(SystemClock.now().as_nanos()),
         }
     }
 }
@@ -287,6 +303,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> SharedRateLimiter<D> {
+        let refreshed = AtomicU64::new(clock.now().as_nanos());
         SharedRateLimiter {
             protocol: self.protocol,
             connection: self.connection,
@@ -295,6 +312,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             clock,
             listeners: self.listeners,
             told: self.told,
+            refreshed,
         }
     }
 
@@ -792,12 +810,22 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
-        match self.begin(key, weight, now, deadline)? {
-            Begin::Decided(decision) => Ok((now, decision)),
-            Begin::Call(call) => {
-                let reply = self.connection.acquire_blocking(call);
-                Ok(self.finish(key, weight, now, deadline, reply))
+        self.refresh_limit(now);
+        let (mut now, mut tries) = (now, 0);
+        loop {
+            tries += 1;
+            let (at, decision) = match self.begin(key, weight, now, deadline)? {
+                Begin::Decided(decision) => return Ok((now, decision)),
+                Begin::Call(call) => {
+                    let version = call.limit_version();
+                    let reply = self.connection.acquire_blocking(call);
+                    self.finish(key, weight, version, now, deadline, reply)
+                }
+            };
+            if !matches!(decision, Decision::LimitChanged { .. }) || tries > CHANGE_RETRIES {
+                return Ok((at, decision));
             }
+            now = at;
         }
     }
 
@@ -821,13 +849,52 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
-        match self.begin(key, weight, now, deadline)? {
-            Begin::Decided(decision) => Ok((now, decision)),
-            Begin::Call(call) => {
-                let reply = self.connection.acquire(call).await;
-                Ok(self.finish(key, weight, now, deadline, reply))
+        self.refresh_limit(now);
+        let (mut now, mut tries) = (now, 0);
+        loop {
+            tries += 1;
+            let (at, decision) = match self.begin(key, weight, now, deadline)? {
+                Begin::Decided(decision) => return Ok((now, decision)),
+                Begin::Call(call) => {
+                    let version = call.limit_version();
+                    let reply = self.connection.acquire(call).await;
+                    self.finish(key, weight, version, now, deadline, reply)
+                }
+            };
+            if !matches!(decision, Decision::LimitChanged { .. }) || tries > CHANGE_RETRIES {
+                return Ok((at, decision));
             }
+            now = at;
         }
+    }
+
+    /// On a cluster, or on one node while windows are remembered full, reads the
+    /// configuration again in the background (at most once per [`LIMIT_REFRESH`] on
+    /// the clock), adopting a newer limit stored there. The attempt does not wait for it; a
+    /// failed read is simply tried again later.
+    fn refresh_limit(&self, now: Instant) {
+        if !self.protocol.is_cluster() && self.protocol.remembered() == 0 {
+            return;
+        }
+        let last = self.refreshed.load(Ordering::Relaxed);
+        let every = u64::try_from(LIMIT_REFRESH.as_nanos()).unwrap_or(u64::MAX);
+        if now.as_nanos() < last.saturating_add(every)
+            || self
+                .refreshed
+                .compare_exchange(last, now.as_nanos(), Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let link = Arc::clone(self.connection.link());
+        let protocol = Arc::clone(&self.protocol);
+        drop(self.connection.handle().spawn(async move {
+            let call = protocol.register_call();
+            if let Ok(Ok(reply)) = tokio::time::timeout(link.timeout(), link.run(&call)).await {
+                // A conflict or a reply of no use changes nothing here: attempts report them.
+                let _ = protocol.registered(Ok(&reply));
+            }
+        }));
     }
 
     /// A key that cannot name a counter is refused before anything else.
@@ -867,6 +934,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         &self,
         key: &str,
         weight: Option<u32>,
+        version: u32,
         sent: Instant,
         deadline: Instant,
         reply: Result<Vec<i64>, Unavailable>,
@@ -876,8 +944,8 @@ impl<C: Clock> SharedRateLimiter<C> {
         // A drain's reply is a permit leaving none, read as one permit's.
         let n = weight.unwrap_or(1);
         let decision = match reply {
-            Ok(reply) => self.protocol.finish_n(key, n, times, Ok(&reply)),
-            Err(cause) => self.protocol.finish_n(key, n, times, Err(cause)),
+            Ok(reply) => self.protocol.finish_at(key, n, version, times, Ok(&reply)),
+            Err(cause) => self.protocol.finish_at(key, n, version, times, Err(cause)),
         };
         (received, decision)
     }
@@ -894,7 +962,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             // A call that may not sleep is never told to; were it, that is a rejection.
             Step::Sleep(retry_after) => Err(SharedError::Limited(RateLimiterError::Rejected {
                 name: self.config().name(),
-                limit: self.config().limit(),
+                limit: self.limit(),
                 period: self.config().period(),
                 max_wait: self.config().max_wait(),
                 retry_after,
@@ -993,6 +1061,9 @@ impl<C> fmt::Debug for SharedRateLimiter<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedRateLimiter")
             .field("config", self.protocol.config())
+            .field("limit", &self.protocol.limit())
+            .field("limit_version", &self.protocol.limit_version())
+            .field("limit_refreshed", &self.refreshed.load(Ordering::Relaxed))
             .field("registration", &self.registrar.registration())
             .field("background", &self.background.is_some())
             .field("remembered", &self.protocol.remembered())

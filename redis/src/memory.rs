@@ -122,6 +122,21 @@ impl FullWindows {
         }
     }
 
+    /// Forgets every window: the limit changed, and a window full under the old one may have
+    /// room under the new one.
+    pub(crate) fn clear(&self) {
+        let _inserting = self
+            .inserting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.entries.clear();
+    }
+
+    /// Forgets `key`'s window.
+    pub(crate) fn forget(&self, key: &str) {
+        self.entries.remove(key);
+    }
+
     /// How many windows are remembered, expired ones not yet dropped included.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()

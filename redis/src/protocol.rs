@@ -6,13 +6,14 @@
 //! clock, the wait-or-reject choice against the deadline, and the fail policy.
 
 use core::time::Duration;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use redis::cluster_routing::Slot;
 
 use fixed_window::{Instant, RateLimiterError, RateLimiterEvent};
 
-use crate::config::{Config, FailPolicy};
+use crate::config::{Config, ConfigError, FailPolicy};
 use crate::error::{Conflict, SharedError};
 use crate::event::SharedEvent;
 use crate::key::{KeyError, check_key};
@@ -59,7 +60,8 @@ pub struct ScriptCall {
     positions: Vec<u32>,
     time_key: Option<Arc<str>>,
     period: Arc<str>,
-    limit: Arc<str>,
+    /// The limit, and its version, as the script's arguments.
+    limit: Arc<LimitArgs>,
     mode: &'static str,
     /// On a cluster, the registered origin, sent instead of the configuration key (see
     /// [`Protocol::for_cluster`]).
@@ -72,6 +74,28 @@ pub struct ScriptCall {
     weights_arg: Option<String>,
     /// `counter_keys.len()` as the script's argument.
     attempts: String,
+}
+
+/// A limit and its version, as a call carries them (shared by the calls made under them).
+#[derive(Debug, PartialEq, Eq)]
+struct LimitArgs {
+    /// `version << 32 | limit`, as [`Protocol`] holds it.
+    packed: u64,
+    /// The limit as the script's argument.
+    limit: Box<str>,
+    /// The version as the script's argument; `None` for the limit the process was configured
+    /// with (version 0), which the script takes for the version when none is given.
+    version: Option<Box<str>>,
+}
+
+impl LimitArgs {
+    fn new(limit: u32, version: u32) -> Arc<LimitArgs> {
+        Arc::new(LimitArgs {
+            packed: pack(limit, version),
+            limit: limit.to_string().into(),
+            version: (version > 0).then(|| version.to_string().into()),
+        })
+    }
 }
 
 impl ScriptCall {
@@ -121,10 +145,12 @@ impl ScriptCall {
     }
 
     /// The script's `ARGV`: the period in microseconds, the limit, the expiry margin in
-    /// milliseconds, the mode (`acquire`, `count` on a cluster, or `register`), the number of
-    /// attempts; the origin, if the configuration fixes it or counting on a cluster (the
-    /// registered one); and if an attempt takes other than one permit, the permits of each
-    /// (after an empty origin where there is none).
+    /// milliseconds, the mode (`acquire`, `count` on a cluster, `register`, or `limit` to
+    /// change the limit), the number of attempts; the origin, if the configuration fixes it
+    /// or counting on a cluster (the registered one); if an attempt takes other than one
+    /// permit, the permits of each (after an empty origin where there is none); and once the
+    /// limit has been changed, the version of it the call was made under (after an empty
+    /// origin and empty permits where there are none).
     ///
     /// # Examples
     ///
@@ -139,20 +165,50 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn args(&self) -> impl Iterator<Item = &str> {
+        let version = self.limit.version.as_deref();
+        let versioned = version.is_some();
         [
             &*self.period,
-            &*self.limit,
+            &*self.limit.limit,
             EXPIRY_MARGIN_ARG,
             self.mode,
             &*self.attempts,
         ]
         .into_iter()
-        .chain(match (&self.origin, &self.weights_arg) {
-            (Some(origin), _) => Some(&**origin),
-            (None, Some(_)) => Some(""),
-            (None, None) => None,
+        .chain(match &self.origin {
+            Some(origin) => Some(&**origin),
+            None if versioned || self.weights_arg.is_some() => Some(""),
+            None => None,
         })
-        .chain(self.weights_arg.as_deref())
+        .chain(match &self.weights_arg {
+            Some(weights) => Some(weights.as_str()),
+            None if versioned => Some(""),
+            None => None,
+        })
+        .chain(version)
+    }
+
+    /// The version of the limit the call was made under: 0 for the limit the process was
+    /// configured with, then one more for each change (see
+    /// [`Protocol::limit_version`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// assert_eq!(protocol.register_call().limit_version(), 0);
+    /// let call = protocol.set_limit_call(3)?;
+    /// assert!(call.args().eq(["1000000", "3", "1000", "limit", "0"]));
+    /// assert_eq!(protocol.limit_set(Ok(&[3, 3, 1, 0])), Ok(3));
+    /// assert_eq!(protocol.register_call().limit_version(), 1);
+    /// assert!(protocol.register_call().args().eq(["1000000", "3", "1000", "register", "0", "", "", "1"]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn limit_version(&self) -> u32 {
+        unpack(self.limit.packed).1
     }
 
     /// The permits attempt `index` (from 0, in the order joined) takes; `None` for a drain
@@ -446,6 +502,15 @@ pub enum Decision {
     Unavailable(Unavailable),
     /// The server holds a different configuration; nothing was counted.
     Conflict(Conflict),
+    /// The limit was changed (by another process, through the server) since this attempt
+    /// was begun, and this process has adopted the new one, `limit`: nothing was counted.
+    /// Begin the attempt again: it goes under the new limit. (A call that meets this again
+    /// and again, as the limit keeps changing, ends with it: [`Protocol::conclude`] makes it
+    /// [`SharedError::Unavailable`].)
+    LimitChanged {
+        /// The limit now in effect.
+        limit: u32,
+    },
 }
 
 impl Decision {
@@ -465,8 +530,8 @@ impl Decision {
     }
 
     /// The event listeners get for this decision, made at `at` by the limiter `name`; `None`
-    /// for a [`Decision::Wait`] and a [`Decision::Conflict`], which are not outcomes the
-    /// rules define.
+    /// for a [`Decision::Wait`], a [`Decision::Conflict`] and a [`Decision::LimitChanged`],
+    /// which are not outcomes the rules define.
     ///
     /// # Examples
     ///
@@ -515,7 +580,7 @@ impl Decision {
                 cause: cause.clone(),
                 failed_open: false,
             }),
-            Decision::Wait { .. } | Decision::Conflict(_) => None,
+            Decision::Wait { .. } | Decision::Conflict(_) | Decision::LimitChanged { .. } => None,
         }
     }
 }
@@ -593,6 +658,13 @@ pub struct Protocol {
     /// On a cluster, the origin once registered (decimal microseconds, as the script takes
     /// it); `None` on one node, where every call carries the configuration key instead.
     cluster: Option<OnceLock<Arc<str>>>,
+    /// The limit in effect and its version: `version << 32 | limit`. Version 0 is the
+    /// configured limit; a newer version is adopted from the server, never an older one.
+    current: AtomicU64,
+    /// The script's arguments for the configured limit.
+    configured: Arc<LimitArgs>,
+    /// The script's arguments for the limit in effect once it changed, made once per change.
+    changed: Mutex<Option<Arc<LimitArgs>>>,
 }
 
 impl Protocol {
@@ -611,9 +683,12 @@ impl Protocol {
     pub fn new(config: Config) -> Protocol {
         let memory = FullWindows::new(config.local_memory());
         Protocol {
+            current: AtomicU64::new(u64::from(config.limit())),
+            configured: LimitArgs::new(config.limit(), 0),
             config,
             memory,
             cluster: None,
+            changed: Mutex::new(None),
         }
     }
 
@@ -669,7 +744,8 @@ impl Protocol {
         self.cluster.is_some()
     }
 
-    /// The configuration.
+    /// The configuration, as the process was configured: the limit in effect may have changed
+    /// since ([`limit`](Protocol::limit)).
     ///
     /// # Examples
     ///
@@ -684,6 +760,167 @@ impl Protocol {
     /// ```
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The limit in effect: the configured one, until a change is learnt from the server (a
+    /// [`Decision::LimitChanged`], [`registered`](Protocol::registered) or
+    /// [`limit_set`](Protocol::limit_set)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// assert_eq!((protocol.limit(), protocol.limit_version()), (5, 0));
+    /// // The server says the limit is 8 since its second change.
+    /// assert_eq!(protocol.registered(Ok(&[3, 8, 2, 1_000])), Ok(1_000));
+    /// assert_eq!((protocol.limit(), protocol.limit_version()), (8, 2));
+    /// assert_eq!(protocol.config().limit(), 5); // as configured
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u32 {
+        unpack(self.current.load(Ordering::Acquire)).0
+    }
+
+    /// The version of the limit in effect: 0 for the configured limit, then the version the
+    /// server gave the last change learnt.
+    ///
+    /// # Examples
+    ///
+    /// See [`limit`](Protocol::limit).
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// assert_eq!(Protocol::new(Config::of("api", 5, Duration::from_secs(1))?).limit_version(), 0);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn limit_version(&self) -> u32 {
+        unpack(self.current.load(Ordering::Acquire)).1
+    }
+
+    /// The call that changes the shared limit to `limit` on the server: it stores `limit`
+    /// with the next version of the limit, keeping the stored period and origin; give its
+    /// reply to [`limit_set`](Protocol::limit_set). Every process learns the change from its
+    /// next attempt (see [`Decision::LimitChanged`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Settings`] if `limit` is 0, as when configuring.
+    ///
+    /// # Examples
+    ///
+    /// See [`ScriptCall::limit_version`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// assert_eq!(protocol.set_limit_call(0).unwrap_err().field(), "limit");
+    /// let call = protocol.set_limit_call(8)?;
+    /// assert!(call.keys().eq(["fixed-window:{api}"]));
+    /// assert_eq!(call.args().nth(3), Some("limit"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_limit_call(&self, limit: u32) -> Result<ScriptCall, ConfigError> {
+        // Core's rule for a limit, as at build.
+        fixed_window::Settings::new(self.config.name(), limit, self.config.period())?;
+        let mut call = self.call(None, "limit");
+        call.limit = LimitArgs::new(limit, self.limit_version());
+        call.origin = match &self.cluster {
+            Some(registered) => registered.get().cloned(),
+            None => self.config.origin_arg().cloned(),
+        };
+        Ok(call)
+    }
+
+    /// The outcome of a [`set_limit_call`](Protocol::set_limit_call): the limit now in effect,
+    /// adopted by this process (unless it learnt a still newer one meanwhile).
+    ///
+    /// # Errors
+    ///
+    /// [`SharedError::Conflict`] if the server holds another period; [`SharedError::Unavailable`]
+    /// if the server could not answer (whatever the fail policy): the limit may or may not
+    /// have changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol, SharedError};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// assert_eq!(protocol.limit_set(Ok(&[3, 2, 1, 1_000])), Ok(2));
+    /// assert_eq!(protocol.limit(), 2);
+    /// let conflict = protocol.limit_set(Ok(&[-1, 2_000_000, 2, 1_000]));
+    /// assert!(matches!(conflict, Err(SharedError::Conflict(c)) if c.stored_period == Duration::from_secs(2)));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn limit_set(&self, reply: Result<&[i64], Unavailable>) -> Result<u32, SharedError> {
+        let unavailable = |cause| SharedError::Unavailable {
+            name: self.config.name(),
+            cause,
+        };
+        match ScriptReply::parse(reply.map_err(unavailable)?) {
+            Some(ScriptReply::Changed { limit, version, .. }) => {
+                self.adopt(limit, version);
+                Ok(self.limit())
+            }
+            Some(ScriptReply::Conflict {
+                period,
+                limit,
+                origin,
+            }) => Err(SharedError::Conflict(self.conflict(period, limit, origin))),
+            _ => Err(unavailable(Unavailable::new(
+                UnavailableKind::Reply,
+                "the change of the limit got an answer the script never gives",
+            ))),
+        }
+    }
+
+    /// Adopts `limit` of `version` if that is newer than the one in effect, forgetting every
+    /// window remembered full (under a higher limit it may have room). Whether it did.
+    fn adopt(&self, limit: u32, version: u32) -> bool {
+        let new = pack(limit, version);
+        let mut current = self.current.load(Ordering::Acquire);
+        loop {
+            if unpack(current).1 >= version {
+                return false;
+            }
+            match self.current.compare_exchange_weak(
+                current,
+                new,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(seen) => current = seen,
+            }
+        }
+        self.memory.clear();
+        true
+    }
+
+    /// The script's arguments for the limit in effect.
+    fn limit_args(&self) -> Arc<LimitArgs> {
+        let current = self.current.load(Ordering::Acquire);
+        if current == self.configured.packed {
+            return Arc::clone(&self.configured);
+        }
+        let mut changed = self.changed.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*changed {
+            Some(args) if args.packed == current => Arc::clone(args),
+            _ => {
+                let (limit, version) = unpack(current);
+                let args = LimitArgs::new(limit, version);
+                *changed = Some(Arc::clone(&args));
+                args
+            }
+        }
     }
 
     /// How many full windows are remembered (at most the configured
@@ -755,6 +992,19 @@ impl Protocol {
             Some(ScriptReply::Registered { origin, .. }) => {
                 if let Some(registered) = &self.cluster {
                     // The first registration's origin stays: a process counts on one grid.
+                    let _ = registered.set(origin.to_string().into());
+                }
+                Ok(origin)
+            }
+            // The limit was changed since this process learnt it: registered, under the
+            // stored limit.
+            Some(ScriptReply::Changed {
+                limit,
+                version,
+                origin,
+            }) => {
+                self.adopt(limit, version);
+                if let Some(registered) = &self.cluster {
                     let _ = registered.set(origin.to_string().into());
                 }
                 Ok(origin)
@@ -861,7 +1111,7 @@ impl Protocol {
         deadline: Instant,
     ) -> Result<Begin, KeyError> {
         check_key(key)?;
-        if n > self.config.limit() {
+        if n > self.limit() {
             return Ok(Begin::Decided(Decision::Rejected {
                 retry_after: Duration::MAX,
                 local: true,
@@ -998,9 +1248,25 @@ impl Protocol {
         &self,
         key: &str,
         n: u32,
+        times: (Instant, Instant, Instant),
+        reply: Result<&[i64], Unavailable>,
+    ) -> Decision {
+        self.finish_at(key, n, self.limit_version(), times, reply)
+    }
+
+    /// [`finish_n`](Protocol::finish_n) for an attempt sent under version `version` of the
+    /// limit ([`ScriptCall::limit_version`]): a full window is remembered only if that is
+    /// still the version in effect (a reply decided under a limit since changed says nothing
+    /// of the window under the new one).
+    pub(crate) fn finish_at(
+        &self,
+        key: &str,
+        n: u32,
+        version: u32,
         (sent, received, deadline): (Instant, Instant, Instant),
         reply: Result<&[i64], Unavailable>,
     ) -> Decision {
+        let current = version == self.limit_version();
         let reply = match reply {
             Ok(reply) => reply,
             Err(cause) => return self.unavailable(cause),
@@ -1012,8 +1278,8 @@ impl Protocol {
                 window_start,
             }) => {
                 let reset = self.window_end_micros(window_start).saturating_sub(now);
-                if remaining == 0 {
-                    self.remember(key, sent, received, reset);
+                if remaining == 0 && current {
+                    self.remember(key, version, (sent, received), reset);
                 }
                 Decision::Permitted {
                     remaining,
@@ -1021,10 +1287,10 @@ impl Protocol {
                 }
             }
             Some(ScriptReply::Full { retry_after, .. }) => {
-                let window = if n > 1 {
+                let window = if n > 1 || !current {
                     FullWindow::new(sent, received, Duration::from_micros(retry_after))
                 } else {
-                    self.remember(key, sent, received, retry_after)
+                    self.remember(key, version, (sent, received), retry_after)
                 };
                 let Some(window) = window else {
                     // The window ends past the local clock's range: it cannot open by any
@@ -1041,6 +1307,12 @@ impl Protocol {
                 limit,
                 origin,
             }) => Decision::Conflict(self.conflict(period, limit, origin)),
+            Some(ScriptReply::Changed { limit, version, .. }) => {
+                self.adopt(limit, version);
+                Decision::LimitChanged {
+                    limit: self.limit(),
+                }
+            }
             Some(ScriptReply::Registered { .. }) | None => self.unavailable(Unavailable::new(
                 UnavailableKind::Reply,
                 format!("the script never answers {reply:?}"),
@@ -1099,6 +1371,7 @@ impl Protocol {
                 cause: cause.clone(),
             }),
             &Decision::Conflict(conflict) => Err(SharedError::Conflict(conflict)),
+            Decision::LimitChanged { .. } => Err(self.limit_kept_changing()),
         };
         Conclusion::Done {
             result,
@@ -1106,11 +1379,22 @@ impl Protocol {
         }
     }
 
+    /// The error of a call whose attempts found the limit changed every time they were made.
+    pub(crate) fn limit_kept_changing(&self) -> SharedError {
+        SharedError::Unavailable {
+            name: self.config.name(),
+            cause: Unavailable::new(
+                UnavailableKind::Server,
+                "the shared limit changed again each time the attempt was made",
+            ),
+        }
+    }
+
     fn rejected(&self, retry_after: Duration) -> SharedError {
         let config = &self.config;
         SharedError::Limited(RateLimiterError::Rejected {
             name: config.name(),
-            limit: config.limit(),
+            limit: self.limit(),
             period: config.period(),
             max_wait: config.max_wait(),
             retry_after,
@@ -1125,6 +1409,7 @@ impl Protocol {
             })
             .into_iter()
             .collect();
+        let limit = self.limit_args();
         ScriptCall {
             config_key: Arc::clone(self.config.config_key_arc()),
             attempts: counter_keys.len().to_string(),
@@ -1132,7 +1417,7 @@ impl Protocol {
             counter_keys,
             time_key: self.config.time_key_arc().cloned(),
             period: Arc::clone(self.config.period_arg()),
-            limit: Arc::clone(self.config.limit_arg()),
+            limit,
             mode,
             origin: None,
             weights: Vec::new(),
@@ -1155,7 +1440,7 @@ impl Protocol {
     ) -> Conflict {
         Conflict {
             name: self.config.name(),
-            limit: self.config.limit(),
+            limit: self.limit(),
             period: self.config.period(),
             origin: self.config.fixed_origin(),
             stored_limit,
@@ -1170,15 +1455,21 @@ impl Protocol {
         window_start.saturating_add(period)
     }
 
+    /// Remembers `key`'s window full, as a reply under version `version` of the limit said.
     fn remember(
         &self,
         key: &str,
-        sent: Instant,
-        received: Instant,
+        version: u32,
+        (sent, received): (Instant, Instant),
         retry_after_micros: u64,
     ) -> Option<FullWindow> {
         let window = FullWindow::new(sent, received, Duration::from_micros(retry_after_micros))?;
         self.memory.remember(key, window, received);
+        // A change adopted meanwhile forgets every window after moving the version: either
+        // it forgot this one, or the version read here is the new one.
+        if self.limit_version() != version {
+            self.memory.forget(key);
+        }
         Some(window)
     }
 }
@@ -1198,6 +1489,18 @@ fn decide_full(window: FullWindow, now: Instant, deadline: Instant, local: bool)
             local,
         }
     }
+}
+
+/// A limit and its version in one word, the version above.
+fn pack(limit: u32, version: u32) -> u64 {
+    u64::from(version) << 32 | u64::from(limit)
+}
+
+/// `(limit, version)` of a packed word.
+fn unpack(packed: u64) -> (u32, u32) {
+    // Each half is one u32.
+    #[allow(clippy::cast_possible_truncation)]
+    (packed as u32, (packed >> 32) as u32)
 }
 
 /// The permits of each attempt as the script's argument: `3,1,0`, `r` for a drain.
@@ -1267,6 +1570,53 @@ mod tests {
         };
         assert!(batch.join(foreign).is_err());
         assert_eq!(batch.attempts(), 5);
+    }
+
+    #[test]
+    fn a_changed_limit_is_adopted_once_newer_and_forgets_the_full_windows() {
+        let p = protocol(config(2));
+        let t = us(0);
+        // Full under the configured limit: remembered.
+        p.finish("k", t, t, t, Ok(&[0, 5_000, 0, 0]));
+        assert_eq!(p.remembered(), 1);
+        // The server says version 2 is a limit of 4: adopted, the memory forgotten.
+        assert_eq!(
+            p.finish("j", t, t, t, Ok(&[3, 4, 2, 0])),
+            Decision::LimitChanged { limit: 4 }
+        );
+        assert_eq!((p.limit(), p.limit_version(), p.remembered()), (4, 2, 0));
+        // An older version is never adopted.
+        assert_eq!(p.limit_set(Ok(&[3, 9, 1, 0])), Ok(4));
+        assert_eq!((p.limit(), p.limit_version()), (4, 2));
+        // A reply decided under the old version says nothing of the window under the new.
+        p.finish_at("k", 1, 0, (t, t, t), Ok(&[0, 5_000, 0, 0]));
+        p.finish_at("k", 1, 0, (t, t, t), Ok(&[1, 0, 0, 0]));
+        assert_eq!(p.remembered(), 0);
+        p.finish_at("k", 1, 2, (t, t, t), Ok(&[1, 0, 0, 0]));
+        assert_eq!(p.remembered(), 1);
+    }
+
+    #[test]
+    fn a_call_under_a_changed_limit_carries_its_version_and_joins_only_its_own() {
+        let p = protocol(config(5));
+        let Ok(Begin::Call(old)) = p.begin("a", us(0), us(0)) else {
+            panic!("nothing is remembered");
+        };
+        assert_eq!(p.limit_set(Ok(&[3, 3, 1, 0])), Ok(3));
+        let Ok(Begin::Call(mut new)) = p.begin_n("a", 2, us(0), us(0)) else {
+            panic!("nothing is remembered");
+        };
+        assert_eq!((old.limit_version(), new.limit_version()), (0, 1));
+        assert!(
+            new.args()
+                .eq(["10000", "3", "1000", "acquire", "1", "", "2", "1"])
+        );
+        assert!(new.join(old).is_err());
+        // n above the new limit is refused locally.
+        assert!(matches!(
+            p.begin_n("a", 4, us(0), us(0)),
+            Ok(Begin::Decided(Decision::Rejected { .. }))
+        ));
     }
 
     #[test]

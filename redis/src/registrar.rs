@@ -14,7 +14,7 @@ use crate::connection::Link;
 use crate::error::SharedError;
 use crate::eviction::EvictionRisk;
 use crate::invocation::timed_out;
-use crate::protocol::{Protocol, ScriptCall};
+use crate::protocol::Protocol;
 use crate::registration::Registration;
 use crate::transport::Transport;
 use crate::unavailable::{Unavailable, UnavailableKind};
@@ -26,7 +26,6 @@ const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 pub(crate) struct Registrar {
     link: Arc<Link>,
     protocol: Arc<Protocol>,
-    call: ScriptCall,
     /// What the tries found.
     state: Mutex<State>,
     /// `state.registration.is_settled()`, read on every call without the lock.
@@ -49,12 +48,10 @@ struct State {
 
 impl Registrar {
     pub(crate) fn new(link: Arc<Link>, protocol: Arc<Protocol>) -> Arc<Registrar> {
-        let call = protocol.register_call();
         let fixed = protocol.config().fixed_origin().is_some();
         Arc::new(Registrar {
             link,
             protocol,
-            call,
             state: Mutex::new(State {
                 registration: Registration::new(),
                 ended: 0,
@@ -170,7 +167,9 @@ impl Registrar {
             )));
         }
         let timeout = self.link.timeout();
-        let reply = match tokio::time::timeout(timeout, self.link.run(&self.call)).await {
+        // Made anew each time: it carries the version of the limit in effect.
+        let call = self.protocol.register_call();
+        let reply = match tokio::time::timeout(timeout, self.link.run(&call)).await {
             Ok(reply) => reply,
             Err(_) => Err(timed_out(timeout)),
         };

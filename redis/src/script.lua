@@ -4,7 +4,8 @@
 --
 -- "acquire" (one node: every key of the limiter may be read by one script call)
 --   KEYS[1]        the limiter's configuration: "origin:period:limit" (microseconds,
---                  microseconds, permits), written once, when absent, and never expired
+--                  microseconds, permits), written once, when absent, and never expired;
+--                  "origin:period:limit/version" once the limit has been changed ("limit")
 --   KEYS[2..n+1]   the counter of each of the batch's n attempts (a key repeats for each
 --                  attempt on it, the repeats next to each other): "window_start:used"
 --                  (microseconds, permits), both in hexadecimal, expiring at the window's end
@@ -12,20 +13,27 @@
 --   KEYS[n+2]      optional: a key holding the time in microseconds, read instead of TIME
 --                  (tests)
 -- "count" (a cluster: each counter in a slot of its own, so no call reads the configuration)
---   KEYS[1..n]     the counters, all in one slot, each "window_start:used:period:limit:origin":
---                  the settings that wrote it, so that a process with other settings is told
---                  of the conflict instead of counting on another grid
+--   KEYS[1..n]     the counters, all in one slot, each "window_start:used:period:limit:origin"
+--                  (and "/version" after it once the limit has been changed): the settings
+--                  that wrote it, so that a process with other settings is told of the
+--                  conflict instead of counting on another grid, and one with an older
+--                  version of the limit is told the newer one
 --   KEYS[n+1]      optional: the time key, as above
 --   ARGV[6]        the origin the process registered, or its fixed origin (decimal
 --                  microseconds)
 -- "register"
 --   KEYS[1], and KEYS[2] optional: the configuration and the time key, as for "acquire"
+-- "limit"
+--   KEYS[1], and KEYS[2] optional, as for "register": ARGV[2] is the new limit, stored with
+--   the next version of the limit (one above the stored one or ARGV[8], whichever is
+--   higher) and the stored origin (if none is stored: ARGV[6] if given, else the time now);
+--   only the period is checked
 --
 -- ARGV[1]  period in microseconds
 -- ARGV[2]  limit
 -- ARGV[3]  expiry margin in milliseconds
--- ARGV[4]  the mode: "acquire", "count", or "register" to store or check the configuration
---          without counting
+-- ARGV[4]  the mode: "acquire", "count", "register" to store or check the configuration
+--          without counting, or "limit" to change the limit
 -- ARGV[5]  n, the number of attempts (0 to register)
 -- ARGV[6]  optional on one node: a fixed origin (decimal microseconds), stored with the
 --          configuration if absent, and otherwise checked against the stored one like the
@@ -34,6 +42,12 @@
 -- ARGV[7]  optional: the permits each attempt takes, comma-separated in the order of its
 --          counter key ("3,1,0"), "r" for whatever the window has left (a drain); absent, each
 --          takes one. With it, ARGV[6] is present, empty where there is no origin to give
+-- ARGV[8]  optional: the version of the limit the process knows (decimal); absent, 0, the
+--          limit it was configured with. With it, ARGV[6] and ARGV[7] are present, empty
+--          where there is nothing to give. A stored configuration (or, counting on a cluster,
+--          a counter) of a newer version answers "changed" instead of deciding; one of an
+--          older version is written with the caller's limit and version (a counter keeps its
+--          count); one of the same version and another limit is a conflict
 --
 -- Replies (arrays of integers):
 --   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
@@ -46,6 +60,13 @@
 --                                                batch's keys before that counter counted,
 --                                                and none of its attempts is granted)
 --   { 2, origin, now, 0 }                        registered
+--   { 3, limit, version, origin }                the limit was changed: the one in effect and
+--                                                its version, and the origin. Once, whatever
+--                                                n, from a stored configuration of a newer
+--                                                version (nothing counted) or a "limit" call;
+--                                                counting on a cluster, per attempt on a
+--                                                counter of a newer version (that counter is
+--                                                not written, the others count)
 --
 -- All attempts of a batch happen at the one time the script reads: attempts on one key count
 -- one after the other, in order (a key's counter is read once and written once, whatever the
@@ -68,7 +89,9 @@
 -- multiple-precision paths (and tonumber parses a decimal twice). The origin is parsed, the
 -- window found from it and the expiry computed only when a key's window begins. A batch of
 -- one makes the same calls; a batch of many adds one GET and one SET per other key. Counting
--- on a cluster makes three calls (no configuration to read).
+-- on a cluster makes three calls (no configuration to read). A changed limit costs nothing
+-- more: its version is part of the settings' text, compared as before; a stored version is
+-- parsed only where the text differs.
 
 local period = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -109,36 +132,80 @@ if ARGV[6] and ARGV[6] ~= '' then
 elseif count then
   return redis.error_reply('fixed-window: bad arguments')
 end
-local settings = ':' .. ARGV[1] .. ':' .. ARGV[2]
+-- The version of the limit this process knows, and how the configuration and counters spell
+-- it after the limit: nothing for 0, "/version" otherwise.
+local known, mark = 0, ''
+if ARGV[8] and ARGV[8] ~= '' then
+  known = tonumber(ARGV[8])
+  if not known or known < 0 or known % 1 ~= 0 then
+    return redis.error_reply('fixed-window: bad arguments')
+  end
+  if known > 0 then
+    mark = '/' .. ARGV[8]
+  end
+end
+local settings = ':' .. ARGV[1] .. ':' .. ARGV[2] .. mark
 -- What a counter's text ends with: the settings and origin on a cluster, nothing on one node.
 local tail = ''
 local stored
 if count then
-  tail = settings .. ':' .. ARGV[6]
+  tail = ':' .. ARGV[1] .. ':' .. ARGV[2] .. ':' .. ARGV[6] .. mark
 else
   stored = redis.call('GET', KEYS[1])
 end
+-- A stored configuration's parts: origin, period, limit and version (none: 0).
+local config_pattern = '^(%d+):(%d+):(%d+)/?(%d*)$'
 if count then
   -- Nothing stored to read.
+elseif ARGV[4] == 'limit' then
+  local o, p, v = origin or now, period, known
+  if stored then
+    local l
+    o, p, l, v = string.match(stored, config_pattern)
+    if not o then
+      return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
+    end
+    o, p, l, v = tonumber(o), tonumber(p), tonumber(l), tonumber(v) or 0
+    if p ~= period then
+      return { -1, p, l, o }
+    end
+    v = math.max(v, known)
+  end
+  redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f/%.0f', o, period, limit, v + 1))
+  return { 3, limit, v + 1, o }
 elseif not stored then
   origin = origin or now
-  redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit), 'NX')
+  redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit) .. mark, 'NX')
 elseif (origin and stored ~= ARGV[6] .. settings)
     or (not origin and string.sub(stored, -#settings) ~= settings) then
-  local o, p, l = string.match(stored, '^(%d+):(%d+):(%d+)$')
+  local o, p, l, v = string.match(stored, config_pattern)
   if not o then
     return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
   end
-  if tonumber(p) ~= period or tonumber(l) ~= limit or (origin and tonumber(o) ~= origin) then
-    return { -1, tonumber(p), tonumber(l), tonumber(o) }
+  o, p, l, v = tonumber(o), tonumber(p), tonumber(l), tonumber(v) or 0
+  if p ~= period or (origin and o ~= origin) then
+    return { -1, p, l, o }
   end
-  origin = tonumber(o)
+  if v > known then
+    -- The limit was changed since this process learnt it: it adopts the stored one and
+    -- tries again.
+    return { 3, l, v, o }
+  end
+  if v == known and l ~= limit then
+    return { -1, p, l, o }
+  end
+  origin = o
+  if v < known then
+    -- Stored anew (the key was lost) by a process that had not learnt the change: the newer
+    -- version is the one in effect.
+    redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit) .. mark)
+  end
 end
 
 -- The origin, parsed from a stored configuration recognised by its text only when a window
 -- must be computed; nil if that text is malformed.
 local function parsed_origin()
-  origin = origin or tonumber(string.match(stored, '^(%d+):%d+:%d+$'))
+  origin = origin or tonumber(string.match(stored, '^(%d+):%d+:%d+'))
   return origin
 end
 
@@ -155,7 +222,7 @@ end
 -- it.
 -- The permits each attempt takes: one, unless the call says otherwise (weighted attempts).
 local weights
-if ARGV[7] then
+if ARGV[7] and ARGV[7] ~= '' then
   weights = {}
   for weight in string.gmatch(ARGV[7], '[^,]+') do
     weights[#weights + 1] = tonumber(weight) or weight
@@ -172,7 +239,7 @@ while i <= n + first - 1 do
   -- stepped back: a reading before the current window counts against it). Counters are
   -- written only on the origin's grid, so a start after now - period is this window's or a
   -- later one's; an earlier window is over and counts nothing.
-  local start, used, prefix = nil, 0, false
+  local start, used, prefix, stale, newer = nil, 0, false, false, nil
   local state = redis.call('GET', key)
   if state then
     local colon = string.find(state, ':', 1, true)
@@ -185,21 +252,34 @@ while i <= n + first - 1 do
     -- A counter that another process wrote with other settings: a conflict, as a stored
     -- configuration that differs.
     if (second and string.sub(state, second) or '') ~= tail then
-      local p, l, o = string.match(state, '^%x+:%x+:(%d+):(%d+):(%d+)$')
+      local p, l, o, v = string.match(state, '^%x+:%x+:(%d+):(%d+):(%d+)/?(%d*)$')
       if not p then
         return redis.error_reply('fixed-window: malformed counter at ' .. key)
       end
-      if tonumber(p) ~= period or tonumber(l) ~= limit or tonumber(o) ~= origin then
-        return { -1, tonumber(p), tonumber(l), tonumber(o) }
+      p, l, o, v = tonumber(p), tonumber(l), tonumber(o), tonumber(v) or 0
+      if p ~= period or o ~= origin or (v == known and l ~= limit) then
+        return { -1, p, l, o }
+      end
+      if v > known then
+        -- Written under a newer limit: this key's attempts are told it, and nothing is
+        -- written.
+        newer = { 3, l, v, o }
+      else
+        -- Written under an older limit: rewritten with this call's, its count kept.
+        stale = true
       end
     end
-    if now < start + period then
+    if newer then
+      -- Skipped below.
+    elseif now < start + period then
       prefix = string.sub(state, 1, colon)
     else
       start, used = nil, 0
     end
   end
-  if not start then
+  if newer then
+    -- Nothing to count here.
+  elseif not start then
     if not parsed_origin() then
       return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
     end
@@ -216,31 +296,38 @@ while i <= n + first - 1 do
   local read = used
   repeat
     local at = 4 * (i - first)
-    local weight = weights and weights[i - first + 1] or 1
-    if weight == 'r' then
-      weight = limit - used
-    end
-    if type(weight) ~= 'number' or weight < 0 then
-      return redis.error_reply('fixed-window: bad arguments')
-    end
-    if used + weight > limit then
-      reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
+    if newer then
+      reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = newer[1], newer[2], newer[3], newer[4]
     else
-      used = used + weight
-      reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, limit - used, now, start
+      local weight = weights and weights[i - first + 1] or 1
+      if weight == 'r' then
+        -- A limit lowered below the count leaves nothing to take.
+        weight = math.max(limit - used, 0)
+      end
+      if type(weight) ~= 'number' or weight < 0 then
+        return redis.error_reply('fixed-window: bad arguments')
+      end
+      if weight > 0 and used + weight > limit then
+        reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
+      else
+        used = used + weight
+        -- Nothing left, not less, where a lowered limit left the count above it (a zero weight).
+        reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, used < limit and limit - used or 0, now, start
+      end
     end
     i = i + 1
   until i > n + first - 1 or KEYS[i] ~= key
   -- Written once, if its attempts counted a permit: a window that went on keeps the expiry
   -- set when it began; one that begins here expires at its end plus the margin. Attempts
   -- that took nothing (zero permits, or refused) write nothing, as in core: a counter of an
-  -- earlier window stays what it was.
-  if used == read then
+  -- earlier window stays what it was. A counter written under an older limit is written
+  -- with this call's settings even so, so that processes still on the older limit are told.
+  if newer or (used == read and not stale) then
     -- Nothing to write.
   elseif not prefix then
     local ttl = math.ceil((start + period - now) / 1000) + margin
     redis.call('SET', key, string.format('%x:%x', start, used) .. tail, 'PX', ttl)
-  elseif used > read then
+  else
     redis.call('SET', key, string.format('%s%x', prefix, used) .. tail, 'KEEPTTL')
   end
 end

@@ -26,6 +26,7 @@ const PERMITTED: i64 = 1;
 const FULL: i64 = 0;
 const CONFLICT: i64 = -1;
 const REGISTERED: i64 = 2;
+const CHANGED: i64 = 3;
 
 /// A reply of [`SCRIPT`], read from the array of integers the server returns. Times are
 /// microseconds on the server's clock.
@@ -38,6 +39,10 @@ const REGISTERED: i64 = 2;
 /// assert_eq!(
 ///     ScriptReply::parse(&[1, 4, 1_000, 900]),
 ///     Some(ScriptReply::Permitted { remaining: 4, now: 1_000, window_start: 900 })
+/// );
+/// assert_eq!(
+///     ScriptReply::parse(&[3, 4, 2, 900]),
+///     Some(ScriptReply::Changed { limit: 4, version: 2, origin: 900 })
 /// );
 /// assert_eq!(ScriptReply::parse(&[7]), None);
 /// ```
@@ -76,6 +81,16 @@ pub enum ScriptReply {
         origin: u64,
         /// The server's time when the script ran.
         now: u64,
+    },
+    /// The limit in effect is of a newer version than the caller's (nothing was counted for
+    /// the attempt), or a `limit` call stored it.
+    Changed {
+        /// The limit in effect.
+        limit: u32,
+        /// Its version: how many times the limit was changed (at least 1).
+        version: u32,
+        /// The stored origin (a counter's, counting on a cluster).
+        origin: u64,
     },
 }
 
@@ -119,6 +134,11 @@ impl ScriptReply {
                 origin: c,
             }),
             REGISTERED => Some(ScriptReply::Registered { origin: a, now: b }),
+            CHANGED if a > 0 && b > 0 => Some(ScriptReply::Changed {
+                limit: u32::try_from(a).ok()?,
+                version: u32::try_from(b).ok()?,
+                origin: c,
+            }),
             _ => None,
         }
     }
@@ -136,6 +156,8 @@ mod tests {
         assert_eq!(ScriptReply::parse(&[1, 1 << 40, 3, 4]), None);
         assert_eq!(ScriptReply::parse(&[0, 0, 3, 4]), None);
         assert_eq!(ScriptReply::parse(&[3, 0, 3, 4]), None);
+        assert_eq!(ScriptReply::parse(&[3, 2, 0, 4]), None);
+        assert_eq!(ScriptReply::parse(&[4, 1, 1, 4]), None);
     }
 
     #[test]

@@ -82,6 +82,7 @@ impl<C: Clock> SharedRateLimiter<C> {
                 Err(self.unavailable(cause))
             }
             Decision::Conflict(conflict) => Err(SharedError::Conflict(conflict)),
+            Decision::LimitChanged { .. } => Err(self.protocol.limit_kept_changing()),
         }
     }
 }

@@ -131,13 +131,13 @@ impl<C: Clock> SharedRateLimiter<C> {
 
     /// `n` refused at once if no window can hold it.
     fn weigh(&self, n: u32) -> Result<(), SharedError> {
-        let config = self.config();
-        if n <= config.limit() {
+        let limit = self.limit();
+        if n <= limit {
             return Ok(());
         }
         Err(SharedError::Limited(RateLimiterError::TooMany {
-            name: config.name(),
-            limit: config.limit(),
+            name: self.config().name(),
+            limit,
             requested: n,
         }))
     }

@@ -9,6 +9,7 @@
 
 mod exact;
 mod failover;
+mod limit;
 mod migration;
 mod secure;
 mod spread;

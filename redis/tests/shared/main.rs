@@ -15,6 +15,7 @@ mod expiry;
 mod faults;
 mod http;
 mod layer;
+mod limit;
 mod local;
 mod memory;
 mod origin;

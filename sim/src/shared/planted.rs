@@ -162,10 +162,13 @@ static OWN_ORIGIN: LazyLock<&'static str> = LazyLock::new(|| {
             FIRST_LINE,
             "local own = ARGV[4] ~= 'register' and table.remove(ARGV) or nil\nlocal period = tonumber(ARGV[1])",
         ),
-        ("origin = tonumber(o)", "origin = tonumber(own or o)"),
         (
-            "origin = origin or tonumber(string.match(stored, '^(%d+):%d+:%d+$'))",
-            "origin = origin or tonumber(own or string.match(stored, '^(%d+):%d+:%d+$'))",
+            "  origin = o\n  if v < known then",
+            "  origin = tonumber(own or o)\n  if v < known then",
+        ),
+        (
+            "origin = origin or tonumber(string.match(stored, '^(%d+):%d+:%d+'))",
+            "origin = origin or tonumber(own or string.match(stored, '^(%d+):%d+:%d+'))",
         ),
     ])
 });
@@ -205,8 +208,8 @@ static WEIGHT_COUNTED_AS_ONE: LazyLock<&'static str> = LazyLock::new(|| {
 
 static DRAIN_LEAVES_ONE: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "      weight = limit - used\n",
-        "      weight = math.max(limit - used - 1, 0)\n",
+        "weight = math.max(limit - used, 0)\n",
+        "weight = math.max(limit - used - 1, 0)\n",
     )])
 });
 

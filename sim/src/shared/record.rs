@@ -90,6 +90,12 @@ pub enum DecisionDigest {
     },
     /// The server holds another configuration.
     Conflict,
+    /// The limit was changed through the server; the attempt is made again under it. (The
+    /// simulated processes never change it.)
+    LimitChanged {
+        /// The limit now in effect.
+        limit: u32,
+    },
 }
 
 /// How a call ended, as its result says.

@@ -64,10 +64,13 @@ impl Observed {
             Decision::Unavailable(cause) => Observed::Unavailable {
                 may_have_counted: cause.may_have_counted(),
             },
-            // A planted client never waits; a conflict is nothing the planted bugs provoke.
-            Decision::Wait { .. } | Decision::Conflict(_) => Observed::Unavailable {
-                may_have_counted: true,
-            },
+            // A planted client never waits; a conflict or a changed limit is nothing the
+            // planted bugs provoke.
+            Decision::Wait { .. } | Decision::Conflict(_) | Decision::LimitChanged { .. } => {
+                Observed::Unavailable {
+                    may_have_counted: true,
+                }
+            }
         }
     }
 

@@ -196,7 +196,10 @@ impl Sim<'_> {
                 Decision::Permitted { .. } | Decision::Rejected { .. } | Decision::Wait { .. } => {
                     SharedOutcome::Drained
                 }
-                Decision::Unavailable(_) | Decision::FailedOpen(_) => SharedOutcome::Unavailable,
+                // The simulated processes never change the limit: no attempt finds it changed.
+                Decision::Unavailable(_)
+                | Decision::FailedOpen(_)
+                | Decision::LimitChanged { .. } => SharedOutcome::Unavailable,
                 Decision::Conflict(_) => SharedOutcome::Conflict,
             };
             self.finish_call(caller, outcome, EventDigest::None);

@@ -46,6 +46,7 @@ pub(super) fn decision_digest(decision: &Decision) -> DecisionDigest {
             may_have_counted: cause.may_have_counted(),
         },
         Decision::Conflict(_) => DecisionDigest::Conflict,
+        Decision::LimitChanged { limit } => DecisionDigest::LimitChanged { limit: *limit },
     }
 }
 
