@@ -110,7 +110,8 @@ impl MutationRun {
 }
 
 /// The survivors `docs/mutants.md` explains as equivalent: the names in backquotes of each
-/// table row whose second cell is `equivalent`.
+/// table row whose second cell is `equivalent` (a `|` in a name is written `\|`, as Markdown
+/// tables want).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Equivalents(pub BTreeSet<String>);
 
@@ -124,18 +125,22 @@ impl Equivalents {
     ///
     /// let text = "| mutant | verdict | why |\n|---|---|---|\n\
     ///             | `a.rs:1:2: replace * with +` | equivalent | a far future either way |\n\
-    ///             | `a.rs:5:6: replace < with >` | caught | by a new test |";
+    ///             | `a.rs:3:4: replace \\| with ^` | equivalent | disjoint bits |\n\
+    ///             | `a.rs:5:6: replace < with >` | gap | no test sees it |";
     /// let equivalent = Equivalents::parse(text);
     /// assert!(equivalent.0.contains("a.rs:1:2: replace * with +"));
-    /// assert_eq!(equivalent.0.len(), 1);
+    /// assert!(equivalent.0.contains("a.rs:3:4: replace | with ^"));
+    /// assert_eq!(equivalent.0.len(), 2);
     /// ```
     pub fn parse(text: &str) -> Equivalents {
         Equivalents(
             text.lines()
                 .filter_map(|line| {
+                    // An escaped bar is part of a cell, not a border between two.
+                    let line = line.replace("\\|", "\u{0}");
                     let mut cells = line.trim().strip_prefix('|')?.split('|');
                     let name = cells.next()?.trim().strip_prefix('`')?.strip_suffix('`')?;
-                    (cells.next()?.trim() == "equivalent").then(|| name.to_owned())
+                    (cells.next()?.trim() == "equivalent").then(|| name.replace('\u{0}', "|"))
                 })
                 .collect(),
         )
