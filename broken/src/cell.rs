@@ -59,6 +59,9 @@ impl Window {
 /// assert!(!cell.compare_exchange(Window::first(5), claimed));
 /// ```
 pub trait Cell: Send + Sync {
+    /// The largest limit the cell counts up to.
+    const CEILING: u32;
+
     /// A cell holding `first`, for a limiter of `limit` permits per window.
     ///
     /// # Panics

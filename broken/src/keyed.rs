@@ -4,12 +4,13 @@
 use core::fmt;
 use core::time::Duration;
 
-use fixed_window::{Clock, Instant, Interrupt, Settings};
+use fixed_window::{Clock, ConfigError, Instant, Interrupt, Settings};
 use fixed_window_spec::{Decision, Grid, NEVER, deadline};
 
 use crate::limiter::nanos;
 use crate::outcome::{Grant, Refusal};
 use crate::pause::{Async, Blocking, Pause, block_on};
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::hint;
 use crate::waiting::{Steps, call};
 
@@ -49,7 +50,8 @@ use self::table::Table;
 /// ```
 pub struct PlantedKeyedLimiter<C> {
     bug: KeyedPlantedBug,
-    limit: u32,
+    /// The limit in force, for every key: `set_limit` changes it while calls run.
+    limit: AtomicU32,
     grid: Grid,
     max_wait: Duration,
     clock: C,
@@ -107,12 +109,61 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         let grid = Grid::new(u128::from(origin.as_nanos()), period);
         PlantedKeyedLimiter {
             bug,
-            limit: settings.limit(),
+            limit: AtomicU32::new(settings.limit()),
             max_wait: settings.max_wait(),
             clock,
             table: Table::new(&grid),
             grid,
         }
+    }
+
+    /// The limit in force, for every key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let settings = Settings::new("api", 2, Duration::from_secs(1))?;
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, settings, ManualClock::new());
+    /// assert_eq!(limiter.limit(), 2);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u32 {
+        self.limit.load(Ordering::SeqCst)
+    }
+
+    /// Puts `limit` in force at once for every key, each key's count kept, as the real keyed
+    /// limiter's `set_limit` does (no keyed planted bug is in it).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] for zero; the limit is unchanged. (Every limit a `u32`
+    /// holds fits this limiter's counts.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let settings = Settings::new("api", 2, Duration::from_secs(1))?;
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, settings, ManualClock::new());
+    /// assert!(limiter.try_acquire(7).is_ok());
+    /// limiter.set_limit(1)?;
+    /// assert!(limiter.try_acquire(7).is_err());
+    /// assert!(limiter.try_acquire(8).is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        if limit == 0 {
+            return Err(ConfigError::ZeroLimit);
+        }
+        self.limit.store(limit, Ordering::SeqCst);
+        Ok(())
     }
 
     /// The planted bug.
@@ -361,7 +412,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
                 continue;
             };
             let mut drained = count;
-            drained.drain(&self.grid, self.limit, now);
+            drained.drain(&self.grid, self.limit(), now);
             if slot.compare_exchange(seen, Some(drained)) {
                 break;
             }
@@ -407,7 +458,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
                 self.table.remove_reclaimed(key, &slot);
                 continue;
             };
-            let decision = count.decide_n(&self.grid, self.limit, now, deadline, n);
+            let decision = count.decide_n(&self.grid, self.limit(), now, deadline, n);
             if !matches!(decision, Decision::Permit { .. }) {
                 return decision;
             }
@@ -452,7 +503,7 @@ impl<C> fmt::Debug for PlantedKeyedLimiter<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PlantedKeyedLimiter")
             .field("bug", &self.bug)
-            .field("limit", &self.limit)
+            .field("limit", &self.limit.load(Ordering::SeqCst))
             .field("grid", &self.grid)
             .field("max_wait", &self.max_wait)
             .finish_non_exhaustive()

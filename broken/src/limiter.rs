@@ -5,12 +5,13 @@ use core::fmt;
 use core::num::NonZeroU128;
 use core::time::Duration;
 
-use fixed_window::{Clock, Instant, Settings};
+use fixed_window::{Clock, ConfigError, Instant, Settings};
 use fixed_window_spec::{Count, Decision, Grid, NEVER, deadline};
 
 use crate::cell::{Cell, Window};
 use crate::pause::Pause;
 use crate::planted_bug::PlantedBug;
+use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::hint;
 
 /// A fixed-window limiter with one [`PlantedBug`], its state in a [`Cell`] `S`, on clock `C`.
@@ -43,7 +44,8 @@ use crate::sync::hint;
 /// ```
 pub struct PlantedLimiter<S, C> {
     bug: PlantedBug,
-    limit: u32,
+    /// The limit in force: `set_limit` changes it while calls run.
+    limit: AtomicU32,
     period: NonZeroU128,
     max_wait: Duration,
     /// The reading the grid starts at: the clock's when the limiter was made.
@@ -115,7 +117,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         let origin = u128::from(origin.as_nanos());
         PlantedLimiter {
             bug,
-            limit,
+            limit: AtomicU32::new(limit),
             period: nanos(settings.period()),
             max_wait: settings.max_wait(),
             origin,
@@ -164,6 +166,96 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         };
         let origin = Instant::from_nanos(u64::try_from(origin).unwrap_or(u64::MAX));
         PlantedLimiter::starting_at(bug, settings, clock, origin)
+    }
+
+    /// The limit in force.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let settings = Settings::new("api", 3, Duration::from_secs(1))?;
+    /// let limiter: PlantedLimiter<Wide, _> = PlantedLimiter::new(PlantedBug::CarryOver, settings, ManualClock::new());
+    /// assert_eq!(limiter.limit(), 3);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn limit(&self) -> u32 {
+        self.limit.load(Ordering::SeqCst)
+    }
+
+    /// Puts `limit` in force at once, the current window's count kept and counted against it,
+    /// as the real limiter's `set_limit` does; under
+    /// [`PlantedBug::LimitChangeAppliedToPastWindow`] the window's count is closed as a past
+    /// window's instead, and the window grants the new limit afresh.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] for zero, [`ConfigError::LimitAboveCeiling`] above
+    /// [`limit_ceiling`](PlantedLimiter::limit_ceiling); the limit is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let settings = Settings::new("api", 3, Duration::from_secs(1))?;
+    /// let limiter: PlantedLimiter<Wide, _> = PlantedLimiter::new(PlantedBug::CarryOver, settings, ManualClock::new());
+    /// assert!(limiter.try_acquire_n(2).is_ok());
+    /// limiter.set_limit(2)?;
+    /// assert!(limiter.try_acquire().is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        let ceiling = self.limit_ceiling();
+        if limit == 0 {
+            return Err(ConfigError::ZeroLimit);
+        }
+        if limit > ceiling {
+            return Err(ConfigError::LimitAboveCeiling { limit, ceiling });
+        }
+        self.limit.store(limit, Ordering::SeqCst);
+        if self.bug == PlantedBug::LimitChangeAppliedToPastWindow {
+            // The bug: the window's count is closed as a past window's would be.
+            loop {
+                let seen = self.state.load();
+                if self.state.compare_exchange(
+                    seen,
+                    Window {
+                        used: 0,
+                        extra: 0,
+                        ..seen
+                    },
+                ) {
+                    break;
+                }
+                hint::spin_loop();
+            }
+        }
+        Ok(())
+    }
+
+    /// The largest limit [`set_limit`](PlantedLimiter::set_limit) takes: what the cell counts
+    /// up to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let settings = Settings::new("api", 3, Duration::from_secs(1))?;
+    /// let limiter: PlantedLimiter<Wide, _> = PlantedLimiter::new(PlantedBug::CarryOver, settings, ManualClock::new());
+    /// assert_eq!(limiter.limit_ceiling(), u32::MAX);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn limit_ceiling(&self) -> u32 {
+        S::CEILING
     }
 
     /// The planted bug.
@@ -246,6 +338,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         // limiter's grid that is the limiter's grid from there on; a window started off it
         // (`AdvanceFromNow`) carries its own.
         let grid = Grid::new(seen.start, self.period);
+        let limit = self.limit();
         let at = match self.bug {
             // The bug: the stored window's end still belongs to it.
             PlantedBug::BoundaryOffByOne if grid.end(0) == Some(now) => now - 1,
@@ -255,15 +348,15 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         let extra = match (index, self.bug) {
             (0, _) => seen.extra,
             // The bug: the next window inherits what this one left unused.
-            (1, PlantedBug::CarryOver) => (self.limit.saturating_add(seen.extra))
+            (1, PlantedBug::CarryOver) => (limit.saturating_add(seen.extra))
                 .saturating_sub(seen.used)
-                .min(self.limit),
+                .min(limit),
             _ => 0,
         };
         let capacity = match self.bug {
             // The bug: one permit short (the limit is at least one).
-            PlantedBug::FalseRejection => self.limit - 1,
-            _ => self.limit.saturating_add(extra),
+            PlantedBug::FalseRejection => limit - 1,
+            _ => limit.saturating_add(extra),
         };
         let deadline = match self.bug {
             // The bug: a window up to a period late is still worth the wait.
@@ -365,7 +458,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
                 0 => (seen.start, seen.extra),
                 _ => (grid.start(index), 0),
             };
-            let capacity = self.limit.saturating_add(extra);
+            let capacity = self.limit().saturating_add(extra);
             let used = match self.bug {
                 // The bug: one permit is left behind.
                 PlantedBug::DrainLeavesOne => capacity - 1,
@@ -402,7 +495,7 @@ impl<S, C> fmt::Debug for PlantedLimiter<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PlantedLimiter")
             .field("bug", &self.bug)
-            .field("limit", &self.limit)
+            .field("limit", &self.limit.load(Ordering::SeqCst))
             .field("period", &self.period)
             .field("max_wait", &self.max_wait)
             .finish_non_exhaustive()

@@ -37,6 +37,8 @@ const LARGEST_LIMIT: u32 = (1 << (USED_BITS - 2)) - 1;
 pub struct Packed(AtomicU64);
 
 impl Cell for Packed {
+    const CEILING: u32 = LARGEST_LIMIT;
+
     fn new(first: Window, limit: u32) -> Packed {
         assert!(
             limit <= LARGEST_LIMIT,

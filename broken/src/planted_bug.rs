@@ -55,11 +55,15 @@ pub enum PlantedBug {
     /// clock's reading instead of the one at or before it: one period late. Shows only to a
     /// checker that builds limiters so aligned ([`PlantedBug::unix_epoch_only`]).
     EpochOffByOnePeriod,
+    /// A limit change (`set_limit`) closes the current window's count as a past window's: the
+    /// window grants the new limit afresh, on top of what it had granted. Shows only to a
+    /// checker that changes the limit ([`PlantedBug::limit_change_only`]).
+    LimitChangeAppliedToPastWindow,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 12] = [
+    pub const ALL: [PlantedBug; 13] = [
         PlantedBug::CarryOver,
         PlantedBug::BoundaryOffByOne,
         PlantedBug::AdvanceFromNow,
@@ -72,6 +76,7 @@ impl PlantedBug {
         PlantedBug::WeightCountedAsOne,
         PlantedBug::DrainLeavesOne,
         PlantedBug::EpochOffByOnePeriod,
+        PlantedBug::LimitChangeAppliedToPastWindow,
     ];
 
     /// The planted bug's name on a command line, in kebab case.
@@ -97,6 +102,7 @@ impl PlantedBug {
             PlantedBug::WeightCountedAsOne => "weight-counted-as-one",
             PlantedBug::DrainLeavesOne => "drain-leaves-one",
             PlantedBug::EpochOffByOnePeriod => "epoch-off-by-one-period",
+            PlantedBug::LimitChangeAppliedToPastWindow => "limit-change-applied-to-past-window",
         }
     }
 
@@ -171,6 +177,22 @@ impl PlantedBug {
     /// ```
     pub fn unix_epoch_only(self) -> bool {
         self == PlantedBug::EpochOffByOnePeriod
+    }
+
+    /// Whether the bug shows only in a limiter whose limit changes while it runs
+    /// ([`PlantedLimiter::set_limit`](crate::PlantedLimiter::set_limit)): a checker that never
+    /// changes it behaves as with a correct limiter, and skips it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::PlantedBug;
+    ///
+    /// assert!(PlantedBug::LimitChangeAppliedToPastWindow.limit_change_only());
+    /// assert!(!PlantedBug::CarryOver.limit_change_only());
+    /// ```
+    pub fn limit_change_only(self) -> bool {
+        self == PlantedBug::LimitChangeAppliedToPastWindow
     }
 }
 

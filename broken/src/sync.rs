@@ -8,7 +8,7 @@
 #[cfg(not(any(fixed_window_loom, fixed_window_shuttle)))]
 mod imp {
     pub(crate) mod atomic {
-        pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+        pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
     }
     pub(crate) use std::sync::Mutex;
     pub(crate) mod hint {
@@ -19,7 +19,7 @@ mod imp {
 #[cfg(fixed_window_loom)]
 mod imp {
     pub(crate) mod atomic {
-        pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+        pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
     }
     pub(crate) use loom::sync::Mutex;
     pub(crate) mod hint {
@@ -32,7 +32,7 @@ mod imp {
 #[cfg(all(fixed_window_shuttle, not(fixed_window_loom)))]
 mod imp {
     pub(crate) mod atomic {
-        pub(crate) use shuttle::sync::atomic::{AtomicU64, Ordering};
+        pub(crate) use shuttle::sync::atomic::{AtomicU32, AtomicU64, Ordering};
     }
     pub(crate) use shuttle::sync::Mutex;
     pub(crate) mod hint {

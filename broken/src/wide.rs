@@ -31,6 +31,8 @@ impl Wide {
 }
 
 impl Cell for Wide {
+    const CEILING: u32 = u32::MAX;
+
     fn new(first: Window, _limit: u32) -> Wide {
         Wide(Mutex::new(first))
     }

@@ -85,7 +85,7 @@ impl Planted {
                 });
                 Err(RateLimiterError::Rejected {
                     name: self.name,
-                    limit: self.config.limit,
+                    limit: self.limiter.limit(),
                     period: self.config.period,
                     max_wait: self.config.max_wait,
                     retry_after,
@@ -96,21 +96,17 @@ impl Planted {
     }
 }
 
-/// The real limiter's refusal of `n` permits above the limit, before any attempt: the planted
-/// limiters leave it to their callers, as no planted bug is in it.
+/// The real limiter's refusal of `n` permits above the limit in force, `limit`, before any
+/// attempt: the planted limiters leave it to their callers, as no planted bug is in it.
 ///
 /// # Errors
 ///
-/// `TooMany` if `n` is above `config`'s limit.
-pub(crate) fn too_many(
-    name: &'static str,
-    config: &Config,
-    n: u32,
-) -> Result<(), RateLimiterError> {
-    if n > config.limit {
+/// `TooMany` if `n` is above `limit`.
+pub(crate) fn too_many(name: &'static str, limit: u32, n: u32) -> Result<(), RateLimiterError> {
+    if n > limit {
         return Err(RateLimiterError::TooMany {
             name,
-            limit: config.limit,
+            limit,
             requested: n,
         });
     }
@@ -124,17 +120,25 @@ impl Subject for Planted {
     }
 
     async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, &self.config, n)?;
+        too_many(self.name, self.limiter.limit(), n)?;
         self.answer(self.limiter.acquire_n_async(n).await)
     }
 
     fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, &self.config, n)?;
+        too_many(self.name, self.limiter.limit(), n)?;
         self.answer(self.limiter.try_acquire_n(n))
     }
 
     fn drain(&self) -> Duration {
         self.limiter.drain()
+    }
+
+    fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        self.limiter.set_limit(limit)
+    }
+
+    fn limit_ceiling(&self) -> u32 {
+        self.limiter.limit_ceiling()
     }
 
     fn call_blocking(

@@ -24,6 +24,7 @@ fn shows_alone(bug: PlantedBug) -> bool {
         && !bug.extremes_only()
         && !bug.weighted_or_drained_only()
         && !bug.unix_epoch_only()
+        && !bug.limit_change_only()
         && bug != PlantedBug::DeadlineOvershoot
 }
 

@@ -86,7 +86,7 @@ impl PlantedKeyed {
                 let config = &self.scenario_config;
                 Err(RateLimiterError::Rejected {
                     name: self.name,
-                    limit: config.limit,
+                    limit: self.limiter.limit(),
                     period: config.period,
                     max_wait: config.max_wait,
                     retry_after,
@@ -105,19 +105,27 @@ impl Subject for PlantedKeyed {
     }
 
     async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, &self.scenario_config, n)?;
+        too_many(self.name, self.limiter.limit(), n)?;
         let key = self.key();
         self.answer(key, self.limiter.acquire_n_async(key, n).await)
     }
 
     fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, &self.scenario_config, n)?;
+        too_many(self.name, self.limiter.limit(), n)?;
         let key = self.key();
         self.answer(key, self.limiter.try_acquire_n(key, n))
     }
 
     fn drain(&self) -> Duration {
         self.limiter.drain(self.key())
+    }
+
+    fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        self.limiter.set_limit(limit)
+    }
+
+    fn limit_ceiling(&self) -> u32 {
+        u32::MAX
     }
 
     fn call_blocking(

@@ -27,10 +27,11 @@ pub(super) fn rules_at_the_end(outcome: Outcome, no_jumps: bool) -> &'static [In
 }
 
 /// What is wrong with a call that ended with `outcome`, given what its trace showed, on a
-/// limiter of `limit` permits per window.
+/// limiter whose limit in force is `limit` (the call's decisions, made as it ends, use it; a
+/// `TooMany` uses the one in force when the call began).
 pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Invariant, String)> {
     let mut problems: Vec<(Invariant, String)> = Vec::new();
-    kind_problems(state, outcome, limit, &mut problems);
+    kind_problems(state, outcome, &mut problems);
     if state.interrupted_while_sleeping && outcome != Outcome::Interrupted {
         problems.push((
             Invariant::Interrupt,
@@ -44,7 +45,14 @@ pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Inv
         Outcome::Rejected {
             retry_after,
             fields_match,
+            limit: reported,
         } => {
+            if reported != limit {
+                problems.push((
+                    Invariant::Events,
+                    format!("rejected naming a limit of {reported}, not the {limit} in force"),
+                ));
+            }
             if state.rejections != 1 || state.permits != 0 || state.rejection != Some(retry_after) {
                 problems.push((
                     Invariant::Events,
@@ -111,14 +119,10 @@ pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Inv
 }
 
 /// What is wrong with how a call of its kind and weight ended: `TooMany` exactly when it asked
-/// for more than `limit` permits, `Drained` exactly for a drain, and either with no permit, no
-/// event and no operation.
-fn kind_problems(
-    state: &Caller,
-    outcome: Outcome,
-    limit: u32,
-    problems: &mut Vec<(Invariant, String)>,
-) {
+/// for more permits than the limit in force when it began, `Drained` exactly for a drain, and
+/// either with no permit, no event and no operation.
+fn kind_problems(state: &Caller, outcome: Outcome, problems: &mut Vec<(Invariant, String)>) {
+    let limit = state.limit;
     let too_many = state.weight > limit;
     let refused = matches!(outcome, Outcome::TooMany { .. });
     let decided = matches!(
@@ -143,7 +147,18 @@ fn kind_problems(
         ));
     }
     match outcome {
-        Outcome::TooMany { fields_match } => {
+        Outcome::TooMany {
+            fields_match,
+            limit: reported,
+        } => {
+            if reported != limit {
+                problems.push((
+                    Invariant::Events,
+                    format!(
+                        "refused as too many naming a limit of {reported}, not the {limit} in force"
+                    ),
+                ));
+            }
             if state.permits != 0 || state.rejections != 0 || state.op_runs != 0 {
                 problems.push((
                     Invariant::Events,
