@@ -284,7 +284,15 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
             PlantedBug::DeadlineOvershoot => deadline.saturating_add(self.period.get()),
             _ => deadline,
         };
-        let decision = Count::stored(index, used).decide_n(&grid, capacity, at, deadline, n);
+        let count = Count::stored(index, used);
+        let decision = if n > limit {
+            Decision::TooMany { limit }
+        } else if n > capacity {
+            // Room a bug took away: the window is full to this call, not too small for it.
+            count.when_full(&grid, at, deadline)
+        } else {
+            count.decide_n(&grid, capacity, at, deadline, n)
+        };
         let full = !matches!(decision, Decision::Permit { .. });
         if self.bug == PlantedBug::OverflowPanic && full {
             // The bug: the next window's start as a sum that panics past the end of time.
@@ -445,7 +453,7 @@ impl<S: Cell, C> PlantedLimiter<S, C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     pub fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
-        let ceiling = self.state.ceiling();
+        let ceiling = self.limit_ceiling();
         if limit == 0 {
             return Err(ConfigError::ZeroLimit);
         }
@@ -453,7 +461,42 @@ impl<S: Cell, C> PlantedLimiter<S, C> {
             return Err(ConfigError::LimitAboveCeiling { limit, ceiling });
         }
         self.limit.store(limit, Ordering::SeqCst);
+        if self.bug == PlantedBug::LimitChangeAppliedToPastWindow {
+            // The bug: the window's count is closed as a past window's would be, and the
+            // window grants the new limit afresh on top of what it granted.
+            loop {
+                let seen = self.state.load();
+                let closed = Window {
+                    used: 0,
+                    extra: 0,
+                    ..seen
+                };
+                if self.state.compare_exchange(seen, closed) {
+                    break;
+                }
+                hint::spin_loop();
+            }
+        }
         Ok(())
+    }
+
+    /// The largest limit [`set_limit`](PlantedLimiter::set_limit) takes: what the cell counts
+    /// up to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    ///
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::new(PlantedBug::CarryOver, Settings::new("api", 3, Duration::from_secs(1))?, ManualClock::new());
+    /// assert_eq!(limiter.limit_ceiling(), u32::MAX);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn limit_ceiling(&self) -> u32 {
+        self.state.ceiling()
     }
 }
 

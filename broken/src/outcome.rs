@@ -52,4 +52,10 @@ pub enum Refusal {
     },
     /// A sleep was interrupted.
     Interrupted,
+    /// More permits at once than `limit`, the limit in force at a decision, lets a window
+    /// hold: a waiting call meets it after the limit was lowered below its weight.
+    TooMany {
+        /// The limit the decision read.
+        limit: u32,
+    },
 }

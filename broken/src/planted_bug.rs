@@ -61,11 +61,15 @@ pub enum PlantedBug {
     /// it already saw. Shows only to a checker that changes the limit while callers claim
     /// ([`PlantedBug::limit_change_only`]), and then only under a race.
     LimitReadBeforeWord,
+    /// A limit change (`set_limit`) closes the current window's count as a past window's: the
+    /// window grants the new limit afresh, on top of what it had granted. Shows only to a
+    /// checker that changes the limit ([`PlantedBug::limit_change_only`]).
+    LimitChangeAppliedToPastWindow,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 13] = [
+    pub const ALL: [PlantedBug; 14] = [
         PlantedBug::CarryOver,
         PlantedBug::BoundaryOffByOne,
         PlantedBug::AdvanceFromNow,
@@ -79,6 +83,7 @@ impl PlantedBug {
         PlantedBug::DrainLeavesOne,
         PlantedBug::EpochOffByOnePeriod,
         PlantedBug::LimitReadBeforeWord,
+        PlantedBug::LimitChangeAppliedToPastWindow,
     ];
 
     /// The planted bug's name on a command line, in kebab case.
@@ -105,6 +110,7 @@ impl PlantedBug {
             PlantedBug::DrainLeavesOne => "drain-leaves-one",
             PlantedBug::EpochOffByOnePeriod => "epoch-off-by-one-period",
             PlantedBug::LimitReadBeforeWord => "limit-read-before-word",
+            PlantedBug::LimitChangeAppliedToPastWindow => "limit-change-applied-to-past-window",
         }
     }
 
@@ -194,7 +200,10 @@ impl PlantedBug {
     /// assert!(!PlantedBug::LostUpdate.limit_change_only());
     /// ```
     pub fn limit_change_only(self) -> bool {
-        self == PlantedBug::LimitReadBeforeWord
+        matches!(
+            self,
+            PlantedBug::LimitReadBeforeWord | PlantedBug::LimitChangeAppliedToPastWindow
+        )
     }
 }
 

@@ -238,6 +238,7 @@ pub(crate) async fn call<L: Steps>(
                     retry_after: duration(retry_after),
                 });
             }
+            Next::TooMany { limit } => return Err(Refusal::TooMany { limit }),
             Next::Sleep { until } => {
                 pause
                     .sleep(clock, duration(until.saturating_sub(reading)))

@@ -639,7 +639,8 @@ where
     /// ```
     #[inline]
     pub fn attempt(&self, key: &K, now: Instant, deadline: Instant) -> Attempt {
-        self.policy.attempt(&self.source(key), now, deadline, One)
+        let Ok(attempt) = self.policy.attempt(&self.source(key), now, deadline, One);
+        attempt
     }
 
     /// Takes a permit for `key` if its current window has one, never waiting.

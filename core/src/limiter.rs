@@ -467,7 +467,8 @@ impl<C: Clock> RateLimiter<C> {
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
     pub fn attempt(&self, now: Instant, deadline: Instant) -> Attempt {
-        self.policy.attempt(&self.state, now, deadline, One)
+        let Ok(attempt) = self.policy.attempt(&self.state, now, deadline, One);
+        attempt
     }
 
     /// Takes a permit if the current window has one, never waiting, whatever `max_wait` is.

@@ -89,18 +89,29 @@ impl<L> Policy<L> {
     // Inlined into the caller's loop, the paths lose a call's prologue and epilogue.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
+    ///
+    /// # Errors
+    ///
+    /// The weight's excess if it is above the limit the decision read (only a count can be).
     pub(crate) fn attempt<S: Source<Listener = L>, W: Weight>(
         &self,
         source: &S,
         now: Instant,
         deadline: Instant,
         weight: W,
-    ) -> Attempt {
-        self.decide(source, now, deadline, weight).0
+    ) -> Result<Attempt, W::Excess> {
+        self.decide(source, now, deadline, weight)
+            .map(|(attempt, _)| attempt)
     }
 
     /// [`attempt`](Policy::attempt), with the limit the decision read, for the error a
     /// rejection becomes.
+    ///
+    /// # Errors
+    ///
+    /// The weight's excess if it is above the limit the decision read: a count checked
+    /// against the limit when its call began, which a lowering has passed since. It is neither
+    /// waited for nor rejected (no event): no window could ever grant it.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
     pub(crate) fn decide<S: Source<Listener = L>, W: Weight>(
@@ -109,21 +120,24 @@ impl<L> Policy<L> {
         now: Instant,
         deadline: Instant,
         weight: W,
-    ) -> (Attempt, u32) {
+    ) -> Result<(Attempt, u32), W::Excess> {
         match source.claim(&self.budget, now, weight) {
             Claim::Permitted { remaining } => {
                 self.permitted(source, now, remaining);
                 // A permit's error is never made, so its limit is never read.
-                (Attempt::Permitted { remaining }, 0)
+                Ok((Attempt::Permitted { remaining }, 0))
             }
-            Claim::Full {
-                next: Some(next),
-                limit,
-            } if next <= deadline => (Attempt::Wait { until: next }, limit),
             Claim::Full { next, limit } => {
-                let retry_after = Rejection::new(&self.settings, limit, now, next).retry_after();
-                self.rejected(source, now, retry_after);
-                (Attempt::Rejected { retry_after }, limit)
+                weight.fits(limit)?;
+                match next {
+                    Some(next) if next <= deadline => Ok((Attempt::Wait { until: next }, limit)),
+                    _ => {
+                        let retry_after =
+                            Rejection::new(&self.settings, limit, now, next).retry_after();
+                        self.rejected(source, now, retry_after);
+                        Ok((Attempt::Rejected { retry_after }, limit))
+                    }
+                }
             }
         }
     }
@@ -163,10 +177,21 @@ impl<L> Policy<L> {
             }
             Claim::Full { next, limit } => {
                 if !self.listeners.is_empty() {
-                    self.rejected_at(source, now, next, limit);
+                    self.rejected_at(source, now, next, limit, weight);
                 }
                 Err(Rejection::new(&self.settings, limit, now, next))
             }
+        }
+    }
+
+    /// The error a weighted call that found its window full ends with: `TooMany` if a
+    /// lowering since its call began put its weight above the limit the decision read (no
+    /// window could hold it), else the rejection's.
+    #[cold]
+    pub(crate) fn refused(&self, rejection: &Rejection<'_>, units: Units) -> RateLimiterError {
+        match units.fits(rejection.limit()) {
+            Ok(()) => rejection.to_error(),
+            Err(excess) => self.settings.too_many(excess),
         }
     }
 
@@ -190,20 +215,25 @@ impl<L> Policy<L> {
             .map_or(Duration::MAX, |end| end.saturating_duration_since(at))
     }
 
-    /// Emits the rejection of a call that found its window full at `now`, the next opening at
-    /// `next`.
+    /// Emits the rejection of a call for `weight` that found its window full at `now` under
+    /// `limit`, the next opening at `next`; none for a weight above `limit`, which is refused
+    /// as too many, not rejected (see [`Policy::decide`]).
     // Out of line, with the wait computed inside: built on the hot path, the rejection was
     // stored to the stack on every call for this branch's sake (callgrind: the rejection path
     // on the manual clock 43 instructions before, 40 after).
     #[cold]
     #[inline(never)]
-    fn rejected_at<S: Source<Listener = L>>(
+    fn rejected_at<S: Source<Listener = L>, W: Weight>(
         &self,
         source: &S,
         now: Instant,
         next: Option<Instant>,
         limit: u32,
+        weight: W,
     ) {
+        if weight.fits(limit).is_err() {
+            return;
+        }
         let retry_after = Rejection::new(&self.settings, limit, now, next).retry_after();
         self.rejected(source, now, retry_after);
     }

@@ -7,7 +7,7 @@ use core::time::Duration;
 
 use crate::error::{ConfigError, RateLimiterError};
 use crate::instant::{Instant, saturating_nanos};
-use crate::weight::Units;
+use crate::weight::{Excess, Units, Weight};
 
 /// The configuration the specification names and every fixed-window limiter shares: a name,
 /// `limit` permits per `period`, and how long an excess call may wait (`max_wait`), checked
@@ -256,14 +256,20 @@ impl Settings {
     /// `limit`, the limit in force.
     #[inline]
     pub(crate) fn units(&self, n: u32, limit: u32) -> Result<Units, RateLimiterError> {
-        if n <= limit {
-            Ok(Units(n))
-        } else {
-            Err(RateLimiterError::TooMany {
-                name: self.name,
-                limit,
-                requested: n,
-            })
+        let units = Units(n);
+        units
+            .fits(limit)
+            .map(|()| units)
+            .map_err(|excess| self.too_many(excess))
+    }
+
+    /// The error for a call refused because no window holds its weight.
+    pub(crate) fn too_many(&self, excess: impl Into<Excess>) -> RateLimiterError {
+        let Excess { requested, limit } = excess.into();
+        RateLimiterError::TooMany {
+            name: self.name,
+            limit,
+            requested,
         }
     }
 }

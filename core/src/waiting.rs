@@ -109,7 +109,10 @@ pub(crate) fn step<S: Source, W: Weight>(
     slept_from: Option<Instant>,
     weight: W,
 ) -> Step {
-    let (attempt, limit) = policy.decide(source, now, deadline, weight);
+    let (attempt, limit) = match policy.decide(source, now, deadline, weight) {
+        Ok(decided) => decided,
+        Err(excess) => return Step::Done(Err(policy.settings.too_many(excess))),
+    };
     match attempt {
         Attempt::Permitted { remaining } => Step::Done(Ok(Permit::new(now, remaining))),
         Attempt::Rejected { retry_after } => {

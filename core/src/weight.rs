@@ -2,8 +2,38 @@
 //! its claim compiles to exactly the single-permit code), a count checked against the limit, or
 //! the rest of the window (a drain).
 
+use core::convert::Infallible;
+
+/// A weight above the limit a decision read: `requested` permits, where no window holds more
+/// than `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Excess {
+    pub(crate) requested: u32,
+    pub(crate) limit: u32,
+}
+
+impl From<Infallible> for Excess {
+    fn from(never: Infallible) -> Excess {
+        match never {}
+    }
+}
+
 /// The permits a claim takes, as the count it leaves.
 pub(crate) trait Weight: Copy {
+    /// What a decision finding this weight above its limit ends the call with: [`Excess`]
+    /// for a count, nothing a single permit or a drain can meet ([`Infallible`]), so that their
+    /// paths carry no check.
+    type Excess: Into<Excess>;
+
+    /// Whether a window under `limit` could ever hold this weight; if not, the call ends
+    /// refused (`docs/rules.md`: a call whose weight a lowering passes is refused at its next
+    /// decision, never left waiting for a window that cannot hold it).
+    ///
+    /// # Errors
+    ///
+    /// The excess, if the weight is above `limit`.
+    fn fits(self, limit: u32) -> Result<(), Self::Excess>;
+
     /// The window's count after this claim, in a window with `used` of `limit` permits used;
     /// `None` if the claim does not fit. A count that was checked against the limit before
     /// any claim is at most `limit`, so nothing here overflows.
@@ -21,6 +51,14 @@ pub(crate) trait Weight: Copy {
 pub(crate) struct One;
 
 impl Weight for One {
+    type Excess = Infallible;
+
+    #[inline]
+    fn fits(self, _limit: u32) -> Result<(), Infallible> {
+        // Every limit is at least one.
+        Ok(())
+    }
+
     #[expect(clippy::inline_always, reason = "folded into the hot path's claim")]
     #[inline(always)]
     fn claimed(self, used: u32, limit: u32) -> Option<u32> {
@@ -33,6 +71,20 @@ impl Weight for One {
 pub(crate) struct Units(pub(crate) u32);
 
 impl Weight for Units {
+    type Excess = Excess;
+
+    #[inline]
+    fn fits(self, limit: u32) -> Result<(), Excess> {
+        if self.0 <= limit {
+            Ok(())
+        } else {
+            Err(Excess {
+                requested: self.0,
+                limit,
+            })
+        }
+    }
+
     #[expect(clippy::inline_always, reason = "folded into the claim")]
     #[inline(always)]
     fn claimed(self, used: u32, limit: u32) -> Option<u32> {
@@ -53,6 +105,14 @@ impl Weight for Units {
 pub(crate) struct Rest;
 
 impl Weight for Rest {
+    type Excess = Infallible;
+
+    #[inline]
+    fn fits(self, _limit: u32) -> Result<(), Infallible> {
+        // The rest of a window is whatever it has left, never more.
+        Ok(())
+    }
+
     #[expect(clippy::inline_always, reason = "folded into the claim")]
     #[inline(always)]
     fn claimed(self, used: u32, limit: u32) -> Option<u32> {
@@ -76,6 +136,21 @@ mod tests {
         assert_eq!(Units(u32::MAX).claimed(1, u32::MAX), None);
         assert_eq!(Rest.claimed(2, 5), Some(5));
         assert_eq!(Rest.claimed(5, 5), Some(5));
+    }
+
+    #[test]
+    fn only_a_count_above_the_limit_does_not_fit() {
+        assert_eq!(Units(3).fits(3), Ok(()));
+        assert_eq!(
+            Units(4).fits(3),
+            Err(Excess {
+                requested: 4,
+                limit: 3
+            })
+        );
+        assert_eq!(Units(0).fits(1), Ok(()));
+        assert!(One.fits(1).is_ok());
+        assert!(Rest.fits(1).is_ok());
     }
 
     #[test]

@@ -58,6 +58,10 @@ impl<C: Clock> Planted<C> {
                 Outcome::Rejected { retry_after }
             }
             Err(Refusal::Interrupted) => Outcome::Interrupted,
+            // Every call here is for one permit, which every limit (at least one) can hold.
+            Err(Refusal::TooMany { limit }) => {
+                unreachable!("one permit refused as more than the limit {limit}")
+            }
         }
     }
 }

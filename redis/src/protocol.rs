@@ -511,6 +511,16 @@ pub enum Decision {
         /// The limit now in effect.
         limit: u32,
     },
+    /// More permits at once than the limit in effect, `limit`, lets a window hold: the call
+    /// ends, never waiting for a window that could not grant it, and nothing is sent. A call
+    /// checked against the limit when it began meets this only after a lowering (its own
+    /// process's, or another's that an attempt adopted), at its next attempt.
+    TooMany {
+        /// The permits the attempt asked for.
+        requested: u32,
+        /// The limit in effect.
+        limit: u32,
+    },
 }
 
 impl Decision {
@@ -531,7 +541,8 @@ impl Decision {
 
     /// The event listeners get for this decision, made at `at` by the limiter `name`; `None`
     /// for a [`Decision::Wait`], a [`Decision::Conflict`] and a [`Decision::LimitChanged`],
-    /// which are not outcomes the rules define.
+    /// which are not outcomes the rules define, and for a [`Decision::TooMany`], which is
+    /// neither a permit nor a rejection.
     ///
     /// # Examples
     ///
@@ -580,7 +591,10 @@ impl Decision {
                 cause: cause.clone(),
                 failed_open: false,
             }),
-            Decision::Wait { .. } | Decision::Conflict(_) | Decision::LimitChanged { .. } => None,
+            Decision::Wait { .. }
+            | Decision::Conflict(_)
+            | Decision::LimitChanged { .. }
+            | Decision::TooMany { .. } => None,
         }
     }
 }
@@ -1079,9 +1093,10 @@ impl Protocol {
 
     /// Starts an attempt for `n` permits of `key`'s window at once, as
     /// [`begin`](Protocol::begin) does for one. A key remembered full rejects any `n` from 1
-    /// up; `n = 0` always asks the server (it counts nothing there). `n` above the limit can
-    /// never be granted: the limiter refuses it before beginning
-    /// ([`RateLimiterError::TooMany`]); here it is rejected locally, never waited for.
+    /// up; `n = 0` always asks the server (it counts nothing there). `n` above the limit in
+    /// effect can never be granted: [`Decision::TooMany`], decided here, never waited for
+    /// (the limiter refuses it before beginning too, [`RateLimiterError::TooMany`]; a waiting
+    /// call meets it here after a lowering).
     ///
     /// # Errors
     ///
@@ -1100,7 +1115,10 @@ impl Protocol {
     /// };
     /// assert_eq!(call.weight(0), Some(3));
     /// let t = Instant::ZERO;
-    /// assert!(matches!(protocol.begin_n("k", 6, t, t)?, Begin::Decided(Decision::Rejected { .. })));
+    /// assert_eq!(
+    ///     protocol.begin_n("k", 6, t, t)?,
+    ///     Begin::Decided(Decision::TooMany { requested: 6, limit: 5 })
+    /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn begin_n(
@@ -1111,10 +1129,11 @@ impl Protocol {
         deadline: Instant,
     ) -> Result<Begin, KeyError> {
         check_key(key)?;
-        if n > self.limit() {
-            return Ok(Begin::Decided(Decision::Rejected {
-                retry_after: Duration::MAX,
-                local: true,
+        let limit = self.limit();
+        if n > limit {
+            return Ok(Begin::Decided(Decision::TooMany {
+                requested: n,
+                limit,
             }));
         }
         if n > 0
@@ -1372,11 +1391,22 @@ impl Protocol {
             }),
             &Decision::Conflict(conflict) => Err(SharedError::Conflict(conflict)),
             Decision::LimitChanged { .. } => Err(self.limit_kept_changing()),
+            &Decision::TooMany { requested, limit } => Err(self.too_many(requested, limit)),
         };
         Conclusion::Done {
             result,
             event: decision.event(at, name),
         }
+    }
+
+    /// The error of a call for `requested` permits, more than `limit`, the limit in effect,
+    /// lets a window hold.
+    pub(crate) fn too_many(&self, requested: u32, limit: u32) -> SharedError {
+        SharedError::Limited(RateLimiterError::TooMany {
+            name: self.config.name(),
+            limit,
+            requested,
+        })
     }
 
     /// The error of a call whose attempts found the limit changed every time they were made.

@@ -253,7 +253,8 @@ mod tests {
                     | Record::OpRan { .. }
                     | Record::Interrupt { .. }
                     | Record::Drained { .. }
-                    | Record::Held { .. } => other_lines += 1,
+                    | Record::Held { .. }
+                    | Record::LimitSet { .. } => other_lines += 1,
                     Record::Permitted { .. } => {}
                 }
             }

@@ -111,8 +111,10 @@ pub struct Verdict {
 }
 
 struct Checker {
-    /// The configured limiter's rules.
+    /// The limiter's rules, with the limit in force.
     rules: Rules,
+    /// The limit the limiter was built with.
+    built_limit: u32,
     /// What is known of each key's window, by key.
     keys: Vec<KeyState>,
     callers: Vec<Caller>,
@@ -194,6 +196,7 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
         });
     let keyed = scenario.keys.is_some();
     let mut checker = Checker {
+        built_limit: rules.limit,
         rules,
         keys: vec![
             if keyed {
@@ -348,6 +351,12 @@ impl Checker {
                     "a record outside any call".to_owned()
                 });
             }
+            Record::LimitSet {
+                at,
+                limit,
+                ceiling,
+                accepted,
+            } => self.limit_set(at, limit, ceiling, accepted),
             Record::Interrupt { caller, sleeping } => {
                 if let Some(state) = self.callers.get_mut(caller as usize) {
                     state.interrupt_sent = true;
@@ -560,6 +569,30 @@ impl Checker {
             self.report(Invariant::Operation, caller, || {
                 format!("operation ran {runs} times")
             });
+        }
+    }
+
+    /// The scenario changed the limit: a limiter takes every limit from one to its ceiling,
+    /// which is at least the limit it was built with, and refuses the others; a limit taken
+    /// is in force at once, for the windows' counts as they are.
+    fn limit_set(&mut self, at: u64, limit: u32, ceiling: u32, accepted: bool) {
+        self.checks.count(&[Invariant::Events]);
+        let built = self.built_limit;
+        if ceiling < built {
+            self.report_for(Invariant::Events, None, || {
+                format!("a ceiling of {ceiling} below the limit {built} the limiter was built with")
+            });
+        }
+        if accepted != (1..=ceiling).contains(&limit) {
+            self.report_for(Invariant::Events, None, || {
+                format!(
+                    "set_limit({limit}) at {at} with a ceiling of {ceiling} was {}",
+                    if accepted { "taken" } else { "refused" }
+                )
+            });
+        }
+        if let Some(rules) = self.rules.with_limit(limit).filter(|_| accepted) {
+            self.rules = rules;
         }
     }
 

@@ -61,7 +61,7 @@ impl Planted {
 
     /// Records how a call ended, as the real limiter's listener does, and answers as the real
     /// limiter would.
-    fn answer(&self, ended: Result<Grant, Refusal>) -> Result<Granted, RateLimiterError> {
+    fn answer(&self, ended: Result<Grant, Refusal>, n: u32) -> Result<Granted, RateLimiterError> {
         let caller = World::with(World::current);
         match ended {
             Ok(Grant { at, remaining }) => {
@@ -85,32 +85,34 @@ impl Planted {
                 });
                 Err(RateLimiterError::Rejected {
                     name: self.name,
-                    limit: self.config.limit,
+                    limit: self.limiter.limit(),
                     period: self.config.period,
                     max_wait: self.config.max_wait,
                     retry_after,
                 })
             }
             Err(Refusal::Interrupted) => Err(RateLimiterError::Interrupted { name: self.name }),
+            // A waiting call whose weight a lowering of the limit passed.
+            Err(Refusal::TooMany { limit }) => Err(RateLimiterError::TooMany {
+                name: self.name,
+                limit,
+                requested: n,
+            }),
         }
     }
 }
 
-/// The real limiter's refusal of `n` permits above the limit, before any attempt: the planted
-/// limiters leave it to their callers, as no planted bug is in it.
+/// The real limiter's refusal of `n` permits above the limit in force, `limit`, before any
+/// attempt: the planted limiters leave it to their callers, as no planted bug is in it.
 ///
 /// # Errors
 ///
-/// `TooMany` if `n` is above `config`'s limit.
-pub(crate) fn too_many(
-    name: &'static str,
-    config: &Config,
-    n: u32,
-) -> Result<(), RateLimiterError> {
-    if n > config.limit {
+/// `TooMany` if `n` is above `limit`.
+pub(crate) fn too_many(name: &'static str, limit: u32, n: u32) -> Result<(), RateLimiterError> {
+    if n > limit {
         return Err(RateLimiterError::TooMany {
             name,
-            limit: config.limit,
+            limit,
             requested: n,
         });
     }
@@ -119,22 +121,30 @@ pub(crate) fn too_many(
 
 impl Subject for Planted {
     async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
-        self.answer(self.limiter.acquire_async().await)?;
+        self.answer(self.limiter.acquire_async().await, 1)?;
         Ok(op.await)
     }
 
     async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, &self.config, n)?;
-        self.answer(self.limiter.acquire_n_async(n).await)
+        too_many(self.name, self.limiter.limit(), n)?;
+        self.answer(self.limiter.acquire_n_async(n).await, n)
     }
 
     fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, &self.config, n)?;
-        self.answer(self.limiter.try_acquire_n(n))
+        too_many(self.name, self.limiter.limit(), n)?;
+        self.answer(self.limiter.try_acquire_n(n), n)
     }
 
     fn drain(&self) -> Duration {
         self.limiter.drain()
+    }
+
+    fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        self.limiter.set_limit(limit)
+    }
+
+    fn limit_ceiling(&self) -> u32 {
+        self.limiter.limit_ceiling()
     }
 
     fn call_blocking(
@@ -142,7 +152,7 @@ impl Subject for Planted {
         interrupt: &Interrupt,
         op: &mut dyn FnMut() -> OpOutput,
     ) -> Result<OpOutput, RateLimiterError> {
-        self.answer(self.limiter.acquire(Some(interrupt)))?;
+        self.answer(self.limiter.acquire(Some(interrupt)), 1)?;
         Ok(op())
     }
 }

@@ -72,15 +72,18 @@ pub enum Outcome {
     Rejected {
         /// The error's `retry_after`, in nanoseconds (`u128` holds `Duration::MAX`).
         retry_after: u128,
-        /// Whether the error's name, limit, period and max wait are the limiter's.
+        /// Whether the error's name, period and max wait are the limiter's.
         fields_match: bool,
+        /// The error's limit: the one its decision used, which the oracle judges.
+        limit: u32,
     },
     /// The call failed with `RateLimiterError::TooMany`: it asked for more permits than the
     /// limit.
     TooMany {
-        /// Whether the error's name, limit and requested permits are the limiter's and the
-        /// call's.
+        /// Whether the error's name and requested permits are the limiter's and the call's.
         fields_match: bool,
+        /// The error's limit: the one the call was refused under, which the oracle judges.
+        limit: u32,
     },
     /// A drain returned.
     Drained {
@@ -158,6 +161,17 @@ pub enum Record {
         key: u64,
         /// The keys the limiter held after the attempt that emitted the event.
         len: u64,
+    },
+    /// The scenario changed the limit (`set_limit`), between two events of the run.
+    LimitSet {
+        /// The reading then.
+        at: u64,
+        /// The limit asked for.
+        limit: u32,
+        /// What the limiter says it can count up to (`limit_ceiling`).
+        ceiling: u32,
+        /// Whether the limiter took it.
+        accepted: bool,
     },
     /// A drain returned (it emits no event: the simulator records what it returned).
     Drained {

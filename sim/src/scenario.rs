@@ -16,6 +16,7 @@ use crate::record::{CallKind, OpKind};
 mod cuts;
 mod flood;
 mod id;
+mod limit_changes;
 mod origin;
 mod weights;
 
@@ -23,6 +24,7 @@ pub use self::cuts::Cuts;
 pub(crate) use self::flood::KEYED_ONE_IN as KEYED_FLOOD_ONE_IN;
 use self::flood::{Flood, PLAIN_ONE_IN as PLAIN_FLOOD_ONE_IN};
 pub use self::id::{ParseIdError, ScenarioId};
+pub use self::limit_changes::LimitChange;
 pub(crate) use self::weights::draw as draw_weights;
 
 /// The limiter's configuration in a scenario.
@@ -111,6 +113,8 @@ pub struct Scenario {
     /// stands for ([`Clock::unix_time`](fixed_window::Clock::unix_time)): what an
     /// `Origin::UnixEpoch` limiter matches its first reading with.
     pub unix_time: u64,
+    /// The limit changes made while the callers run, in order of virtual time.
+    pub limit_changes: Vec<LimitChange>,
 }
 
 /// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
@@ -186,6 +190,12 @@ impl Scenario {
             panicking_listeners.clear();
         }
         let (origin_choice, unix_time) = origin::draw(seed, clock.reading(0), period);
+        let limit_changes = if patterns == [Pattern::Flood] {
+            Vec::new()
+        } else {
+            let span = callers.last().map_or(0, |caller| caller.arrival);
+            limit_changes::draw(seed, config.limit, span)
+        };
         Scenario {
             id: ScenarioId::seed(seed),
             config,
@@ -194,6 +204,7 @@ impl Scenario {
             panicking_listeners,
             origin_choice,
             unix_time,
+            limit_changes,
             patterns,
             keys: None,
         }

@@ -84,10 +84,11 @@ pub fn shrink(id: &ScenarioId, target: Target, invariant: Invariant) -> Scenario
     drop_callers(&mut kept, cuts, &fails, &runs);
     // Then the rest of the scenario, each cut kept if the failure stays: one permit per call,
     // the origin at creation, a steady clock, the smallest limit.
-    let simpler: [fn(&mut Cuts); 3] = [
+    let simpler: [fn(&mut Cuts); 4] = [
         |cuts| cuts.single_permits = true,
         |cuts| cuts.creation_origin = true,
         |cuts| cuts.steady_clock = true,
+        |cuts| cuts.fixed_limit = true,
     ];
     for simplify in simpler {
         let mut candidate = cuts;

@@ -8,7 +8,7 @@ use core::time::Duration;
 use std::panic::{self, PanicHookInfo};
 use std::sync::Once;
 
-use fixed_window::{Interrupt, RateLimiter, RateLimiterError};
+use fixed_window::{ConfigError, Interrupt, RateLimiter, RateLimiterError};
 
 use crate::record::{OpKind, OpOutput, Record};
 use crate::virtual_clock::VirtualClock;
@@ -98,6 +98,16 @@ pub trait Subject: Send + Sync + 'static {
     /// time to the next window.
     fn drain(&self) -> Duration;
 
+    /// Puts `limit` in force at once, the window's count kept.
+    ///
+    /// # Errors
+    ///
+    /// As the limiter's `set_limit`: a zero limit, or one above the ceiling.
+    fn set_limit(&self, limit: u32) -> Result<(), ConfigError>;
+
+    /// The largest limit [`set_limit`](Subject::set_limit) takes.
+    fn limit_ceiling(&self) -> u32;
+
     /// Runs `op` if a permit is granted, blocking in the clock's sleep for a later window.
     ///
     /// # Errors
@@ -145,6 +155,14 @@ impl Subject for RateLimiter<VirtualClock> {
 
     fn drain(&self) -> Duration {
         RateLimiter::drain(self)
+    }
+
+    fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        RateLimiter::set_limit(self, limit)
+    }
+
+    fn limit_ceiling(&self) -> u32 {
+        RateLimiter::limit_ceiling(self)
     }
 
     fn call_blocking(

@@ -102,6 +102,15 @@ pub enum TraceLine {
         /// The time the drain returned to the next window.
         retry_after_ns: u64,
     },
+    /// The scenario changed the limit.
+    LimitSet {
+        /// The reading then.
+        at: u64,
+        /// The limit asked for.
+        limit: u32,
+        /// Whether the limiter took it.
+        accepted: bool,
+    },
     /// A caller began a sleep on the clock.
     Sleep {
         /// The reading when the sleep began.
@@ -216,20 +225,8 @@ fn saturate(n: u128) -> u64 {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::Result<()> {
-    let config = &scenario.config;
-    let header = TraceLine::Scenario {
-        id: scenario.id.to_string(),
-        limit: config.limit,
-        period_ns: period_nanos(config.period),
-        origin_ns: scenario.origin(),
-        max_wait_ns: saturate(config.max_wait.as_nanos()),
-        clock: scenario.clock.kind(),
-        callers: scenario.callers.len(),
-        population: scenario.keys.map(|keys| keys.name().to_owned()),
-        keys: scenario.keys.map(Population::keys),
-    };
     let keyed = scenario.keys.is_some();
-    write_line(out, &header)?;
+    write_line(out, &header(scenario))?;
     let mut starts = vec![(0_u64, 0_u128, None, 0_u64, 1_u32); scenario.callers.len()];
     // The key of the call `caller` is in, for a keyed limiter's lines.
     let key_of = |starts: &[(u64, u128, Option<CallKind>, u64, u32)], caller: Option<u32>| {
@@ -284,6 +281,16 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 caller,
                 retry_after_ns: saturate(retry_after),
             },
+            Record::LimitSet {
+                at,
+                limit,
+                accepted,
+                ..
+            } => TraceLine::LimitSet {
+                at,
+                limit,
+                accepted,
+            },
             Record::Sleep { caller, at, until } => TraceLine::Sleep {
                 at,
                 caller,
@@ -308,6 +315,22 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
         write_line(out, &line)?;
     }
     Ok(())
+}
+
+/// The trace's first line: what the scenario is.
+fn header(scenario: &Scenario) -> TraceLine {
+    let config = &scenario.config;
+    TraceLine::Scenario {
+        id: scenario.id.to_string(),
+        limit: config.limit,
+        period_ns: period_nanos(config.period),
+        origin_ns: scenario.origin(),
+        max_wait_ns: saturate(config.max_wait.as_nanos()),
+        clock: scenario.clock.kind(),
+        callers: scenario.callers.len(),
+        population: scenario.keys.map(|keys| keys.name().to_owned()),
+        keys: scenario.keys.map(Population::keys),
+    }
 }
 
 /// The line of a call of `caller` that began as `started` (its reading, wait budget, kind,

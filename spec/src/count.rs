@@ -37,6 +37,14 @@ pub enum Decision {
         /// is likely available"), or [`NEVER`] if no next window starts on the timeline.
         retry_after: u128,
     },
+    /// More permits at once than `limit`, the limit in force, lets any window hold: the call
+    /// ends, never waiting for a window that could not grant it (`docs/rules.md`: Weighted
+    /// permits, Changing the limit). A call checked against the limit when it began meets
+    /// this only after a lowering.
+    TooMany {
+        /// The limit in force at the decision.
+        limit: u32,
+    },
 }
 
 /// The stored window and the permits used in it: "a single atomic pair — window start instant
@@ -168,8 +176,10 @@ impl Count {
 
     /// What an attempt for `n` permits at once decides (`docs/rules.md`: Weighted permits):
     /// all `n` in the window in effect if it has `n` left, else a wait or a rejection as for
-    /// one permit; `n = 0` is permitted without counting. `n` above `limit` is no attempt at
-    /// all (the limiter refuses it before deciding); here it is never permitted.
+    /// one permit; `n = 0` is permitted without counting. `n` above `limit` is
+    /// [`Decision::TooMany`]: no window could hold it, so it is neither permitted nor waited
+    /// for (a limiter refuses it before its first decision; a waiting call meets it at the
+    /// decision after a lowering of the limit).
     ///
     /// # Examples
     ///
@@ -183,15 +193,37 @@ impl Count {
     /// count.apply_n(three, 3);
     /// assert_eq!(count.decide_n(&grid, 5, 2, 2, 3), Decision::Reject { retry_after: 8 });
     /// assert_eq!(count.decide_n(&grid, 5, 2, 2, 0), Decision::Permit { index: 0, remaining: 2 });
+    /// assert_eq!(count.decide_n(&grid, 2, 2, 9, 3), Decision::TooMany { limit: 2 });
     /// ```
     pub fn decide_n(&self, grid: &Grid, limit: u32, now: u128, deadline: u128, n: u32) -> Decision {
+        if n > limit {
+            return Decision::TooMany { limit };
+        }
         let (index, used) = self.at(grid, now);
-        if n <= limit && used <= limit - n {
+        if used <= limit - n {
             return Decision::Permit {
                 index,
                 remaining: limit - used - n,
             };
         }
+        self.when_full(grid, now, deadline)
+    }
+
+    /// What an attempt at `now` decides when the window in effect has no room for it: a wait
+    /// for the next window if that opens by `deadline`, else a rejection until it opens.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::{Count, Decision, Grid};
+    ///
+    /// let grid = Grid::checked(0, 10).expect("a positive period");
+    /// let count = Count::new();
+    /// assert_eq!(count.when_full(&grid, 3, 10), Decision::Wait { until: 10 });
+    /// assert_eq!(count.when_full(&grid, 3, 9), Decision::Reject { retry_after: 7 });
+    /// ```
+    pub fn when_full(&self, grid: &Grid, now: u128, deadline: u128) -> Decision {
+        let (index, _) = self.at(grid, now);
         match grid.end(index) {
             None => Decision::Reject { retry_after: NEVER },
             Some(next) if next <= deadline => Decision::Wait { until: next },

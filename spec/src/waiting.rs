@@ -25,6 +25,12 @@ pub enum Next {
         /// As in [`Decision::Reject`].
         retry_after: u128,
     },
+    /// The call ends refused: it asked for more permits than `limit`, the limit in force,
+    /// lets a window hold.
+    TooMany {
+        /// As in [`Decision::TooMany`].
+        limit: u32,
+    },
     /// The call sleeps until `until` and attempts again.
     Sleep {
         /// When the next window opens.
@@ -137,6 +143,7 @@ impl Waiting {
         match decision {
             Decision::Permit { remaining, .. } => Next::Permit { remaining },
             Decision::Reject { retry_after } => Next::Reject { retry_after },
+            Decision::TooMany { limit } => Next::TooMany { limit },
             Decision::Wait { until } if self.stalled(now) => Next::Reject {
                 retry_after: until.saturating_sub(now),
             },

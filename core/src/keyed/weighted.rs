@@ -49,7 +49,9 @@ where
             .map_err(|error| KeyedRateLimiterError::new(key, error))?;
         self.policy
             .try_acquire(&self.source(key), || self.clock.now(), units)
-            .map_err(|rejection| KeyedRateLimiterError::new(key, rejection.to_error()))
+            .map_err(|rejection| {
+                KeyedRateLimiterError::new(key, self.policy.refused(&rejection, units))
+            })
     }
 
     /// Takes `n` permits for `key` at once, waiting (blocking the thread) up to `max_wait` for
@@ -147,6 +149,8 @@ where
         deadline: Instant,
     ) -> Result<Attempt, RateLimiterError> {
         let units = self.policy.units(n)?;
-        Ok(self.policy.attempt(&self.source(key), now, deadline, units))
+        self.policy
+            .attempt(&self.source(key), now, deadline, units)
+            .map_err(|excess| self.policy.settings.too_many(excess))
     }
 }

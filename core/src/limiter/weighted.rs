@@ -6,7 +6,6 @@ use crate::error::RateLimiterError;
 use crate::instant::Instant;
 use crate::limiter::RateLimiter;
 use crate::permit::Permit;
-use crate::rejection::Rejection;
 use crate::waiting;
 
 impl<C: Clock> RateLimiter<C> {
@@ -39,7 +38,7 @@ impl<C: Clock> RateLimiter<C> {
         let units = self.policy.units(n)?;
         self.policy
             .try_acquire(&self.state, || self.clock.now(), units)
-            .map_err(Rejection::to_error)
+            .map_err(|rejection| self.policy.refused(&rejection, units))
     }
 
     /// Takes `n` permits at once, waiting (blocking the thread) up to `max_wait` for a window
@@ -120,6 +119,8 @@ impl<C: Clock> RateLimiter<C> {
         deadline: Instant,
     ) -> Result<Attempt, RateLimiterError> {
         let units = self.policy.units(n)?;
-        Ok(self.policy.attempt(&self.state, now, deadline, units))
+        self.policy
+            .attempt(&self.state, now, deadline, units)
+            .map_err(|excess| self.policy.settings.too_many(excess))
     }
 }

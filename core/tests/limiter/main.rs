@@ -14,6 +14,7 @@ mod integrations;
 mod interrupts;
 mod keyed;
 mod keyed_properties;
+mod limit_change;
 mod listeners;
 mod operations;
 mod properties;

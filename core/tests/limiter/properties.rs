@@ -36,6 +36,9 @@ impl Model {
             Decision::Permit { remaining, .. } => Ok(remaining),
             Decision::Reject { retry_after } => Err((retry_after != NEVER).then_some(retry_after)),
             Decision::Wait { until } => Err(Some(until - now)),
+            Decision::TooMany { limit } => {
+                unreachable!("one permit is more than the limit {limit}")
+            }
         }
     }
 }
@@ -59,9 +62,6 @@ impl Model {
 
     /// A `try_acquire_n(n)`: `Err(None)` also for `n` above the limit, which is refused.
     fn try_acquire_n(&mut self, now: u64, n: u32) -> Result<u32, Option<u128>> {
-        if n > self.rules.limit {
-            return Err(None);
-        }
         let now = u128::from(now);
         let decision = self.rules.decide_n(&self.count, now, now, n);
         self.count.apply_n(decision, n);
@@ -69,6 +69,7 @@ impl Model {
             Decision::Permit { remaining, .. } => Ok(remaining),
             Decision::Reject { retry_after } => Err((retry_after != NEVER).then_some(retry_after)),
             Decision::Wait { until } => Err(Some(until - now)),
+            Decision::TooMany { .. } => Err(None),
         }
     }
 }

@@ -83,6 +83,8 @@ impl<C: Clock> SharedRateLimiter<C> {
             }
             Decision::Conflict(conflict) => Err(SharedError::Conflict(conflict)),
             Decision::LimitChanged { .. } => Err(self.protocol.limit_kept_changing()),
+            // A drain asks for no count, so it never meets this; said as any call would.
+            Decision::TooMany { requested, limit } => Err(self.protocol.too_many(requested, limit)),
         }
     }
 }

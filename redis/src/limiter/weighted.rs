@@ -1,7 +1,7 @@
 //! Weighted permits on the shared limiter: `n` permits of a key's window at once, all or none,
 //! counted by the server as one permit is.
 
-use fixed_window::{Clock, RateLimiterError};
+use fixed_window::Clock;
 
 use crate::error::SharedError;
 use crate::limiter::SharedRateLimiter;
@@ -135,10 +135,6 @@ impl<C: Clock> SharedRateLimiter<C> {
         if n <= limit {
             return Ok(());
         }
-        Err(SharedError::Limited(RateLimiterError::TooMany {
-            name: self.config().name(),
-            limit,
-            requested: n,
-        }))
+        Err(self.protocol.too_many(n, limit))
     }
 }

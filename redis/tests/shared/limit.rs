@@ -515,6 +515,39 @@ fn another_limiter_holding_the_old_limit_gets_no_permit_past_the_new_one() -> Te
     Ok(())
 }
 
+/// A call for more permits than a lowering made by another process leaves is refused as too
+/// many once its attempt learns the new limit, naming it: neither counted nor waited for,
+/// whatever its wait allows. Before calls met the lowering this way, the attempt made again
+/// under the new limit was rejected as if the window would never open (`Rejected` with a
+/// `retry_after` of `Duration::MAX`).
+#[test]
+fn a_weight_a_lowering_by_another_process_passes_is_refused_as_too_many() -> TestResult {
+    let server = server()?;
+    let config = Config::of("weights", 5, HOUR)?.with_max_wait(HOUR);
+    let a = connect(&server, config.clone())?;
+    let b = connect(&server, config)?;
+    assert_eq!(a.try_acquire_n("k", 1)?.remaining(), Some(4));
+    b.set_limit(2)?;
+    assert_eq!(a.limit(), 5);
+    let refused = a.acquire_n("k", 3);
+    assert!(
+        matches!(
+            refused,
+            Err(SharedError::Limited(
+                fixed_window::RateLimiterError::TooMany {
+                    limit: 2,
+                    requested: 3,
+                    ..
+                }
+            ))
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(a.limit(), 2);
+    assert_eq!(a.try_acquire_n("k", 1)?.remaining(), Some(0));
+    Ok(())
+}
+
 /// A process that remembers a key's window full rejects it without a round trip, so it does
 /// not hear of a raise made by another process from that key: it keeps rejecting it locally
 /// (never a permit past a limit) until any attempt of its own reaches the server, which tells

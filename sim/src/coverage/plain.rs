@@ -12,7 +12,7 @@ use crate::scenario::Scenario;
 use crate::simulation::Run;
 
 /// The features a plain or keyed sweep counts, in the order of [`plain_features`]' bits.
-pub const PLAIN_FEATURES: [&str; 17] = [
+pub const PLAIN_FEATURES: [&str; 21] = [
     "clock_ordinary",
     "clock_near_max",
     "clock_centuries",
@@ -30,6 +30,10 @@ pub const PLAIN_FEATURES: [&str; 17] = [
     "origin_at",
     "zero_weight",
     "origin_unix_epoch",
+    "limit_lowered",
+    "limit_raised",
+    "limit_refused",
+    "too_many_after_lowering",
 ];
 
 const MAX_WAIT_MAX: u32 = 1 << 6;
@@ -43,6 +47,10 @@ const DRAIN: u32 = 1 << 13;
 const ORIGIN_AT: u32 = 1 << 14;
 const ZERO_WEIGHT: u32 = 1 << 15;
 const ORIGIN_UNIX_EPOCH: u32 = 1 << 16;
+const LIMIT_LOWERED: u32 = 1 << 17;
+const LIMIT_RAISED: u32 = 1 << 18;
+const LIMIT_REFUSED: u32 = 1 << 19;
+const TOO_MANY_AFTER_LOWERING: u32 = 1 << 20;
 
 /// The features `run` of `scenario` exercised, as a mask over [`PLAIN_FEATURES`]: bit `i` for
 /// `PLAIN_FEATURES[i]`.
@@ -55,6 +63,10 @@ const ORIGIN_UNIX_EPOCH: u32 = 1 << 16;
 /// - `window_over_65535_permits`: a permit was its window's 65,536th or later.
 /// - `woken_into_next_window`: a call that slept was then permitted in a later window than the
 ///   one it began its sleep in.
+/// - `limit_lowered`, `limit_raised`, `limit_refused`: a `set_limit` took a lower or a higher
+///   limit, or was refused (zero, or past the ceiling).
+/// - `too_many_after_lowering`: a call whose weight the limit held when it began ended
+///   refused as too many (a lowering passed it while it waited).
 ///
 /// One pass over the trace, with `u128` window arithmetic done only on sleeps and the permits
 /// that follow them, and boundaries looked for in `u64` until one is found: a sweep runs as
@@ -74,28 +86,16 @@ const ORIGIN_UNIX_EPOCH: u32 = 1 << 16;
 /// ```
 pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
     let config = &scenario.config;
-    let mut mask = match scenario.clock.kind() {
-        ClockKind::Ordinary => 1 << 0,
-        ClockKind::NearMax => 1 << 1,
-        ClockKind::Centuries => 1 << 2,
-        ClockKind::JumpsForward => 1 << 3,
-        ClockKind::StepsBackward => 1 << 4,
-        ClockKind::StandsStill => 1 << 5,
-    };
-    if config.max_wait == Duration::MAX {
-        mask |= MAX_WAIT_MAX;
-    }
-    match scenario.origin_choice {
-        Origin::At(_) => mask |= ORIGIN_AT,
-        Origin::UnixEpoch => mask |= ORIGIN_UNIX_EPOCH,
-        _ => {}
-    }
+    let mut mask = drawn_features(scenario);
     let Some(grid) = Grid::checked(u128::from(scenario.origin()), config.period.as_nanos()) else {
         return mask;
     };
     let boundary = Boundary::new(scenario.origin(), config.period);
     // The window each caller began its last sleep in, while its call lasts.
     let mut slept: Vec<Option<u128>> = vec![None; scenario.callers.len()];
+    // The limit in force, and whether each caller's weight fitted it when its call began.
+    let mut limit = config.limit;
+    let mut fitted = vec![false; scenario.callers.len()];
     for record in &run.records {
         match *record {
             Record::Start {
@@ -108,13 +108,15 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
                 if mask & ON_BOUNDARY == 0 && boundary.on(at) {
                     mask |= ON_BOUNDARY;
                 }
-                match (kind, weight) {
-                    (CallKind::Drain, _) => mask |= DRAIN,
-                    (_, 0) => mask |= ZERO_WEIGHT,
-                    (_, 1) => {}
-                    (_, weight) if weight > config.limit => {}
-                    _ => mask |= WEIGHTED,
+                if let Some(fits) = fitted.get_mut(caller as usize) {
+                    *fits = weight <= limit;
                 }
+                mask |= match (kind, weight) {
+                    (CallKind::Drain, _) => DRAIN,
+                    (_, 0) => ZERO_WEIGHT,
+                    (_, weight) if weight == 1 || weight > limit => 0,
+                    _ => WEIGHTED,
+                };
                 if let Some(window) = slept.get_mut(caller as usize) {
                     *window = None;
                 }
@@ -136,7 +138,7 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
                     mask |= FILLED;
                 }
                 // The window has granted `limit - remaining` permits, whatever the calls' weights.
-                if config.limit - remaining.min(config.limit) > u32::from(u16::MAX) {
+                if limit - remaining.min(limit) > u32::from(u16::MAX) {
                     mask |= OVER_U16;
                 }
                 let before =
@@ -149,13 +151,61 @@ pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
                 mask |= ON_BOUNDARY;
             }
             Record::Finish {
+                caller,
                 outcome: Outcome::TooMany { .. },
                 ..
-            } => mask |= TOO_MANY,
+            } => {
+                mask |= TOO_MANY;
+                if fitted.get(caller as usize).copied().unwrap_or(false) {
+                    mask |= TOO_MANY_AFTER_LOWERING;
+                }
+            }
+            Record::LimitSet {
+                limit: to,
+                accepted,
+                ..
+            } => {
+                mask |= limit_change(limit, to, accepted);
+                if accepted {
+                    limit = to;
+                }
+            }
             _ => {}
         }
     }
     mask
+}
+
+/// The features drawn with the scenario, before it runs: its clock kind, `max_wait` and
+/// origin.
+fn drawn_features(scenario: &Scenario) -> u32 {
+    let mut mask = match scenario.clock.kind() {
+        ClockKind::Ordinary => 1 << 0,
+        ClockKind::NearMax => 1 << 1,
+        ClockKind::Centuries => 1 << 2,
+        ClockKind::JumpsForward => 1 << 3,
+        ClockKind::StepsBackward => 1 << 4,
+        ClockKind::StandsStill => 1 << 5,
+    };
+    if scenario.config.max_wait == Duration::MAX {
+        mask |= MAX_WAIT_MAX;
+    }
+    match scenario.origin_choice {
+        Origin::At(_) => mask |= ORIGIN_AT,
+        Origin::UnixEpoch => mask |= ORIGIN_UNIX_EPOCH,
+        _ => {}
+    }
+    mask
+}
+
+/// The feature a `set_limit(to)` under the limit `from` shows.
+fn limit_change(from: u32, to: u32, accepted: bool) -> u32 {
+    match (accepted, to.cmp(&from)) {
+        (false, _) => LIMIT_REFUSED,
+        (true, core::cmp::Ordering::Less) => LIMIT_LOWERED,
+        (true, core::cmp::Ordering::Greater) => LIMIT_RAISED,
+        (true, core::cmp::Ordering::Equal) => 0,
+    }
 }
 
 /// Whether a reading is the first instant of a window, in `u64` arithmetic: `u128`'s division

@@ -54,7 +54,12 @@ impl PlantedKeyed {
 
     /// Records how an attempt for `key` ended, as the real keyed limiter's listener does, and
     /// answers as the real limiter would.
-    fn answer(&self, key: u64, ended: Result<Grant, Refusal>) -> Result<Granted, RateLimiterError> {
+    fn answer(
+        &self,
+        key: u64,
+        ended: Result<Grant, Refusal>,
+        n: u32,
+    ) -> Result<Granted, RateLimiterError> {
         let record = |event: Record| {
             let len = u64::try_from(self.limiter.len()).unwrap_or(u64::MAX);
             World::with(|world| {
@@ -86,13 +91,19 @@ impl PlantedKeyed {
                 let config = &self.scenario_config;
                 Err(RateLimiterError::Rejected {
                     name: self.name,
-                    limit: config.limit,
+                    limit: self.limiter.limit(),
                     period: config.period,
                     max_wait: config.max_wait,
                     retry_after,
                 })
             }
             Err(Refusal::Interrupted) => Err(RateLimiterError::Interrupted { name: self.name }),
+            // A waiting call whose weight a lowering of the limit passed.
+            Err(Refusal::TooMany { limit }) => Err(RateLimiterError::TooMany {
+                name: self.name,
+                limit,
+                requested: n,
+            }),
         }
     }
 }
@@ -100,24 +111,32 @@ impl PlantedKeyed {
 impl Subject for PlantedKeyed {
     async fn call_async(&self, op: Operation) -> Result<OpOutput, RateLimiterError> {
         let key = self.key();
-        self.answer(key, self.limiter.acquire_async(key).await)?;
+        self.answer(key, self.limiter.acquire_async(key).await, 1)?;
         Ok(op.await)
     }
 
     async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, &self.scenario_config, n)?;
+        too_many(self.name, self.limiter.limit(), n)?;
         let key = self.key();
-        self.answer(key, self.limiter.acquire_n_async(key, n).await)
+        self.answer(key, self.limiter.acquire_n_async(key, n).await, n)
     }
 
     fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, &self.scenario_config, n)?;
+        too_many(self.name, self.limiter.limit(), n)?;
         let key = self.key();
-        self.answer(key, self.limiter.try_acquire_n(key, n))
+        self.answer(key, self.limiter.try_acquire_n(key, n), n)
     }
 
     fn drain(&self) -> Duration {
         self.limiter.drain(self.key())
+    }
+
+    fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        self.limiter.set_limit(limit)
+    }
+
+    fn limit_ceiling(&self) -> u32 {
+        u32::MAX
     }
 
     fn call_blocking(
@@ -126,7 +145,7 @@ impl Subject for PlantedKeyed {
         op: &mut dyn FnMut() -> OpOutput,
     ) -> Result<OpOutput, RateLimiterError> {
         let key = self.key();
-        self.answer(key, self.limiter.acquire(key, Some(interrupt)))?;
+        self.answer(key, self.limiter.acquire(key, Some(interrupt)), 1)?;
         Ok(op())
     }
 }

@@ -137,6 +137,14 @@ impl Subject for KeyedSubject {
         self.limiter.drain(&self.key())
     }
 
+    fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {
+        self.limiter.set_limit(limit)
+    }
+
+    fn limit_ceiling(&self) -> u32 {
+        self.limiter.limit_ceiling()
+    }
+
     fn call_blocking(
         &self,
         interrupt: &Interrupt,

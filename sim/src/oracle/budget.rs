@@ -168,6 +168,15 @@ impl Budget {
                 ));
                 return;
             }
+            Next::TooMany { limit } => {
+                found.push((
+                    Invariant::Events,
+                    format!(
+                        "rejected at {at} for {n} permits, which the limit {limit} never grants"
+                    ),
+                ));
+                return;
+            }
             Next::Reject { retry_after } => retry_after,
         };
         if retry_after != expected {
@@ -214,6 +223,10 @@ impl Budget {
                 format!(
                     "sleeps at {at} although the next window opens after its deadline {deadline}"
                 ),
+            )),
+            (Decision::TooMany { limit }, _) => found.push((
+                Invariant::Liveness,
+                format!("sleeps at {at} for {n} permits, which the limit {limit} never grants"),
             )),
             (Decision::Permit { remaining, .. }, _) => found.push((
                 Invariant::FalseRejection,

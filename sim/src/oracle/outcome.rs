@@ -27,7 +27,8 @@ pub(super) fn rules_at_the_end(outcome: Outcome, no_jumps: bool) -> &'static [In
 }
 
 /// What is wrong with a call that ended with `outcome`, given what its trace showed, on a
-/// limiter of `limit` permits per window.
+/// limiter whose limit in force is `limit`: the call's last decision, made as it ends, used it
+/// (a call refused as too many when it began ends then too).
 pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Invariant, String)> {
     let mut problems: Vec<(Invariant, String)> = Vec::new();
     kind_problems(state, outcome, limit, &mut problems);
@@ -44,7 +45,14 @@ pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Inv
         Outcome::Rejected {
             retry_after,
             fields_match,
+            limit: reported,
         } => {
+            if reported != limit {
+                problems.push((
+                    Invariant::Events,
+                    format!("rejected naming a limit of {reported}, not the {limit} in force"),
+                ));
+            }
             if state.rejections != 1 || state.permits != 0 || state.rejection != Some(retry_after) {
                 problems.push((
                     Invariant::Events,
@@ -111,8 +119,9 @@ pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Inv
 }
 
 /// What is wrong with how a call of its kind and weight ended: `TooMany` exactly when it asked
-/// for more than `limit` permits, `Drained` exactly for a drain, and either with no permit, no
-/// event and no operation.
+/// for more permits than `limit`, the limit in force at its last decision (a waiting call
+/// whose weight a lowering passed ends so at its next one), `Drained` exactly for a drain,
+/// and either with no permit, no event and no operation.
 fn kind_problems(
     state: &Caller,
     outcome: Outcome,
@@ -143,7 +152,18 @@ fn kind_problems(
         ));
     }
     match outcome {
-        Outcome::TooMany { fields_match } => {
+        Outcome::TooMany {
+            fields_match,
+            limit: reported,
+        } => {
+            if reported != limit {
+                problems.push((
+                    Invariant::Events,
+                    format!(
+                        "refused as too many naming a limit of {reported}, not the {limit} in force"
+                    ),
+                ));
+            }
             if state.permits != 0 || state.rejections != 0 || state.op_runs != 0 {
                 problems.push((
                     Invariant::Events,

@@ -1,7 +1,7 @@
 //! What a shrink takes out of a seed's scenario besides callers: the limit lowered, the
-//! clock's moves, the drawn origin, the weights and drains. Written after the kept callers in a
-//! scenario id (`SEED:KEPT/limit=2,steady,creation,single`), so one line replays the shrunk
-//! scenario exactly.
+//! clock's moves, the drawn origin, the weights and drains, the limit changes. Written after
+//! the kept callers in a scenario id (`SEED:KEPT/limit=2,steady,creation,single,fixed`), so one
+//! line replays the shrunk scenario exactly.
 
 use core::fmt;
 
@@ -25,6 +25,10 @@ use crate::record::CallKind;
 /// # Ok::<(), fixed_window_sim::ParseIdError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each cut is one named yes-or-no simplification, as the replay line writes it"
+)]
 pub struct Cuts {
     /// The limit, lowered to this if it was higher.
     pub limit: Option<u32>,
@@ -35,6 +39,8 @@ pub struct Cuts {
     pub creation_origin: bool,
     /// Every caller takes one permit: weights dropped, drains made single attempts.
     pub single_permits: bool,
+    /// The limit never changes: the scenario's limit changes dropped.
+    pub fixed_limit: bool,
 }
 
 impl Cuts {
@@ -54,6 +60,9 @@ impl Cuts {
         if self.creation_origin {
             scenario.origin_choice = Origin::Creation;
         }
+        if self.fixed_limit {
+            scenario.limit_changes.clear();
+        }
         if self.single_permits {
             for caller in &mut scenario.callers {
                 if caller.kind == CallKind::Drain {
@@ -72,6 +81,7 @@ impl Cuts {
                 "steady" => cuts.steady_clock = true,
                 "creation" => cuts.creation_origin = true,
                 "single" => cuts.single_permits = true,
+                "fixed" => cuts.fixed_limit = true,
                 _ => cuts.limit = Some(part.strip_prefix("limit=")?.parse().ok()?),
             }
         }
@@ -87,6 +97,7 @@ impl fmt::Display for Cuts {
             self.steady_clock.then_some("steady"),
             self.creation_origin.then_some("creation"),
             self.single_permits.then_some("single"),
+            self.fixed_limit.then_some("fixed"),
         ];
         let mut first = true;
         for part in parts.into_iter().flatten() {

@@ -96,6 +96,11 @@ pub enum DecisionDigest {
         /// The limit now in effect.
         limit: u32,
     },
+    /// More permits than the limit in effect lets a window hold: refused, nothing sent.
+    TooMany {
+        /// The limit in effect.
+        limit: u32,
+    },
 }
 
 /// How a call ended, as its result says.

@@ -28,6 +28,8 @@ enum Event {
     Cancel(u32),
     /// Poll a caller that yielded without sleeping.
     Poll(u32),
+    /// The scenario's limit change of this index.
+    SetLimit(usize),
 }
 
 /// An asynchronous call's future, pinned in memory that the run reuses from call to call (an
@@ -213,6 +215,7 @@ where
                 Event::Interrupt(caller) => self.interrupt(caller),
                 Event::Cancel(caller) => self.cancel(caller),
                 Event::Poll(caller) => self.poll(caller),
+                Event::SetLimit(change) => self.set_limit(change),
             }
         }
         self.stats.simulated_ns = self.world.now().time;
@@ -426,6 +429,19 @@ where
         }
     }
 
+    /// Makes the scenario's limit change `change`, between callers' turns, and records what
+    /// the limiter answered.
+    fn set_limit(&mut self, change: usize) {
+        let limit = self.scenario.limit_changes[change].limit;
+        let accepted = self.subject.set_limit(limit).is_ok();
+        self.world.record(Record::LimitSet {
+            at: self.world.now().reading,
+            limit,
+            ceiling: self.subject.limit_ceiling(),
+            accepted,
+        });
+    }
+
     fn cancel(&mut self, caller: u32) {
         if let Slot::Async(_) = self.slots[caller as usize] {
             // Dropping the future cancels its sleep; that is the cancellation under test.
@@ -532,6 +548,9 @@ fn planned(scenario: &Scenario) -> Vec<(u64, Event)> {
             planned.push((t, Event::Cancel(caller)));
         }
     }
+    for (change, planned_change) in scenario.limit_changes.iter().enumerate() {
+        planned.push((planned_change.at, Event::SetLimit(change)));
+    }
     // Stable, so equal times keep the order above.
     planned.sort_by_key(|&(t, _)| t);
     planned
@@ -577,16 +596,17 @@ fn failure(error: &RateLimiterError, config: &Config, weight: u32) -> Outcome {
         } => Outcome::Rejected {
             retry_after: retry_after.as_nanos(),
             fields_match: name == LIMITER_NAME
-                && limit == config.limit
                 && period == config.period
                 && max_wait == config.max_wait,
+            limit,
         },
         RateLimiterError::TooMany {
             name,
             limit,
             requested,
         } => Outcome::TooMany {
-            fields_match: name == LIMITER_NAME && limit == config.limit && requested == weight,
+            fields_match: name == LIMITER_NAME && requested == weight,
+            limit,
         },
         RateLimiterError::Interrupted { .. } => Outcome::Interrupted,
         // A new kind of failure the oracle does not know: report it as an escaped panic so it

@@ -258,7 +258,7 @@ fn permitted(caller: u32, key: u64, at: u64, remaining: u32, len: u64) -> [Recor
     ]
 }
 
-/// A call of `caller` on `key` at `at`, rejected with `retry_after`.
+/// A call of `caller` on `key` at `at`, rejected with `retry_after` by a limiter of one permit.
 fn rejected(caller: u32, key: u64, at: u64, retry_after: u128, len: u64) -> [Record; 4] {
     [
         start(caller, at, key),
@@ -279,6 +279,7 @@ fn rejected(caller: u32, key: u64, at: u64, retry_after: u128, len: u64) -> [Rec
             outcome: Outcome::Rejected {
                 retry_after,
                 fields_match: true,
+                limit: 1,
             },
         },
     ]

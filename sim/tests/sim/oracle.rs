@@ -123,6 +123,7 @@ fn a_rejection_with_a_free_permit_is_false() {
             outcome: Outcome::Rejected {
                 retry_after: 10,
                 fields_match: true,
+                limit: 2,
             },
         },
     ];
@@ -145,6 +146,7 @@ fn a_wrong_retry_after_breaks_events_and_alignment() {
         outcome: Outcome::Rejected {
             retry_after: 8,
             fields_match: true,
+            limit: 1,
         },
     });
     let found = rules_broken(&check(&s, &trace(records)));

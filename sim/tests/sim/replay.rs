@@ -90,10 +90,11 @@ fn a_kept_subset_keeps_the_callers_as_drawn() {
 #[test]
 fn every_planted_bug_shrinks_to_a_line_that_still_fails() {
     let mut cut = 0;
-    // The simulator never changes the limit: a bug only that shows is not its to shrink.
+    // A limit read before the state word shows only in the models' interleavings (see
+    // `every_planted_bug_of_the_catalogue_is_caught`): not the simulator's to shrink.
     let shown = PlantedBug::ALL
         .into_iter()
-        .filter(|bug| !bug.limit_change_only());
+        .filter(|&bug| bug != PlantedBug::LimitReadBeforeWord);
     for bug in shown.clone() {
         let target = Target::Planted(bug);
         let (id, invariant) = (0..200)

@@ -26,6 +26,7 @@ fn every_written_line_reads_back_and_writes_again_to_the_same_bytes() {
         "call",
         "drained",
         "interrupt",
+        "limit_set",
         "op",
         "permitted",
         "rejected",

@@ -57,6 +57,9 @@ proptest! {
                     prop_assert!(now + retry_after > deadline);
                     prop_assert!(rules.grid.on_boundary(now + retry_after));
                 }
+                Decision::TooMany { limit } => {
+                    prop_assert!(false, "one permit refused as more than the limit {}", limit);
+                }
             }
             count.apply(decision);
         }
@@ -86,6 +89,9 @@ proptest! {
                 Next::Sleep { until } => {
                     prop_assert!(until <= call.deadline() && until <= END_OF_TIME);
                     now = until;
+                }
+                Next::TooMany { limit } => {
+                    prop_assert!(false, "one permit refused as more than the limit {}", limit);
                 }
             }
         }

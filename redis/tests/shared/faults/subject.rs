@@ -64,13 +64,14 @@ impl Observed {
             Decision::Unavailable(cause) => Observed::Unavailable {
                 may_have_counted: cause.may_have_counted(),
             },
-            // A planted client never waits; a conflict or a changed limit is nothing the
-            // planted bugs provoke.
-            Decision::Wait { .. } | Decision::Conflict(_) | Decision::LimitChanged { .. } => {
-                Observed::Unavailable {
-                    may_have_counted: true,
-                }
-            }
+            // A planted client never waits and asks for one permit; a conflict or a changed
+            // limit is nothing the planted bugs provoke.
+            Decision::Wait { .. }
+            | Decision::Conflict(_)
+            | Decision::LimitChanged { .. }
+            | Decision::TooMany { .. } => Observed::Unavailable {
+                may_have_counted: true,
+            },
         }
     }
 

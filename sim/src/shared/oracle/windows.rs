@@ -172,6 +172,9 @@ impl Checker<'_> {
             }
             Decision::Reject { retry_after } => retry_after,
             Decision::Wait { until } => until - now,
+            // No window holds more than the limit: refused whatever this one holds, with no
+            // wait the model would name.
+            Decision::TooMany { .. } => return,
         };
         if u128::from(retry_after) != model {
             let ends = u128::from(read) + u128::from(retry_after);

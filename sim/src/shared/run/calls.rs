@@ -201,6 +201,8 @@ impl Sim<'_> {
                 | Decision::FailedOpen(_)
                 | Decision::LimitChanged { .. } => SharedOutcome::Unavailable,
                 Decision::Conflict(_) => SharedOutcome::Conflict,
+                // A drain asks for no count: it is never too many.
+                Decision::TooMany { .. } => SharedOutcome::TooMany,
             };
             self.finish_call(caller, outcome, EventDigest::None);
             return;

@@ -47,6 +47,7 @@ pub(super) fn decision_digest(decision: &Decision) -> DecisionDigest {
         },
         Decision::Conflict(_) => DecisionDigest::Conflict,
         Decision::LimitChanged { limit } => DecisionDigest::LimitChanged { limit: *limit },
+        Decision::TooMany { limit, .. } => DecisionDigest::TooMany { limit: *limit },
     }
 }
 
