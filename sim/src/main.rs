@@ -398,7 +398,9 @@ fn representative(config: &Sweep) -> Option<(Scenario, Run)> {
         };
         let stats = trace.stats;
         let limit = u64::from(scenario.config.limit);
+        // One limit throughout: the report draws it as a line over the permits per window.
         let good = scenario.clock.kind() == ClockKind::Ordinary
+            && scenario.limit_changes.is_empty()
             && (2..=20).contains(&limit)
             && stats.waits >= 3
             && stats.permits >= 4 * limit
