@@ -108,6 +108,11 @@ impl Checker<'_> {
                 None,
             ) => {
                 let is_wait = matches!(decision, DecisionDigest::Wait { .. });
+                if !is_wait && retry_after == core::time::Duration::MAX.as_nanos() {
+                    // More permits at once than a limit lowered since the call began.
+                    self.above_lowered_limit(caller);
+                    return;
+                }
                 if is_wait && retry_after > u128::from(deadline) {
                     self.report(Invariant::Deadline, Some(caller), || {
                         format!("waits until {retry_after}, past its deadline {deadline}")
@@ -117,6 +122,17 @@ impl Checker<'_> {
             }
             (DecisionDigest::FailedOpen { .. } | DecisionDigest::Unavailable { .. }, _) => {
                 self.failed_decision(caller, decision, attempt);
+            }
+            (DecisionDigest::LimitChanged { limit }, Some(request)) => {
+                // Told of a newer limit: the process adopts it (or a newer one it learnt
+                // meanwhile) and makes the attempt again.
+                self.calls[caller as usize].changes += 1;
+                let told = matches!(reply, Some(ScriptReply::Changed { .. }));
+                if !told || !self.changed_limits.contains(&limit) {
+                    self.report(Invariant::Events, Some(caller), || {
+                        format!("decided the limit changed to {limit} on the reply {reply:?} of request {request}")
+                    });
+                }
             }
             (other, request) => self.report(Invariant::Events, Some(caller), || {
                 format!("decided {other:?} (request {request:?})")
@@ -220,8 +236,11 @@ impl Checker<'_> {
             });
             return;
         };
+        // A raise of the limit since the reply it remembers may have made room; the process
+        // learns it from its next round trip.
         if self
             .last_excuse
+            .max(self.last_raise)
             .is_some_and(|excuse| excuse >= source.ran_at)
         {
             return;
@@ -277,8 +296,11 @@ impl Checker<'_> {
         let call = &mut self.calls[caller as usize];
         call.finished = true;
         let (start, deadline, last) = (call.start, call.deadline, call.last);
+        // One round trip past the deadline, and one more for each attempt made again because
+        // the limit had changed.
         let timeout = u64::try_from(self.scenario.processes[process as usize].timeout.as_nanos())
-            .unwrap_or(u64::MAX);
+            .unwrap_or(u64::MAX)
+            .saturating_mul(1 + call.changes);
         // A clock running fast skips readings: a timer fires at the first reading at or past
         // its target, which may be a nanosecond past it.
         let skip = u64::from(self.scenario.processes[process as usize].clock.ppm > 0);
@@ -296,7 +318,17 @@ impl Checker<'_> {
         let weight = self.scenario.callers[caller as usize].weight;
         let limit = self.scenario.configured(process).0;
         let too_many = matches!(weight, Weight::Units(n) if n > limit);
-        if too_many != (outcome == SharedOutcome::TooMany) {
+        // Once the limit has changed, `TooMany` is decided by whichever limit the process had
+        // learnt: one of those stored, or the one it was configured with.
+        let changed = !self.changed_limits.is_empty();
+        let possible = |n: u32, above: bool| {
+            (n > limit) == above || self.changed_limits.iter().any(|&l| (n > l) == above)
+        };
+        let consistent = match (weight, outcome == SharedOutcome::TooMany) {
+            (Weight::Units(n), refused) if changed => possible(n, refused),
+            (_, refused) => refused == too_many,
+        };
+        if !consistent {
             self.report(Invariant::Events, Some(caller), || {
                 format!("{weight:?} of a limit of {limit} ended {outcome:?}")
             });
@@ -339,6 +371,12 @@ impl Checker<'_> {
                 Some((DecisionDigest::Unavailable { .. }, _)),
             )
             | (SharedOutcome::Conflict, EventDigest::None, Some((DecisionDigest::Conflict, _)))
+            // The limit found changed again on each retry: the call fails.
+            | (
+                SharedOutcome::Unavailable,
+                EventDigest::None,
+                Some((DecisionDigest::LimitChanged { .. }, _)),
+            )
             | (SharedOutcome::Crashed, EventDigest::None, _)
             | (SharedOutcome::TooMany, EventDigest::None, None) => true,
             (
@@ -372,6 +410,19 @@ impl Checker<'_> {
             });
         }
         self.slow_link_outcome(caller, outcome);
+    }
+
+    /// A local rejection of more permits at once than the limit in force, which was lowered
+    /// under them after the call began.
+    pub(super) fn above_lowered_limit(&mut self, caller: u32) {
+        let weight = self.scenario.callers[caller as usize].weight;
+        let lowered =
+            matches!(weight, Weight::Units(n) if self.changed_limits.iter().any(|&l| n > l));
+        if !lowered {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("{weight:?} rejected at once, although no limit below it was ever in force")
+            });
+        }
     }
 
     /// A call of a process whose link is slower than its timeout: no answer from the server
