@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::shared::process::ProcessSpec;
+use crate::shared::scenario::SharedCaller;
 
 /// The share of scenarios that change the limit.
 const CHANGING_SHARE: f64 = 0.3;
@@ -28,21 +29,25 @@ pub struct LimitChange {
     pub limit: u32,
 }
 
-/// The limit changes of the scenario of `seed`, whose processes share `limit` and whose
-/// traffic runs from `from` to `until` (virtual time); `eligible` are the processes that may
-/// make them (not those configured apart). In order of time.
+/// The limit changes of the scenario of `seed`, whose `processes` share `limit`, made by the
+/// processes not configured apart while `callers` arrive. In order of time.
 pub(crate) fn pick_limit_changes(
     seed: u64,
     limit: u32,
     processes: &[ProcessSpec],
-    eligible: &[u16],
-    (from, until): (u64, u64),
+    callers: &[SharedCaller],
 ) -> Vec<LimitChange> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5E7_11A1_7000);
+    let eligible: Vec<u16> = (0_u16..)
+        .zip(processes)
+        .filter(|(_, p)| p.misconfigured.is_none())
+        .map(|(index, _)| index)
+        .collect();
     if eligible.is_empty() || !rng.random_bool(CHANGING_SHARE) {
         return Vec::new();
     }
-    let until = until.max(from);
+    let from = processes.iter().map(|p| p.start).min().unwrap_or(0);
+    let until = callers.last().map_or(from, |c| c.arrival).max(from);
     let mut last = limit;
     let mut changes: Vec<LimitChange> = (0..rng.random_range(1..=MOST_CHANGES))
         .map(|_| {
@@ -73,7 +78,6 @@ pub(crate) fn pick_limit_changes(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::scenario::ScenarioId;
     use crate::shared::scenario::SharedScenario;
 

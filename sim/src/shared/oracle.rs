@@ -396,22 +396,7 @@ impl Checker<'_> {
                 request,
                 decision,
             } => self.decided(t, caller, local, at, request, decision),
-            &SharedRecord::Sleep { caller, until, .. } => {
-                self.checks.count(&[Invariant::Events, Invariant::Deadline]);
-                let call = &self.calls[caller as usize];
-                let deadline = call.deadline;
-                if !matches!(call.last, Some((DecisionDigest::Wait { until: planned }, _)) if planned == u128::from(until))
-                {
-                    self.report(Invariant::Events, Some(caller), || {
-                        format!("sleeps until {until} without a wait decided for then")
-                    });
-                }
-                if until > deadline {
-                    self.report(Invariant::Deadline, Some(caller), || {
-                        format!("sleeps until {until}, past its deadline {deadline} (local)")
-                    });
-                }
-            }
+            &SharedRecord::Sleep { caller, until, .. } => self.slept(caller, until),
             &SharedRecord::Finish {
                 caller,
                 local,

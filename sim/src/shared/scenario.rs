@@ -207,15 +207,7 @@ impl SharedScenario {
         }
         // Changes of the limit over the whole traffic (drawn before callers are cut, so a
         // shrink keeps them as they were).
-        let eligible: Vec<u16> = (0_u16..)
-            .zip(&processes)
-            .filter(|(_, p)| p.misconfigured.is_none())
-            .map(|(index, _)| index)
-            .collect();
-        let first = processes.iter().map(|p| p.start).min().unwrap_or(0);
-        let last = callers.last().map_or(first, |c| c.arrival);
-        let limit_changes =
-            pick_limit_changes(id.seed, limit, &processes, &eligible, (first, last));
+        let limit_changes = pick_limit_changes(id.seed, limit, &processes, &callers);
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept

@@ -108,35 +108,62 @@ impl Checker<'_> {
                 None,
             ) => {
                 let is_wait = matches!(decision, DecisionDigest::Wait { .. });
-                if !is_wait && retry_after == core::time::Duration::MAX.as_nanos() {
-                    // More permits at once than a limit lowered since the call began.
-                    self.above_lowered_limit(caller);
-                    return;
-                }
-                if is_wait && retry_after > u128::from(deadline) {
-                    self.report(Invariant::Deadline, Some(caller), || {
-                        format!("waits until {retry_after}, past its deadline {deadline}")
-                    });
-                }
-                self.local_decision(t, caller, (!is_wait).then_some(retry_after));
+                self.decided_locally(t, caller, is_wait, retry_after);
             }
             (DecisionDigest::FailedOpen { .. } | DecisionDigest::Unavailable { .. }, _) => {
                 self.failed_decision(caller, decision, attempt);
             }
             (DecisionDigest::LimitChanged { limit }, Some(request)) => {
-                // Told of a newer limit: the process adopts it (or a newer one it learnt
-                // meanwhile) and makes the attempt again.
-                self.calls[caller as usize].changes += 1;
-                let told = matches!(reply, Some(ScriptReply::Changed { .. }));
-                if !told || !self.changed_limits.contains(&limit) {
-                    self.report(Invariant::Events, Some(caller), || {
-                        format!("decided the limit changed to {limit} on the reply {reply:?} of request {request}")
-                    });
-                }
+                self.told_changed(caller, limit, request, reply);
             }
             (other, request) => self.report(Invariant::Events, Some(caller), || {
                 format!("decided {other:?} (request {request:?})")
             }),
+        }
+    }
+
+    /// A rejection (`retry_after`) or a wait (until `retry_after`) decided without a round
+    /// trip at virtual time `t`.
+    fn decided_locally(&mut self, t: u64, caller: u32, is_wait: bool, retry_after: u128) {
+        let deadline = self.calls[caller as usize].deadline;
+        if !is_wait && retry_after == core::time::Duration::MAX.as_nanos() {
+            // More permits at once than a limit lowered since the call began.
+            self.above_lowered_limit(caller);
+            return;
+        }
+        if is_wait && retry_after > u128::from(deadline) {
+            self.report(Invariant::Deadline, Some(caller), || {
+                format!("waits until {retry_after}, past its deadline {deadline}")
+            });
+        }
+        self.local_decision(t, caller, (!is_wait).then_some(retry_after));
+    }
+
+    /// Told of a newer limit by the reply to `request`: the process adopts it (or a newer one
+    /// it learnt meanwhile) and makes the attempt again.
+    fn told_changed(&mut self, caller: u32, limit: u32, request: u32, reply: Option<ScriptReply>) {
+        self.calls[caller as usize].changes += 1;
+        let told = matches!(reply, Some(ScriptReply::Changed { .. }));
+        if !told || !self.changed_limits.contains(&limit) {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("decided the limit changed to {limit} on the reply {reply:?} of request {request}")
+            });
+        }
+    }
+
+    /// Whether `caller`, of `process`, ending `TooMany` or not is right: `TooMany` exactly when
+    /// it asks more than its limit, which, once the limit has changed, is whichever the process
+    /// had learnt: one of those stored, or the one it was configured with.
+    fn too_many_consistent(&self, caller: u32, process: u16, outcome: SharedOutcome) -> bool {
+        let weight = self.scenario.callers[caller as usize].weight;
+        let limit = self.scenario.configured(process).0;
+        let refused = outcome == SharedOutcome::TooMany;
+        match weight {
+            Weight::Units(n) if !self.changed_limits.is_empty() => {
+                (n > limit) == refused || self.changed_limits.iter().any(|&l| (n > l) == refused)
+            }
+            Weight::Units(n) => (n > limit) == refused,
+            Weight::One | Weight::Rest => !refused,
         }
     }
 
@@ -283,6 +310,24 @@ impl Checker<'_> {
         }
     }
 
+    /// `caller` sleeps until its reading `until`: as its last decision's wait planned.
+    pub(super) fn slept(&mut self, caller: u32, until: u64) {
+        self.checks.count(&[Invariant::Events, Invariant::Deadline]);
+        let call = &self.calls[caller as usize];
+        let deadline = call.deadline;
+        if !matches!(call.last, Some((DecisionDigest::Wait { until: planned }, _)) if planned == u128::from(until))
+        {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("sleeps until {until} without a wait decided for then")
+            });
+        }
+        if until > deadline {
+            self.report(Invariant::Deadline, Some(caller), || {
+                format!("sleeps until {until}, past its deadline {deadline} (local)")
+            });
+        }
+    }
+
     pub(super) fn finish(
         &mut self,
         caller: u32,
@@ -295,40 +340,13 @@ impl Checker<'_> {
         let process = self.process_of(caller);
         let call = &mut self.calls[caller as usize];
         call.finished = true;
-        let (start, deadline, last) = (call.start, call.deadline, call.last);
-        // One round trip past the deadline, and one more for each attempt made again because
-        // the limit had changed.
-        let timeout = u64::try_from(self.scenario.processes[process as usize].timeout.as_nanos())
-            .unwrap_or(u64::MAX)
-            .saturating_mul(1 + call.changes);
-        // A clock running fast skips readings: a timer fires at the first reading at or past
-        // its target, which may be a nanosecond past it.
-        let skip = u64::from(self.scenario.processes[process as usize].clock.ppm > 0);
-        if !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::Unfinished)
-            && local
-                > deadline
-                    .max(start)
-                    .saturating_add(timeout)
-                    .saturating_add(skip)
-        {
-            self.report(Invariant::Deadline, Some(caller), || {
-                format!("ended at {local}, past its deadline {deadline} and one timeout")
-            });
+        let last = call.last;
+        if !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::Unfinished) {
+            self.ended_in_time(caller, local);
         }
         let weight = self.scenario.callers[caller as usize].weight;
-        let limit = self.scenario.configured(process).0;
-        let too_many = matches!(weight, Weight::Units(n) if n > limit);
-        // Once the limit has changed, `TooMany` is decided by whichever limit the process had
-        // learnt: one of those stored, or the one it was configured with.
-        let changed = !self.changed_limits.is_empty();
-        let possible = |n: u32, above: bool| {
-            (n > limit) == above || self.changed_limits.iter().any(|&l| (n > l) == above)
-        };
-        let consistent = match (weight, outcome == SharedOutcome::TooMany) {
-            (Weight::Units(n), refused) if changed => possible(n, refused),
-            (_, refused) => refused == too_many,
-        };
-        if !consistent {
+        if !self.too_many_consistent(caller, process, outcome) {
+            let limit = self.scenario.configured(process).0;
             self.report(Invariant::Events, Some(caller), || {
                 format!("{weight:?} of a limit of {limit} ended {outcome:?}")
             });
@@ -410,6 +428,30 @@ impl Checker<'_> {
             });
         }
         self.slow_link_outcome(caller, outcome);
+    }
+
+    /// `caller`, ending at its reading `local`, ends by its deadline plus one round trip, and
+    /// one more for each attempt made again because the limit had changed.
+    fn ended_in_time(&mut self, caller: u32, local: u64) {
+        let process = &self.scenario.processes[self.process_of(caller) as usize];
+        let call = &self.calls[caller as usize];
+        let (start, deadline) = (call.start, call.deadline);
+        let timeout = u64::try_from(process.timeout.as_nanos())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(1 + call.changes);
+        // A clock running fast skips readings: a timer fires at the first reading at or past
+        // its target, which may be a nanosecond past it.
+        let skip = u64::from(process.clock.ppm > 0);
+        if local
+            > deadline
+                .max(start)
+                .saturating_add(timeout)
+                .saturating_add(skip)
+        {
+            self.report(Invariant::Deadline, Some(caller), || {
+                format!("ended at {local}, past its deadline {deadline} and one timeout")
+            });
+        }
     }
 
     /// A local rejection of more permits at once than the limit in force, which was lowered

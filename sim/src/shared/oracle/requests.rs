@@ -72,15 +72,13 @@ impl Checker<'_> {
             }
         };
         let parsed = ScriptReply::parse(&values);
-        if let Expect::Changed(stored) = expect {
-            if !self.changed_reply(request, caller, grid, stored, parsed) {
-                // The server decided all the same: judged below by the limit in force.
-                if purpose != Purpose::Acquire {
-                    return;
-                }
-            } else {
-                return;
-            }
+        // An attempt that the server decided all the same is judged below by the limit in
+        // force.
+        if let Expect::Changed(stored) = expect
+            && (self.changed_reply(request, caller, grid, stored, parsed)
+                || purpose != Purpose::Acquire)
+        {
+            return;
         }
         let Some(caller) = caller.filter(|_| purpose == Purpose::Acquire) else {
             self.registration(grid, parsed, server_us);

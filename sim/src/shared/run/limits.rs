@@ -22,13 +22,10 @@ impl Sim<'_> {
             p.pending_changes.push(change);
             return;
         }
-        let call = match p.protocol.set_limit_call(spec.limit) {
-            Ok(call) => call,
-            Err(_) => {
-                // Zero, refused as at build: nothing is sent.
-                self.limit_set(change, LimitOutcome::Refused);
-                return;
-            }
+        let Ok(call) = p.protocol.set_limit_call(spec.limit) else {
+            // Zero, refused as at build: nothing is sent.
+            self.limit_set(change, LimitOutcome::Refused);
+            return;
         };
         let now = self.local(spec.process);
         let number = self.next_attempt;

@@ -66,34 +66,7 @@ impl Sim<'_> {
         match owner {
             Owner::Register(process) => self.registered(process, reply),
             Owner::Limit(change) => self.limit_replied(change, reply),
-            Owner::Batch(process, group) => {
-                let call = self.processes[process as usize]
-                    .batch
-                    .get(group as usize)
-                    .and_then(Option::as_ref)
-                    .map(|batch| Rc::clone(&batch.call));
-                let members = self.end_batch(process, group);
-                let first = request.unwrap_or(u32::MAX);
-                for (index, (caller, id)) in (0_usize..).zip(members.into_iter().zip(first..)) {
-                    if !self.member_waits(caller, id) {
-                        // Its caller gave up on it (timed out): the part comes too late.
-                        if request.is_some() {
-                            self.records.push(SharedRecord::Late {
-                                t: self.now,
-                                request: id,
-                            });
-                        }
-                        continue;
-                    }
-                    let part = match (reply, &call) {
-                        (Ok(values), Some(call)) => Ok(call.reply_for(values, index).to_vec()),
-                        (Ok(values), None) => Ok(values.clone()),
-                        (Err(cause), _) => Err(cause.clone()),
-                    };
-                    self.replied(Owner::Call(caller), &part, request.map(|_| id));
-                }
-                self.pump(process);
-            }
+            Owner::Batch(process, group) => self.batch_replied(process, group, reply, request),
             Owner::Call(caller) => {
                 let call = &self.calls[caller as usize];
                 let (process, key, deadline) = (call.process, call.key, call.deadline);
@@ -179,6 +152,43 @@ impl Sim<'_> {
                 self.conclude(caller, &decision, received);
             }
         }
+    }
+
+    /// Group `group` of `process`'s batch is over: each waiting member finishes with its part
+    /// of `reply` (of `request`, the group's first id), or the cause of its absence.
+    fn batch_replied(
+        &mut self,
+        process: u16,
+        group: u16,
+        reply: &Result<Vec<i64>, Unavailable>,
+        request: Option<u32>,
+    ) {
+        let call = self.processes[process as usize]
+            .batch
+            .get(group as usize)
+            .and_then(Option::as_ref)
+            .map(|batch| Rc::clone(&batch.call));
+        let members = self.end_batch(process, group);
+        let first = request.unwrap_or(u32::MAX);
+        for (index, (caller, id)) in (0_usize..).zip(members.into_iter().zip(first..)) {
+            if !self.member_waits(caller, id) {
+                // Its caller gave up on it (timed out): the part comes too late.
+                if request.is_some() {
+                    self.records.push(SharedRecord::Late {
+                        t: self.now,
+                        request: id,
+                    });
+                }
+                continue;
+            }
+            let part = match (reply, &call) {
+                (Ok(values), Some(call)) => Ok(call.reply_for(values, index).to_vec()),
+                (Ok(values), None) => Ok(values.clone()),
+                (Err(cause), _) => Err(cause.clone()),
+            };
+            self.replied(Owner::Call(caller), &part, request.map(|_| id));
+        }
+        self.pump(process);
     }
 
     /// The planted second command is done (or failed): the count's decision concludes.
