@@ -20,8 +20,9 @@
 //! - After state loss (a restart without persistence, a failover that lost writes, a counter
 //!   that expired and then found again by a server clock that stepped back), the model
 //!   forgets what the server forgot, and each window's permits granted to callers are bounded
-//!   by `limit` plus the permits granted earlier in that window that the server forgot
-//!   ([`Ledger`](fixed_window_spec::Ledger)), exactly.
+//!   by the limit in force at the last of them plus the permits granted earlier in that
+//!   window that the server forgot (the bound of the spec's
+//!   [`Ledger`](fixed_window_spec::Ledger), with the limit of each permit), exactly.
 //! - A local rejection is late only where the documentation allows it: after the server's
 //!   clock stepped forward or its state was lost since the reply it remembers.
 //! - A process whose registration failed has no limiter: until a registration succeeds, it

@@ -5,12 +5,19 @@
 //!
 //! A call goes as the production limiter's `acquire` loop does: `begin` an attempt (decided
 //! locally, or a script call to send); queue it on the process's connection, which, as the
-//! production client does, has one script call in flight at a time and sends everything
-//! queued when it returns (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH) attempts) as one call; send `EVALSHA`, and on
+//! production client does, has one batch in flight at a time and sends everything queued when
+//! it returns (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH) attempts) as one script
+//! call per group that can share one (those made under one version of the limit), the groups'
+//! calls together; send `EVALSHA`, and on
 //! `NOSCRIPT` `SCRIPT LOAD` then `EVALSHA` again, as redis-rs's script invocation does, the
 //! whole round trip bounded by the timeout; `finish` each attempt of the batch with its part
 //! of the reply or the cause of its absence; `conclude` it into a result and event, or a
-//! sleep through the process's clock followed by another attempt.
+//! sleep through the process's clock followed by another attempt. An attempt told the limit
+//! changed is made again at once under the limit adopted, at most three times in a row.
+//!
+//! Processes change the limit as the scenario says ([`set_limit`](Sim::set_limit)): a script
+//! call of its own on the process's connection, bounded by the timeout, whose answer the
+//! process adopts.
 //!
 //! Processes register (the limiter's `connect`) before their callers begin. A caller that
 //! arrives during its process's first registration waits for it. A process whose
