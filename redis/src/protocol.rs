@@ -1276,8 +1276,29 @@ impl Protocol {
     /// [`finish_n`](Protocol::finish_n) for an attempt sent under version `version` of the
     /// limit ([`ScriptCall::limit_version`]): a full window is remembered only if that is
     /// still the version in effect (a reply decided under a limit since changed says nothing
-    /// of the window under the new one).
-    pub(crate) fn finish_at(
+    /// of the window under the new one). The production limiter finishes every attempt so;
+    /// a client driving the protocol itself, whose attempts may be in flight while a change
+    /// is adopted, does the same.
+    ///
+    /// # Examples
+    ///
+    /// A reply that the window is full, to an attempt sent before the process adopted version
+    /// 1 of the limit, is not remembered: under the new limit the window may have room.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Config, Decision, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// let t = Instant::ZERO;
+    /// protocol.limit_set(Ok(&[3, 2, 1, 0]))?;
+    /// let full = protocol.finish_at("k", 1, 0, (t, t, t), Ok(&[0, 400_000, 1_000, 0]));
+    /// assert!(matches!(full, Decision::Rejected { local: false, .. }));
+    /// assert_eq!(protocol.remembered(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn finish_at(
         &self,
         key: &str,
         n: u32,

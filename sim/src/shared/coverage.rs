@@ -1,13 +1,17 @@
 //! The features of a shared-limiter scenario's run: each kind of fault it injected, as its
 //! trace shows it happening, a process whose registration failed and later succeeded, a
-//! permit counted on a fixed origin, and calls of each weight ending as only they can.
+//! permit counted on a fixed origin, calls of each weight ending as only they can, and the
+//! changes of the limit.
 
-use crate::shared::record::{FaultRecord, Loss, ReplyDigest, SharedOutcome, SharedRecord};
+use crate::shared::record::{
+    DecisionDigest, FaultRecord, LimitOutcome, Loss, Purpose, ReplyDigest, SharedOutcome,
+    SharedRecord,
+};
 use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 15] = [
+pub const SHARED_FEATURES: [&str; 22] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -23,6 +27,13 @@ pub const SHARED_FEATURES: [&str; 15] = [
     "weighted_permit",
     "drained",
     "too_many",
+    "limit_lowered",
+    "limit_raised",
+    "limit_lowered_below_count",
+    "permit_after_limit_change",
+    "attempt_found_limit_changed",
+    "zero_limit_refused",
+    "limit_change_ran_unanswered",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -37,6 +48,14 @@ const fn bit(feature: usize) -> u32 {
 /// script counted a permit for processes configured with a fixed origin; `weighted_permit`
 /// when a call for two permits or more got them counted, `drained` when a drain ended with
 /// its window full, `too_many` when a call for more than the limit was refused.
+/// `limit_lowered` and `limit_raised` when the script stored a change of the limit below or
+/// above the one stored before, `limit_lowered_below_count` when it lowered the limit below
+/// the count of a key's current window (as far as the permits' replies tell it),
+/// `permit_after_limit_change` when the script counted a permit after a change,
+/// `attempt_found_limit_changed` when an attempt was told of a newer limit (and made again),
+/// `zero_limit_refused` when `set_limit(0)` was refused, `limit_change_ran_unanswered` when a
+/// `set_limit` ended `Unavailable` although the script had stored its change (its reply lost
+/// or late).
 ///
 /// # Examples
 ///
@@ -91,6 +110,109 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
             },
             _ => 0,
         };
+    }
+    if !scenario.limit_changes.is_empty() {
+        mask |= limit_features(scenario, run);
+    }
+    mask
+}
+
+/// What the script last said of a key's window: its start and (at least) the permits counted
+/// in it.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    start: u64,
+    used: u32,
+}
+
+/// The limit-change features of `run` (bits 15 to 21).
+fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
+    let mut mask = 0;
+    // Each request's purpose and caller, by id.
+    let mut requests: Vec<(Purpose, Option<u32>)> = Vec::new();
+    let mut limit = scenario.limit;
+    let mut changed = false;
+    let mut windows: Vec<Option<Window>> = vec![None; scenario.keys.len()];
+    // The changes whose script ran.
+    let mut ran: Vec<u32> = Vec::new();
+    for record in &run.records {
+        match record {
+            &SharedRecord::Sent {
+                request,
+                caller,
+                purpose,
+                change,
+                ..
+            } => {
+                let index = request as usize;
+                if requests.len() <= index {
+                    requests.resize(index + 1, (Purpose::Load, None));
+                }
+                // A change's requests name the change where callers' name the caller.
+                requests[index] = (purpose, caller.or(change));
+            }
+            &SharedRecord::Executed {
+                request,
+                server_us,
+                reply: ReplyDigest::Four { values },
+                ..
+            } => match requests.get(request as usize) {
+                Some(&(Purpose::Limit, change)) if values[0] == 3 => {
+                    ran.extend(change);
+                    let new = u32::try_from(values[1]).unwrap_or(0);
+                    mask |= match new.cmp(&limit) {
+                        core::cmp::Ordering::Less => bit(15),
+                        core::cmp::Ordering::Greater => bit(16),
+                        core::cmp::Ordering::Equal => 0,
+                    };
+                    let end = |w: &Window| w.start + scenario.period_us;
+                    if windows
+                        .iter()
+                        .flatten()
+                        .any(|w| server_us < end(w) && new < w.used)
+                    {
+                        mask |= bit(17);
+                    }
+                    limit = new;
+                    changed = true;
+                }
+                Some(&(Purpose::Acquire, Some(caller))) if values[0] == 1 => {
+                    if changed {
+                        mask |= bit(18);
+                    }
+                    let key = scenario.callers[caller as usize].key as usize;
+                    let remaining = u32::try_from(values[1]).unwrap_or(0);
+                    let start = u64::try_from(values[3]).unwrap_or(0);
+                    windows[key] = Some(Window {
+                        start,
+                        used: limit.saturating_sub(remaining),
+                    });
+                }
+                _ => {}
+            },
+            SharedRecord::Decided {
+                decision: DecisionDigest::LimitChanged { .. },
+                ..
+            } => mask |= bit(19),
+            SharedRecord::LimitSet {
+                outcome: LimitOutcome::Refused,
+                ..
+            } => mask |= bit(20),
+            SharedRecord::LimitSet {
+                change,
+                outcome: LimitOutcome::Unavailable,
+                ..
+            } if ran.contains(change) => mask |= bit(21),
+            SharedRecord::Fault {
+                fault: FaultRecord::Restart { .. },
+                ..
+            } => {
+                // The stored limit and the counters are gone.
+                limit = scenario.limit;
+                windows.fill(None);
+            }
+            _ => {}
+        }
     }
     mask
 }

@@ -19,7 +19,7 @@
 //! - [`SharedScenario`]: the shared limit, the [`ProcessSpec`]s (clock [`ProcessClock`],
 //!   connection [`Link`], perhaps slower than the timeout ([`ProcessSpec::slow_link`]),
 //!   configuration, perhaps a [`Misconfiguration`]), the [`SharedCaller`]s and their keys
-//!   ([`KeyMode`]), the [`Faults`] ([`Fault`]).
+//!   ([`KeyMode`]), the [`Faults`] ([`Fault`]), the changes of the limit ([`LimitChange`]).
 //!
 //! Running
 //! - [`run_shared`]: one scenario, with the real limiter or a planted bug ([`SharedPlantedBug`]);
@@ -47,13 +47,15 @@ mod planted;
 pub use crate::shared::planted::{SharedPlantedBug, UnknownSharedPlantedBug};
 mod record;
 pub use crate::shared::record::{
-    DecisionDigest, EventDigest, FaultRecord, Loss, Purpose, ReplyDigest, SharedOutcome,
-    SharedRecord,
+    DecisionDigest, EventDigest, FaultRecord, LimitOutcome, Loss, Purpose, ReplyDigest,
+    SharedOutcome, SharedRecord,
 };
 mod run;
 pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, TIME_KEY, run_shared};
 mod process;
 pub use crate::shared::process::{Link, Misconfiguration, ProcessClock, ProcessSpec};
+mod limit_changes;
+pub use crate::shared::limit_changes::LimitChange;
 mod scenario;
 pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScenario, Weight};
 mod oracle;

@@ -20,8 +20,9 @@
 //! - After state loss (a restart without persistence, a failover that lost writes, a counter
 //!   that expired and then found again by a server clock that stepped back), the model
 //!   forgets what the server forgot, and each window's permits granted to callers are bounded
-//!   by `limit` plus the permits granted earlier in that window that the server forgot
-//!   ([`Ledger`](fixed_window_spec::Ledger)), exactly.
+//!   by the limit in force at the last of them plus the permits granted earlier in that
+//!   window that the server forgot (the bound of the spec's
+//!   [`Ledger`](fixed_window_spec::Ledger), with the limit of each permit), exactly.
 //! - A local rejection is late only where the documentation allows it: after the server's
 //!   clock stepped forward or its state was lost since the reply it remembers.
 //! - A process whose registration failed has no limiter: until a registration succeeds, it
@@ -29,6 +30,15 @@
 //!   touched the registration. A process whose link is slower than its timeout is such a
 //!   process for the whole run: it never registers, and every call it answers is
 //!   `Unavailable` (failing closed) or a permit counted nowhere (failing open).
+//!
+//! Changes of the limit: the model stores the configuration with its version, as the rule
+//! says the server does. A change that ran is in force from that server instant, for the
+//! windows' counts as they are; an attempt carrying an older version must be answered
+//! "changed" and count nothing; every permit must fit the limit in force when the script
+//! decided it, counting what the window holds, and each window's permits granted to callers
+//! are bounded by the limit in force at the last of them plus what the server forgot. A change
+//! whose reply was lost is judged by what the server did: the trace says whether it ran.
+//! Failovers that undo a change restore the configuration before it.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -41,6 +51,7 @@ use crate::shared::scenario::SharedScenario;
 
 mod calls;
 mod end;
+mod limits;
 mod requests;
 mod windows;
 
@@ -74,6 +85,20 @@ struct RequestInfo {
     counted: Option<Counted>,
     /// Lost, late, refused or reset: a fault touched it.
     faulted: bool,
+    /// The limit and version of the limit it carries.
+    carried: (u32, u32),
+    /// The change of the limit it is for, if it is for one.
+    change: Option<u32>,
+}
+
+/// The configuration the model says the server stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stored {
+    limit: u32,
+    /// In microseconds.
+    period: u64,
+    /// 0 until the limit is changed.
+    version: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -87,8 +112,8 @@ struct Counted {
 /// One entry of a window's ledger, in server order.
 #[derive(Debug, Clone, Copy)]
 enum LedgerOp {
-    /// The server counted the permit of this request.
-    Grant(u32),
+    /// The server counted the permit of this request, under this limit in force.
+    Grant(u32, u32),
     /// The server forgot the permit of this request.
     Forget(u32),
 }
@@ -106,6 +131,8 @@ struct CallInfo {
     last: Option<(DecisionDigest, Option<u32>)>,
     /// Requests of this call the server counted.
     counted: Vec<u32>,
+    /// Attempts it made again because the limit had changed: each a round trip more.
+    changes: u64,
 }
 
 /// What a process remembers about a key: the reply it remembered it full by.
@@ -148,11 +175,21 @@ struct Checker<'s> {
     /// (a late reply comes after): the caller, the requests, whether it failed open.
     failed: Vec<(u32, Vec<u32>, bool, usize)>,
     granted: Vec<bool>,
-    /// The configuration the server stores in this epoch (limit, period in µs): that of the
-    /// process whose script run found none.
-    stored: Option<(u32, u64)>,
-    /// Each epoch's stored limit, for its ledgers.
-    limits: BTreeMap<u32, u32>,
+    /// The configuration the server stores in this epoch: that of the process whose script
+    /// run found none, then as changes of the limit (and processes knowing a newer version
+    /// than a configuration stored anew) wrote it.
+    stored: Option<Stored>,
+    /// This epoch's writes of the configuration, in order: the request and what it replaced
+    /// (which a failover undoing it restores).
+    config_writes: Vec<(u32, Option<Stored>)>,
+    /// The last time the stored limit was raised: a process remembering a window full from
+    /// before it may go on rejecting it locally.
+    last_raise: Option<u64>,
+    /// Every limit stored by a change (versions above 0), in order.
+    changed_limits: Vec<u32>,
+    /// Changes of the limit that ended `Unavailable`, checked for a fault when the trace has
+    /// ended: the change and the record.
+    failed_changes: Vec<(u32, usize)>,
     /// Per process, whether its latest registration run was accepted.
     registration_accepted: Vec<Option<bool>>,
     /// Processes refused at registration.
@@ -224,7 +261,10 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         failed: Vec::new(),
         granted: Vec::new(),
         stored: None,
-        limits: BTreeMap::new(),
+        config_writes: Vec::new(),
+        last_raise: None,
+        changed_limits: Vec::new(),
+        failed_changes: Vec::new(),
         registration_accepted: vec![None; scenario.processes.len()],
         refused_processes: vec![false; scenario.processes.len()],
         started_processes: vec![false; scenario.processes.len()],
@@ -267,7 +307,8 @@ impl Checker<'_> {
 
     /// The stored limit (the shared one before anything is stored).
     fn limit(&self) -> u32 {
-        self.stored.map_or(self.scenario.limit, |(limit, _)| limit)
+        self.stored
+            .map_or(self.scenario.limit, |stored| stored.limit)
     }
 
     fn request(&mut self, request: u32) -> &mut RequestInfo {
@@ -296,8 +337,17 @@ impl Checker<'_> {
                 caller,
                 process,
                 purpose,
+                limit,
+                version,
+                change,
                 ..
-            } => self.sent(request, caller, process, purpose),
+            } => self.sent(
+                request,
+                (caller, change),
+                process,
+                purpose,
+                (limit, version),
+            ),
             &SharedRecord::Executed {
                 t,
                 request,
@@ -311,7 +361,7 @@ impl Checker<'_> {
                 info.faulted |= matches!(reply, ReplyDigest::Error { noscript: true });
                 if ran_script {
                     info.reply = Some(reply);
-                    self.executed(request, server_us, reply);
+                    self.executed(t, request, server_us, reply);
                 }
             }
             SharedRecord::Refused { request, what, .. } => {
@@ -347,22 +397,7 @@ impl Checker<'_> {
                 request,
                 decision,
             } => self.decided(t, caller, local, at, request, decision),
-            &SharedRecord::Sleep { caller, until, .. } => {
-                self.checks.count(&[Invariant::Events, Invariant::Deadline]);
-                let call = &self.calls[caller as usize];
-                let deadline = call.deadline;
-                if !matches!(call.last, Some((DecisionDigest::Wait { until: planned }, _)) if planned == u128::from(until))
-                {
-                    self.report(Invariant::Events, Some(caller), || {
-                        format!("sleeps until {until} without a wait decided for then")
-                    });
-                }
-                if until > deadline {
-                    self.report(Invariant::Deadline, Some(caller), || {
-                        format!("sleeps until {until}, past its deadline {deadline} (local)")
-                    });
-                }
-            }
+            &SharedRecord::Sleep { caller, until, .. } => self.slept(caller, until),
             &SharedRecord::Finish {
                 caller,
                 local,
@@ -370,6 +405,12 @@ impl Checker<'_> {
                 event,
                 ..
             } => self.finish(caller, local, outcome, event),
+            &SharedRecord::LimitSet {
+                change,
+                limit,
+                outcome,
+                ..
+            } => self.limit_set(change, limit, outcome),
             SharedRecord::Fault { t, fault } => self.fault(*t, fault),
             SharedRecord::Keyspace { keys, .. } => self.keyspace(keys),
         }

@@ -47,11 +47,20 @@ pub enum SharedPlantedBug {
     /// A fixed origin ignored: the first process stores its own time as the origin, as if
     /// none were configured.
     FixedOriginIgnored,
+    /// A change of the limit taken for the start of a window: each counter is stamped with
+    /// the version of the limit it was counted under, and an attempt under a newer version
+    /// takes a counter of an older one for a window past, counting afresh. The current
+    /// window's count is lost at every change, so it grants its new limit on top of it.
+    LimitChangeAppliedToPastWindow,
+    /// The version check skipped: the script decides an attempt of a process still holding
+    /// an older limit under that limit instead of telling it the new one. A process with the
+    /// old settings counts by them, silently (over the limit, if the change lowered it).
+    OldLimitAfterChange,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 12] = [
+    pub const ALL: [SharedPlantedBug; 14] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -64,6 +73,8 @@ impl SharedPlantedBug {
         SharedPlantedBug::WeightCountedAsOne,
         SharedPlantedBug::DrainLeavesOne,
         SharedPlantedBug::FixedOriginIgnored,
+        SharedPlantedBug::LimitChangeAppliedToPastWindow,
+        SharedPlantedBug::OldLimitAfterChange,
     ];
 
     /// Its name on the command line.
@@ -81,6 +92,10 @@ impl SharedPlantedBug {
             SharedPlantedBug::WeightCountedAsOne => "weight-counted-as-one",
             SharedPlantedBug::DrainLeavesOne => "drain-leaves-one",
             SharedPlantedBug::FixedOriginIgnored => "fixed-origin-ignored",
+            SharedPlantedBug::LimitChangeAppliedToPastWindow => {
+                "limit-change-applied-to-past-window"
+            }
+            SharedPlantedBug::OldLimitAfterChange => "old-limit-after-change",
         }
     }
 
@@ -95,6 +110,8 @@ impl SharedPlantedBug {
             SharedPlantedBug::WeightCountedAsOne => &WEIGHT_COUNTED_AS_ONE,
             SharedPlantedBug::DrainLeavesOne => &DRAIN_LEAVES_ONE,
             SharedPlantedBug::FixedOriginIgnored => &FIXED_ORIGIN_IGNORED,
+            SharedPlantedBug::LimitChangeAppliedToPastWindow => &LIMIT_CHANGE_PAST_WINDOW,
+            SharedPlantedBug::OldLimitAfterChange => &OLD_LIMIT_AFTER_CHANGE,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -215,6 +232,46 @@ static DRAIN_LEAVES_ONE: LazyLock<&'static str> = LazyLock::new(|| {
 
 static FIXED_ORIGIN_IGNORED: LazyLock<&'static str> =
     LazyLock::new(|| variant(&[("  origin = origin or now\n", "  origin = now\n")]));
+
+static LIMIT_CHANGE_PAST_WINDOW: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[
+        (
+            "local tail = ''\n",
+            "local tail = ''\nlocal stamp = (not count and known > 0) and ('|' .. ARGV[8]) or ''\n",
+        ),
+        (
+            "  local state = redis.call('GET', key)\n",
+            "  local state = redis.call('GET', key)
+  if state then
+    local bar = string.find(state, '|', 1, true)
+    if (bar and string.sub(state, bar) or '') ~= stamp then
+      state = nil
+    elseif bar then
+      state = string.sub(state, 1, bar - 1)
+    end
+  end\n",
+        ),
+        (
+            "string.format('%x:%x', start, used) .. tail, 'PX', ttl)",
+            "string.format('%x:%x', start, used) .. tail .. stamp, 'PX', ttl)",
+        ),
+        (
+            "string.format('%s%x', prefix, used) .. tail, 'KEEPTTL')",
+            "string.format('%s%x', prefix, used) .. tail .. stamp, 'KEEPTTL')",
+        ),
+    ])
+});
+
+static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "  if v > known then
+    -- The limit was changed since this process learnt it: it adopts the stored one and
+    -- tries again.
+    return { 3, l, v, o }
+  end\n",
+        "",
+    )])
+});
 
 impl fmt::Display for SharedPlantedBug {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

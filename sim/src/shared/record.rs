@@ -20,6 +20,8 @@ pub enum Purpose {
     Load,
     /// A planted client's second command (sets a counter's expiry).
     Expire,
+    /// A process changes the shared limit (`set_limit`).
+    Limit,
 }
 
 /// A script reply as the trace keeps it.
@@ -90,8 +92,8 @@ pub enum DecisionDigest {
     },
     /// The server holds another configuration.
     Conflict,
-    /// The limit was changed through the server; the attempt is made again under it. (The
-    /// simulated processes never change it.)
+    /// The limit was changed through the server since the attempt's process learnt it: the
+    /// process adopts it and makes the attempt again under it (at most three times).
     LimitChanged {
         /// The limit now in effect.
         limit: u32,
@@ -133,6 +135,25 @@ pub enum SharedOutcome {
     Crashed,
     /// The run ended (its event budget ran out) before the call did.
     Unfinished,
+}
+
+/// How a process's `set_limit` ended, as its result says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum LimitOutcome {
+    /// `Ok`: the limit the process has in force afterwards.
+    Set {
+        /// Its limit afterwards.
+        limit: u32,
+    },
+    /// `Config`: a limit of 0, refused before anything was sent.
+    Refused,
+    /// `Conflict`: the server holds another period.
+    Conflict,
+    /// `Unavailable`: no answer; the limit may or may not have changed.
+    Unavailable,
+    /// The process crashed before it ended (or before it had a limiter to call).
+    Crashed,
 }
 
 /// The event listeners got with a call's result.
@@ -272,6 +293,14 @@ pub enum SharedRecord {
         process: u16,
         /// What it asks.
         purpose: Purpose,
+        /// The limit the call carries: the one its process has in force, or for a change of
+        /// the limit the one asked (0 for a `SCRIPT LOAD`).
+        limit: u32,
+        /// The version of the limit its process knows (0: the configured limit).
+        version: u32,
+        /// The change of the limit it is for (an index into the scenario's), if it is for one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        change: Option<u32>,
     },
     /// The server executed a request.
     Executed {
@@ -372,6 +401,20 @@ pub enum SharedRecord {
         outcome: SharedOutcome,
         /// The event its listeners got.
         event: EventDigest,
+    },
+    /// A process's `set_limit` ended.
+    LimitSet {
+        /// Virtual time.
+        t: u64,
+        /// The change, an index into the scenario's
+        /// [`limit_changes`](crate::shared::SharedScenario::limit_changes).
+        change: u32,
+        /// The process.
+        process: u16,
+        /// The limit asked.
+        limit: u32,
+        /// Its result.
+        outcome: LimitOutcome,
     },
     /// A fault.
     Fault {

@@ -5,12 +5,19 @@
 //!
 //! A call goes as the production limiter's `acquire` loop does: `begin` an attempt (decided
 //! locally, or a script call to send); queue it on the process's connection, which, as the
-//! production client does, has one script call in flight at a time and sends everything
-//! queued when it returns (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH) attempts) as one call; send `EVALSHA`, and on
+//! production client does, has one batch in flight at a time and sends everything queued when
+//! it returns (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH) attempts) as one script
+//! call per group that can share one (those made under one version of the limit), the groups'
+//! calls together; send `EVALSHA`, and on
 //! `NOSCRIPT` `SCRIPT LOAD` then `EVALSHA` again, as redis-rs's script invocation does, the
 //! whole round trip bounded by the timeout; `finish` each attempt of the batch with its part
 //! of the reply or the cause of its absence; `conclude` it into a result and event, or a
-//! sleep through the process's clock followed by another attempt.
+//! sleep through the process's clock followed by another attempt. An attempt told the limit
+//! changed is made again at once under the limit adopted, at most three times in a row.
+//!
+//! Processes change the limit as the scenario says ([`set_limit`](Sim::set_limit)): a script
+//! call of its own on the process's connection, bounded by the timeout, whose answer the
+//! process adopts.
 //!
 //! Processes register (the limiter's `connect`) before their callers begin. A caller that
 //! arrives during its process's first registration waits for it. A process whose
@@ -48,6 +55,7 @@ use crate::shared::server::{Command, Script, Server};
 mod calls;
 mod digest;
 mod faults;
+mod limits;
 mod replies;
 mod wire;
 
@@ -60,6 +68,10 @@ pub const TIME_KEY: &str = "sim:time";
 
 /// A process whose configuration the server refuses tries this many times, then stays down.
 const REFUSALS: u32 = 3;
+
+/// An attempt that finds the limit changed is made again at most this many times in a row,
+/// as the limiter's attempt loop does.
+const CHANGE_RETRIES: u32 = 3;
 
 /// The backoff between failed registrations of a process that cannot reach the server
 /// doubles from the timeout until it reaches 1,024 timeouts or this, whichever is longer (one
@@ -119,8 +131,10 @@ enum Owner {
     /// A caller's own request: only a planted client's second command.
     Call(u32),
     Register(u16),
-    /// The batch in flight on a process's connection.
-    Batch(u16),
+    /// A group of the batch in flight on a process's connection (its index in the batch).
+    Batch(u16, u16),
+    /// A change of the limit (its index in the scenario's).
+    Limit(u32),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -135,6 +149,8 @@ enum Event {
     Resume,
     /// A process whose registration failed tries again (if it is still the same incarnation).
     Register(u16, u32),
+    /// A process calls `set_limit` (the scenario's change of this index).
+    SetLimit(u32),
 }
 
 /// Where an attempt's round trip is.
@@ -180,6 +196,9 @@ struct CallState {
     attempt: Option<Attempt>,
     sleeps: u32,
     sleeping: Option<u32>,
+    /// Attempts made again in a row because the limit had changed (at most
+    /// [`CHANGE_RETRIES`]), since the call began or last woke.
+    changes: u32,
     done: bool,
 }
 
@@ -218,10 +237,15 @@ struct Process {
     refused: bool,
     /// Callers whose attempts wait for the next batch, in order.
     queued: Vec<u32>,
-    /// The batch in flight: one script call for the attempts of `members`.
-    batch: Option<Attempt>,
-    /// The callers of the batch in flight, in the order of its attempts.
-    members: Vec<u32>,
+    /// The batch in flight: one script call per group of attempts that can share one (on one
+    /// node, those made under one version of the limit), for the attempts of `members` of the
+    /// same index, sent together; `None` once answered. The next batch goes when every group
+    /// is answered.
+    batch: Vec<Option<Attempt>>,
+    /// Changes of the limit waiting for the process to have a limiter (registered), in order.
+    pending_changes: Vec<u32>,
+    /// The callers of each group of the batch in flight, in the order of its attempts.
+    members: Vec<Vec<u32>>,
 }
 
 #[derive(Debug)]
@@ -252,6 +276,8 @@ struct Sim<'s> {
     processes: Vec<Process>,
     calls: Vec<CallState>,
     requests: Vec<Request>,
+    /// Each change of the limit's round trip, while it is under way.
+    limit_calls: Vec<Option<Attempt>>,
     records: Vec<SharedRecord>,
     stats: SharedStats,
     script: Rc<Script>,
@@ -336,7 +362,8 @@ impl<'s> Sim<'s> {
                 unregistered: None,
                 refused: false,
                 queued: Vec::new(),
-                batch: None,
+                batch: Vec::new(),
+                pending_changes: Vec::new(),
                 members: Vec::new(),
             })
             .collect();
@@ -353,6 +380,7 @@ impl<'s> Sim<'s> {
                 attempt: None,
                 sleeps: 0,
                 sleeping: None,
+                changes: 0,
                 done: false,
             })
             .collect();
@@ -367,6 +395,9 @@ impl<'s> Sim<'s> {
         }
         for (index, &(t, _)) in (0_u32..).zip(&scenario.faults.planned) {
             planned.push((t, Event::Fault(index)));
+        }
+        for (index, change) in (0_u32..).zip(&scenario.limit_changes) {
+            planned.push((change.at, Event::SetLimit(index)));
         }
         planned.sort_by_key(|&(t, _)| t);
         for (t, event) in planned {
@@ -384,6 +415,7 @@ impl<'s> Sim<'s> {
             processes,
             calls,
             requests: Vec::new(),
+            limit_calls: vec![None; scenario.limit_changes.len()],
             records: Vec::with_capacity(scenario.callers.len() * 12),
             stats: SharedStats::default(),
             script: Rc::new(Script::new(
@@ -416,6 +448,7 @@ impl<'s> Sim<'s> {
                 Event::Wake(caller, sleep) => self.wake(caller, sleep),
                 Event::Fault(index) => self.fault(index),
                 Event::Resume => self.resume(),
+                Event::SetLimit(change) => self.set_limit(change),
                 Event::Register(process, generation) => {
                     let p = &self.processes[process as usize];
                     if p.up && !p.ready && p.generation == generation {

@@ -7,6 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::scenario::ScenarioId;
 use crate::shared::faults::{Faults, pick_faults};
+use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{Misconfiguration, ProcessSpec, pick_processes, slow_down};
 use crate::shared::server::SERVER_EPOCH_NS;
 
@@ -89,6 +90,8 @@ pub struct SharedScenario {
     /// microseconds on the server's clock: 0 is the Unix epoch (`Origin::UnixEpoch`), any
     /// other an instant (`Origin::At`). `None`: the first registration's.
     pub origin: Option<u64>,
+    /// The changes of the shared limit its processes make (`set_limit`), in order of time.
+    pub limit_changes: Vec<LimitChange>,
 }
 
 /// Scenarios have at most this many callers.
@@ -202,6 +205,9 @@ impl SharedScenario {
                 }
             }
         }
+        // Changes of the limit over the whole traffic (drawn before callers are cut, so a
+        // shrink keeps them as they were).
+        let limit_changes = pick_limit_changes(id.seed, limit, &processes, &callers);
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept
@@ -220,6 +226,7 @@ impl SharedScenario {
             faults,
             time_key,
             origin,
+            limit_changes,
         }
     }
 

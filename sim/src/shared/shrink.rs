@@ -1,10 +1,11 @@
-//! Shrinking a failing shared-limiter scenario: fewer faults, processes and callers, as long as
+//! Shrinking a failing shared-limiter scenario: fewer faults, limit changes, processes and
+//! callers, as long as
 //! the same rule still breaks. Greedy: each part is cut in halves, then one by one, and the
 //! passes repeat while any cut holds, within a bound on runs.
 //!
-//! The callers kept travel in the [`ScenarioId`] (as for the in-process limiter); the faults and
-//! processes kept, and whether packet loss stays, in a [`SharedCut`], written `p:0,2/f:1/l:0`,
-//! which `--cut` takes back.
+//! The callers kept travel in the [`ScenarioId`] (as for the in-process limiter); the faults,
+//! limit changes and processes kept, and whether packet loss stays, in a [`SharedCut`], written
+//! `p:0,2/f:1/s:0/l:0`, which `--cut` takes back.
 
 use core::fmt;
 use core::str::FromStr;
@@ -20,17 +21,19 @@ use crate::shared::scenario::SharedScenario;
 /// At most this many runs are spent shrinking one scenario.
 const MOST_RUNS: usize = 300;
 
-/// What a shrink kept of a scenario beyond its callers: the planned faults and the processes
-/// (by their indices in the whole scenario), and whether requests and replies are still lost.
+/// What a shrink kept of a scenario beyond its callers: the planned faults, the changes of the
+/// limit and the processes (by their indices in the whole scenario), and whether requests and
+/// replies are still lost.
 ///
 /// # Examples
 ///
 /// ```
 /// use fixed_window_sim::shared::SharedCut;
 ///
-/// let cut: SharedCut = "p:0,2/f:1/l:0".parse()?;
+/// let cut: SharedCut = "p:0,2/f:1/s:0/l:0".parse()?;
 /// assert_eq!(cut.processes.as_deref(), Some(&[0, 2][..]));
-/// assert_eq!(cut.to_string(), "p:0,2/f:1/l:0");
+/// assert_eq!(cut.limit_changes.as_deref(), Some(&[0][..]));
+/// assert_eq!(cut.to_string(), "p:0,2/f:1/s:0/l:0");
 /// assert!("p:x".parse::<SharedCut>().is_err());
 /// # Ok::<(), String>(())
 /// ```
@@ -40,6 +43,8 @@ pub struct SharedCut {
     pub processes: Option<Vec<u16>>,
     /// The planned faults kept; `None` keeps them all.
     pub faults: Option<Vec<u32>>,
+    /// The changes of the limit kept; `None` keeps them all.
+    pub limit_changes: Option<Vec<u32>>,
     /// Whether requests and replies are no longer lost.
     pub no_loss: bool,
 }
@@ -47,7 +52,10 @@ pub struct SharedCut {
 impl SharedCut {
     /// Whether it cuts nothing.
     pub fn is_empty(&self) -> bool {
-        self.processes.is_none() && self.faults.is_none() && !self.no_loss
+        self.processes.is_none()
+            && self.faults.is_none()
+            && self.limit_changes.is_none()
+            && !self.no_loss
     }
 
     /// The scenario `id` names, cut.
@@ -59,11 +67,17 @@ impl SharedCut {
     /// use fixed_window_sim::shared::{SharedCut, SharedScenario};
     ///
     /// let id = ScenarioId::seed(5);
-    /// let cut = SharedCut { processes: Some(vec![0]), faults: Some(vec![]), no_loss: true };
+    /// let cut = SharedCut {
+    ///     processes: Some(vec![0]),
+    ///     faults: Some(vec![]),
+    ///     limit_changes: Some(vec![]),
+    ///     no_loss: true,
+    /// };
     /// let scenario = cut.scenario(&id);
     /// assert_eq!(scenario.processes.len(), 1);
     /// assert!(scenario.faults.healthy());
     /// assert!(scenario.callers.iter().all(|c| c.process == 0));
+    /// assert!(scenario.limit_changes.is_empty());
     /// ```
     pub fn scenario(&self, id: &ScenarioId) -> SharedScenario {
         let mut scenario = SharedScenario::generate(id);
@@ -73,6 +87,14 @@ impl SharedCut {
                 .zip(planned)
                 .filter(|(i, _)| kept.contains(i))
                 .map(|(_, fault)| fault)
+                .collect();
+        }
+        if let Some(kept) = &self.limit_changes {
+            let changes = std::mem::take(&mut scenario.limit_changes);
+            scenario.limit_changes = (0_u32..)
+                .zip(changes)
+                .filter(|(i, _)| kept.contains(i))
+                .map(|(_, change)| change)
                 .collect();
         }
         if self.no_loss {
@@ -109,6 +131,12 @@ impl SharedCut {
                         }),
                     _ => true,
                 });
+            scenario.limit_changes.retain_mut(|change| {
+                new_index(change.process).is_some_and(|p| {
+                    change.process = p;
+                    true
+                })
+            });
         }
         scenario
     }
@@ -140,6 +168,10 @@ impl fmt::Display for SharedCut {
             part(f, "f")?;
             write_list(f, faults)?;
         }
+        if let Some(changes) = &self.limit_changes {
+            part(f, "s")?;
+            write_list(f, changes)?;
+        }
         if self.no_loss {
             part(f, "l")?;
             f.write_str("0")?;
@@ -159,13 +191,14 @@ impl FromStr for SharedCut {
     type Err = String;
 
     fn from_str(s: &str) -> Result<SharedCut, String> {
-        let invalid = || format!("invalid cut `{s}`: expected e.g. p:0,2/f:1/l:0");
+        let invalid = || format!("invalid cut `{s}`: expected e.g. p:0,2/f:1/s:0/l:0");
         let mut cut = SharedCut::default();
         for part in s.split('/').filter(|part| !part.is_empty()) {
             let (tag, value) = part.split_once(':').ok_or_else(invalid)?;
             match tag {
                 "p" => cut.processes = Some(parse_list(value).ok_or_else(invalid)?),
                 "f" => cut.faults = Some(parse_list(value).ok_or_else(invalid)?),
+                "s" => cut.limit_changes = Some(parse_list(value).ok_or_else(invalid)?),
                 "l" if value == "0" => cut.no_loss = true,
                 _ => return Err(invalid()),
             }
@@ -227,6 +260,7 @@ pub fn shrink_shared(
     let mut cut = SharedCut {
         processes: Some((0..u16::try_from(whole.processes.len()).unwrap_or(0)).collect()),
         faults: Some((0..u32::try_from(whole.faults.planned.len()).unwrap_or(0)).collect()),
+        limit_changes: Some((0..u32::try_from(whole.limit_changes.len()).unwrap_or(0)).collect()),
         no_loss: false,
     };
     if !fails(&callers, &cut) {
@@ -247,6 +281,14 @@ pub fn shrink_shared(
         cut.faults = Some(reduce(faults, |kept| {
             let fewer = SharedCut {
                 faults: Some(kept.to_vec()),
+                ..cut.clone()
+            };
+            fails(&callers, &fewer)
+        }));
+        let changes = cut.limit_changes.clone().unwrap_or_default();
+        cut.limit_changes = Some(reduce(changes, |kept| {
+            let fewer = SharedCut {
+                limit_changes: Some(kept.to_vec()),
                 ..cut.clone()
             };
             fails(&callers, &fewer)

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::shared::limit_changes::LimitChange;
 use crate::shared::run::SharedRun;
 use crate::shared::scenario::SharedScenario;
 
@@ -31,6 +32,8 @@ struct Header<'a> {
     misconfigured: Vec<usize>,
     /// The processes whose link is slower than their timeout.
     slow_links: Vec<usize>,
+    /// The changes of the limit the processes make.
+    limit_changes: &'a [LimitChange],
 }
 
 /// Writes `run` of `scenario` (with the planted bug named `planted`, if any) to `out`.
@@ -79,6 +82,7 @@ pub fn write_shared_trace(
         slow_links: (0..scenario.processes.len())
             .filter(|&p| scenario.processes[p].slow_link())
             .collect(),
+        limit_changes: &scenario.limit_changes,
     };
     serde_json::to_writer(&mut *out, &header)?;
     out.write_all(b"\n")?;

@@ -121,6 +121,28 @@ fn a_fixed_origin_ignored_is_caught() {
 }
 
 #[test]
+fn a_change_of_the_limit_taken_for_a_new_window_is_caught() {
+    // The window's count is lost at the change: it grants its new limit on top of it.
+    assert_caught(
+        SharedPlantedBug::LimitChangeAppliedToPastWindow,
+        Invariant::WindowLimit,
+    );
+}
+
+#[test]
+fn an_old_limit_counted_after_a_change_is_caught() {
+    // Decided instead of told the new limit, and over a lowered limit: a silent over-count.
+    assert_caught(
+        SharedPlantedBug::OldLimitAfterChange,
+        Invariant::Configuration,
+    );
+    assert_caught(
+        SharedPlantedBug::OldLimitAfterChange,
+        Invariant::WindowLimit,
+    );
+}
+
+#[test]
 fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fail_policy() {
     use fixed_window_redis::FailPolicy;
     let (mut slow, mut closed, mut open) = (0, 0, 0);
@@ -297,7 +319,7 @@ fn open_before_registration_is_caught_by_the_slow_link_rule() {
 
 #[test]
 fn a_process_configured_apart_is_refused_and_never_permitted() {
-    use fixed_window_sim::shared::{DecisionDigest, Fault};
+    use fixed_window_sim::shared::{DecisionDigest, Fault, Misconfiguration};
     let (mut refused, mut attempts_refused) = (0, 0);
     for seed in 0..PLANTED_SEEDS {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
@@ -336,7 +358,16 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
             .planned
             .iter()
             .any(|(_, f)| matches!(f, Fault::Restart { .. } | Fault::Failover { .. }));
-        if !state_lost {
+        // Once the limit is changed, a newer version of it supersedes any configured limit: a
+        // process configured apart only by its limit then registers, adopting the new one.
+        let superseded = scenario.limit_changes.iter().any(|c| c.limit > 0)
+            && apart.iter().any(|&p| {
+                matches!(
+                    scenario.processes[p as usize].misconfigured,
+                    Some(Misconfiguration::Limit(_))
+                )
+            });
+        if !state_lost && !superseded {
             // The shared configuration stays stored: the process apart never registers, and
             // none of its callers gets a permit counted on the server. The only calls it
             // answers are answered while its registration fails `Unavailable`, before the

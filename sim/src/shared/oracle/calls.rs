@@ -108,19 +108,59 @@ impl Checker<'_> {
                 None,
             ) => {
                 let is_wait = matches!(decision, DecisionDigest::Wait { .. });
-                if is_wait && retry_after > u128::from(deadline) {
-                    self.report(Invariant::Deadline, Some(caller), || {
-                        format!("waits until {retry_after}, past its deadline {deadline}")
-                    });
-                }
-                self.local_decision(t, caller, (!is_wait).then_some(retry_after));
+                self.decided_locally(t, caller, is_wait, retry_after);
             }
             (DecisionDigest::FailedOpen { .. } | DecisionDigest::Unavailable { .. }, _) => {
                 self.failed_decision(caller, decision, attempt);
             }
+            (DecisionDigest::LimitChanged { limit }, Some(request)) => {
+                self.told_changed(caller, limit, request, reply);
+            }
+            // Refused before sending: the call's weight is above the limit its process holds.
+            (DecisionDigest::TooMany { limit }, None) => self.above_lowered_limit(caller, limit),
             (other, request) => self.report(Invariant::Events, Some(caller), || {
                 format!("decided {other:?} (request {request:?})")
             }),
+        }
+    }
+
+    /// A rejection (`retry_after`) or a wait (until `retry_after`) decided without a round
+    /// trip at virtual time `t`.
+    fn decided_locally(&mut self, t: u64, caller: u32, is_wait: bool, retry_after: u128) {
+        let deadline = self.calls[caller as usize].deadline;
+        if is_wait && retry_after > u128::from(deadline) {
+            self.report(Invariant::Deadline, Some(caller), || {
+                format!("waits until {retry_after}, past its deadline {deadline}")
+            });
+        }
+        self.local_decision(t, caller, (!is_wait).then_some(retry_after));
+    }
+
+    /// Told of a newer limit by the reply to `request`: the process adopts it (or a newer one
+    /// it learnt meanwhile) and makes the attempt again.
+    fn told_changed(&mut self, caller: u32, limit: u32, request: u32, reply: Option<ScriptReply>) {
+        self.calls[caller as usize].changes += 1;
+        let told = matches!(reply, Some(ScriptReply::Changed { .. }));
+        if !told || !self.changed_limits.contains(&limit) {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("decided the limit changed to {limit} on the reply {reply:?} of request {request}")
+            });
+        }
+    }
+
+    /// Whether `caller`, of `process`, ending `TooMany` or not is right: `TooMany` exactly when
+    /// it asks more than its limit, which, once the limit has changed, is whichever the process
+    /// had learnt: one of those stored, or the one it was configured with.
+    fn too_many_consistent(&self, caller: u32, process: u16, outcome: SharedOutcome) -> bool {
+        let weight = self.scenario.callers[caller as usize].weight;
+        let limit = self.scenario.configured(process).0;
+        let refused = outcome == SharedOutcome::TooMany;
+        match weight {
+            Weight::Units(n) if !self.changed_limits.is_empty() => {
+                (n > limit) == refused || self.changed_limits.iter().any(|&l| (n > l) == refused)
+            }
+            Weight::Units(n) => (n > limit) == refused,
+            Weight::One | Weight::Rest => !refused,
         }
     }
 
@@ -220,8 +260,11 @@ impl Checker<'_> {
             });
             return;
         };
+        // A raise of the limit since the reply it remembers may have made room; the process
+        // learns it from its next round trip.
         if self
             .last_excuse
+            .max(self.last_raise)
             .is_some_and(|excuse| excuse >= source.ran_at)
         {
             return;
@@ -264,6 +307,24 @@ impl Checker<'_> {
         }
     }
 
+    /// `caller` sleeps until its reading `until`: as its last decision's wait planned.
+    pub(super) fn slept(&mut self, caller: u32, until: u64) {
+        self.checks.count(&[Invariant::Events, Invariant::Deadline]);
+        let call = &self.calls[caller as usize];
+        let deadline = call.deadline;
+        if !matches!(call.last, Some((DecisionDigest::Wait { until: planned }, _)) if planned == u128::from(until))
+        {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("sleeps until {until} without a wait decided for then")
+            });
+        }
+        if until > deadline {
+            self.report(Invariant::Deadline, Some(caller), || {
+                format!("sleeps until {until}, past its deadline {deadline} (local)")
+            });
+        }
+    }
+
     pub(super) fn finish(
         &mut self,
         caller: u32,
@@ -276,27 +337,13 @@ impl Checker<'_> {
         let process = self.process_of(caller);
         let call = &mut self.calls[caller as usize];
         call.finished = true;
-        let (start, deadline, last) = (call.start, call.deadline, call.last);
-        let timeout = u64::try_from(self.scenario.processes[process as usize].timeout.as_nanos())
-            .unwrap_or(u64::MAX);
-        // A clock running fast skips readings: a timer fires at the first reading at or past
-        // its target, which may be a nanosecond past it.
-        let skip = u64::from(self.scenario.processes[process as usize].clock.ppm > 0);
-        if !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::Unfinished)
-            && local
-                > deadline
-                    .max(start)
-                    .saturating_add(timeout)
-                    .saturating_add(skip)
-        {
-            self.report(Invariant::Deadline, Some(caller), || {
-                format!("ended at {local}, past its deadline {deadline} and one timeout")
-            });
+        let last = call.last;
+        if !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::Unfinished) {
+            self.ended_in_time(caller, local);
         }
         let weight = self.scenario.callers[caller as usize].weight;
-        let limit = self.scenario.configured(process).0;
-        let too_many = matches!(weight, Weight::Units(n) if n > limit);
-        if too_many != (outcome == SharedOutcome::TooMany) {
+        if !self.too_many_consistent(caller, process, outcome) {
+            let limit = self.scenario.configured(process).0;
             self.report(Invariant::Events, Some(caller), || {
                 format!("{weight:?} of a limit of {limit} ended {outcome:?}")
             });
@@ -339,8 +386,20 @@ impl Checker<'_> {
                 Some((DecisionDigest::Unavailable { .. }, _)),
             )
             | (SharedOutcome::Conflict, EventDigest::None, Some((DecisionDigest::Conflict, _)))
+            // The limit found changed again on each retry: the call fails.
+            | (
+                SharedOutcome::Unavailable,
+                EventDigest::None,
+                Some((DecisionDigest::LimitChanged { .. }, _)),
+            )
             | (SharedOutcome::Crashed, EventDigest::None, _)
-            | (SharedOutcome::TooMany, EventDigest::None, None) => true,
+            | (SharedOutcome::TooMany, EventDigest::None, None)
+            // Refused at an attempt after a lowering passed its weight.
+            | (
+                SharedOutcome::TooMany,
+                EventDigest::None,
+                Some((DecisionDigest::TooMany { .. }, None)),
+            ) => true,
             (
                 SharedOutcome::Rejected {
                     retry_after,
@@ -372,6 +431,44 @@ impl Checker<'_> {
             });
         }
         self.slow_link_outcome(caller, outcome);
+    }
+
+    /// `caller`, ending at its reading `local`, ends by its deadline plus one round trip, and
+    /// one more for each attempt made again because the limit had changed.
+    fn ended_in_time(&mut self, caller: u32, local: u64) {
+        let process = &self.scenario.processes[self.process_of(caller) as usize];
+        let call = &self.calls[caller as usize];
+        let (start, deadline) = (call.start, call.deadline);
+        let timeout = u64::try_from(process.timeout.as_nanos())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(1 + call.changes);
+        // A clock running fast skips readings: a timer fires at the first reading at or past
+        // its target, which may be a nanosecond past it.
+        let skip = u64::from(process.clock.ppm > 0);
+        if local
+            > deadline
+                .max(start)
+                .saturating_add(timeout)
+                .saturating_add(skip)
+        {
+            self.report(Invariant::Deadline, Some(caller), || {
+                format!("ended at {local}, past its deadline {deadline} and one timeout")
+            });
+        }
+    }
+
+    /// A refusal, before sending, of more permits at once than `limit`, the limit the process
+    /// holds: a lowering put it in force after the call began (the call was checked against
+    /// the limit then).
+    pub(super) fn above_lowered_limit(&mut self, caller: u32, limit: u32) {
+        let weight = self.scenario.callers[caller as usize].weight;
+        let lowered =
+            matches!(weight, Weight::Units(n) if n > limit) && self.changed_limits.contains(&limit);
+        if !lowered {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("{weight:?} refused as more than {limit}, which no change put in force")
+            });
+        }
     }
 
     /// A call of a process whose link is slower than its timeout: no answer from the server

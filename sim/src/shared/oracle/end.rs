@@ -2,7 +2,6 @@
 //! against the faults that explain them, and each window's permits against its ledger.
 
 use fixed_window_redis::EXPIRY_MARGIN_MILLIS;
-use fixed_window_spec::Ledger;
 
 use super::{Checker, LedgerOp, MOST_VIOLATIONS};
 use crate::oracle::{Invariant, Violation};
@@ -42,30 +41,25 @@ impl Checker<'_> {
             Invariant::Unavailable,
             Invariant::Liveness,
         ]);
-        // Each window's permits granted to callers, against limit plus what was forgotten.
+        // Each window's permits granted to callers, against the limit in force at the last of
+        // them plus what was forgotten.
         let ledgers = std::mem::take(&mut self.ledgers);
         for ((epoch, key, window), ops) in ledgers {
-            let limit = self
-                .limits
-                .get(&epoch)
-                .copied()
-                .unwrap_or(self.scenario.limit);
-            let mut ledger = Ledger::new(limit);
+            let (mut granted, mut forgotten) = (0_u64, 0_u64);
             for op in ops {
                 match op {
-                    LedgerOp::Grant(request) if self.is_granted(request) => {
-                        let units = self.units(request);
-                        if !(0..units).all(|_| ledger.grant(window)) {
-                            let (granted, allowed) = (ledger.granted(), ledger.allowed());
+                    LedgerOp::Grant(request, limit) if self.is_granted(request) => {
+                        granted += u64::from(self.units(request));
+                        if granted > u64::from(limit) + forgotten {
                             self.report(Invariant::WindowLimit, None, || {
-                                format!("{granted} permits granted in window {window} of key {key} (epoch {epoch}), more than limit {limit} plus the {} the server forgot", allowed - u64::from(limit))
+                                format!("{granted} permits granted in window {window} of key {key} (epoch {epoch}), more than the limit {limit} in force at the last of them plus the {forgotten} the server forgot")
                             });
                         }
                     }
                     LedgerOp::Forget(request) if self.is_granted(request) => {
-                        ledger.forget(window, u64::from(self.units(request)));
+                        forgotten += u64::from(self.units(request));
                     }
-                    LedgerOp::Grant(_) | LedgerOp::Forget(_) => {}
+                    LedgerOp::Grant(..) | LedgerOp::Forget(_) => {}
                 }
             }
         }
@@ -90,6 +84,7 @@ impl Checker<'_> {
                 }
             }
         }
+        self.check_failed_changes();
         if run.out_of_budget {
             self.report(Invariant::Liveness, None, || {
                 "the run used up its event budget".to_owned()

@@ -1,27 +1,30 @@
 //! What each request did at the server: sent, run by the script, refused; registrations.
 
-use core::num::NonZeroU128;
-
 use fixed_window_redis::ScriptReply;
 use fixed_window_spec::Grid;
 
+use super::limits::Expect;
 use super::{Checker, Run};
 use crate::oracle::Invariant;
 use crate::shared::record::{Purpose, ReplyDigest};
 
 impl Checker<'_> {
-    /// A request sent for `caller`'s attempt, or for `process` itself.
+    /// A request sent for `caller`'s attempt or a change of the limit (`for_what`), or for
+    /// `process` itself, carrying a limit and a version of it.
     pub(super) fn sent(
         &mut self,
         request: u32,
-        caller: Option<u32>,
+        (caller, change): (Option<u32>, Option<u32>),
         process: u16,
         purpose: Purpose,
+        carried: (u32, u32),
     ) {
         let info = self.request(request);
         info.caller = caller;
         info.process = process;
         info.purpose = Some(purpose);
+        info.carried = carried;
+        info.change = change;
         if let Some(caller) = caller {
             self.calls[caller as usize].attempt.push(request);
         } else if purpose == Purpose::Register {
@@ -31,29 +34,25 @@ impl Checker<'_> {
     }
 
     /// A script run on the server at `server_us`.
-    pub(super) fn executed(&mut self, request: u32, server_us: u64, reply: ReplyDigest) {
+    pub(super) fn executed(&mut self, t: u64, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
         let (caller, process, purpose) = (info.caller, info.process, info.purpose);
-        if !matches!(purpose, Some(Purpose::Register | Purpose::Acquire)) {
+        let Some(purpose) =
+            purpose.filter(|p| matches!(p, Purpose::Register | Purpose::Acquire | Purpose::Limit))
+        else {
             return;
-        }
+        };
         self.checks.count(&[Invariant::Script, Invariant::Events]);
-        // The script stores the configuration, with its time (or the fixed origin) as the
-        // origin, when absent.
-        let own = self.scenario.configured(process);
-        let stored = *self.stored.get_or_insert(own);
-        self.limits.insert(self.epoch, stored.0);
-        let period = NonZeroU128::new(u128::from(stored.1)).unwrap_or(NonZeroU128::MIN);
-        let grid = *self.grid.get_or_insert_with(|| {
-            Grid::new(
-                u128::from(self.scenario.origin.unwrap_or(server_us)),
-                period,
-            )
-        });
-        if purpose == Some(Purpose::Register) {
-            self.registration_accepted[process as usize] = Some(own == stored);
+        // What the server must do with the configuration it stores (storing it, with its time
+        // or the fixed origin as the origin, when absent).
+        let expect = self.configure(t, request, purpose, server_us);
+        let Some(grid) = self.grid else {
+            return;
+        };
+        if purpose == Purpose::Register {
+            self.registration_accepted[process as usize] = Some(expect != Expect::Refuse);
         }
-        if own != stored {
+        if expect == Expect::Refuse {
             self.refused(request, caller, server_us, reply);
             return;
         }
@@ -73,7 +72,15 @@ impl Checker<'_> {
             }
         };
         let parsed = ScriptReply::parse(&values);
-        let Some(caller) = caller.filter(|_| purpose == Some(Purpose::Acquire)) else {
+        // An attempt that the server decided all the same is judged below by the limit in
+        // force.
+        if let Expect::Changed(stored) = expect
+            && (self.changed_reply(request, caller, grid, stored, parsed)
+                || purpose != Purpose::Acquire)
+        {
+            return;
+        }
+        let Some(caller) = caller.filter(|_| purpose == Purpose::Acquire) else {
             self.registration(grid, parsed, server_us);
             return;
         };
@@ -104,7 +111,7 @@ impl Checker<'_> {
                 self.full_run(&run, retry_after, now, window_start);
             }
             other => self.report(Invariant::Events, Some(caller), || {
-                format!("an attempt answered {other:?}")
+                format!("an attempt answered {other:?}, carrying the version of the limit in force")
             }),
         }
     }
@@ -148,14 +155,14 @@ impl Checker<'_> {
         reply: ReplyDigest,
     ) {
         self.checks.count(&[Invariant::Configuration]);
-        let expected =
-            self.grid
-                .zip(self.stored)
-                .map(|(grid, (limit, period))| ScriptReply::Conflict {
-                    period,
-                    limit: u64::from(limit),
-                    origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
-                });
+        let expected = self
+            .grid
+            .zip(self.stored)
+            .map(|(grid, stored)| ScriptReply::Conflict {
+                period: stored.period,
+                limit: u64::from(stored.limit),
+                origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
+            });
         let got = match reply {
             ReplyDigest::Four { values } => ScriptReply::parse(&values),
             _ => None,

@@ -33,7 +33,16 @@ impl Checker<'_> {
             self.drained_run(run, remaining, window_start);
             return;
         };
-        match count.decide_n(&grid, limit, now, now, n) {
+        // A zero weight is permitted whatever the window holds, even past a lowered limit.
+        let decision = if n == 0 {
+            Decision::Permit {
+                index,
+                remaining: limit.saturating_sub(used),
+            }
+        } else {
+            count.decide_n(&grid, limit, now, now, n)
+        };
+        match decision {
             Decision::Permit {
                 remaining: model, ..
             } => {
@@ -82,7 +91,7 @@ impl Checker<'_> {
         self.ledgers
             .entry((epoch, key, index))
             .or_default()
-            .push(LedgerOp::Grant(request));
+            .push(LedgerOp::Grant(request, limit));
         let call = &mut self.calls[caller as usize];
         call.counted.push(request);
         if call.counted.len() > 1 {
@@ -157,9 +166,11 @@ impl Checker<'_> {
         let count = self.counts[key as usize].unwrap_or_default();
         let now = u128::from(server_us);
         let (index, _) = count.at(&grid, now);
-        let Some(n) = weight else {
+        let Some(n) = weight.filter(|&n| n > 0) else {
             self.report(Invariant::FalseRejection, Some(caller), || {
-                format!("a drain of window {index} of key {key} was refused as full")
+                format!(
+                    "a drain or a zero weight in window {index} of key {key} was refused as full"
+                )
             });
             return;
         };
@@ -268,6 +279,7 @@ impl Checker<'_> {
         }
         self.grid = None;
         self.stored = None;
+        self.config_writes.clear();
         self.epoch += 1;
     }
 
@@ -280,7 +292,7 @@ impl Checker<'_> {
             FaultRecord::Failover { undone, .. } => {
                 for (request, key) in undone {
                     if **key == *self.config_key {
-                        self.new_epoch();
+                        self.undo_config(t, *request);
                         continue;
                     }
                     let info = self

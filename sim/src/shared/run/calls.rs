@@ -43,7 +43,7 @@ impl Sim<'_> {
         let spec = self.scenario.callers[caller as usize];
         let process = spec.process;
         if let Weight::Units(n) = spec.weight
-            && n > self.scenario.configured(process).0
+            && n > self.processes[process as usize].protocol.limit()
         {
             // Refused before anything else, as `try_acquire_n` and `acquire_n` refuse it.
             self.start_call(caller);
@@ -159,11 +159,18 @@ impl Sim<'_> {
         }
     }
 
-    /// The batch in flight on `process`'s connection is over: its members, in order.
-    pub(super) fn end_batch(&mut self, process: u16) -> Vec<u32> {
+    /// Group `group` of the batch in flight on `process`'s connection is over: its members,
+    /// in order.
+    pub(super) fn end_batch(&mut self, process: u16, group: u16) -> Vec<u32> {
         let p = &mut self.processes[process as usize];
-        p.batch = None;
-        std::mem::take(&mut p.members)
+        let group = group as usize;
+        if let Some(slot) = p.batch.get_mut(group) {
+            *slot = None;
+        }
+        p.members
+            .get_mut(group)
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     pub(super) fn decided(
@@ -196,7 +203,7 @@ impl Sim<'_> {
                 Decision::Permitted { .. } | Decision::Rejected { .. } | Decision::Wait { .. } => {
                     SharedOutcome::Drained
                 }
-                // The simulated processes never change the limit: no attempt finds it changed.
+                // Found changed again on each retry: the call fails.
                 Decision::Unavailable(_)
                 | Decision::FailedOpen(_)
                 | Decision::LimitChanged { .. } => SharedOutcome::Unavailable,
@@ -229,8 +236,7 @@ impl Sim<'_> {
                 self.queue.push(wake, Event::Wake(caller, sleep));
             }
             Conclusion::Done { result, event } => {
-                let config = protocol.config();
-                let outcome = outcome(&result, config);
+                let outcome = outcome(&result, protocol.config(), protocol.limit());
                 let event = event_digest(event.as_ref());
                 self.finish_call(caller, outcome, event);
             }
@@ -243,6 +249,7 @@ impl Sim<'_> {
             return;
         }
         call.sleeping = None;
+        call.changes = 0;
         let process = call.process;
         let now = self.local(process);
         let call = &mut self.calls[caller as usize];

@@ -51,9 +51,12 @@ pub(super) fn decision_digest(decision: &Decision) -> DecisionDigest {
     }
 }
 
+/// The outcome of `result`, by a process configured with `config` whose limit in force is
+/// `limit` (what its errors report).
 pub(super) fn outcome(
     result: &Result<fixed_window_redis::SharedPermit, SharedError>,
     config: &Config,
+    limit_in_force: u32,
 ) -> SharedOutcome {
     match result {
         Ok(permit) => SharedOutcome::Permitted {
@@ -72,10 +75,16 @@ pub(super) fn outcome(
         })) => SharedOutcome::Rejected {
             retry_after: retry_after.as_nanos(),
             fields_match: *name == config.name()
-                && *limit == config.limit()
+                && *limit == limit_in_force
                 && *period == config.period()
                 && *max_wait == config.max_wait(),
         },
+        // A weight a lowering passed while the call waited, refused at its next attempt.
+        Err(SharedError::Limited(RateLimiterError::TooMany { name, limit, .. }))
+            if *name == config.name() && *limit == limit_in_force =>
+        {
+            SharedOutcome::TooMany
+        }
         Err(SharedError::Unavailable { .. }) => SharedOutcome::Unavailable,
         Err(SharedError::Conflict(_)) => SharedOutcome::Conflict,
         Err(_) => SharedOutcome::OtherError,

@@ -105,8 +105,17 @@ impl Sim<'_> {
         if let Some(attempt) = &p.registering {
             owners.push((Owner::Register(process), attempt.request));
         }
-        if let Some(attempt) = &p.batch {
-            owners.push((Owner::Batch(process), attempt.request));
+        for (group, attempt) in (0_u16..).zip(&p.batch) {
+            if let Some(attempt) = attempt {
+                owners.push((Owner::Batch(process, group), attempt.request));
+            }
+        }
+        for (change, spec) in (0_u32..).zip(&self.scenario.limit_changes) {
+            if spec.process == process
+                && let Some(attempt) = &self.limit_calls[change as usize]
+            {
+                owners.push((Owner::Limit(change), attempt.request));
+            }
         }
         for (caller, call) in (0_u32..).zip(&self.calls) {
             if call.process == process
@@ -140,9 +149,10 @@ impl Sim<'_> {
         p.protocol = Protocol::new(config(self.scenario, process as usize));
         p.queued.clear();
         p.members.clear();
-        if let Some(batch) = p.batch.take() {
+        for batch in std::mem::take(&mut p.batch).into_iter().flatten() {
             self.lose(batch.request, Loss::Crash);
         }
+        self.drop_changes(process);
         let mut victims = Vec::new();
         for (caller, call) in (0_u32..).zip(&self.calls) {
             if call.process == process && !call.done && (call.attempts > 0) {

@@ -6,17 +6,17 @@ use std::rc::Rc;
 
 use fixed_window_redis::{Decision, ScriptReply, SharedError, Unavailable, UnavailableKind};
 
-use super::{Event, MOST_BACKOFF, Owner, REFUSALS, Sim, Stage};
+use super::{CHANGE_RETRIES, Event, MOST_BACKOFF, Owner, REFUSALS, Sim, Stage};
 use crate::shared::planted::SharedPlantedBug;
 use crate::shared::record::{Purpose, SharedRecord};
 use crate::shared::server::Command;
 
 impl Sim<'_> {
     pub(super) fn failed(&mut self, owner: Owner, kind: UnavailableKind, message: &str) {
-        if let Owner::Batch(process) = owner {
-            // Whatever ends the batch's call without its reply is each waiting attempt's.
+        if let Owner::Batch(process, group) = owner {
+            // Whatever ends the group's call without its reply is each waiting attempt's.
             let first = self.attempt_of(owner).map_or(u32::MAX, |a| a.request);
-            let members = self.end_batch(process);
+            let members = self.end_batch(process, group);
             for (caller, id) in members.into_iter().zip(first..) {
                 if self.member_waits(caller, id) {
                     self.failed(Owner::Call(caller), kind, message);
@@ -65,33 +65,8 @@ impl Sim<'_> {
     ) {
         match owner {
             Owner::Register(process) => self.registered(process, reply),
-            Owner::Batch(process) => {
-                let call = self.processes[process as usize]
-                    .batch
-                    .as_ref()
-                    .map(|batch| Rc::clone(&batch.call));
-                let members = self.end_batch(process);
-                let first = request.unwrap_or(u32::MAX);
-                for (index, (caller, id)) in (0_usize..).zip(members.into_iter().zip(first..)) {
-                    if !self.member_waits(caller, id) {
-                        // Its caller gave up on it (timed out): the part comes too late.
-                        if request.is_some() {
-                            self.records.push(SharedRecord::Late {
-                                t: self.now,
-                                request: id,
-                            });
-                        }
-                        continue;
-                    }
-                    let part = match (reply, &call) {
-                        (Ok(values), Some(call)) => Ok(call.reply_for(values, index).to_vec()),
-                        (Ok(values), None) => Ok(values.clone()),
-                        (Err(cause), _) => Err(cause.clone()),
-                    };
-                    self.replied(Owner::Call(caller), &part, request.map(|_| id));
-                }
-                self.pump(process);
-            }
+            Owner::Limit(change) => self.limit_replied(change, reply),
+            Owner::Batch(process, group) => self.batch_replied(process, group, reply, request),
             Owner::Call(caller) => {
                 let call = &self.calls[caller as usize];
                 let (process, key, deadline) = (call.process, call.key, call.deadline);
@@ -108,9 +83,12 @@ impl Sim<'_> {
                     .permits()
                     .unwrap_or(1);
                 let times = (sent, received, deadline);
+                // Finished under the version of the limit it was sent with, as the limiter
+                // finishes it.
+                let version = attempt.call.limit_version();
                 let mut decision = match &reply {
-                    Ok(values) => protocol.finish_n(name, n, times, Ok(values)),
-                    Err(cause) => protocol.finish_n(name, n, times, Err(cause.clone())),
+                    Ok(values) => protocol.finish_at(name, n, version, times, Ok(values)),
+                    Err(cause) => protocol.finish_at(name, n, version, times, Err(cause.clone())),
                 };
                 if self.planted == Some(SharedPlantedBug::ConflictIgnored)
                     && let Decision::Conflict(_) = decision
@@ -161,9 +139,56 @@ impl Sim<'_> {
                 }
                 self.calls[caller as usize].attempt = None;
                 self.decided(caller, received, request, &decision);
+                let call = &mut self.calls[caller as usize];
+                if matches!(decision, Decision::LimitChanged { .. })
+                    && call.changes < CHANGE_RETRIES
+                {
+                    // Adopted: the attempt is made again at once under the new limit.
+                    call.changes += 1;
+                    call.now = received;
+                    self.attempt(caller);
+                    return;
+                }
                 self.conclude(caller, &decision, received);
             }
         }
+    }
+
+    /// Group `group` of `process`'s batch is over: each waiting member finishes with its part
+    /// of `reply` (of `request`, the group's first id), or the cause of its absence.
+    fn batch_replied(
+        &mut self,
+        process: u16,
+        group: u16,
+        reply: &Result<Vec<i64>, Unavailable>,
+        request: Option<u32>,
+    ) {
+        let call = self.processes[process as usize]
+            .batch
+            .get(group as usize)
+            .and_then(Option::as_ref)
+            .map(|batch| Rc::clone(&batch.call));
+        let members = self.end_batch(process, group);
+        let first = request.unwrap_or(u32::MAX);
+        for (index, (caller, id)) in (0_usize..).zip(members.into_iter().zip(first..)) {
+            if !self.member_waits(caller, id) {
+                // Its caller gave up on it (timed out): the part comes too late.
+                if request.is_some() {
+                    self.records.push(SharedRecord::Late {
+                        t: self.now,
+                        request: id,
+                    });
+                }
+                continue;
+            }
+            let part = match (reply, &call) {
+                (Ok(values), Some(call)) => Ok(call.reply_for(values, index).to_vec()),
+                (Ok(values), None) => Ok(values.clone()),
+                (Err(cause), _) => Err(cause.clone()),
+            };
+            self.replied(Owner::Call(caller), &part, request.map(|_| id));
+        }
+        self.pump(process);
     }
 
     /// The planted second command is done (or failed): the count's decision concludes.
@@ -235,6 +260,7 @@ impl Sim<'_> {
             for caller in std::mem::take(&mut self.processes[process as usize].pending) {
                 self.begin_call(caller);
             }
+            self.make_pending_changes(process);
         } else {
             // As a deployment restarts a replica whose connect failed: try again, after
             // the timeout (a server that is down refuses at once).

@@ -6,10 +6,14 @@ use core::time::Duration;
 use fixed_window_redis::FailPolicy;
 
 use super::run_shared;
+use crate::oracle::Invariant;
 use crate::scenario::ScenarioId;
 use crate::shared::faults::{Fault, Faults};
+use crate::shared::limit_changes::LimitChange;
+use crate::shared::oracle::check_shared;
+use crate::shared::planted::SharedPlantedBug;
 use crate::shared::process::{Link, ProcessClock};
-use crate::shared::record::{Purpose, SharedOutcome, SharedRecord};
+use crate::shared::record::{DecisionDigest, LimitOutcome, Purpose, SharedOutcome, SharedRecord};
 use crate::shared::scenario::{SharedCaller, SharedScenario, Weight};
 
 /// One healthy process and `calls` callers for one key, 10 µs apart, in a window of an hour:
@@ -21,6 +25,7 @@ fn one_process(calls: u32, limit: u32) -> SharedScenario {
     scenario.time_key = false;
     scenario.origin = None;
     scenario.faults = Faults::default();
+    scenario.limit_changes.clear();
     scenario.processes.truncate(1);
     let process = &mut scenario.processes[0];
     process.start = 0;
@@ -182,4 +187,81 @@ fn a_link_slower_than_the_timeout_never_registers_and_answers_by_the_policy() {
             .iter()
             .all(|outcome| *outcome == SharedOutcome::Unavailable)
     );
+}
+
+#[test]
+fn a_change_by_another_process_is_learnt_and_the_windows_count_counts_against_it() {
+    // Process 0 takes 3 of 5; process 1 lowers the limit to 2, raises it to 6, then asks 0.
+    let mut scenario = one_process(5, 5);
+    scenario.processes.push(scenario.processes[0].clone());
+    for (caller, at) in scenario.callers.iter_mut().zip([1, 2, 3, 5, 7]) {
+        caller.arrival = at * 1_000_000;
+    }
+    scenario.limit_changes = [(4, 2), (6, 6), (8, 0)]
+        .map(|(at, limit)| LimitChange {
+            at: at * 1_000_000,
+            process: 1,
+            limit,
+        })
+        .to_vec();
+    let run = run_shared(&scenario, None);
+    assert_eq!(check_shared(&scenario, &run), []);
+    let set: Vec<LimitOutcome> = run
+        .records
+        .iter()
+        .filter_map(|record| match *record {
+            SharedRecord::LimitSet { outcome, .. } => Some(outcome),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        set,
+        [
+            LimitOutcome::Set { limit: 2 },
+            LimitOutcome::Set { limit: 6 },
+            LimitOutcome::Refused
+        ]
+    );
+    // Zero is refused unsent: two changes went to the server.
+    assert_eq!(sent(&scenario, Purpose::Limit), 2);
+    // Process 0 is told of each change by its next attempt, made again under it: with 3 used
+    // of 2 the fourth caller is rejected; under 6, the fifth caller's permit leaves 2.
+    let told: Vec<u32> = run
+        .records
+        .iter()
+        .filter_map(|record| match *record {
+            SharedRecord::Decided {
+                decision: DecisionDigest::LimitChanged { limit },
+                ..
+            } => Some(limit),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told, [2, 6]);
+    let outcomes = outcomes(&scenario);
+    assert!(
+        matches!(
+            outcomes[3],
+            SharedOutcome::Rejected {
+                fields_match: true,
+                ..
+            }
+        ),
+        "{outcomes:?}"
+    );
+    assert_eq!(outcomes[4], SharedOutcome::Permitted { remaining: Some(2) });
+    // A script that counts the window afresh at the change, or lets process 0 count by its
+    // old limit, grants the fourth caller a fourth permit over a limit of 2.
+    for planted in [
+        SharedPlantedBug::LimitChangeAppliedToPastWindow,
+        SharedPlantedBug::OldLimitAfterChange,
+    ] {
+        let violations = check_shared(&scenario, &run_shared(&scenario, Some(planted)));
+        assert!(
+            violations
+                .iter()
+                .any(|v| v.invariant == Invariant::WindowLimit),
+            "{planted}: {violations:?}"
+        );
+    }
 }

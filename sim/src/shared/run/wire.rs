@@ -16,17 +16,18 @@ use crate::shared::record::{Loss, Purpose, SharedRecord};
 use crate::shared::server::Command;
 
 impl Sim<'_> {
-    /// Sends the next batch on `process`'s connection if none is in flight: every attempt
-    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)) in one script call, as the
-    /// production client does.
+    /// Sends the next batch on `process`'s connection if none is in flight: the attempts
+    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)), each group that can share
+    /// a script call (on one node, those made under one version of the limit) in one, the
+    /// groups' calls together, as the production client does.
     pub(super) fn pump(&mut self, process: u16) {
         let p = &mut self.processes[process as usize];
-        if p.batch.is_some() || !p.up || !p.ready || p.queued.is_empty() {
+        if p.batch.iter().any(Option::is_some) || !p.up || !p.ready || p.queued.is_empty() {
             return;
         }
         let queued = std::mem::take(&mut p.queued);
-        let mut batch: Option<ScriptCall> = None;
-        let mut members = Vec::new();
+        let mut groups: Vec<(ScriptCall, Vec<u32>)> = Vec::new();
+        let mut gathered = 0;
         let mut rest = Vec::new();
         for caller in queued {
             let Some(attempt) = self.calls[caller as usize]
@@ -37,39 +38,45 @@ impl Sim<'_> {
                 // Ended meanwhile: nothing to send.
                 continue;
             };
-            let call = (*attempt.call).clone();
-            let joined = match &mut batch {
-                None => {
-                    batch = Some(call);
-                    true
-                }
-                Some(batch) => batch.join(call).is_ok(),
-            };
-            if joined {
-                attempt.stage = Stage::Batched;
-                members.push(caller);
-            } else {
+            if gathered == fixed_window_redis::MAX_BATCH {
                 rest.push(caller);
+                continue;
+            }
+            gathered += 1;
+            attempt.stage = Stage::Batched;
+            let mut call = Some((*attempt.call).clone());
+            for (group, members) in &mut groups {
+                let Some(next) = call.take() else { break };
+                match group.join(next) {
+                    Ok(()) => members.push(caller),
+                    Err(refused) => call = Some(*refused),
+                }
+            }
+            if let Some(call) = call {
+                groups.push((call, vec![caller]));
             }
         }
         let p = &mut self.processes[process as usize];
         p.queued = rest;
-        let Some(batch) = batch else {
-            return;
-        };
-        p.members = members;
-        let number = self.next_attempt;
-        self.next_attempt += 1;
+        p.members = groups.iter().map(|(_, members)| members.clone()).collect();
+        p.batch = vec![None; groups.len()];
         let now = self.local(process);
-        let attempt = self.eval(process, Owner::Batch(process), Rc::new(batch), number, now);
-        self.number_members(process, attempt.request);
-        self.processes[process as usize].batch = Some(attempt);
-        self.arm_timeout(process, Owner::Batch(process), number, now);
+        for ((call, _), group) in groups.into_iter().zip(0_u16..) {
+            let number = self.next_attempt;
+            self.next_attempt += 1;
+            let owner = Owner::Batch(process, group);
+            let attempt = self.eval(process, owner, Rc::new(call), number, now);
+            self.number_members(process, group, attempt.request);
+            self.processes[process as usize].batch[group as usize] = Some(attempt);
+            self.arm_timeout(process, owner, number, now);
+        }
     }
 
-    /// Gives each waiting member of `process`'s batch its id in the batch's `request`.
-    pub(super) fn number_members(&mut self, process: u16, request: u32) {
-        for (id, &caller) in (request..).zip(&self.processes[process as usize].members) {
+    /// Gives each waiting member of group `group` of `process`'s batch its id in the group's
+    /// `request`.
+    pub(super) fn number_members(&mut self, process: u16, group: u16, request: u32) {
+        let members = &self.processes[process as usize].members;
+        for (id, &caller) in (request..).zip(members.get(group as usize).into_iter().flatten()) {
             if let Some(attempt) = self.calls[caller as usize]
                 .attempt
                 .as_mut()
@@ -100,10 +107,10 @@ impl Sim<'_> {
     ) -> Attempt {
         let registering = matches!(owner, Owner::Register(_));
         let extra = self.extra_args(process, now, registering);
-        let purpose = if registering {
-            Purpose::Register
-        } else {
-            Purpose::Acquire
+        let purpose = match owner {
+            Owner::Register(_) => Purpose::Register,
+            Owner::Limit(_) => Purpose::Limit,
+            Owner::Call(_) | Owner::Batch(..) => Purpose::Acquire,
         };
         let command = Command::EvalSha {
             script: Rc::clone(&self.script),
@@ -150,9 +157,11 @@ impl Sim<'_> {
         let request = u32::try_from(self.requests.len()).unwrap_or(u32::MAX);
         let link = self.scenario.processes[process as usize].link;
         let callers: Vec<Option<u32>> = match (owner, purpose) {
-            (Owner::Batch(_), Purpose::Acquire) => self.processes[process as usize]
+            (Owner::Batch(_, group), Purpose::Acquire) => self.processes[process as usize]
                 .members
-                .iter()
+                .get(group as usize)
+                .into_iter()
+                .flatten()
                 .copied()
                 .map(Some)
                 .collect(),
@@ -160,6 +169,7 @@ impl Sim<'_> {
             _ => vec![None],
         };
         let ids = u32::try_from(callers.len()).unwrap_or(1);
+        let (limit, version) = carried(&command);
         let p = &mut self.processes[process as usize];
         let (connection, generation) = (p.connection.generation, p.generation);
         let mut command = Some(command);
@@ -180,6 +190,12 @@ impl Sim<'_> {
                 caller,
                 process,
                 purpose,
+                limit,
+                version,
+                change: match owner {
+                    Owner::Limit(change) => Some(change),
+                    _ => None,
+                },
             });
         }
         let mut delay = link.delay_ns + self.rng.random_range(0..=link.jitter_ns);
@@ -327,7 +343,11 @@ impl Sim<'_> {
         let attempt = match r.owner {
             Owner::Call(caller) => self.calls[caller as usize].attempt.as_mut()?,
             Owner::Register(process) => self.processes[process as usize].registering.as_mut()?,
-            Owner::Batch(process) => self.processes[process as usize].batch.as_mut()?,
+            Owner::Batch(process, group) => self.processes[process as usize]
+                .batch
+                .get_mut(group as usize)?
+                .as_mut()?,
+            Owner::Limit(change) => self.limit_calls[change as usize].as_mut()?,
         };
         (attempt.request == request).then_some(attempt)
     }
@@ -398,7 +418,11 @@ impl Sim<'_> {
         let (process, purpose) = match owner {
             Owner::Call(caller) => (self.calls[caller as usize].process, Purpose::Acquire),
             Owner::Register(process) => (process, Purpose::Register),
-            Owner::Batch(process) => (process, Purpose::Acquire),
+            Owner::Batch(process, _) => (process, Purpose::Acquire),
+            Owner::Limit(change) => (
+                self.scenario.limit_changes[change as usize].process,
+                Purpose::Limit,
+            ),
         };
         let Some(attempt) = self.attempt_of(owner) else {
             return;
@@ -423,8 +447,8 @@ impl Sim<'_> {
             attempt.request = request;
             attempt.stage = stage;
         }
-        if let (Owner::Batch(process), Stage::EvalAgain) = (owner, stage) {
-            self.number_members(process, request);
+        if let (Owner::Batch(process, group), Stage::EvalAgain) = (owner, stage) {
+            self.number_members(process, group, request);
         }
     }
 
@@ -432,7 +456,11 @@ impl Sim<'_> {
         match owner {
             Owner::Call(caller) => self.calls[caller as usize].attempt.as_mut(),
             Owner::Register(process) => self.processes[process as usize].registering.as_mut(),
-            Owner::Batch(process) => self.processes[process as usize].batch.as_mut(),
+            Owner::Batch(process, group) => self.processes[process as usize]
+                .batch
+                .get_mut(group as usize)
+                .and_then(Option::as_mut),
+            Owner::Limit(change) => self.limit_calls[change as usize].as_mut(),
         }
     }
 
@@ -443,10 +471,12 @@ impl Sim<'_> {
         }
         let callers: Vec<Option<u32>> = match owner {
             Owner::Call(caller) => vec![Some(caller)],
-            Owner::Register(_) => vec![None],
-            Owner::Batch(process) => self.processes[process as usize]
+            Owner::Register(_) | Owner::Limit(_) => vec![None],
+            Owner::Batch(process, group) => self.processes[process as usize]
                 .members
-                .iter()
+                .get(group as usize)
+                .into_iter()
+                .flatten()
                 .copied()
                 .map(Some)
                 .collect(),
@@ -462,5 +492,19 @@ impl Sim<'_> {
             UnavailableKind::Timeout,
             "no reply within the timeout",
         );
+    }
+}
+
+/// The limit and version of the limit `command` carries (zeros for a `SCRIPT LOAD`).
+fn carried(command: &Command) -> (u32, u32) {
+    match command {
+        Command::EvalSha { call, .. } => (
+            call.args()
+                .nth(1)
+                .and_then(|limit| limit.parse().ok())
+                .unwrap_or(0),
+            call.limit_version(),
+        ),
+        Command::ScriptLoad(_) => (0, 0),
     }
 }

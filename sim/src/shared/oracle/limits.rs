@@ -1,0 +1,207 @@
+//! The stored configuration and its versions: what each script run must do with it (store it,
+//! refuse a conflicting one, tell a process of an older version the limit in force, or write
+//! a change of the limit), what a failover undoing a write of it restores, and how each
+//! process's `set_limit` may end.
+
+use core::num::NonZeroU128;
+
+use fixed_window_redis::ScriptReply;
+use fixed_window_spec::Grid;
+
+use super::{Checker, Stored};
+use crate::oracle::{Invariant, Violation};
+use crate::shared::record::{LimitOutcome, Purpose, ReplyDigest};
+
+/// What a script run must do, by the configuration stored and the one its request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Expect {
+    /// Refuse it (another period, or another limit under the same version): counting nothing.
+    Refuse,
+    /// Answer the limit in force and its version ("changed"), counting nothing: the request
+    /// carries an older version, or it is a change of the limit, which stored this.
+    Changed(Stored),
+    /// Decide (count, or register) under the limit in force.
+    Decide,
+}
+
+impl Checker<'_> {
+    /// What the script run of `request` (at virtual time `t`, server time `server_us`) must do,
+    /// with the model of the stored configuration brought up to what that run stores.
+    pub(super) fn configure(
+        &mut self,
+        t: u64,
+        request: u32,
+        purpose: Purpose,
+        server_us: u64,
+    ) -> Expect {
+        let info = &self.requests[request as usize];
+        let (limit, version) = info.carried;
+        let period = self.scenario.configured(info.process).1;
+        let carried = Stored {
+            limit,
+            period,
+            version,
+        };
+        let expect = match (purpose, self.stored) {
+            (_, Some(stored)) if stored.period != period => Expect::Refuse,
+            // A change of the limit stores the next version, keeping the origin (or storing
+            // one, if nothing is stored).
+            (Purpose::Limit, stored) => {
+                let version = stored.map_or(version, |s| s.version.max(version)) + 1;
+                let changed = Stored { version, ..carried };
+                self.write_config(t, request, changed);
+                Expect::Changed(changed)
+            }
+            (_, None) => {
+                self.write_config(t, request, carried);
+                Expect::Decide
+            }
+            (_, Some(stored)) if stored.version > version => Expect::Changed(stored),
+            (_, Some(stored)) if stored.version == version && stored.limit != limit => {
+                Expect::Refuse
+            }
+            // Stored anew (lost) by a process that had not learnt the change: the newer
+            // version the request carries is written back.
+            (_, Some(stored)) if stored.version < version => {
+                self.write_config(t, request, carried);
+                Expect::Decide
+            }
+            _ => Expect::Decide,
+        };
+        if self.grid.is_none()
+            && let Some(stored) = self.stored
+        {
+            let period = NonZeroU128::new(u128::from(stored.period)).unwrap_or(NonZeroU128::MIN);
+            let origin = self.scenario.origin.unwrap_or(server_us);
+            self.grid = Some(Grid::new(u128::from(origin), period));
+        }
+        expect
+    }
+
+    /// `request` writes `stored` as the configuration at virtual time `t`.
+    fn write_config(&mut self, t: u64, request: u32, stored: Stored) {
+        let before = self.stored;
+        if before.is_some_and(|b| stored.limit > b.limit) {
+            self.last_raise = Some(t);
+        }
+        if stored.version > 0 {
+            self.changed_limits.push(stored.limit);
+        }
+        self.config_writes.push((request, before));
+        self.stored = Some(stored);
+    }
+
+    /// A failover undid `request`'s write of the configuration at virtual time `t`: the
+    /// configuration it replaced is back, or, if there was none, everything of the epoch is
+    /// lost.
+    pub(super) fn undo_config(&mut self, t: u64, request: u32) {
+        let Some(at) = self.config_writes.iter().rposition(|&(r, _)| r == request) else {
+            self.new_epoch();
+            return;
+        };
+        let (_, before) = self.config_writes[at];
+        self.config_writes.truncate(at);
+        match before {
+            None => self.new_epoch(),
+            Some(before) => {
+                if before.limit > self.limit() {
+                    self.last_raise = Some(t);
+                }
+                self.stored = Some(before);
+            }
+        }
+    }
+
+    /// The run of `request` had to answer "changed" with `stored` (and the shared origin);
+    /// whether it did.
+    pub(super) fn changed_reply(
+        &mut self,
+        request: u32,
+        caller: Option<u32>,
+        grid: Grid,
+        stored: Stored,
+        reply: Option<ScriptReply>,
+    ) -> bool {
+        self.checks.count(&[Invariant::Configuration]);
+        let expected = ScriptReply::Changed {
+            limit: stored.limit,
+            version: stored.version,
+            origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
+        };
+        if reply == Some(expected) {
+            return true;
+        }
+        let carried = self.requests[request as usize].carried;
+        self.report(Invariant::Configuration, caller, || {
+            format!("request {request}, carrying limit {} of version {}, answered {reply:?}, not {expected:?}: version {} is stored", carried.0, carried.1, stored.version)
+        });
+        false
+    }
+
+    /// A process's `set_limit(limit)`, change `change`, ended with `outcome`: 0 is refused
+    /// with nothing sent, any other limit sent; a change ends set, refused or unavailable as
+    /// the server's answer to it (or its absence) says.
+    pub(super) fn limit_set(&mut self, change: u32, limit: u32, outcome: LimitOutcome) {
+        self.checks
+            .count(&[Invariant::Events, Invariant::Configuration]);
+        let requests: Vec<u32> = (0_u32..)
+            .zip(&self.requests)
+            .filter(|(_, info)| info.change == Some(change))
+            .map(|(request, _)| request)
+            .collect();
+        let replies: Vec<Option<ScriptReply>> = requests
+            .iter()
+            .filter_map(|&r| match self.requests[r as usize].reply {
+                Some(ReplyDigest::Four { values }) => Some(ScriptReply::parse(&values)),
+                _ => None,
+            })
+            .collect();
+        let refused = outcome == LimitOutcome::Refused;
+        let crashed = outcome == LimitOutcome::Crashed;
+        if (!crashed && refused != (limit == 0)) || (limit == 0 && !requests.is_empty()) {
+            self.report(Invariant::Events, None, || {
+                format!(
+                    "set_limit({limit}) (change {change}) ended {outcome:?} after {} requests",
+                    requests.len()
+                )
+            });
+            return;
+        }
+        let answered = match outcome {
+            LimitOutcome::Set { .. } => replies
+                .iter()
+                .any(|reply| matches!(reply, Some(ScriptReply::Changed { .. }))),
+            LimitOutcome::Conflict => replies
+                .iter()
+                .any(|reply| matches!(reply, Some(ScriptReply::Conflict { .. }))),
+            LimitOutcome::Unavailable => {
+                self.failed_changes.push((change, self.record));
+                true
+            }
+            LimitOutcome::Refused | LimitOutcome::Crashed => true,
+        };
+        if !answered {
+            self.report(Invariant::Configuration, None, || {
+                format!("set_limit({limit}) (change {change}) ended {outcome:?}, which no reply of the server's to it says ({replies:?})")
+            });
+        }
+    }
+
+    /// Each change that ended `Unavailable` must have met a fault on one of its requests.
+    pub(super) fn check_failed_changes(&mut self) {
+        for (change, record) in std::mem::take(&mut self.failed_changes) {
+            let explained = self
+                .requests
+                .iter()
+                .any(|info| info.change == Some(change) && info.faulted);
+            if !explained && self.violations.len() < super::MOST_VIOLATIONS {
+                self.violations.push(Violation {
+                    invariant: Invariant::Unavailable,
+                    caller: None,
+                    record,
+                    detail: format!("set_limit (change {change}) ended unavailable with no fault on its requests"),
+                });
+            }
+        }
+    }
+}
