@@ -393,12 +393,11 @@ impl Checker<'_> {
                 Some((DecisionDigest::LimitChanged { .. }, _)),
             )
             | (SharedOutcome::Crashed, EventDigest::None, _)
-            | (SharedOutcome::TooMany, EventDigest::None, None)
-            // Refused at an attempt after a lowering passed its weight.
+            // Refused before any attempt, or at one after a lowering passed its weight.
             | (
                 SharedOutcome::TooMany,
                 EventDigest::None,
-                Some((DecisionDigest::TooMany { .. }, None)),
+                None | Some((DecisionDigest::TooMany { .. }, None)),
             ) => true,
             (
                 SharedOutcome::Rejected {
