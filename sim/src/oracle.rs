@@ -603,7 +603,15 @@ impl Checker {
         };
         state.finished = true;
         let deadline = state.waiting.deadline();
+        // Refused as too many after a sleep: by an attempt (a lowering passed the weight while
+        // the call waited), which takes a keyed limiter's turn at sweeping as any attempt does.
+        // Refused when it began, it made none.
+        let attempted =
+            matches!(outcome, Outcome::TooMany { .. }) && state.waiting.slept_from().is_some();
         let problems = problems(state, outcome, limit);
+        if attempted {
+            self.attempt(at);
+        }
         self.checks.count(rules_at_the_end(outcome, no_jumps));
         // A run cut short by its event budget ends its calls wherever they were.
         if no_jumps && outcome != Outcome::Unfinished && u128::from(at) > deadline {

@@ -208,15 +208,19 @@ where
                 }
                 reclaimed = true;
             } else {
-                // A claim of no permit is decided on an empty count that is never added: an
-                // added one would record no window, so no sweep would ever reclaim it and the
-                // key would stay past the memory bound.
-                if weight.takes_nothing() {
+                // A claim of no permit, or of more than the limit lets a window hold, is
+                // decided on an empty count that is never added: an added one would record no
+                // window, so no sweep would ever reclaim it and the key would stay past the
+                // memory bound.
+                if weight.takes_nothing() || weight.fits(budget.limit()).is_err() {
                     let empty = W::new(marks.empty);
-                    if let Some(claim) =
-                        self.claim_word::<P, W, G>(budget, codec, &empty, now, weight)
-                    {
-                        return claim;
+                    match self.claim_word::<P, W, G>(budget, codec, &empty, now, weight) {
+                        // Full on an empty count: the weight is above the limit the claim read.
+                        Some(claim @ Claim::Full { .. }) => return claim,
+                        Some(claim) if weight.takes_nothing() => return claim,
+                        // The limit was raised since it was read: claimed below, on an added
+                        // word, the empty one's claim forgotten.
+                        _ => {}
                     }
                 }
                 shard.insert(hash, key, W::new(marks.empty));
