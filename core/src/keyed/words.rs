@@ -163,7 +163,7 @@ where
             budget.grid().last_index(),
         );
         match budget.claim_cell(&slot, now, weight) {
-            Claim::Full { next: None, .. } if slot.is_reclaimed() => None,
+            Claim::Full { wait: None, .. } if slot.is_reclaimed() => None,
             claim => Some(claim),
         }
     }
