@@ -6,7 +6,7 @@ use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::attempt::Attempt;
-use crate::budget::{Budget, Claim};
+use crate::budget::{Budget, Outcome};
 use crate::error::RateLimiterError;
 use crate::event::{Listener, RateLimiterEvent};
 use crate::instant::Instant;
@@ -42,7 +42,7 @@ pub(crate) trait Source {
     type Listener;
 
     /// Claims `weight` permits from the window holding `now`.
-    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Claim;
+    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Outcome;
 
     /// Claims `weight` permits at the reading `read` takes, returning the reading with the
     /// outcome. A source may load its word before reading the clock (see
@@ -52,7 +52,7 @@ pub(crate) trait Source {
         budget: &Budget,
         read: impl FnOnce() -> Instant,
         weight: W,
-    ) -> (Instant, Claim);
+    ) -> (Instant, Outcome);
 
     /// Hands `event`, which this source's claim decided, to `listener`.
     fn notify(&self, listener: &Self::Listener, event: &RateLimiterEvent);
@@ -63,7 +63,7 @@ impl Source for State {
 
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Claim {
+    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Outcome {
         budget.claim(self, now, weight)
     }
 
@@ -74,7 +74,7 @@ impl Source for State {
         budget: &Budget,
         read: impl FnOnce() -> Instant,
         weight: W,
-    ) -> (Instant, Claim) {
+    ) -> (Instant, Outcome) {
         budget.claim_reading(self, read, weight)
     }
 
@@ -112,13 +112,13 @@ impl<L> Policy<L> {
         weight: W,
     ) -> (Attempt, u32) {
         match source.claim(&self.budget, now, weight) {
-            Claim::Permitted { remaining } => {
+            Outcome::Permitted { remaining } => {
                 self.permitted(source, now, remaining);
                 // A permit's error is never made, so its limit is never read.
                 (Attempt::Permitted { remaining }, 0)
             }
             // The next window's start, `now + wait`, is an instant: no overflow.
-            Claim::Full {
+            Outcome::Full {
                 wait: Some(wait),
                 limit,
             } if now.as_nanos() + wait.get() <= deadline.as_nanos() => (
@@ -127,7 +127,7 @@ impl<L> Policy<L> {
                 },
                 limit,
             ),
-            Claim::Full { wait, limit } => {
+            Outcome::Full { wait, limit } => {
                 let retry_after = Rejection::new(&self.settings, limit, wait).retry_after();
                 self.rejected(source, now, retry_after);
                 (Attempt::Rejected { retry_after }, limit)
@@ -162,13 +162,13 @@ impl<L> Policy<L> {
         read: impl FnOnce() -> Instant,
         weight: W,
     ) -> Result<Permit, Rejection<'_>> {
-        let (now, claim) = source.claim_reading(&self.budget, read, weight);
-        match claim {
-            Claim::Permitted { remaining } => {
+        let (now, outcome) = source.claim_reading(&self.budget, read, weight);
+        match outcome {
+            Outcome::Permitted { remaining } => {
                 self.permitted(source, now, remaining);
                 Ok(Permit::new(now, remaining))
             }
-            Claim::Full { wait, limit } => {
+            Outcome::Full { wait, limit } => {
                 if !self.listeners.is_empty() {
                     self.rejected_at(source, now, wait, limit);
                 }

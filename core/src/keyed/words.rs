@@ -4,7 +4,7 @@
 use core::borrow::Borrow;
 use core::fmt;
 
-use crate::budget::{Budget, Claim};
+use crate::budget::{Budget, Claim, Outcome};
 use crate::event::RateLimiterEvent;
 use crate::instant::Instant;
 use crate::policy::Source;
@@ -162,9 +162,10 @@ where
             self.sweep.horizon(),
             budget.grid().last_index(),
         );
-        match budget.claim_cell(&slot, now, weight) {
-            Claim::Full { wait: None, .. } if slot.is_reclaimed() => None,
-            claim => Some(claim),
+        let claim = budget.claim_cell(&slot, now, weight);
+        match claim.outcome() {
+            Outcome::Full { wait: None, .. } if slot.is_reclaimed() => None,
+            _ => Some(claim),
         }
     }
 
@@ -285,8 +286,10 @@ where
     type Listener = KeyedListener<K>;
 
     #[inline]
-    fn claim<G: Weight>(&self, budget: &Budget, now: Instant, weight: G) -> Claim {
-        self.words.claim(budget, self.hash, self.key, now, weight)
+    fn claim<G: Weight>(&self, budget: &Budget, now: Instant, weight: G) -> Outcome {
+        self.words
+            .claim(budget, self.hash, self.key, now, weight)
+            .outcome()
     }
 
     /// Reads first: the word is found only after the sweep, which needs the reading, has had
@@ -297,7 +300,7 @@ where
         budget: &Budget,
         read: impl FnOnce() -> Instant,
         weight: G,
-    ) -> (Instant, Claim) {
+    ) -> (Instant, Outcome) {
         let now = read();
         (now, self.claim(budget, now, weight))
     }
