@@ -1,11 +1,12 @@
 //! How a limiter decides: its settings, listeners and budget, applied to a state word at a
 //! reading of the clock.
 
+use core::num::NonZeroU64;
 use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::attempt::Attempt;
-use crate::budget::{Budget, Claim};
+use crate::budget::{Budget, Outcome};
 use crate::error::RateLimiterError;
 use crate::event::{Listener, RateLimiterEvent};
 use crate::instant::Instant;
@@ -41,7 +42,7 @@ pub(crate) trait Source {
     type Listener;
 
     /// Claims `weight` permits from the window holding `now`.
-    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Claim;
+    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Outcome;
 
     /// Claims `weight` permits at the reading `read` takes, returning the reading with the
     /// outcome. A source may load its word before reading the clock (see
@@ -51,7 +52,7 @@ pub(crate) trait Source {
         budget: &Budget,
         read: impl FnOnce() -> Instant,
         weight: W,
-    ) -> (Instant, Claim);
+    ) -> (Instant, Outcome);
 
     /// Hands `event`, which this source's claim decided, to `listener`.
     fn notify(&self, listener: &Self::Listener, event: &RateLimiterEvent);
@@ -62,7 +63,7 @@ impl Source for State {
 
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Claim {
+    fn claim<W: Weight>(&self, budget: &Budget, now: Instant, weight: W) -> Outcome {
         budget.claim(self, now, weight)
     }
 
@@ -73,7 +74,7 @@ impl Source for State {
         budget: &Budget,
         read: impl FnOnce() -> Instant,
         weight: W,
-    ) -> (Instant, Claim) {
+    ) -> (Instant, Outcome) {
         budget.claim_reading(self, read, weight)
     }
 
@@ -122,18 +123,23 @@ impl<L> Policy<L> {
         weight: W,
     ) -> Result<(Attempt, u32), W::Excess> {
         match source.claim(&self.budget, now, weight) {
-            Claim::Permitted { remaining } => {
+            Outcome::Permitted { remaining } => {
                 self.permitted(source, now, remaining);
                 // A permit's error is never made, so its limit is never read.
                 Ok((Attempt::Permitted { remaining }, 0))
             }
-            Claim::Full { next, limit } => {
+            Outcome::Full { wait, limit } => {
                 weight.fits(limit)?;
-                match next {
-                    Some(next) if next <= deadline => Ok((Attempt::Wait { until: next }, limit)),
+                match wait {
+                    // The next window's start, `now + wait`, is an instant: no overflow.
+                    Some(wait) if now.as_nanos() + wait.get() <= deadline.as_nanos() => Ok((
+                        Attempt::Wait {
+                            until: Instant::from_nanos(now.as_nanos() + wait.get()),
+                        },
+                        limit,
+                    )),
                     _ => {
-                        let retry_after =
-                            Rejection::new(&self.settings, limit, now, next).retry_after();
+                        let retry_after = Rejection::new(&self.settings, limit, wait).retry_after();
                         self.rejected(source, now, retry_after);
                         Ok((Attempt::Rejected { retry_after }, limit))
                     }
@@ -169,17 +175,17 @@ impl<L> Policy<L> {
         read: impl FnOnce() -> Instant,
         weight: W,
     ) -> Result<Permit, Rejection<'_>> {
-        let (now, claim) = source.claim_reading(&self.budget, read, weight);
-        match claim {
-            Claim::Permitted { remaining } => {
+        let (now, outcome) = source.claim_reading(&self.budget, read, weight);
+        match outcome {
+            Outcome::Permitted { remaining } => {
                 self.permitted(source, now, remaining);
                 Ok(Permit::new(now, remaining))
             }
-            Claim::Full { next, limit } => {
+            Outcome::Full { wait, limit } => {
                 if !self.listeners.is_empty() {
-                    self.rejected_at(source, now, next, limit, weight);
+                    self.rejected_at(source, now, wait, limit, weight);
                 }
-                Err(Rejection::new(&self.settings, limit, now, next))
+                Err(Rejection::new(&self.settings, limit, wait))
             }
         }
     }
@@ -216,8 +222,8 @@ impl<L> Policy<L> {
     }
 
     /// Emits the rejection of a call for `weight` that found its window full at `now` under
-    /// `limit`, the next opening at `next`; none for a weight above `limit`, which is refused
-    /// as too many, not rejected (see [`Policy::decide`]).
+    /// `limit`, the next opening `wait` nanoseconds later (`None`: never); none for a weight
+    /// above `limit`, which is refused as too many, not rejected (see [`Policy::decide`]).
     // Out of line, with the wait computed inside: built on the hot path, the rejection was
     // stored to the stack on every call for this branch's sake (callgrind: the rejection path
     // on the manual clock 43 instructions before, 40 after).
@@ -227,14 +233,14 @@ impl<L> Policy<L> {
         &self,
         source: &S,
         now: Instant,
-        next: Option<Instant>,
+        wait: Option<NonZeroU64>,
         limit: u32,
         weight: W,
     ) {
         if weight.fits(limit).is_err() {
             return;
         }
-        let retry_after = Rejection::new(&self.settings, limit, now, next).retry_after();
+        let retry_after = Rejection::new(&self.settings, limit, wait).retry_after();
         self.rejected(source, now, retry_after);
     }
 

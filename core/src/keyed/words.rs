@@ -4,7 +4,7 @@
 use core::borrow::Borrow;
 use core::fmt;
 
-use crate::budget::{Budget, Claim};
+use crate::budget::{Budget, Claim, Outcome};
 use crate::event::RateLimiterEvent;
 use crate::instant::Instant;
 use crate::policy::Source;
@@ -162,9 +162,10 @@ where
             self.sweep.horizon(),
             budget.grid().last_index(),
         );
-        match budget.claim_cell(&slot, now, weight) {
-            Claim::Full { next: None, .. } if slot.is_reclaimed() => None,
-            claim => Some(claim),
+        let claim = budget.claim_cell(&slot, now, weight);
+        match claim.outcome() {
+            Outcome::Full { wait: None, .. } if slot.is_reclaimed() => None,
+            _ => Some(claim),
         }
     }
 
@@ -214,13 +215,15 @@ where
                 // memory bound.
                 if weight.takes_nothing() || weight.fits(budget.limit()).is_err() {
                     let empty = W::new(marks.empty);
-                    match self.claim_word::<P, W, G>(budget, codec, &empty, now, weight) {
-                        // Full on an empty count: the weight is above the limit the claim read.
-                        Some(claim @ Claim::Full { .. }) => return claim,
-                        Some(claim) if weight.takes_nothing() => return claim,
-                        // The limit was raised since it was read: claimed below, on an added
-                        // word, the empty one's claim forgotten.
-                        _ => {}
+                    // Full on an empty count: the weight is above the limit the claim read.
+                    // Otherwise, unless it takes nothing, the limit was raised since it was
+                    // read: claimed below on an added word, the empty one's claim forgotten.
+                    if let Some(claim) =
+                        self.claim_word::<P, W, G>(budget, codec, &empty, now, weight)
+                        && (weight.takes_nothing()
+                            || matches!(claim.outcome(), Outcome::Full { .. }))
+                    {
+                        return claim;
                     }
                 }
                 shard.insert(hash, key, W::new(marks.empty));
@@ -289,8 +292,10 @@ where
     type Listener = KeyedListener<K>;
 
     #[inline]
-    fn claim<G: Weight>(&self, budget: &Budget, now: Instant, weight: G) -> Claim {
-        self.words.claim(budget, self.hash, self.key, now, weight)
+    fn claim<G: Weight>(&self, budget: &Budget, now: Instant, weight: G) -> Outcome {
+        self.words
+            .claim(budget, self.hash, self.key, now, weight)
+            .outcome()
     }
 
     /// Reads first: the word is found only after the sweep, which needs the reading, has had
@@ -301,7 +306,7 @@ where
         budget: &Budget,
         read: impl FnOnce() -> Instant,
         weight: G,
-    ) -> (Instant, Claim) {
+    ) -> (Instant, Outcome) {
         let now = read();
         (now, self.claim(budget, now, weight))
     }
