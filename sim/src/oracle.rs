@@ -327,6 +327,13 @@ impl Checker {
         }
     }
 
+    #[expect(
+        clippy::inline_always,
+        reason = "one call per record: inlined into the loop over the trace, it saves its entry \
+                  and exit at every record (callgrind: the oracle from 271 M to 258 M \
+                  instructions per 1,000 scenarios), which the compiler left to itself does not"
+    )]
+    #[inline(always)]
     fn read(&mut self, record: &Record, previous: Option<&Record>) {
         match *record {
             Record::Start {
