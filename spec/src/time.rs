@@ -25,6 +25,7 @@ pub const NEVER: u128 = Duration::MAX.as_nanos();
 /// assert_eq!(deadline(10, 5), 15);
 /// assert_eq!(deadline(END_OF_TIME - 1, NEVER), END_OF_TIME);
 /// ```
+#[inline]
 pub fn deadline(start: u128, max_wait: u128) -> u128 {
     start.saturating_add(max_wait).min(END_OF_TIME)
 }

@@ -75,6 +75,7 @@ impl Waiting {
     ///
     /// assert_eq!(Waiting::new(9).deadline(), 9);
     /// ```
+    #[inline]
     pub fn new(deadline: u128) -> Waiting {
         Waiting {
             deadline,
@@ -91,6 +92,7 @@ impl Waiting {
     ///
     /// assert_eq!(Waiting::new(9).deadline(), 9);
     /// ```
+    #[inline]
     pub fn deadline(&self) -> u128 {
         self.deadline
     }
@@ -106,6 +108,7 @@ impl Waiting {
     /// call.next(Decision::Wait { until: 10 }, 4);
     /// assert_eq!(call.slept_from(), Some(4));
     /// ```
+    #[inline]
     pub fn slept_from(&self) -> Option<u128> {
         self.slept_from
     }
@@ -123,6 +126,7 @@ impl Waiting {
     /// assert!(call.stalled(4));
     /// assert!(!call.stalled(10));
     /// ```
+    #[inline]
     pub fn stalled(&self, now: u128) -> bool {
         self.slept_from.is_some_and(|before| now <= before)
     }
@@ -139,6 +143,7 @@ impl Waiting {
     /// let mut call = Waiting::new(100);
     /// assert_eq!(call.next(Decision::Permit { index: 0, remaining: 3 }, 1), Next::Permit { remaining: 3 });
     /// ```
+    #[inline]
     pub fn next(&mut self, decision: Decision, now: u128) -> Next {
         match decision {
             Decision::Permit { remaining, .. } => Next::Permit { remaining },

@@ -76,16 +76,16 @@ impl KeyState {
     /// Judges one attempt on the key by `rule`, run on each possible state with its own copy
     /// of the call's `state`: the states it finds nothing wrong with are kept (and the call's
     /// state as the first of them left it); if there are none, what it found in the first
-    /// state is returned, and only that state is kept, as the rule left it.
+    /// state goes to `found` (empty before), and only that state is kept, as the rule left it.
     pub(super) fn judge<C: Copy>(
         &mut self,
         call: &mut C,
         mut rule: impl FnMut(&mut Budget, &mut C, &mut Found),
-    ) -> Found {
-        let mut found = Found::new();
+        found: &mut Found,
+    ) {
         if self.others.is_empty() {
-            rule(&mut self.first, call, &mut found);
-            return found;
+            rule(&mut self.first, call, found);
+            return;
         }
         let mut first = None;
         let mut kept: Vec<(Budget, C)> = Vec::new();
@@ -109,9 +109,8 @@ impl KeyState {
         } else if let Some((budget, copy, wrong)) = first {
             self.first = budget;
             *call = copy;
-            found = wrong;
+            found.extend(wrong);
         }
-        found
     }
 
     /// After a keyed limiter's attempt on the key, `permitted` or not: records the permit's

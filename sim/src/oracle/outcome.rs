@@ -28,10 +28,14 @@ pub(super) fn rules_at_the_end(outcome: Outcome, no_jumps: bool) -> &'static [In
 
 /// What is wrong with a call that ended with `outcome`, given what its trace showed, on a
 /// limiter whose limit in force is `limit`: the call's last decision, made as it ends, used it
-/// (a call refused as too many when it began ends then too).
-pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Invariant, String)> {
-    let mut problems: Vec<(Invariant, String)> = Vec::new();
-    kind_problems(state, outcome, limit, &mut problems);
+/// (a call refused as too many when it began ends then too). Pushed to `problems`.
+pub(super) fn problems(
+    state: &Caller,
+    outcome: Outcome,
+    limit: u32,
+    problems: &mut Vec<(Invariant, String)>,
+) {
+    kind_problems(state, outcome, limit, problems);
     if state.interrupted_while_sleeping && outcome != Outcome::Interrupted {
         problems.push((
             Invariant::Interrupt,
@@ -40,7 +44,7 @@ pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Inv
     }
     match outcome {
         Outcome::Permitted { remaining, op } => {
-            permitted_problems(state, remaining, op, &mut problems);
+            permitted_problems(state, remaining, op, problems);
         }
         Outcome::Rejected {
             retry_after,
@@ -115,7 +119,6 @@ pub(super) fn problems(state: &Caller, outcome: Outcome, limit: u32) -> Vec<(Inv
             "the operation's panic was swallowed".into(),
         ));
     }
-    problems
 }
 
 /// What is wrong with how a call of its kind and weight ended: `TooMany` exactly when it asked
