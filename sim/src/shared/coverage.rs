@@ -7,7 +7,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 15] = [
+pub const SHARED_FEATURES: [&str; 18] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -23,6 +23,9 @@ pub const SHARED_FEATURES: [&str; 15] = [
     "weighted_permit",
     "drained",
     "too_many",
+    "cluster",
+    "cluster_redirect_followed",
+    "cluster_failover",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -36,7 +39,9 @@ const fn bit(feature: usize) -> u32 {
 /// registered after a registration of its own had failed; `permit_on_fixed_origin` when the
 /// script counted a permit for processes configured with a fixed origin; `weighted_permit`
 /// when a call for two permits or more got them counted, `drained` when a drain ended with
-/// its window full, `too_many` when a call for more than the limit was refused.
+/// its window full, `too_many` when a call for more than the limit was refused; `cluster`
+/// when a script ran on a simulated cluster's primary, `cluster_redirect_followed` when a
+/// process followed `MOVED`, `cluster_failover` when a cluster's primary failed over.
 ///
 /// # Examples
 ///
@@ -51,9 +56,22 @@ const fn bit(feature: usize) -> u32 {
 pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
     let mut mask = 0;
     let fixed = scenario.origin.is_some();
+    let clustered = scenario.cluster.is_some();
     // Processes whose registration failed: a handful at most.
     let mut failed: Vec<u16> = Vec::new();
     for record in &run.records {
+        if clustered
+            && matches!(
+                record,
+                SharedRecord::Executed {
+                    ran_script: true,
+                    ..
+                }
+            )
+        {
+            // A script ran on one of the cluster's primaries.
+            mask |= bit(15);
+        }
         mask |= match record {
             SharedRecord::Lost {
                 loss: Loss::Request,
@@ -71,12 +89,15 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                 FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => bit(7),
                 FaultRecord::ClockStep { .. } => bit(8),
                 FaultRecord::Crash { .. } => bit(9),
+                FaultRecord::Migrated { .. } => 0,
+                FaultRecord::ShardFailover { .. } => bit(17),
             },
             SharedRecord::RegistrationFailed { process, .. } => {
                 failed.push(*process);
                 0
             }
             SharedRecord::Registered { process, .. } if failed.contains(process) => bit(10),
+            SharedRecord::Redirected { .. } => bit(16),
             SharedRecord::Executed {
                 reply: ReplyDigest::Four { values },
                 ..

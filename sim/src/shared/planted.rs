@@ -47,11 +47,22 @@ pub enum SharedPlantedBug {
     /// A fixed origin ignored: the first process stores its own time as the origin, as if
     /// none were configured.
     FixedOriginIgnored,
+    /// On a cluster, a call run on a primary that does not own its slot: the primaries serve
+    /// whatever they are sent, and a process whose map is stale (it has not reconnected since
+    /// a slot migrated) reads and writes the key's counter on the old primary, while the
+    /// others count on the new one.
+    WrongSlot,
+    /// On a cluster, `MOVED` taken for an outage: the call is not sent again where the slot
+    /// lives now, and its attempts end by the fail policy.
+    RedirectNotFollowed,
+    /// On a cluster, a coalesced batch that mixes attempts of different slots in one call:
+    /// the primary refuses it (`CROSSSLOT`), and its attempts end by the fail policy.
+    BatchCrossingSlots,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 12] = [
+    pub const ALL: [SharedPlantedBug; 15] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -64,6 +75,9 @@ impl SharedPlantedBug {
         SharedPlantedBug::WeightCountedAsOne,
         SharedPlantedBug::DrainLeavesOne,
         SharedPlantedBug::FixedOriginIgnored,
+        SharedPlantedBug::WrongSlot,
+        SharedPlantedBug::RedirectNotFollowed,
+        SharedPlantedBug::BatchCrossingSlots,
     ];
 
     /// Its name on the command line.
@@ -81,6 +95,9 @@ impl SharedPlantedBug {
             SharedPlantedBug::WeightCountedAsOne => "weight-counted-as-one",
             SharedPlantedBug::DrainLeavesOne => "drain-leaves-one",
             SharedPlantedBug::FixedOriginIgnored => "fixed-origin-ignored",
+            SharedPlantedBug::WrongSlot => "wrong-slot",
+            SharedPlantedBug::RedirectNotFollowed => "redirect-not-followed",
+            SharedPlantedBug::BatchCrossingSlots => "batch-crossing-slots",
         }
     }
 
@@ -98,7 +115,10 @@ impl SharedPlantedBug {
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
-            | SharedPlantedBug::OpenBeforeRegistration => SCRIPT,
+            | SharedPlantedBug::OpenBeforeRegistration
+            | SharedPlantedBug::WrongSlot
+            | SharedPlantedBug::RedirectNotFollowed
+            | SharedPlantedBug::BatchCrossingSlots => SCRIPT,
         }
     }
 }
@@ -265,6 +285,9 @@ mod tests {
                     | SharedPlantedBug::MemoryPastEnd
                     | SharedPlantedBug::ConflictIgnored
                     | SharedPlantedBug::OpenBeforeRegistration
+                    | SharedPlantedBug::WrongSlot
+                    | SharedPlantedBug::RedirectNotFollowed
+                    | SharedPlantedBug::BatchCrossingSlots
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

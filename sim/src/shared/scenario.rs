@@ -5,7 +5,12 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use core::time::Duration;
+
+use fixed_window_redis::Config;
+
 use crate::scenario::ScenarioId;
+use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
 use crate::shared::faults::{Faults, pick_faults};
 use crate::shared::process::{Misconfiguration, ProcessSpec, pick_processes, slow_down};
 use crate::shared::server::SERVER_EPOCH_NS;
@@ -89,6 +94,9 @@ pub struct SharedScenario {
     /// microseconds on the server's clock: 0 is the Unix epoch (`Origin::UnixEpoch`), any
     /// other an instant (`Origin::At`). `None`: the first registration's.
     pub origin: Option<u64>,
+    /// The Redis Cluster the processes share instead of one server (`Protocol::for_cluster`),
+    /// in one scenario in four: its primaries and the faults of its slots and primaries.
+    pub cluster: Option<ClusterSpec>,
 }
 
 /// Scenarios have at most this many callers.
@@ -202,6 +210,27 @@ impl SharedScenario {
                 }
             }
         }
+        // A cluster, from a generator of its own: one scenario in four.
+        let drawn = Drawn {
+            seed: id.seed,
+            config: Config::of(SHARED_NAME, limit, Duration::from_micros(period_us)).ok(),
+            keys: &keys,
+            processes: &processes,
+            span,
+        };
+        let mut faults = faults;
+        let mut time_key = time_key;
+        let mut origin = origin;
+        let cluster = pick_cluster(&drawn, &mut faults);
+        if cluster.is_some() {
+            clustered(
+                &mut apart,
+                &mut processes,
+                &mut time_key,
+                &mut origin,
+                period_us,
+            );
+        }
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept
@@ -220,6 +249,7 @@ impl SharedScenario {
             faults,
             time_key,
             origin,
+            cluster,
         }
     }
 
@@ -252,7 +282,9 @@ impl SharedScenario {
     /// assert!(!scenario.healthy());
     /// ```
     pub fn healthy(&self) -> bool {
-        self.faults.healthy() && !self.processes.iter().any(ProcessSpec::slow_link)
+        self.faults.healthy()
+            && !self.processes.iter().any(ProcessSpec::slow_link)
+            && self.cluster.as_ref().is_none_or(|c| c.faults.is_empty())
     }
 
     /// Whether process `process` is configured apart from the shared limit and period.
@@ -260,6 +292,31 @@ impl SharedScenario {
         self.processes
             .get(process as usize)
             .is_some_and(|p| p.misconfigured.is_some())
+    }
+}
+
+/// What a scenario on a cluster keeps of the rest of its draw: no time key (on a cluster it
+/// would be in another slot than the counters, and registering fails), no process configured
+/// apart, and a fixed origin (drawn as the others are if it has none), so that a process that
+/// registers after the configuration key was lost stores the same grid.
+fn clustered(
+    apart: &mut ChaCha8Rng,
+    processes: &mut [ProcessSpec],
+    time_key: &mut bool,
+    origin: &mut Option<u64>,
+    period_us: u64,
+) {
+    *time_key = false;
+    for process in processes {
+        process.misconfigured = None;
+    }
+    if origin.is_none() {
+        let start_us = SERVER_EPOCH_NS / 1_000;
+        *origin = Some(match apart.random_range(0..3) {
+            0 => 0,
+            1 => start_us - apart.random_range(0..=10 * period_us),
+            _ => start_us + apart.random_range(0..=3 * period_us),
+        });
     }
 }
 

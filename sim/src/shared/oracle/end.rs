@@ -69,6 +69,7 @@ impl Checker<'_> {
                 }
             }
         }
+        self.check_failover_bound(run);
         for (caller, requests, open, record) in std::mem::take(&mut self.failed) {
             let explained = requests.iter().any(|&r| {
                 self.requests

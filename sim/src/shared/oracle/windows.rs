@@ -278,6 +278,7 @@ impl Checker<'_> {
                 self.last_excuse = Some(t);
             }
             FaultRecord::Failover { undone, .. } => {
+                self.failover_seen(t, None);
                 for (request, key) in undone {
                     if **key == *self.config_key {
                         self.new_epoch();
@@ -315,6 +316,9 @@ impl Checker<'_> {
                 self.unregistered[*process as usize] = None;
             }
             FaultRecord::Reset { .. } | FaultRecord::Pause { .. } | FaultRecord::Flush => {}
+            FaultRecord::Migrated { .. } | FaultRecord::ShardFailover { .. } => {
+                self.cluster_fault(t, fault);
+            }
         }
     }
 

@@ -8,6 +8,7 @@ use fixed_window::Instant;
 use fixed_window_redis::{ScriptCall, UnavailableKind};
 use rand::RngExt;
 
+use super::cluster::stray;
 use super::digest::{digest, digest_values};
 use super::{Attempt, Event, Owner, Request, Sim, Stage};
 use crate::shared::engine::Reply;
@@ -28,6 +29,7 @@ impl Sim<'_> {
         let mut batch: Option<ScriptCall> = None;
         let mut members = Vec::new();
         let mut rest = Vec::new();
+        let mut strays = Vec::new();
         for caller in queued {
             let Some(attempt) = self.calls[caller as usize]
                 .attempt
@@ -43,7 +45,10 @@ impl Sim<'_> {
                     batch = Some(call);
                     true
                 }
-                Some(batch) => batch.join(call).is_ok(),
+                Some(batch) => match batch.join(call) {
+                    Ok(()) => true,
+                    Err(refused) => stray(self.planted, batch, *refused, &mut strays),
+                },
             };
             if joined {
                 attempt.stage = Stage::Batched;
@@ -58,6 +63,9 @@ impl Sim<'_> {
             return;
         };
         p.members = members;
+        if let Some(cluster) = &mut self.cluster {
+            cluster.strays[process as usize] = strays;
+        }
         let number = self.next_attempt;
         self.next_attempt += 1;
         let now = self.local(process);
@@ -65,6 +73,13 @@ impl Sim<'_> {
         self.number_members(process, attempt.request);
         self.processes[process as usize].batch = Some(attempt);
         self.arm_timeout(process, Owner::Batch(process), number, now);
+        if self.cluster.is_some() {
+            // The attempts of other slots go at once, each in a call of its own.
+            let others = std::mem::take(&mut self.processes[process as usize].queued);
+            for caller in others {
+                self.send_alone(process, caller);
+            }
+        }
     }
 
     /// Gives each waiting member of `process`'s batch its id in the batch's `request`.
@@ -160,6 +175,7 @@ impl Sim<'_> {
             _ => vec![None],
         };
         let ids = u32::try_from(callers.len()).unwrap_or(1);
+        let mut route = self.route(process, owner, &command);
         let p = &mut self.processes[process as usize];
         let (connection, generation) = (p.connection.generation, p.generation);
         let mut command = Some(command);
@@ -173,6 +189,7 @@ impl Sim<'_> {
                 ids,
                 reply: None,
                 refused: false,
+                route: core::mem::take(&mut route),
             });
             self.records.push(SharedRecord::Sent {
                 t: self.now,
@@ -247,11 +264,24 @@ impl Sim<'_> {
 
     pub(super) fn execute(&mut self, request: u32) {
         let t = self.now;
+        if self.primary_down(request) {
+            // A cluster's primary that failed refuses the connection.
+            self.lose(request, Loss::Down);
+            self.requests[request as usize].refused = true;
+            self.reply(request);
+            return;
+        }
         let r = &self.requests[request as usize];
         let Some(command) = &r.command else {
             return;
         };
-        let (reply, effects) = self.server.execute(request, command, t);
+        let (reply, effects) = match &mut self.cluster {
+            Some(cluster) => {
+                let check_owner = self.planted != Some(SharedPlantedBug::WrongSlot);
+                cluster.execute(&r.route, request, command, t, check_owner)
+            }
+            None => self.server.execute(request, command, t),
+        };
         if effects.ran_script {
             self.stats.scripts += 1;
         }
@@ -373,6 +403,10 @@ impl Sim<'_> {
                 self.resend(owner, Stage::Load);
             }
             (Stage::Load, Reply::Bulk(_)) => self.resend(owner, Stage::EvalAgain),
+            (Stage::Eval | Stage::EvalAgain, Reply::Error(message)) if self.follows(message) => {
+                let message = message.to_string();
+                self.follow(request, owner, stage, &message);
+            }
             (Stage::Expire, _) => self.expired_done(owner),
             // A caller's queued or batched attempt has no request of its own.
             (Stage::Queued | Stage::Batched, _) => {}
