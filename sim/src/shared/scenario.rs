@@ -210,27 +210,6 @@ impl SharedScenario {
                 }
             }
         }
-        // A cluster, from a generator of its own: one scenario in four.
-        let drawn = Drawn {
-            seed: id.seed,
-            config: Config::of(SHARED_NAME, limit, Duration::from_micros(period_us)).ok(),
-            keys: &keys,
-            processes: &processes,
-            span,
-        };
-        let mut faults = faults;
-        let mut time_key = time_key;
-        let mut origin = origin;
-        let cluster = pick_cluster(&drawn, &mut faults);
-        if cluster.is_some() {
-            clustered(
-                &mut apart,
-                &mut processes,
-                &mut time_key,
-                &mut origin,
-                period_us,
-            );
-        }
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept
@@ -238,7 +217,7 @@ impl SharedScenario {
                 .filter_map(|&i| callers.get(i as usize).copied())
                 .collect(),
         };
-        SharedScenario {
+        let mut scenario = SharedScenario {
             id: id.clone(),
             limit,
             period_us,
@@ -249,7 +228,38 @@ impl SharedScenario {
             faults,
             time_key,
             origin,
-            cluster,
+            cluster: None,
+        };
+        scenario.draw_cluster(&mut apart, span);
+        scenario
+    }
+
+    /// Draws whether the scenario runs on a cluster (one in four, from a generator of its
+    /// own) and, if so, its cluster, and keeps of the rest what a cluster allows.
+    fn draw_cluster(&mut self, apart: &mut ChaCha8Rng, span: u64) {
+        let drawn = Drawn {
+            seed: self.id.seed,
+            config: Config::of(
+                SHARED_NAME,
+                self.limit,
+                Duration::from_micros(self.period_us),
+            )
+            .ok(),
+            keys: &self.keys,
+            processes: &self.processes,
+            span,
+        };
+        let mut faults = core::mem::take(&mut self.faults);
+        self.cluster = pick_cluster(&drawn, &mut faults);
+        self.faults = faults;
+        if self.cluster.is_some() {
+            clustered(
+                apart,
+                &mut self.processes,
+                &mut self.time_key,
+                &mut self.origin,
+                self.period_us,
+            );
         }
     }
 

@@ -43,7 +43,10 @@ fn the_real_limiter_passes_on_a_cluster_and_follows_every_moved() {
         }));
     }
     assert!(scenarios > 100, "{scenarios} cluster scenarios");
-    assert!(redirected > 20 && failovers > 10, "{redirected} {failovers}");
+    assert!(
+        redirected > 20 && failovers > 10,
+        "{redirected} {failovers}"
+    );
 }
 
 #[test]
@@ -63,7 +66,11 @@ fn a_migration_on_a_quiet_cluster_moves_counts_and_no_window_passes_its_limit() 
             },
         )];
         let run = run_shared(&scenario, None);
-        assert!(check_shared(&scenario, &run).is_empty(), "seed {}", scenario.id.seed);
+        assert!(
+            check_shared(&scenario, &run).is_empty(),
+            "seed {}",
+            scenario.id.seed
+        );
         checked += 1;
     }
     assert_eq!(checked, 60);
@@ -92,7 +99,10 @@ fn a_counter_read_from_the_wrong_primary_is_caught() {
 
 #[test]
 fn a_redirect_not_followed_is_caught() {
-    assert_caught(SharedPlantedBug::RedirectNotFollowed, Invariant::Unavailable);
+    assert_caught(
+        SharedPlantedBug::RedirectNotFollowed,
+        Invariant::Unavailable,
+    );
 }
 
 #[test]
