@@ -11,7 +11,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 22] = [
+pub const SHARED_FEATURES: [&str; 25] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -34,6 +34,9 @@ pub const SHARED_FEATURES: [&str; 22] = [
     "attempt_found_limit_changed",
     "zero_limit_refused",
     "limit_change_ran_unanswered",
+    "cluster",
+    "cluster_redirect_followed",
+    "cluster_failover",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -55,7 +58,9 @@ const fn bit(feature: usize) -> u32 {
 /// `attempt_found_limit_changed` when an attempt was told of a newer limit (and made again),
 /// `zero_limit_refused` when `set_limit(0)` was refused, `limit_change_ran_unanswered` when a
 /// `set_limit` ended `Unavailable` although the script had stored its change (its reply lost
-/// or late).
+/// or late). `cluster` when a script ran on a simulated cluster's primary,
+/// `cluster_redirect_followed` when a process followed `MOVED`, `cluster_failover` when a
+/// cluster's primary failed over.
 ///
 /// # Examples
 ///
@@ -70,9 +75,22 @@ const fn bit(feature: usize) -> u32 {
 pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
     let mut mask = 0;
     let fixed = scenario.origin.is_some();
+    let clustered = scenario.cluster.is_some();
     // Processes whose registration failed: a handful at most.
     let mut failed: Vec<u16> = Vec::new();
     for record in &run.records {
+        if clustered
+            && matches!(
+                record,
+                SharedRecord::Executed {
+                    ran_script: true,
+                    ..
+                }
+            )
+        {
+            // A script ran on one of the cluster's primaries.
+            mask |= bit(22);
+        }
         mask |= match record {
             SharedRecord::Lost {
                 loss: Loss::Request,
@@ -90,12 +108,15 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                 FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => bit(7),
                 FaultRecord::ClockStep { .. } => bit(8),
                 FaultRecord::Crash { .. } => bit(9),
+                FaultRecord::Migrated { .. } => 0,
+                FaultRecord::ShardFailover { .. } => bit(24),
             },
             SharedRecord::RegistrationFailed { process, .. } => {
                 failed.push(*process);
                 0
             }
             SharedRecord::Registered { process, .. } if failed.contains(process) => bit(10),
+            SharedRecord::Redirected { .. } => bit(23),
             SharedRecord::Executed {
                 reply: ReplyDigest::Four { values },
                 ..

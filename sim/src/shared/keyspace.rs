@@ -151,6 +151,26 @@ impl Keyspace {
         undone
     }
 
+    /// Takes out every key `moves` picks, with its value and expiry, sorted by key (as a
+    /// cluster's `MIGRATE` moves a slot's keys away); the writes logged on them go with them,
+    /// so a failover of this server no longer undoes them.
+    pub(crate) fn extract(
+        &mut self,
+        mut moves: impl FnMut(&str) -> bool,
+    ) -> Vec<(Box<str>, Entry)> {
+        let mut keys: Vec<Box<str>> = self.entries.keys().filter(|k| moves(k)).cloned().collect();
+        keys.sort_unstable();
+        self.log.retain(|write| !moves(&write.key));
+        keys.into_iter()
+            .filter_map(|key| self.entries.remove_entry(&key))
+            .collect()
+    }
+
+    /// Puts `key` in with `entry` as it was elsewhere (a key `MIGRATE` brought), unlogged.
+    pub(crate) fn import(&mut self, key: Box<str>, entry: Entry) {
+        self.entries.insert(key, entry);
+    }
+
     /// The keys found expired since the last call, in the order found.
     pub(crate) fn take_expired(&mut self) -> Vec<Expired> {
         std::mem::take(&mut self.expired)

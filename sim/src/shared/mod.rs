@@ -43,6 +43,8 @@ mod server;
 pub use crate::shared::server::Script;
 mod faults;
 pub use crate::shared::faults::{Fault, Faults};
+mod cluster;
+pub use crate::shared::cluster::{ClusterFault, ClusterSpec, SLOTS, crc16, key_slot};
 mod planted;
 pub use crate::shared::planted::{SharedPlantedBug, UnknownSharedPlantedBug};
 mod record;

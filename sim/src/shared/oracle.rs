@@ -50,6 +50,7 @@ use crate::shared::run::{SharedRun, config};
 use crate::shared::scenario::SharedScenario;
 
 mod calls;
+mod cluster;
 mod end;
 mod limits;
 mod requests;
@@ -203,6 +204,8 @@ struct Checker<'s> {
     unregistered: Vec<Option<Vec<u32>>>,
     config_key: String,
     counter_keys: HashMap<String, u16>,
+    /// The failovers seen, for the stated bound.
+    failovers: Vec<cluster::FailoverSeen>,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -273,8 +276,16 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         config_key: probe.config_key().to_owned(),
         counter_keys: (0_u16..)
             .zip(&scenario.keys)
-            .map(|(index, key)| (probe.counter_key(key), index))
+            .map(|(index, key)| {
+                let counter = if scenario.cluster.is_some() {
+                    probe.cluster_counter_key(key)
+                } else {
+                    probe.counter_key(key)
+                };
+                (counter, index)
+            })
             .collect(),
+        failovers: Vec::new(),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -389,6 +400,9 @@ impl Checker<'_> {
                 self.unregistered[process as usize] = Some(requests);
             }
             SharedRecord::TimedOut { .. } => {}
+            // A migrated slot costs the attempt another round trip, as a flushed cache does;
+            // a `MOVED` not followed is no fault, and explains nothing.
+            &SharedRecord::Redirected { request, .. } => self.request(request).faulted = true,
             &SharedRecord::Decided {
                 t,
                 caller,

@@ -56,11 +56,22 @@ pub enum SharedPlantedBug {
     /// an older limit under that limit instead of telling it the new one. A process with the
     /// old settings counts by them, silently (over the limit, if the change lowered it).
     OldLimitAfterChange,
+    /// On a cluster, a call run on a primary that does not own its slot: the primaries serve
+    /// whatever they are sent, and a process whose map is stale (it has not reconnected since
+    /// a slot migrated) reads and writes the key's counter on the old primary, while the
+    /// others count on the new one.
+    WrongSlot,
+    /// On a cluster, `MOVED` taken for an outage: the call is not sent again where the slot
+    /// lives now, and its attempts end by the fail policy.
+    RedirectNotFollowed,
+    /// On a cluster, a coalesced batch that mixes attempts of different slots in one call:
+    /// the primary refuses it (`CROSSSLOT`), and its attempts end by the fail policy.
+    BatchCrossingSlots,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 14] = [
+    pub const ALL: [SharedPlantedBug; 17] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -75,6 +86,9 @@ impl SharedPlantedBug {
         SharedPlantedBug::FixedOriginIgnored,
         SharedPlantedBug::LimitChangeAppliedToPastWindow,
         SharedPlantedBug::OldLimitAfterChange,
+        SharedPlantedBug::WrongSlot,
+        SharedPlantedBug::RedirectNotFollowed,
+        SharedPlantedBug::BatchCrossingSlots,
     ];
 
     /// Its name on the command line.
@@ -96,6 +110,9 @@ impl SharedPlantedBug {
                 "limit-change-applied-to-past-window"
             }
             SharedPlantedBug::OldLimitAfterChange => "old-limit-after-change",
+            SharedPlantedBug::WrongSlot => "wrong-slot",
+            SharedPlantedBug::RedirectNotFollowed => "redirect-not-followed",
+            SharedPlantedBug::BatchCrossingSlots => "batch-crossing-slots",
         }
     }
 
@@ -115,7 +132,10 @@ impl SharedPlantedBug {
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
-            | SharedPlantedBug::OpenBeforeRegistration => SCRIPT,
+            | SharedPlantedBug::OpenBeforeRegistration
+            | SharedPlantedBug::WrongSlot
+            | SharedPlantedBug::RedirectNotFollowed
+            | SharedPlantedBug::BatchCrossingSlots => SCRIPT,
         }
     }
 }
@@ -322,6 +342,9 @@ mod tests {
                     | SharedPlantedBug::MemoryPastEnd
                     | SharedPlantedBug::ConflictIgnored
                     | SharedPlantedBug::OpenBeforeRegistration
+                    | SharedPlantedBug::WrongSlot
+                    | SharedPlantedBug::RedirectNotFollowed
+                    | SharedPlantedBug::BatchCrossingSlots
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

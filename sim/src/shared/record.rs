@@ -222,6 +222,34 @@ pub enum FaultRecord {
         /// When it restarts.
         until: u64,
     },
+    /// A cluster's slots `first..=last` moved to primary `to`, with the keys listed.
+    Migrated {
+        /// The first slot.
+        first: u16,
+        /// The last slot.
+        last: u16,
+        /// The primary that owns them now.
+        to: u8,
+        /// The keys that moved with them.
+        keys: Vec<Box<str>>,
+    },
+    /// A cluster's primary `node` failed: refused until `until`, when its replica, lacking
+    /// the writes undone (newest first, as for [`FaultRecord::Failover`]), took over the
+    /// slots listed.
+    ShardFailover {
+        /// The primary.
+        node: u8,
+        /// The lag drawn.
+        lag: u8,
+        /// Whether the replica had the scripts.
+        keeps_scripts: bool,
+        /// When the replica took over (virtual time).
+        until: u64,
+        /// The slot ranges it owned.
+        slots: Vec<(u16, u16)>,
+        /// The writes undone.
+        undone: Vec<(u32, Box<str>)>,
+    },
 }
 
 impl FaultRecord {
@@ -236,6 +264,8 @@ impl FaultRecord {
             FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => "clock_step_forward",
             FaultRecord::ClockStep { .. } => "clock_step_back",
             FaultRecord::Crash { .. } => "client_crash",
+            FaultRecord::Migrated { .. } => "slots_migrated",
+            FaultRecord::ShardFailover { .. } => "shard_failover",
         }
     }
 }
@@ -415,6 +445,16 @@ pub enum SharedRecord {
         limit: u32,
         /// Its result.
         outcome: LimitOutcome,
+    },
+    /// A process's cluster connection followed `MOVED`: it read the slot table again and
+    /// sends the call of `request` again, to primary `to`.
+    Redirected {
+        /// Virtual time.
+        t: u64,
+        /// The request answered `MOVED`.
+        request: u32,
+        /// The primary it goes to now.
+        to: u8,
     },
     /// A fault.
     Fault {

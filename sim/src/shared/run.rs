@@ -46,6 +46,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::event_heap::EventHeap;
+use crate::shared::cluster::nodes::{Cluster, Route};
 use crate::shared::engine::Reply;
 use crate::shared::planted::{EXPIRE_SCRIPT, SharedPlantedBug};
 use crate::shared::record::{EventDigest, SharedOutcome, SharedRecord};
@@ -53,6 +54,7 @@ use crate::shared::scenario::{SHARED_NAME, SharedScenario};
 use crate::shared::server::{Command, Script, Server};
 
 mod calls;
+mod cluster;
 mod digest;
 mod faults;
 mod limits;
@@ -151,6 +153,8 @@ enum Event {
     Register(u16, u32),
     /// A process calls `set_limit` (the scenario's change of this index).
     SetLimit(u32),
+    /// A fault of the cluster's slots or primaries.
+    ClusterFault(u32),
 }
 
 /// Where an attempt's round trip is.
@@ -183,6 +187,13 @@ struct Attempt {
     retried: bool,
     /// For [`Stage::Expire`]: the decision of the count.
     decided: Option<(Decision, Instant, u32)>,
+}
+
+impl Attempt {
+    /// Whether it waits for a request of its own (not for a batch's).
+    fn own_request(&self) -> bool {
+        !matches!(self.stage, Stage::Queued | Stage::Batched)
+    }
 }
 
 #[derive(Debug)]
@@ -261,6 +272,8 @@ struct Request {
     reply: Option<Reply>,
     /// The connection was refused: the server was down.
     refused: bool,
+    /// On a cluster, the primary it goes to.
+    route: Route,
 }
 
 struct Sim<'s> {
@@ -270,6 +283,8 @@ struct Sim<'s> {
     /// Reuse the same scenario to get the same draws: losses and jitter.
     rng: ChaCha8Rng,
     server: Server,
+    /// The cluster's primaries, if the scenario runs on one.
+    cluster: Option<Cluster>,
     paused_until: Option<u64>,
     down_until: u64,
     backlog: Vec<u32>,
@@ -312,6 +327,15 @@ pub fn run_shared(scenario: &SharedScenario, bug: Option<SharedPlantedBug>) -> S
     sim.end()
 }
 
+/// The protocol of process `index` of `scenario`: on a cluster, [`Protocol::for_cluster`].
+pub(crate) fn protocol(scenario: &SharedScenario, index: usize) -> Protocol {
+    if scenario.cluster.is_some() {
+        Protocol::for_cluster(config(scenario, index))
+    } else {
+        Protocol::new(config(scenario, index))
+    }
+}
+
 /// The configuration of process `index` of `scenario`.
 pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
     let spec = &scenario.processes[index];
@@ -343,7 +367,7 @@ impl<'s> Sim<'s> {
     fn new(scenario: &'s SharedScenario, bug: Option<SharedPlantedBug>) -> Sim<'s> {
         let processes = (0..scenario.processes.len())
             .map(|index| Process {
-                protocol: Protocol::new(config(scenario, index)),
+                protocol: protocol(scenario, index),
                 up: false,
                 ready: false,
                 generation: 0,
@@ -399,6 +423,9 @@ impl<'s> Sim<'s> {
         for (index, change) in (0_u32..).zip(&scenario.limit_changes) {
             planned.push((change.at, Event::SetLimit(index)));
         }
+        for (index, &(t, _)) in (0_u32..).zip(scenario.cluster.iter().flat_map(|c| &c.faults)) {
+            planned.push((t, Event::ClusterFault(index)));
+        }
         planned.sort_by_key(|&(t, _)| t);
         for (t, event) in planned {
             queue.push(t, event);
@@ -409,6 +436,10 @@ impl<'s> Sim<'s> {
             queue,
             rng: ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x05EE_D50F_4A17),
             server: Server::default(),
+            cluster: scenario
+                .cluster
+                .as_ref()
+                .map(|spec| Cluster::new(spec, scenario.processes.len())),
             paused_until: None,
             down_until: 0,
             backlog: Vec::new(),
@@ -449,6 +480,7 @@ impl<'s> Sim<'s> {
                 Event::Fault(index) => self.fault(index),
                 Event::Resume => self.resume(),
                 Event::SetLimit(change) => self.set_limit(change),
+                Event::ClusterFault(index) => self.cluster_fault(index),
                 Event::Register(process, generation) => {
                     let p = &self.processes[process as usize];
                     if p.up && !p.ready && p.generation == generation {
@@ -471,7 +503,10 @@ impl<'s> Sim<'s> {
         self.records.push(SharedRecord::Keyspace {
             t,
             server_us: self.server.now_us(t),
-            keys: self.server.live_keys(t),
+            keys: match &self.cluster {
+                Some(cluster) => cluster.live_keys(t),
+                None => self.server.live_keys(t),
+            },
         });
         self.stats.simulated_ns = t;
         SharedRun {

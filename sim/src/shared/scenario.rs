@@ -5,7 +5,12 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use core::time::Duration;
+
+use fixed_window_redis::Config;
+
 use crate::scenario::ScenarioId;
+use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
 use crate::shared::faults::{Faults, pick_faults};
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{Misconfiguration, ProcessSpec, pick_processes, slow_down};
@@ -92,6 +97,11 @@ pub struct SharedScenario {
     pub origin: Option<u64>,
     /// The changes of the shared limit its processes make (`set_limit`), in order of time.
     pub limit_changes: Vec<LimitChange>,
+    /// The Redis Cluster the processes share instead of one server (`Protocol::for_cluster`),
+    /// in one scenario in four: its primaries and the faults of its slots and primaries. Such
+    /// a scenario makes no change of the limit: on a cluster each counter records the version
+    /// it was counted under, which the oracle's model of one stored version does not follow.
+    pub cluster: Option<ClusterSpec>,
 }
 
 /// Scenarios have at most this many callers.
@@ -215,7 +225,7 @@ impl SharedScenario {
                 .filter_map(|&i| callers.get(i as usize).copied())
                 .collect(),
         };
-        SharedScenario {
+        let mut scenario = SharedScenario {
             id: id.clone(),
             limit,
             period_us,
@@ -227,6 +237,43 @@ impl SharedScenario {
             time_key,
             origin,
             limit_changes,
+            cluster: None,
+        };
+        scenario.draw_cluster(&mut apart, span);
+        scenario
+    }
+
+    /// Draws whether the scenario runs on a cluster (one in four, from a generator of its
+    /// own) and, if so, its cluster, and keeps of the rest what a cluster allows.
+    fn draw_cluster(&mut self, apart: &mut ChaCha8Rng, span: u64) {
+        let drawn = Drawn {
+            seed: self.id.seed,
+            config: Config::of(
+                SHARED_NAME,
+                self.limit,
+                Duration::from_micros(self.period_us),
+            )
+            .ok(),
+            keys: &self.keys,
+            processes: &self.processes,
+            span,
+        };
+        let mut faults = core::mem::take(&mut self.faults);
+        self.cluster = pick_cluster(&drawn, &mut faults);
+        self.faults = faults;
+        if self.cluster.is_some() {
+            // On a cluster each counter records the version of the limit it was counted
+            // under, and a process holding an older one is told only by a counter a newer one
+            // wrote; the oracle models one node's stored version, so a cluster scenario keeps
+            // its limit (the real-cluster tests cover its changes).
+            self.limit_changes.clear();
+            clustered(
+                apart,
+                &mut self.processes,
+                &mut self.time_key,
+                &mut self.origin,
+                self.period_us,
+            );
         }
     }
 
@@ -259,7 +306,9 @@ impl SharedScenario {
     /// assert!(!scenario.healthy());
     /// ```
     pub fn healthy(&self) -> bool {
-        self.faults.healthy() && !self.processes.iter().any(ProcessSpec::slow_link)
+        self.faults.healthy()
+            && !self.processes.iter().any(ProcessSpec::slow_link)
+            && self.cluster.as_ref().is_none_or(|c| c.faults.is_empty())
     }
 
     /// Whether process `process` is configured apart from the shared limit and period.
@@ -267,6 +316,31 @@ impl SharedScenario {
         self.processes
             .get(process as usize)
             .is_some_and(|p| p.misconfigured.is_some())
+    }
+}
+
+/// What a scenario on a cluster keeps of the rest of its draw: no time key (on a cluster it
+/// would be in another slot than the counters, and registering fails), no process configured
+/// apart, and a fixed origin (drawn as the others are if it has none), so that a process that
+/// registers after the configuration key was lost stores the same grid.
+fn clustered(
+    apart: &mut ChaCha8Rng,
+    processes: &mut [ProcessSpec],
+    time_key: &mut bool,
+    origin: &mut Option<u64>,
+    period_us: u64,
+) {
+    *time_key = false;
+    for process in processes {
+        process.misconfigured = None;
+    }
+    if origin.is_none() {
+        let start_us = SERVER_EPOCH_NS / 1_000;
+        *origin = Some(match apart.random_range(0..3) {
+            0 => 0,
+            1 => start_us - apart.random_range(0..=10 * period_us),
+            _ => start_us + apart.random_range(0..=3 * period_us),
+        });
     }
 }
 

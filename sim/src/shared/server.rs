@@ -160,6 +160,11 @@ impl Server {
         (reply, effects)
     }
 
+    /// The keyspace, for a cluster's slot migration.
+    pub(crate) fn keyspace_mut(&mut self) -> &mut Keyspace {
+        &mut self.keyspace
+    }
+
     /// `SCRIPT FLUSH`.
     pub(crate) fn flush_scripts(&mut self) {
         self.scripts.clear();

@@ -107,7 +107,7 @@ pub struct SharedSummary {
 }
 
 /// Every fault name a summary lists, zero or not.
-pub const FAULT_NAMES: [&str; 17] = [
+pub const FAULT_NAMES: [&str; 19] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -125,6 +125,8 @@ pub const FAULT_NAMES: [&str; 17] = [
     "attempts_refused",
     "slow_link",
     "registration_failed",
+    "slots_migrated",
+    "shard_failover",
 ];
 
 impl SharedSummary {
@@ -193,7 +195,9 @@ impl SharedSummary {
                     ..
                 } => "attempts_refused",
                 SharedRecord::Fault { fault, .. } => {
-                    if let crate::shared::FaultRecord::Failover { undone, .. } = fault {
+                    if let crate::shared::FaultRecord::Failover { undone, .. }
+                    | crate::shared::FaultRecord::ShardFailover { undone, .. } = fault
+                    {
                         *self.faults.entry("writes_lost_in_failover").or_insert(0) +=
                             undone.len() as u64;
                     }

@@ -2,6 +2,7 @@
 //! planted limiters, replay and shrinking, the command line, and sweeps split into shards.
 
 mod cli;
+mod cluster;
 mod coverage;
 mod coverage_gate;
 mod determinism;

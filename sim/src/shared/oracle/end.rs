@@ -1,6 +1,8 @@
 //! What is judged once the trace has ended: the keyspace the server kept, failed attempts
 //! against the faults that explain them, and each window's permits against its ledger.
 
+use std::collections::BTreeMap;
+
 use fixed_window_redis::EXPIRY_MARGIN_MILLIS;
 
 use super::{Checker, LedgerOp, MOST_VIOLATIONS};
@@ -44,6 +46,17 @@ impl Checker<'_> {
         // Each window's permits granted to callers, against the limit in force at the last of
         // them plus what was forgotten.
         let ledgers = std::mem::take(&mut self.ledgers);
+        // The largest limit any grant of each window was decided under, for the failover bound.
+        let limits: BTreeMap<(u32, u16, u128), u32> = ledgers
+            .iter()
+            .map(|(&window, ops)| {
+                let most = ops.iter().fold(0, |most, op| match *op {
+                    LedgerOp::Grant(_, limit) => most.max(limit),
+                    LedgerOp::Forget(_) => most,
+                });
+                (window, most)
+            })
+            .collect();
         for ((epoch, key, window), ops) in ledgers {
             let (mut granted, mut forgotten) = (0_u64, 0_u64);
             for op in ops {
@@ -63,6 +76,7 @@ impl Checker<'_> {
                 }
             }
         }
+        self.check_failover_bound(run, &limits);
         for (caller, requests, open, record) in std::mem::take(&mut self.failed) {
             let explained = requests.iter().any(|&r| {
                 self.requests

@@ -290,6 +290,7 @@ impl Checker<'_> {
                 self.last_excuse = Some(t);
             }
             FaultRecord::Failover { undone, .. } => {
+                self.failover_seen(t, None);
                 for (request, key) in undone {
                     if **key == *self.config_key {
                         self.undo_config(t, *request);
@@ -327,6 +328,9 @@ impl Checker<'_> {
                 self.unregistered[*process as usize] = None;
             }
             FaultRecord::Reset { .. } | FaultRecord::Pause { .. } | FaultRecord::Flush => {}
+            FaultRecord::Migrated { .. } | FaultRecord::ShardFailover { .. } => {
+                self.cluster_fault(t, fault);
+            }
         }
     }
 

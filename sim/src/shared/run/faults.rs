@@ -1,9 +1,9 @@
 //! The faults a run injects: a server's restart or failover, a script flush, a clock step, a
 //! connection reset, a client crash.
 
-use fixed_window_redis::{Protocol, UnavailableKind};
+use fixed_window_redis::UnavailableKind;
 
-use super::{Event, Owner, Sim, Stage, config};
+use super::{Event, Owner, Sim, protocol};
 use crate::shared::faults::Fault;
 use crate::shared::record::{EventDigest, FaultRecord, Loss, SharedOutcome, SharedRecord};
 use crate::shared::server::Command;
@@ -25,6 +25,9 @@ impl Sim<'_> {
             }
             Fault::Restart { for_ns } => {
                 self.server.restart();
+                if let Some(cluster) = &mut self.cluster {
+                    cluster.restart();
+                }
                 self.down_until = t + for_ns;
                 self.paused_until = None;
                 for request in std::mem::take(&mut self.backlog) {
@@ -56,10 +59,16 @@ impl Sim<'_> {
             }
             Fault::Flush => {
                 self.server.flush_scripts();
+                if let Some(cluster) = &mut self.cluster {
+                    cluster.flush_scripts();
+                }
                 FaultRecord::Flush
             }
             Fault::ClockStep { delta_ns } => {
                 self.server.step_clock(delta_ns);
+                if let Some(cluster) = &mut self.cluster {
+                    cluster.step_clock(delta_ns);
+                }
                 FaultRecord::ClockStep { delta_ns }
             }
             Fault::Crash { process, for_ns } => {
@@ -101,6 +110,11 @@ impl Sim<'_> {
         p.connection.reconnect = true;
         p.connection.last_to_server = 0;
         p.connection.last_to_client = 0;
+        if let Some(cluster) = &mut self.cluster {
+            // The cluster connection reconnects, reading the slot table again.
+            cluster.refresh(process);
+        }
+        let p = &self.processes[process as usize];
         let mut owners = Vec::new();
         if let Some(attempt) = &p.registering {
             owners.push((Owner::Register(process), attempt.request));
@@ -120,7 +134,7 @@ impl Sim<'_> {
         for (caller, call) in (0_u32..).zip(&self.calls) {
             if call.process == process
                 && !call.done
-                && let Some(attempt) = call.attempt.as_ref().filter(|a| a.stage == Stage::Expire)
+                && let Some(attempt) = call.attempt.as_ref().filter(|a| a.own_request())
             {
                 owners.push((Owner::Call(caller), attempt.request));
             }
@@ -146,7 +160,10 @@ impl Sim<'_> {
         p.registering = None;
         p.unregistered = None;
         p.remembered_past_end.clear();
-        p.protocol = Protocol::new(config(self.scenario, process as usize));
+        p.protocol = protocol(self.scenario, process as usize);
+        if let Some(cluster) = &mut self.cluster {
+            cluster.forget_map(process);
+        }
         p.queued.clear();
         p.members.clear();
         for batch in std::mem::take(&mut p.batch).into_iter().flatten() {
@@ -159,7 +176,7 @@ impl Sim<'_> {
                 let request = call
                     .attempt
                     .as_ref()
-                    .filter(|a| a.stage == Stage::Expire)
+                    .filter(|a| a.own_request())
                     .map(|a| a.request);
                 victims.push((caller, request));
             }

@@ -8,6 +8,7 @@ use fixed_window::Instant;
 use fixed_window_redis::{ScriptCall, UnavailableKind};
 use rand::RngExt;
 
+use super::cluster::stray;
 use super::digest::{digest, digest_values};
 use super::{Attempt, Event, Owner, Request, Sim, Stage};
 use crate::shared::engine::Reply;
@@ -29,6 +30,7 @@ impl Sim<'_> {
         let mut groups: Vec<(ScriptCall, Vec<u32>)> = Vec::new();
         let mut gathered = 0;
         let mut rest = Vec::new();
+        let mut strays = Vec::new();
         for caller in queued {
             let Some(attempt) = self.calls[caller as usize]
                 .attempt
@@ -45,16 +47,26 @@ impl Sim<'_> {
             gathered += 1;
             attempt.stage = Stage::Batched;
             let mut call = Some((*attempt.call).clone());
-            for (group, members) in &mut groups {
+            for (index, (group, members)) in groups.iter_mut().enumerate() {
                 let Some(next) = call.take() else { break };
                 match group.join(next) {
                     Ok(()) => members.push(caller),
+                    // A planted client may put an attempt of another slot in the first group.
+                    Err(refused) if index == 0 => {
+                        call = stray(self.planted, group, *refused, &mut strays);
+                        if call.is_none() {
+                            members.push(caller);
+                        }
+                    }
                     Err(refused) => call = Some(*refused),
                 }
             }
             if let Some(call) = call {
                 groups.push((call, vec![caller]));
             }
+        }
+        if let Some(cluster) = &mut self.cluster {
+            cluster.strays[process as usize] = strays;
         }
         let p = &mut self.processes[process as usize];
         p.queued = rest;
@@ -170,6 +182,7 @@ impl Sim<'_> {
         };
         let ids = u32::try_from(callers.len()).unwrap_or(1);
         let (limit, version) = carried(&command);
+        let mut route = self.route(process, owner, &command);
         let p = &mut self.processes[process as usize];
         let (connection, generation) = (p.connection.generation, p.generation);
         let mut command = Some(command);
@@ -183,6 +196,7 @@ impl Sim<'_> {
                 ids,
                 reply: None,
                 refused: false,
+                route: core::mem::take(&mut route),
             });
             self.records.push(SharedRecord::Sent {
                 t: self.now,
@@ -263,11 +277,24 @@ impl Sim<'_> {
 
     pub(super) fn execute(&mut self, request: u32) {
         let t = self.now;
+        if self.primary_down(request) {
+            // A cluster's primary that failed refuses the connection.
+            self.lose(request, Loss::Down);
+            self.requests[request as usize].refused = true;
+            self.reply(request);
+            return;
+        }
         let r = &self.requests[request as usize];
         let Some(command) = &r.command else {
             return;
         };
-        let (reply, effects) = self.server.execute(request, command, t);
+        let (reply, effects) = match &mut self.cluster {
+            Some(cluster) => {
+                let check_owner = self.planted != Some(SharedPlantedBug::WrongSlot);
+                cluster.execute(&r.route, request, command, t, check_owner)
+            }
+            None => self.server.execute(request, command, t),
+        };
         if effects.ran_script {
             self.stats.scripts += 1;
         }
@@ -393,6 +420,10 @@ impl Sim<'_> {
                 self.resend(owner, Stage::Load);
             }
             (Stage::Load, Reply::Bulk(_)) => self.resend(owner, Stage::EvalAgain),
+            (Stage::Eval | Stage::EvalAgain, Reply::Error(message)) if self.follows(message) => {
+                let message = message.to_string();
+                self.follow(request, owner, stage, &message);
+            }
             (Stage::Expire, _) => self.expired_done(owner),
             // A caller's queued or batched attempt has no request of its own.
             (Stage::Queued | Stage::Batched, _) => {}

@@ -1,0 +1,126 @@
+//! The shared limiter on a simulated Redis Cluster: the real client and script pass with
+//! slots migrating and primaries failing over, and every planted cluster bug is caught.
+
+use fixed_window_sim::shared::{
+    ClusterFault, FaultRecord, SharedPlantedBug, SharedRecord, SharedScenario, check_shared,
+    run_shared,
+};
+use fixed_window_sim::{Invariant, ScenarioId};
+
+/// The cluster scenarios among the first `seeds`.
+fn clusters(seeds: u64) -> impl Iterator<Item = SharedScenario> {
+    (0..seeds)
+        .map(|seed| SharedScenario::generate(&ScenarioId::seed(seed)))
+        .filter(|scenario| scenario.cluster.is_some())
+}
+
+#[test]
+fn the_real_limiter_passes_on_a_cluster_and_follows_every_moved() {
+    let (mut scenarios, mut redirected, mut failovers) = (0, 0, 0);
+    for scenario in clusters(600) {
+        let run = run_shared(&scenario, None);
+        let violations = check_shared(&scenario, &run);
+        assert!(
+            violations.is_empty(),
+            "seed {}: {:?}",
+            scenario.id.seed,
+            &violations[..violations.len().min(3)]
+        );
+        scenarios += 1;
+        redirected += usize::from(
+            run.records
+                .iter()
+                .any(|r| matches!(r, SharedRecord::Redirected { .. })),
+        );
+        failovers += usize::from(run.records.iter().any(|r| {
+            matches!(
+                r,
+                SharedRecord::Fault {
+                    fault: FaultRecord::ShardFailover { .. },
+                    ..
+                }
+            )
+        }));
+    }
+    assert!(scenarios > 100, "{scenarios} cluster scenarios");
+    assert!(
+        redirected > 20 && failovers > 10,
+        "{redirected} {failovers}"
+    );
+}
+
+#[test]
+fn a_migration_on_a_quiet_cluster_moves_counts_and_no_window_passes_its_limit() {
+    // Healthy cluster scenarios with a migration added: only the migration happens.
+    let mut checked = 0;
+    for mut scenario in clusters(400).take(60) {
+        scenario.faults = fixed_window_sim::shared::Faults::default();
+        let cluster = scenario.cluster.as_mut().expect("a cluster");
+        let span = scenario.callers.last().map_or(0, |c| c.arrival);
+        cluster.faults = vec![(
+            span / 2,
+            ClusterFault::Migrate {
+                first: 0,
+                last: fixed_window_sim::shared::SLOTS - 1,
+                to: cluster.nodes - 1,
+            },
+        )];
+        let run = run_shared(&scenario, None);
+        assert!(
+            check_shared(&scenario, &run).is_empty(),
+            "seed {}",
+            scenario.id.seed
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 60);
+}
+
+/// The first cluster scenario among 400 seeds whose planted run breaks `expected`, which the
+/// real limiter passes; how many of those scenarios caught it.
+fn assert_caught(planted: SharedPlantedBug, expected: Invariant) -> usize {
+    let mut caught = 0;
+    for scenario in clusters(400) {
+        let violations = check_shared(&scenario, &run_shared(&scenario, Some(planted)));
+        if violations.iter().any(|v| v.invariant == expected) {
+            let real = check_shared(&scenario, &run_shared(&scenario, None));
+            assert!(real.is_empty(), "the real limiter fails too: {real:?}");
+            caught += 1;
+        }
+    }
+    assert!(caught > 0, "{planted} went unnoticed");
+    caught
+}
+
+#[test]
+fn a_counter_read_from_the_wrong_primary_is_caught() {
+    assert_caught(SharedPlantedBug::WrongSlot, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_redirect_not_followed_is_caught() {
+    assert_caught(
+        SharedPlantedBug::RedirectNotFollowed,
+        Invariant::Unavailable,
+    );
+}
+
+#[test]
+fn a_batch_crossing_slots_is_refused_and_caught() {
+    assert_caught(SharedPlantedBug::BatchCrossingSlots, Invariant::Unavailable);
+    // Refused by the primaries: CROSSSLOT, nothing run.
+    let refused = clusters(200).any(|scenario| {
+        let run = run_shared(&scenario, Some(SharedPlantedBug::BatchCrossingSlots));
+        run.records.iter().any(|r| {
+            matches!(
+                r,
+                SharedRecord::Executed {
+                    ran_script: false,
+                    reply: fixed_window_sim::shared::ReplyDigest::Error { noscript: false },
+                    ..
+                }
+            )
+        })
+    });
+    assert!(refused);
+}
