@@ -1663,11 +1663,14 @@ mod tests {
                 .eq(["10000", "3", "1000", "acquire", "1", "", "2", "1"])
         );
         assert!(new.join(old).is_err());
-        // n above the new limit is refused locally.
-        assert!(matches!(
+        // n above the new limit is refused locally, as too many.
+        assert_eq!(
             p.begin_n("a", 4, us(0), us(0)),
-            Ok(Begin::Decided(Decision::Rejected { .. }))
-        ));
+            Ok(Begin::Decided(Decision::TooMany {
+                requested: 4,
+                limit: 3
+            }))
+        );
     }
 
     #[test]
