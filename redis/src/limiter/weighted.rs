@@ -15,7 +15,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     ///
     /// # Errors
     ///
-    /// [`SharedError::Limited`] with [`RateLimiterError::TooMany`] at once if `n` is above the
+    /// [`SharedError::Limited`] with [`RateLimiterError::TooMany`](fixed_window::RateLimiterError::TooMany) at once if `n` is above the
     /// limit (no round trip); otherwise as [`try_acquire`](SharedRateLimiter::try_acquire).
     ///
     /// # Examples
