@@ -203,16 +203,23 @@ impl SetLimit for KeyedOf {
     }
 }
 
-#[test]
-fn a_keyed_waiting_call_is_refused_for_its_key() {
+/// A keyed limiter of 4 per second per key that may wait 10 s, whose clock lowers it to 1 when
+/// armed (and, if `shrinks`, reclaims every key whose window ended then).
+fn keyed(shrinks: bool) -> (Arc<KeyedOf>, Arc<Lowering<KeyedOf>>) {
     let clock = Lowering::new(1);
     let limiter = KeyedRateLimiter::builder("api", 4, Duration::from_secs(1))
         .expect("a valid configuration")
         .max_wait(Duration::from_secs(10))
         .clock(Arc::clone(&clock))
         .build();
-    let limiter = Arc::new(KeyedOf(limiter, false));
+    let limiter = Arc::new(KeyedOf(limiter, shrinks));
     clock.watch(&limiter);
+    (limiter, clock)
+}
+
+#[test]
+fn a_keyed_waiting_call_is_refused_for_its_key() {
+    let (limiter, clock) = keyed(false);
     assert!(limiter.0.try_acquire_n(&"a", 3).is_ok());
     clock.arm_on_sleep();
     let error = limiter
@@ -228,14 +235,7 @@ fn a_keyed_waiting_call_is_refused_for_its_key() {
 /// in 100,000).
 #[test]
 fn a_key_reclaimed_while_its_call_waited_is_not_added_back_by_its_refusal() {
-    let clock = Lowering::new(1);
-    let limiter = KeyedRateLimiter::builder("api", 4, Duration::from_secs(1))
-        .expect("a valid configuration")
-        .max_wait(Duration::from_secs(10))
-        .clock(Arc::clone(&clock))
-        .build();
-    let limiter = Arc::new(KeyedOf(limiter, true));
-    clock.watch(&limiter);
+    let (limiter, clock) = keyed(true);
     assert!(limiter.0.try_acquire_n(&"a", 3).is_ok());
     clock.arm_on_sleep();
     let error = limiter

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Checker, LedgerOp};
+use super::Checker;
 use crate::oracle::Invariant;
 use crate::shared::cluster::key_slot;
 use crate::shared::record::{FaultRecord, SharedRecord};
@@ -52,24 +52,9 @@ impl Checker<'_> {
         };
         self.failover_seen(t, Some(slots.clone()));
         for (request, key) in undone {
-            if **key == *self.config_key {
-                continue;
+            if **key != *self.config_key {
+                self.forget(*request);
             }
-            let info = self
-                .requests
-                .get(*request as usize)
-                .cloned()
-                .unwrap_or_default();
-            let Some(counted) = info.counted.filter(|c| c.epoch == self.epoch) else {
-                continue;
-            };
-            let k = counted.key as usize;
-            self.counts[k] = counted.before;
-            self.counted[k].retain(|&(r, _)| r != *request);
-            self.ledgers
-                .entry((counted.epoch, counted.key, counted.window))
-                .or_default()
-                .push(LedgerOp::Forget(*request));
         }
         self.last_excuse = Some(t);
     }

@@ -296,21 +296,7 @@ impl Checker<'_> {
                         self.undo_config(t, *request);
                         continue;
                     }
-                    let info = self
-                        .requests
-                        .get(*request as usize)
-                        .cloned()
-                        .unwrap_or_default();
-                    let Some(counted) = info.counted.filter(|c| c.epoch == self.epoch) else {
-                        continue;
-                    };
-                    let k = counted.key as usize;
-                    self.counts[k] = counted.before;
-                    self.counted[k].retain(|&(r, _)| r != *request);
-                    self.ledgers
-                        .entry((counted.epoch, counted.key, counted.window))
-                        .or_default()
-                        .push(LedgerOp::Forget(*request));
+                    self.forget(*request);
                 }
                 self.last_excuse = Some(t);
             }
@@ -344,5 +330,27 @@ impl Checker<'_> {
 
     pub(super) fn is_granted(&self, request: u32) -> bool {
         self.granted.get(request as usize).copied().unwrap_or(false)
+    }
+}
+
+impl Checker<'_> {
+    /// A failover undid the permit `request` counted in this epoch: the key's count goes back
+    /// to what it was before it, and its window's ledger records the permit forgotten.
+    pub(super) fn forget(&mut self, request: u32) {
+        let info = self
+            .requests
+            .get(request as usize)
+            .cloned()
+            .unwrap_or_default();
+        let Some(counted) = info.counted.filter(|c| c.epoch == self.epoch) else {
+            return;
+        };
+        let k = counted.key as usize;
+        self.counts[k] = counted.before;
+        self.counted[k].retain(|&(r, _)| r != request);
+        self.ledgers
+            .entry((counted.epoch, counted.key, counted.window))
+            .or_default()
+            .push(LedgerOp::Forget(request));
     }
 }
