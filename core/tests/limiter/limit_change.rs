@@ -217,9 +217,9 @@ fn keyed(shrinks: bool) -> (Arc<KeyedOf>, Arc<Lowering<KeyedOf>>) {
     (limiter, clock)
 }
 
-#[test]
-fn a_keyed_waiting_call_is_refused_for_its_key() {
-    let (limiter, clock) = keyed(false);
+/// Three of key `a`'s four permits taken, a call for two more waits for the next window, and
+/// the limit falls to one while it sleeps: it is refused as too many.
+fn refused_after_lowering(limiter: &KeyedOf, clock: &Lowering<KeyedOf>) {
     assert!(limiter.0.try_acquire_n(&"a", 3).is_ok());
     clock.arm_on_sleep();
     let error = limiter
@@ -229,6 +229,12 @@ fn a_keyed_waiting_call_is_refused_for_its_key() {
     assert_eq!(error.error(), too_many(1, 2));
 }
 
+#[test]
+fn a_keyed_waiting_call_is_refused_for_its_key() {
+    let (limiter, clock) = keyed(false);
+    refused_after_lowering(&limiter, &clock);
+}
+
 /// A key reclaimed while its call waited, whose weight a lowering then passed, is refused
 /// without being added again: added, it would hold an empty count no sweep removes, past the
 /// memory bound (the simulator found this, `--limiter keyed --seed 20261205`, four scenarios
@@ -236,13 +242,7 @@ fn a_keyed_waiting_call_is_refused_for_its_key() {
 #[test]
 fn a_key_reclaimed_while_its_call_waited_is_not_added_back_by_its_refusal() {
     let (limiter, clock) = keyed(true);
-    assert!(limiter.0.try_acquire_n(&"a", 3).is_ok());
-    clock.arm_on_sleep();
-    let error = limiter
-        .0
-        .acquire_n(&"a", 2)
-        .expect_err("refused after the lowering");
-    assert_eq!(error.error(), too_many(1, 2));
+    refused_after_lowering(&limiter, &clock);
     assert_eq!(limiter.0.len(), 0);
     // The same for a try on a key the limiter does not hold.
     assert!(limiter.0.try_acquire_n(&"b", 2).is_err());
