@@ -1787,4 +1787,293 @@ mod tests {
             }
         );
     }
+
+    #[test]
+    fn a_configured_time_key_is_the_last_key_of_every_call() {
+        let timed = config(5)
+            .with_time_key("now")
+            .unwrap_or_else(|err| panic!("{err}"));
+        let p = protocol(timed);
+        let Ok(Begin::Call(call)) = p.begin("a", us(0), us(0)) else {
+            panic!("nothing is remembered");
+        };
+        assert_eq!(call.time_key(), Some("now"));
+        assert_eq!(call.keys().last(), call.time_key());
+        assert_eq!(p.register_call().time_key(), Some("now"));
+        assert_eq!(protocol(config(5)).register_call().time_key(), None);
+    }
+
+    #[test]
+    fn on_a_cluster_a_call_counts_in_its_counters_slot_under_the_registered_origin() {
+        let p = Protocol::for_cluster(config(5));
+        assert!(p.is_cluster());
+        assert!(!protocol(config(5)).is_cluster());
+        // Not registered yet: nothing is sent, the fail policy answers.
+        assert!(matches!(
+            p.begin("a", us(0), us(0)),
+            Ok(Begin::Decided(Decision::Unavailable(cause)))
+                if cause.kind() == UnavailableKind::NotRegistered
+        ));
+        assert_eq!(p.registered(Ok(&[2, 1_000, 1_000, 0])), Ok(1_000));
+        let call = |key| match p.begin(key, us(0), us(0)) {
+            Ok(Begin::Call(call)) => call,
+            other => panic!("expected a call, got {other:?}"),
+        };
+        let mut batch = call("a");
+        // The counter alone, without the configuration key; the origin as an argument.
+        let counter = p.config().cluster_counter_key("a");
+        assert!(batch.keys().eq([counter.as_str()]));
+        assert!(
+            batch
+                .args()
+                .eq(["10000", "5", "1000", "count", "1", "1000"])
+        );
+        // Another attempt on the key is in its slot and joins; one on a key in another slot
+        // does not.
+        assert!(batch.join(call("a")).is_ok());
+        assert!(batch.join(call("b")).is_err());
+        assert_eq!(batch.attempts(), 2);
+        assert!(batch.keys().eq([counter.as_str(), counter.as_str()]));
+        // Changing the limit names the registered origin too.
+        let change = p.set_limit_call(3).unwrap_or_else(|err| panic!("{err}"));
+        assert!(
+            change
+                .args()
+                .eq(["10000", "3", "1000", "limit", "0", "1000"])
+        );
+    }
+
+    #[test]
+    fn a_cluster_registration_that_finds_the_limit_changed_learns_the_origin_too() {
+        let p = Protocol::for_cluster(config(5));
+        assert_eq!(p.registered(Ok(&[3, 8, 2, 2_000])), Ok(2_000));
+        assert_eq!((p.limit(), p.limit_version()), (8, 2));
+        let Ok(Begin::Call(call)) = p.begin("a", us(0), us(0)) else {
+            panic!("registered, the server decides");
+        };
+        assert!(
+            call.args()
+                .eq(["10000", "8", "1000", "count", "1", "2000", "", "2"])
+        );
+    }
+
+    #[test]
+    fn the_arguments_hold_an_empty_place_only_before_one_that_follows() {
+        let p = protocol(config(5));
+        let begin = |n| match p.begin_n("a", n, us(0), us(0)) {
+            Ok(Begin::Call(call)) => call,
+            other => panic!("expected a call, got {other:?}"),
+        };
+        // One permit under the configured limit: no origin, permits or version.
+        assert!(begin(1).args().eq(["10000", "5", "1000", "acquire", "1"]));
+        // Other permits: an empty origin before them.
+        assert!(
+            begin(2)
+                .args()
+                .eq(["10000", "5", "1000", "acquire", "1", "", "2"])
+        );
+        // A changed limit: an empty origin and empty permits before its version.
+        assert_eq!(p.limit_set(Ok(&[3, 4, 1, 0])), Ok(4));
+        assert!(
+            begin(1)
+                .args()
+                .eq(["10000", "4", "1000", "acquire", "1", "", "", "1"])
+        );
+        // A fixed origin takes its own place, with nothing after it for one permit.
+        let fixed = config(5)
+            .with_origin(fixed_window::Origin::At(us(7)))
+            .unwrap_or_else(|err| panic!("{err}"));
+        let Ok(Begin::Call(call)) = protocol(fixed).begin("a", us(0), us(0)) else {
+            panic!("nothing is remembered");
+        };
+        assert!(call.args().eq(["10000", "5", "1000", "acquire", "1", "7"]));
+    }
+
+    #[test]
+    fn each_attempt_of_a_batch_takes_its_own_permits() {
+        let p = protocol(config(5));
+        let Ok(Begin::Call(mut batch)) = p.begin_n("a", 3, us(0), us(0)) else {
+            panic!("nothing is remembered");
+        };
+        let Ok(Begin::Call(one)) = p.begin("b", us(0), us(0)) else {
+            panic!("nothing is remembered");
+        };
+        assert!(batch.join(one).is_ok());
+        assert_eq!((batch.weight(0), batch.weight(1)), (Some(3), Some(1)));
+        assert!(
+            batch
+                .args()
+                .eq(["10000", "5", "1000", "acquire", "2", "", "3,1"])
+        );
+        let Ok(Begin::Call(drain)) = p.begin_drain("c", us(0)) else {
+            panic!("nothing is remembered");
+        };
+        assert_eq!(drain.weight(0), None);
+        // Single permits joined carry no permits argument; a weighed attempt joined to them
+        // gives each its own.
+        let one = |key| match p.begin(key, us(0), us(0)) {
+            Ok(Begin::Call(call)) => call,
+            other => panic!("expected a call, got {other:?}"),
+        };
+        let mut singles = one("a");
+        assert!(singles.join(one("b")).is_ok());
+        assert!(singles.args().eq(["10000", "5", "1000", "acquire", "2"]));
+        assert!(singles.join(drain).is_ok());
+        assert!(
+            singles
+                .args()
+                .eq(["10000", "5", "1000", "acquire", "3", "", "1,1,r"])
+        );
+    }
+
+    #[test]
+    fn a_batch_holds_at_most_max_batch_attempts() {
+        let p = protocol(config(5));
+        let call = || match p.begin("k", us(0), us(0)) {
+            Ok(Begin::Call(call)) => call,
+            other => panic!("expected a call, got {other:?}"),
+        };
+        let mut half = call();
+        while half.attempts() < MAX_BATCH / 2 {
+            assert!(half.join(call()).is_ok());
+        }
+        let mut batch = half.clone();
+        assert!(batch.join(half).is_ok());
+        assert_eq!(batch.attempts(), MAX_BATCH);
+        assert!(batch.join(call()).is_err());
+        assert_eq!(batch.attempts(), MAX_BATCH);
+    }
+
+    #[test]
+    fn a_window_is_remembered_full_only_when_it_has_no_permit_left() {
+        let p = protocol(config(5));
+        let t = us(0);
+        // A permit that leaves some: nothing to remember.
+        assert!(matches!(
+            p.finish("k", t, t, t, Ok(&[1, 3, 3_000, 0])),
+            Decision::Permitted { remaining: 3, .. }
+        ));
+        assert_eq!(p.remembered(), 0);
+        // Too full for three permits: it may still hold fewer.
+        assert!(matches!(
+            p.finish_n("k", 3, (t, t, t), Ok(&[0, 5_000, 0, 0])),
+            Decision::Rejected { local: false, .. }
+        ));
+        assert_eq!(p.remembered(), 0);
+        // Full for one: remembered, and any attempt for permits is then rejected locally,
+        // but one for none still asks the server.
+        p.finish("k", t, t, t, Ok(&[0, 5_000, 0, 0]));
+        assert_eq!(p.remembered(), 1);
+        assert!(matches!(
+            p.begin_n("k", 5, t, t),
+            Ok(Begin::Decided(Decision::Rejected { local: true, .. }))
+        ));
+        assert!(matches!(p.begin_n("k", 0, t, t), Ok(Begin::Call(_))));
+        // As many permits as the limit may be granted by a window: sent.
+        assert!(matches!(p.begin_n("j", 5, t, t), Ok(Begin::Call(_))));
+    }
+
+    #[test]
+    fn a_deadline_already_reached_is_not_waited_for() {
+        let p = protocol(config(1));
+        // Sent at 0, answered at 300 with 100 µs to wait: the window may be open by then, but
+        // the deadline, 300, has come.
+        assert_eq!(
+            p.finish("k", us(0), us(300), us(300), Ok(&[0, 100, 0, 0])),
+            Decision::Rejected {
+                retry_after: Duration::from_micros(100),
+                local: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_conflicting_configuration_fails_a_registration_and_a_change_of_the_limit() {
+        let p = protocol(config(1));
+        let conflict = Conflict {
+            name: "api",
+            limit: 1,
+            period: Duration::from_millis(10),
+            origin: None,
+            stored_limit: 3,
+            stored_period: Duration::from_millis(20),
+            stored_origin: 0,
+        };
+        assert_eq!(
+            p.registered(Ok(&[-1, 20_000, 3, 0])),
+            Err(SharedError::Conflict(conflict))
+        );
+        assert_eq!(
+            p.limit_set(Ok(&[-1, 20_000, 3, 0])),
+            Err(SharedError::Conflict(conflict))
+        );
+    }
+
+    #[test]
+    fn each_change_of_the_limit_goes_into_the_next_calls() {
+        let p = protocol(config(5));
+        let limit_arg = |p: &Protocol| {
+            let call = p.register_call();
+            call.args().nth(1).map(str::to_owned)
+        };
+        for (limit, version) in [(3, 1), (7, 2), (2, 3)] {
+            assert_eq!(
+                p.limit_set(Ok(&[3, i64::from(limit), i64::from(version), 0])),
+                Ok(limit)
+            );
+            assert_eq!(limit_arg(&p), Some(limit.to_string()));
+            assert_eq!(p.register_call().limit_version(), version);
+        }
+    }
+
+    #[test]
+    fn an_attempt_the_batch_does_not_hold_gets_the_whole_reply() {
+        let p = protocol(config(5));
+        let call = |key: &str| match p.begin(key, us(0), us(0)) {
+            Ok(Begin::Call(call)) => call,
+            other => panic!("expected a call, got {other:?}"),
+        };
+        let mut batch = call("k0");
+        for i in 1..9 {
+            assert!(batch.join(call(&format!("k{i}"))).is_ok());
+        }
+        let reply: Vec<i64> = (0..9).flat_map(|i| [1, i, 70, 0]).collect();
+        assert_eq!(batch.reply_for(&reply, 8), [1, 8, 70, 0]);
+        assert_eq!(batch.reply_for(&reply, 9), reply);
+    }
+
+    #[test]
+    fn a_permit_counted_or_failed_open_lets_the_caller_proceed_and_is_told() {
+        let t = us(0);
+        let cause = Unavailable::new(UnavailableKind::Timeout, "no reply");
+        let permitted = Decision::Permitted {
+            remaining: 2,
+            reset: Duration::from_micros(5),
+        };
+        let failed_open = Decision::FailedOpen(cause.clone());
+        let rejected = Decision::Rejected {
+            retry_after: Duration::from_micros(5),
+            local: false,
+        };
+        assert!(permitted.is_permit() && failed_open.is_permit());
+        assert!(!rejected.is_permit() && !Decision::Unavailable(cause.clone()).is_permit());
+        assert_eq!(
+            permitted.event(t, "api"),
+            Some(SharedEvent::Limiter(RateLimiterEvent::Permitted {
+                at: t,
+                name: "api",
+                remaining: 2,
+            }))
+        );
+        assert_eq!(
+            failed_open.event(t, "api"),
+            Some(SharedEvent::Unavailable {
+                at: t,
+                name: "api",
+                cause,
+                failed_open: true,
+            })
+        );
+        assert_eq!(Decision::Wait { until: t }.event(t, "api"), None);
+    }
 }
