@@ -22,9 +22,11 @@ use crate::registrar::{Background, Registrar};
 use crate::registration::Registration;
 use crate::server::Server;
 use crate::unavailable::Unavailable;
+use wait::{Awaiting, Blocking, Wait, block};
 
 mod drain;
 mod limit;
+mod wait;
 mod weighted;
 
 /// How many times an attempt that finds the limit changed (another process changed it
@@ -715,22 +717,7 @@ impl<C: Clock> SharedRateLimiter<C> {
 
     /// A waiting call for `n` permits, awaiting the clock's sleep.
     async fn acquire_waiting_async(&self, key: &str, n: u32) -> Result<SharedPermit, SharedError> {
-        let mut now = self.clock.now();
-        let deadline = now.saturating_add(self.config().max_wait());
-        let mut slept_from = None;
-        loop {
-            let (at, decision) = self.attempt_async(key, Some(n), now, deadline).await?;
-            let pause = match self.step(key, now, at, &decision, slept_from) {
-                Step::Done(result) => return result,
-                Step::Sleep(pause) => pause,
-            };
-            self.clock
-                .sleep_async(pause)
-                .await
-                .map_err(|_| self.interrupted())?;
-            slept_from = Some(now);
-            now = self.clock.now();
-        }
+        self.acquire_waiting(&Awaiting, key, n).await
     }
 
     /// Runs the future `op` if a permit for `key` is granted (awaiting up to `max_wait`); `op`
@@ -765,26 +752,35 @@ impl<C: Clock> SharedRateLimiter<C> {
         Ok(op.await)
     }
 
+    /// A waiting call for `n` permits, blocking the thread; `interrupt` ends its sleeps.
     fn acquire_blocking(
         &self,
         key: &str,
         n: u32,
         interrupt: Option<&Interrupt>,
     ) -> Result<SharedPermit, SharedError> {
+        block(self.acquire_waiting(&Blocking::new(interrupt), key, n))
+    }
+
+    /// A waiting call for `n` permits: attempts until one is decided, sleeping between them
+    /// as `wait` does.
+    async fn acquire_waiting(
+        &self,
+        wait: &impl Wait,
+        key: &str,
+        n: u32,
+    ) -> Result<SharedPermit, SharedError> {
         let mut now = self.clock.now();
         let deadline = now.saturating_add(self.config().max_wait());
         let mut slept_from = None;
-        let mut own_interrupt = None;
         loop {
-            let (at, decision) = self.attempt_blocking(key, Some(n), now, deadline)?;
+            let (at, decision) = self.attempt(wait, key, Some(n), now, deadline).await?;
             let pause = match self.step(key, now, at, &decision, slept_from) {
                 Step::Done(result) => return result,
                 Step::Sleep(pause) => pause,
             };
-            let interrupt =
-                interrupt.unwrap_or_else(|| own_interrupt.get_or_insert_with(Interrupt::new));
-            self.clock
-                .sleep(pause, interrupt)
+            wait.sleep(&self.clock, pause)
+                .await
                 .map_err(|_| self.interrupted())?;
             slept_from = Some(now);
             now = self.clock.now();
@@ -799,34 +795,8 @@ impl<C: Clock> SharedRateLimiter<C> {
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
-        self.announce();
-        if !self.registrar.is_ready() {
-            self.check(key)?;
-            let registrar = Arc::clone(&self.registrar);
-            if let Err(cause) = self
-                .connection
-                .run_blocking(async move { registrar.ensure().await })
-            {
-                return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
-            }
-        }
-        self.refresh_limit(now);
-        let (mut now, mut tries) = (now, 0);
-        loop {
-            tries += 1;
-            let (at, decision) = match self.begin(key, weight, now, deadline)? {
-                Begin::Decided(decision) => return Ok((now, decision)),
-                Begin::Call(call) => {
-                    let version = call.limit_version();
-                    let reply = self.connection.acquire_blocking(call);
-                    self.finish(key, weight, version, now, deadline, reply)
-                }
-            };
-            if !matches!(decision, Decision::LimitChanged { .. }) || tries > CHANGE_RETRIES {
-                return Ok((at, decision));
-            }
-            now = at;
-        }
+        let wait = Blocking::new(None);
+        block(self.attempt(&wait, key, weight, now, deadline))
     }
 
     /// One attempt, asynchronous.
@@ -837,15 +807,24 @@ impl<C: Clock> SharedRateLimiter<C> {
         now: Instant,
         deadline: Instant,
     ) -> Result<(Instant, Decision), SharedError> {
+        self.attempt(&Awaiting, key, weight, now, deadline).await
+    }
+
+    /// One attempt, made again (up to [`CHANGE_RETRIES`] times) while it finds the limit
+    /// changed: the decision and the local instant it was known at.
+    async fn attempt(
+        &self,
+        wait: &impl Wait,
+        key: &str,
+        weight: Option<u32>,
+        now: Instant,
+        deadline: Instant,
+    ) -> Result<(Instant, Decision), SharedError> {
         self.announce();
         if !self.registrar.is_ready() {
             self.check(key)?;
             let registrar = Arc::clone(&self.registrar);
-            if let Err(cause) = self
-                .connection
-                .run(async move { registrar.ensure().await })
-                .await
-            {
+            if let Err(cause) = wait.register(&self.connection, registrar).await {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
@@ -857,7 +836,7 @@ impl<C: Clock> SharedRateLimiter<C> {
                 Begin::Decided(decision) => return Ok((now, decision)),
                 Begin::Call(call) => {
                     let version = call.limit_version();
-                    let reply = self.connection.acquire(call).await;
+                    let reply = wait.acquire(&self.connection, call).await;
                     self.finish(key, weight, version, now, deadline, reply)
                 }
             };
