@@ -11,7 +11,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 25] = [
+pub const SHARED_FEATURES: [&str; 26] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -37,6 +37,7 @@ pub const SHARED_FEATURES: [&str; 25] = [
     "cluster",
     "cluster_redirect_followed",
     "cluster_failover",
+    "counter_told_limit_changed",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -60,7 +61,8 @@ const fn bit(feature: usize) -> u32 {
 /// `set_limit` ended `Unavailable` although the script had stored its change (its reply lost
 /// or late). `cluster` when a script ran on a simulated cluster's primary,
 /// `cluster_redirect_followed` when a process followed `MOVED`, `cluster_failover` when a
-/// cluster's primary failed over.
+/// cluster's primary failed over, `counter_told_limit_changed` when an attempt on a cluster was
+/// told of a newer limit by its key's counter.
 ///
 /// # Examples
 ///
@@ -146,7 +148,7 @@ struct Window {
     used: u32,
 }
 
-/// The limit-change features of `run` (bits 15 to 21).
+/// The limit-change features of `run` (bits 15 to 21, and 25).
 fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
     let mut mask = 0;
     // Each request's purpose and caller, by id.
@@ -196,6 +198,12 @@ fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                     }
                     limit = new;
                     changed = true;
+                }
+                // Attempts on a cluster read no configuration: only a counter tells them.
+                Some(&(Purpose::Acquire, Some(_)))
+                    if values[0] == 3 && scenario.cluster.is_some() =>
+                {
+                    mask |= bit(25);
                 }
                 Some(&(Purpose::Acquire, Some(caller))) if values[0] == 1 => {
                     if changed {

@@ -82,28 +82,19 @@ mod tests {
     use crate::shared::scenario::SharedScenario;
 
     #[test]
-    fn about_one_scenario_in_three_off_a_cluster_changes_the_limit_every_way() {
+    fn about_one_scenario_in_three_changes_the_limit_every_way_on_one_node_and_on_a_cluster() {
         let scenarios: Vec<SharedScenario> = (0..1_000)
             .map(|seed| SharedScenario::generate(&ScenarioId::seed(seed)))
             .collect();
-        // A cluster scenario keeps its limit (see `SharedScenario::cluster`).
-        assert!(
-            scenarios
+        for cluster in [false, true] {
+            let drawn: Vec<&SharedScenario> = scenarios
                 .iter()
-                .all(|s| s.cluster.is_none() || s.limit_changes.is_empty())
-        );
-        let single: Vec<&SharedScenario> =
-            scenarios.iter().filter(|s| s.cluster.is_none()).collect();
-        let changing = single
-            .iter()
-            .filter(|s| !s.limit_changes.is_empty())
-            .count();
-        let share = changing * 1_000 / single.len();
-        assert!(
-            (220..380).contains(&share),
-            "{changing} of {}",
-            single.len()
-        );
+                .filter(|s| s.cluster.is_some() == cluster)
+                .collect();
+            let changing = drawn.iter().filter(|s| !s.limit_changes.is_empty()).count();
+            let share = changing * 1_000 / drawn.len();
+            assert!((220..380).contains(&share), "{changing} of {}", drawn.len());
+        }
         let mut kinds = [0; 4];
         for scenario in &scenarios {
             assert!(scenario.limit_changes.is_sorted_by_key(|c| c.at));

@@ -69,6 +69,8 @@ struct Run {
     grid: Grid,
     /// The permits the attempt takes; `None` for a drain.
     weight: Option<u32>,
+    /// The limit in force for it, which the server must decide it under.
+    limit: u32,
 }
 
 /// What a request did, as far as the trace tells.
@@ -183,6 +185,11 @@ struct Checker<'s> {
     /// This epoch's writes of the configuration, in order: the request and what it replaced
     /// (which a failover undoing it restores).
     config_writes: Vec<(u32, Option<Stored>)>,
+    /// On a cluster, the settings each key's counter records (`None` while the server holds
+    /// no counter): what an attempt there is checked against, in place of a configuration.
+    settings: Vec<Option<Stored>>,
+    /// The writes of counters' settings, in order: the request, the key and what it replaced.
+    settings_writes: Vec<limits::SettingsWrite>,
     /// The last time the stored limit was raised: a process remembering a window full from
     /// before it may go on rejecting it locally.
     last_raise: Option<u64>,
@@ -265,6 +272,8 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         granted: Vec::new(),
         stored: None,
         config_writes: Vec::new(),
+        settings: vec![None; scenario.keys.len()],
+        settings_writes: Vec::new(),
         last_raise: None,
         changed_limits: Vec::new(),
         failed_changes: Vec::new(),

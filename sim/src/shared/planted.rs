@@ -53,7 +53,8 @@ pub enum SharedPlantedBug {
     /// window's count is lost at every change, so it grants its new limit on top of it.
     LimitChangeAppliedToPastWindow,
     /// The version check skipped: the script decides an attempt of a process still holding
-    /// an older limit under that limit instead of telling it the new one. A process with the
+    /// an older limit under that limit instead of telling it the new one, whether the newer
+    /// version is the stored configuration's or, on a cluster, a counter's. A process with the
     /// old settings counts by them, silently (over the limit, if the change lowered it).
     OldLimitAfterChange,
     /// On a cluster, a call run on a primary that does not own its slot: the primaries serve
@@ -283,14 +284,26 @@ static LIMIT_CHANGE_PAST_WINDOW: LazyLock<&'static str> = LazyLock::new(|| {
 });
 
 static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
-    variant(&[(
-        "  if v > known then
+    variant(&[
+        (
+            "  if v > known then
     -- The limit was changed since this process learnt it: it adopts the stored one and
     -- tries again.
     return { 3, l, v, o }
   end\n",
-        "",
-    )])
+            "",
+        ),
+        // On a cluster, where the counter records the version: a counter of a newer one is
+        // taken for one of an older, and rewritten with the process's limit.
+        (
+            "      if v > known then
+        -- Written under a newer limit: this key's attempts are told it, and nothing is
+        -- written.
+        newer = { 3, l, v, o }
+      else",
+            "      do",
+        ),
+    ])
 });
 
 impl fmt::Display for SharedPlantedBug {

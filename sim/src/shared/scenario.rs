@@ -262,11 +262,6 @@ impl SharedScenario {
         self.cluster = pick_cluster(&drawn, &mut faults);
         self.faults = faults;
         if self.cluster.is_some() {
-            // On a cluster each counter records the version of the limit it was counted
-            // under, and a process holding an older one is told only by a counter a newer one
-            // wrote; the oracle models one node's stored version, so a cluster scenario keeps
-            // its limit (the real-cluster tests cover its changes).
-            self.limit_changes.clear();
             clustered(
                 apart,
                 &mut self.processes,

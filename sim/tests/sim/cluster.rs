@@ -2,8 +2,8 @@
 //! slots migrating and primaries failing over, and every planted cluster bug is caught.
 
 use fixed_window_sim::shared::{
-    ClusterFault, FaultRecord, SharedPlantedBug, SharedRecord, SharedScenario, check_shared,
-    run_shared,
+    ClusterFault, FaultRecord, Purpose, ReplyDigest, SharedPlantedBug, SharedRecord,
+    SharedScenario, check_shared, run_shared,
 };
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -123,4 +123,60 @@ fn a_batch_crossing_slots_is_refused_and_caught() {
         })
     });
     assert!(refused);
+}
+
+#[test]
+fn a_limit_changed_on_a_cluster_reaches_attempts_through_the_counters() {
+    // Attempts on a cluster read no configuration: a process holding an older limit is told
+    // the newer one only by a counter that a process of the newer one wrote.
+    let told = clusters(600)
+        .filter(|scenario| !scenario.limit_changes.is_empty())
+        .filter(|scenario| {
+            let run = run_shared(scenario, None);
+            assert!(
+                check_shared(scenario, &run).is_empty(),
+                "seed {}",
+                scenario.id.seed
+            );
+            let attempts: Vec<u32> = run
+                .records
+                .iter()
+                .filter_map(|r| match r {
+                    SharedRecord::Sent {
+                        request,
+                        purpose: Purpose::Acquire,
+                        ..
+                    } => Some(*request),
+                    _ => None,
+                })
+                .collect();
+            run.records.iter().any(|r| {
+                matches!(r, SharedRecord::Executed { request, reply: ReplyDigest::Four { values }, .. }
+                    if values[0] == 3 && attempts.contains(request))
+            })
+        })
+        .count();
+    assert!(
+        told > 5,
+        "{told} cluster scenarios told an attempt of a changed limit"
+    );
+}
+
+#[test]
+fn a_counter_of_a_newer_limit_taken_for_an_older_one_is_caught() {
+    // The version check skipped. Attempts on a cluster read no configuration, so a violation
+    // of an attempt's is the counters' check failing.
+    let caught = clusters(600)
+        .filter(|scenario| !scenario.limit_changes.is_empty())
+        .filter(|scenario| {
+            let planted = run_shared(scenario, Some(SharedPlantedBug::OldLimitAfterChange));
+            check_shared(scenario, &planted)
+                .iter()
+                .any(|v| v.invariant == Invariant::Configuration && v.caller.is_some())
+        })
+        .count();
+    assert!(
+        caught > 0,
+        "old-limit-after-change went unnoticed on the counters"
+    );
 }

@@ -275,7 +275,8 @@ impl Checker<'_> {
         let now = self.server_us(t);
         let count = self.counts[key as usize].unwrap_or_default();
         let (index, used) = count.at(&grid, now);
-        let limit = self.limit();
+        // On a cluster, the limit its counter was last counted under.
+        let limit = self.settings[key as usize].map_or_else(|| self.limit(), |s| s.limit);
         if used < limit {
             self.report(Invariant::FalseRejection, Some(caller), || {
                 format!("decided locally at server time {now} that key {key} is full, but window {index} has {} of {limit} permits free", limit - used)

@@ -1,10 +1,11 @@
 //! What the oracle adds for a cluster, and the bound the documentation states for failovers.
 //!
 //! On a cluster a primary's failover forgets only the writes of that primary: each undone
-//! permit is forgotten as on one node, but the configuration key being among them begins no
-//! new epoch (every process keeps its registered origin, and a cluster scenario's origin is
-//! fixed, so a process that registers afterwards stores the same grid). A slot migration
-//! moves counters with their counts: the model changes nothing.
+//! permit is forgotten as on one node, and so are the settings a counter recorded, but the
+//! configuration key being among them begins no new epoch (every process keeps its registered
+//! origin, and a cluster scenario's origin is fixed, so a process that registers afterwards
+//! stores the same grid): the configuration is back to what it was, or not stored. A slot
+//! migration moves counters with their counts and settings: the model changes nothing.
 //!
 //! The stated bound (README, "failover to a replica that lags"): the new primary forgets the
 //! permits it had not received, at most `limit` per failover, so each key's window grants at
@@ -52,8 +53,11 @@ impl Checker<'_> {
         };
         self.failover_seen(t, Some(slots.clone()));
         for (request, key) in undone {
-            if **key != *self.config_key {
+            if **key == *self.config_key {
+                self.undo_config(t, *request);
+            } else {
                 self.forget(*request);
+                self.undo_settings(*request);
             }
         }
         self.last_excuse = Some(t);

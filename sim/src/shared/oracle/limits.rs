@@ -6,17 +6,30 @@
 use core::num::NonZeroU128;
 
 use fixed_window_redis::ScriptReply;
-use fixed_window_spec::Grid;
+use fixed_window_spec::{Count, Grid};
 
 use super::{Checker, Stored};
 use crate::oracle::{Invariant, Violation};
 use crate::shared::record::{LimitOutcome, Purpose, ReplyDigest};
 
+/// A write of a counter's settings on a cluster, as a failover undoing it must restore.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SettingsWrite {
+    request: u32,
+    key: u16,
+    /// The settings it replaced.
+    before: Option<Stored>,
+    /// The count it replaced, if it rewrote a counter whose window had ended.
+    count: Option<Count>,
+}
+
 /// What a script run must do, by the configuration stored and the one its request carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Expect {
-    /// Refuse it (another period, or another limit under the same version): counting nothing.
-    Refuse,
+    /// Refuse it (another period, or another limit under the same version) with these
+    /// settings, the stored configuration's or, counting on a cluster, the counter's: counting
+    /// nothing.
+    Refuse(Stored),
     /// Answer the limit in force and its version ("changed"), counting nothing: the request
     /// carries an older version, or it is a change of the limit, which stored this.
     Changed(Stored),
@@ -42,8 +55,11 @@ impl Checker<'_> {
             period,
             version,
         };
+        if self.scenario.cluster.is_some() && purpose == Purpose::Acquire {
+            return self.configure_counter(request, carried, server_us);
+        }
         let expect = match (purpose, self.stored) {
-            (_, Some(stored)) if stored.period != period => Expect::Refuse,
+            (_, Some(stored)) if stored.period != period => Expect::Refuse(stored),
             // A change of the limit stores the next version, keeping the origin (or storing
             // one, if nothing is stored).
             (Purpose::Limit, stored) => {
@@ -58,7 +74,7 @@ impl Checker<'_> {
             }
             (_, Some(stored)) if stored.version > version => Expect::Changed(stored),
             (_, Some(stored)) if stored.version == version && stored.limit != limit => {
-                Expect::Refuse
+                Expect::Refuse(stored)
             }
             // Stored anew (lost) by a process that had not learnt the change: the newer
             // version the request carries is written back.
@@ -71,11 +87,90 @@ impl Checker<'_> {
         if self.grid.is_none()
             && let Some(stored) = self.stored
         {
-            let period = NonZeroU128::new(u128::from(stored.period)).unwrap_or(NonZeroU128::MIN);
-            let origin = self.scenario.origin.unwrap_or(server_us);
-            self.grid = Some(Grid::new(u128::from(origin), period));
+            self.grid = Some(self.grid_of(stored.period, server_us));
         }
         expect
+    }
+
+    /// The grid of `period` µs from the fixed origin, or else from `server_us`.
+    fn grid_of(&self, period: u64, server_us: u64) -> Grid {
+        let period = NonZeroU128::new(u128::from(period)).unwrap_or(NonZeroU128::MIN);
+        let origin = self.scenario.origin.unwrap_or(server_us);
+        Grid::new(u128::from(origin), period)
+    }
+
+    /// What an attempt counting on a cluster must do, by the settings its key's counter
+    /// records (no configuration is read there): answer "changed" from a counter of a newer
+    /// version, refuse one of the same version and another limit, and otherwise decide under
+    /// the limit the request carries, writing its settings over those of an older version
+    /// (whether or not the attempt counts: a counter of a window that has ended is written as
+    /// the current window's, with nothing counted yet). A cluster scenario's origin is fixed,
+    /// so its grid is known from the first attempt.
+    fn configure_counter(&mut self, request: u32, carried: Stored, server_us: u64) -> Expect {
+        if self.grid.is_none() {
+            self.grid = Some(self.grid_of(carried.period, 0));
+        }
+        let key = self.requests[request as usize]
+            .caller
+            .map_or(0, |caller| self.scenario.callers[caller as usize].key);
+        match self.settings[key as usize] {
+            Some(counter) if counter.period != carried.period => Expect::Refuse(counter),
+            Some(counter) if counter.version > carried.version => Expect::Changed(counter),
+            Some(counter)
+                if counter.version == carried.version && counter.limit != carried.limit =>
+            {
+                Expect::Refuse(counter)
+            }
+            Some(counter) if counter.version < carried.version => {
+                let count = self.counts[key as usize];
+                self.write_settings(request, key, carried);
+                if let (Some(before), Some(grid)) = (count, self.grid) {
+                    let (index, used) = before.at(&grid, u128::from(server_us));
+                    self.counts[key as usize] = Some(Count::stored(index, used));
+                    if let Some(write) = self.settings_writes.last_mut() {
+                        write.count = Some(before);
+                    }
+                }
+                Expect::Decide
+            }
+            _ => Expect::Decide,
+        }
+    }
+
+    /// `request` wrote `settings` into `key`'s counter on a cluster.
+    pub(super) fn write_settings(&mut self, request: u32, key: u16, settings: Stored) {
+        let before = self.settings[key as usize];
+        if before == Some(settings) {
+            return;
+        }
+        // A process remembering the key's window full may go on rejecting it locally until
+        // it learns of a raise, as on one node.
+        if before.is_some_and(|b| settings.limit > b.limit) {
+            self.last_raise = Some(self.requests[request as usize].ran_at);
+        }
+        self.settings_writes.push(SettingsWrite {
+            request,
+            key,
+            before,
+            count: None,
+        });
+        self.settings[key as usize] = Some(settings);
+    }
+
+    /// A failover undid `request`'s writes of counters' settings: each counter records what
+    /// it did before them, and holds the count it held if the write moved it to a new window.
+    pub(super) fn undo_settings(&mut self, request: u32) {
+        while let Some(at) = self
+            .settings_writes
+            .iter()
+            .rposition(|w| w.request == request)
+        {
+            let write = self.settings_writes.remove(at);
+            self.settings[write.key as usize] = write.before;
+            if let Some(count) = write.count {
+                self.counts[write.key as usize] = Some(count);
+            }
+        }
     }
 
     /// `request` writes `stored` as the configuration at virtual time `t`.
@@ -94,14 +189,21 @@ impl Checker<'_> {
     /// A failover undid `request`'s write of the configuration at virtual time `t`: the
     /// configuration it replaced is back, or, if there was none, everything of the epoch is
     /// lost.
+    ///
+    /// On a cluster the configuration is one key among many: losing it begins no epoch (the
+    /// origin is fixed and every counter keeps its count), it is only not stored.
     pub(super) fn undo_config(&mut self, t: u64, request: u32) {
+        let cluster = self.scenario.cluster.is_some();
         let Some(at) = self.config_writes.iter().rposition(|&(r, _)| r == request) else {
-            self.new_epoch();
+            if !cluster {
+                self.new_epoch();
+            }
             return;
         };
         let (_, before) = self.config_writes[at];
         self.config_writes.truncate(at);
         match before {
+            None if cluster => self.stored = None,
             None => self.new_epoch(),
             Some(before) => {
                 if before.limit > self.limit() {

@@ -4,7 +4,7 @@ use fixed_window_redis::ScriptReply;
 use fixed_window_spec::Grid;
 
 use super::limits::Expect;
-use super::{Checker, Run};
+use super::{Checker, Run, Stored};
 use crate::oracle::Invariant;
 use crate::shared::record::{Purpose, ReplyDigest};
 
@@ -50,10 +50,11 @@ impl Checker<'_> {
             return;
         };
         if purpose == Purpose::Register {
-            self.registration_accepted[process as usize] = Some(expect != Expect::Refuse);
+            self.registration_accepted[process as usize] =
+                Some(!matches!(expect, Expect::Refuse(_)));
         }
-        if expect == Expect::Refuse {
-            self.refused(request, caller, server_us, reply);
+        if let Expect::Refuse(stored) = expect {
+            self.refused(request, caller, (server_us, stored), reply);
             return;
         }
         let values = match reply {
@@ -92,6 +93,7 @@ impl Checker<'_> {
             server_us,
             grid,
             weight: spec.weight.permits(),
+            limit: self.limit_in_force(request, spec.key),
         };
         match parsed {
             Some(ScriptReply::Permitted {
@@ -114,6 +116,16 @@ impl Checker<'_> {
                 format!("an attempt answered {other:?}, carrying the version of the limit in force")
             }),
         }
+    }
+
+    /// The limit an attempt of `request` on `key` is decided under: the stored one, or on a
+    /// cluster the one its key's counter records after the run's check of it (the request's
+    /// own where the counter holds none). A run that counts by another is judged by this one.
+    fn limit_in_force(&self, request: u32, key: u16) -> u32 {
+        if self.scenario.cluster.is_none() {
+            return self.limit();
+        }
+        self.settings[key as usize].map_or(self.requests[request as usize].carried.0, |s| s.limit)
     }
 
     /// A process's registration went through (`accepted`) or was refused: as the server's
@@ -145,24 +157,22 @@ impl Checker<'_> {
         }
     }
 
-    /// A script run by a process configured apart from the stored configuration: the server
-    /// must refuse it with the stored one, counting nothing.
+    /// A script run by a process configured apart from the settings `stored` (the stored
+    /// configuration's, or a counter's on a cluster), run at server time `server_us`: the
+    /// server must refuse it with them, counting nothing.
     pub(super) fn refused(
         &mut self,
         request: u32,
         caller: Option<u32>,
-        server_us: u64,
+        (server_us, stored): (u64, Stored),
         reply: ReplyDigest,
     ) {
         self.checks.count(&[Invariant::Configuration]);
-        let expected = self
-            .grid
-            .zip(self.stored)
-            .map(|(grid, stored)| ScriptReply::Conflict {
-                period: stored.period,
-                limit: u64::from(stored.limit),
-                origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
-            });
+        let expected = self.grid.map(|grid| ScriptReply::Conflict {
+            period: stored.period,
+            limit: u64::from(stored.limit),
+            origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),
+        });
         let got = match reply {
             ReplyDigest::Four { values } => ScriptReply::parse(&values),
             _ => None,

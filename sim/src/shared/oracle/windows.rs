@@ -18,6 +18,7 @@ impl Checker<'_> {
             server_us,
             grid,
             weight,
+            limit,
         } = *run;
         self.checks.count(&[
             Invariant::CarryOver,
@@ -27,7 +28,6 @@ impl Checker<'_> {
         ]);
         let count = self.counts[key as usize].unwrap_or_default();
         let now = u128::from(server_us);
-        let limit = self.limit();
         let (index, used) = count.at(&grid, now);
         let Some(n) = weight else {
             self.drained_run(run, remaining, window_start);
@@ -80,6 +80,7 @@ impl Checker<'_> {
             n,
         );
         self.counts[key as usize] = Some(after);
+        self.count_settings(request, key);
         self.counted[key as usize].push((request, index));
         let epoch = self.epoch;
         self.requests[request as usize].counted = Some(Counted {
@@ -114,6 +115,7 @@ impl Checker<'_> {
             key,
             server_us,
             grid,
+            limit,
             ..
         } = *run;
         let count = self.counts[key as usize].unwrap_or_default();
@@ -125,20 +127,36 @@ impl Checker<'_> {
             });
         }
         self.check_window_start(caller, window_start, grid.start(index));
-        if used >= self.limit() {
+        if used >= limit {
             // Full already: nothing taken, nothing written.
             return;
         }
         let before = self.counts[key as usize];
         let mut after = count;
-        after.drain(&grid, self.limit(), now);
+        after.drain(&grid, limit, now);
         self.counts[key as usize] = Some(after);
+        self.count_settings(request, key);
         self.requests[request as usize].counted = Some(Counted {
             epoch: self.epoch,
             key,
             window: index,
             before,
         });
+    }
+
+    /// On a cluster, `request` counted on `key`'s counter: the counter records the settings
+    /// the request carries.
+    fn count_settings(&mut self, request: u32, key: u16) {
+        if self.scenario.cluster.is_none() {
+            return;
+        }
+        let info = &self.requests[request as usize];
+        let settings = super::Stored {
+            limit: info.carried.0,
+            period: self.scenario.configured(info.process).1,
+            version: info.carried.1,
+        };
+        self.write_settings(request, key, settings);
     }
 
     /// The permits `request` takes: its caller's weight (none for a drain, which takes them
@@ -161,6 +179,7 @@ impl Checker<'_> {
             server_us,
             grid,
             weight,
+            limit,
             ..
         } = *run;
         let count = self.counts[key as usize].unwrap_or_default();
@@ -174,7 +193,7 @@ impl Checker<'_> {
             });
             return;
         };
-        let model = match count.decide_n(&grid, self.limit(), now, now, n) {
+        let model = match count.decide_n(&grid, limit, now, now, n) {
             Decision::Permit { remaining, .. } => {
                 self.report(Invariant::FalseRejection, Some(caller), || {
                     format!("the server rejected {n} at {server_us} with {} permits free in window {index} of key {key}", remaining + n)
@@ -267,6 +286,7 @@ impl Checker<'_> {
         }
         self.counted[key as usize] = kept;
         self.counts[key as usize] = None;
+        self.settings[key as usize] = None;
     }
 
     /// Everything of the epoch is lost: a new origin comes with the next run.
@@ -280,6 +300,8 @@ impl Checker<'_> {
         self.grid = None;
         self.stored = None;
         self.config_writes.clear();
+        self.settings.fill(None);
+        self.settings_writes.clear();
         self.epoch += 1;
     }
 
