@@ -18,20 +18,21 @@ use std::time::Duration;
 
 use cpu_time::ThreadTime;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use fixed_window_sim::Sweep;
 use fixed_window_sim::shared::{
-    Faults, SharedScenario, SharedStats, SharedSweep, check_shared, run_shared,
+    Faults, SharedScenario, SharedStats, SharedTarget, check_shared, run_shared,
 };
 
 /// Scenarios per iteration.
 const SCENARIOS: u64 = 200;
 
-fn default_sweep() -> SharedSweep {
-    SharedSweep {
+fn default_sweep() -> Sweep<SharedTarget> {
+    Sweep {
         seed: fixed_window_sim::Sweep::DEFAULT_SEED,
         scenarios: SCENARIOS,
         shard: (0, 1),
         threads: 1,
-        planted: None,
+        target: SharedTarget { planted: None },
         check_determinism: false,
     }
 }

@@ -43,7 +43,10 @@
 //!   [`coverage_failure`]: how many scenarios exercised each feature the simulator promises to
 //!   reach, and the gate on it.
 //! - [`shrink`]: a smaller failing scenario.
-//! - [`sweep`], [`Sweep`], [`Summary`], [`Failure`]: many scenarios over all cores.
+//! - [`sweep`], [`Sweep`], [`Summary`], [`Failure`]: many scenarios over all cores, of any
+//!   [`Family`] of limiters (the plain and keyed limiters' [`Target`], with [`PlainCounts`];
+//!   the shared limiter's [`SharedTarget`](shared::SharedTarget)), each judged by it
+//!   ([`Judged`], [`Unjudged`]).
 //! - [`silence_simulated_panics`]: the panic hook that keeps deliberate panics quiet.
 //! - [`write_trace`], [`TraceLine`], [`CallOutcome`]: a run as JSON Lines, the format the
 //!   report reads.
@@ -62,6 +65,8 @@ mod coroutine;
 mod coverage;
 pub use crate::coverage::{Coverage, PLAIN_FEATURES, coverage_failure, plain_features};
 mod event_heap;
+mod family;
+pub use crate::family::{Family, Judged, Unjudged, plain::PlainCounts};
 mod event_queue;
 mod keyed;
 pub use crate::keyed::Population;
@@ -81,7 +86,9 @@ pub use crate::simulation::{EVENT_BUDGET, LIMITER_NAME, Run, Stats, Target, run}
 mod subject;
 pub use crate::subject::{Granted, Operation, SimulatedPanic, Subject, silence_simulated_panics};
 mod sweep;
-pub use crate::sweep::{DETERMINISM, Failure, Provenance, Summary, Sweep, sweep};
+pub use crate::sweep::{Provenance, Sweep, sweep};
+mod summary;
+pub use crate::summary::{DETERMINISM, Failure, Summary};
 mod trace;
 pub use crate::trace::{TraceLine, write_trace};
 mod virtual_clock;

@@ -6,22 +6,17 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::fs::{self, File};
-use std::io::{self, BufWriter, IsTerminal, Write};
 use std::num::{NonZeroU64, NonZeroUsize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::str::FromStr;
 
 use clap::Parser;
-use fixed_window_sim::{
-    ClockKind, Coverage, KeyedPlantedBug, PlantedBug, Provenance, Run, Scenario, ScenarioId,
-    Summary, Sweep, Target, coverage_failure, run, sweep, verdict, write_trace,
-};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use fixed_window_sim::shared::SharedTarget;
+use fixed_window_sim::{KeyedPlantedBug, PlantedBug, ScenarioId, Sweep, Target};
 
+mod console;
 mod merge;
-mod shared_cli;
 mod summary_file;
 
 /// The environment variable that may set the seed.
@@ -121,10 +116,10 @@ fn target(keyed: bool, planted: Option<&str>) -> Result<Target, String> {
 
 /// One shard of a sweep split `count` ways: scenario `k` belongs to shard `k mod count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Shard {
+pub(crate) struct Shard {
     /// Below `count`.
-    index: u64,
-    count: NonZeroU64,
+    pub(crate) index: u64,
+    pub(crate) count: NonZeroU64,
 }
 
 impl Shard {
@@ -135,7 +130,7 @@ impl Shard {
     };
 
     /// How many of a sweep's first `scenarios` scenarios belong to this shard.
-    fn scenarios_of(self, scenarios: u64) -> u64 {
+    pub(crate) fn scenarios_of(self, scenarios: u64) -> u64 {
         scenarios
             .checked_sub(self.index)
             .map_or(0, |after| after.div_ceil(self.count.get()))
@@ -200,300 +195,32 @@ fn execute(cli: &Cli) -> Result<bool, String> {
         .threads
         .or_else(|| std::thread::available_parallelism().ok())
         .map_or(1, NonZeroUsize::get);
-    let shard = cli.shard.unwrap_or(Shard::WHOLE);
-    if cli.limiter == Limiter::Shared {
-        let planted = cli
-            .planted
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(|error| format!("--planted: {error}"))?;
-        return shared_cli::execute(&shared_cli::Options {
-            seed,
-            scenarios: cli.scenarios,
-            shard: (shard.index, shard.count.get()),
-            replay: cli.replay.as_ref(),
-            cut: cli.cut.clone().unwrap_or_default(),
-            trace: cli.trace.as_deref(),
-            check_determinism: cli.check_determinism,
-            threads,
-            planted,
-            out_dir: cli.out_dir.clone(),
-            require_coverage: cli.require_coverage,
-        });
-    }
-    if cli.cut.is_some() {
+    if cli.cut.is_some() && cli.limiter != Limiter::Shared {
         return Err("--cut applies to --limiter shared only".to_owned());
     }
-    let target = target(cli.limiter == Limiter::Keyed, cli.planted.as_deref())?;
-    let command = command_line(target);
-    if let Some(id) = &cli.replay {
-        return replay(id, target, cli.trace.as_deref(), &command);
-    }
-    let config = Sweep {
+    let options = console::Options {
         seed,
         scenarios: cli.scenarios,
-        shard: (shard.index, shard.count.get()),
-        threads,
-        target,
+        shard: cli.shard.unwrap_or(Shard::WHOLE),
+        replay: cli.replay.as_ref(),
+        cut: cli.cut.clone().unwrap_or_default(),
+        trace: cli.trace.as_deref(),
         check_determinism: cli.check_determinism,
+        threads,
+        out_dir: cli.out_dir.clone(),
+        require_coverage: cli.require_coverage,
     };
-    let out_dir = cli
-        .out_dir
-        .clone()
-        .unwrap_or_else(|| default_out_dir(target));
-    let bar = progress_bar(shard.scenarios_of(config.scenarios));
-    let provenance = config.provenance(&command, target.name(), unix_seconds());
-    let started = std::time::Instant::now();
-    let summary = sweep(&config, |n| bar.inc(n));
-    let wall = started.elapsed().as_secs_f64();
-    bar.finish_and_clear();
-    print_summary(&summary, wall, threads);
-    summary_file::write(
-        &out_dir,
-        summary_file::plain(&config, &summary, &command, wall, &provenance),
-    )?;
-    let trace_path = cli
-        .trace
-        .clone()
-        .unwrap_or_else(|| out_dir.join("trace.jsonl"));
-    if let Some((scenario, trace)) = representative(&config) {
-        write_trace_file(&trace_path, &scenario, &trace, Some(&provenance))?;
-        eprintln!(
-            "trace of scenario {} written to {}",
-            scenario.id,
-            trace_path.display()
-        );
-    }
-    for failure in &summary.failures {
-        let first = failure.violations.first().map_or_else(
-            || "trace differs between runs".to_owned(),
-            ToString::to_string,
-        );
-        println!("FAIL scenario {}: {first}", failure.id);
-        println!("  replay: {command} --replay {}", failure.shrunk);
-    }
-    let covered = passes_coverage(cli.require_coverage, &summary.coverage);
-    Ok(summary.failures.is_empty() && covered)
-}
-
-/// Whether a sweep passes the coverage gate: always unless `required`; if not, it prints the
-/// features no scenario reached.
-fn passes_coverage(required: bool, coverage: &Coverage) -> bool {
-    let uncovered = required
-        .then(|| coverage_failure(&coverage.missing()))
-        .flatten();
-    if let Some(line) = &uncovered {
-        println!("{line}");
-    }
-    uncovered.is_none()
-}
-
-/// The command that reruns this binary with the same target, for replay lines.
-fn command_line(target: Target) -> String {
-    let mut command = "cargo xtask simulate".to_owned();
-    if target.is_keyed() {
-        command.push_str(" --limiter keyed");
-    }
-    if let Target::Planted(_) | Target::PlantedKeyed(_) = target {
-        command.push_str(" --planted ");
-        command.push_str(target.name());
-    }
-    command
-}
-
-/// `target/sim` for the plain limiter, where the report reads; `target/sim/keyed` for the
-/// keyed one.
-fn default_out_dir(target: Target) -> PathBuf {
-    let sim = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("target"), |root| root.join("target"))
-        .join("sim");
-    if target.is_keyed() {
-        sim.join("keyed")
-    } else {
-        sim
-    }
-}
-
-fn progress_bar(length: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::with_draw_target(Some(length), ProgressDrawTarget::hidden());
-    }
-    let bar = ProgressBar::new(length);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} scenarios ({per_sec}, eta {eta})",
-    ) {
-        bar.set_style(style);
-    }
-    bar
-}
-
-fn replay(
-    id: &ScenarioId,
-    target: Target,
-    trace_path: Option<&Path>,
-    command: &str,
-) -> Result<bool, String> {
-    let scenario = target.scenario(id);
-    let trace = run(&scenario, target).map_err(|error| format!("scenario {id}: {error}"))?;
-    let verdict = verdict(&scenario, &trace);
-    let violations = verdict.violations;
-    let config = &scenario.config;
-    println!(
-        "scenario {id}: limit {}, period {:?}, max wait {:?}, clock {:?}, origin {}, {} callers, patterns {:?}",
-        config.limit,
-        config.period,
-        config.max_wait,
-        scenario.clock.kind(),
-        scenario.origin(),
-        scenario.callers.len(),
-        scenario.patterns,
-    );
-    if let Some(population) = scenario.keys {
-        println!("keys: {population:?}");
-    }
-    println!(
-        "{} calls, {} permits, {} rejections, {} waits, {} interrupts, trace hash {:016x}",
-        trace.stats.calls,
-        trace.stats.permits,
-        trace.stats.rejections,
-        trace.stats.waits,
-        trace.stats.interrupts,
-        trace.trace_hash(),
-    );
-    if let Some(memory) = verdict.memory {
-        println!(
-            "keys held: at most {} (the bound then {}), the bound at most {}, checked after {} events",
-            memory.most_held, memory.bound_then, memory.most_bound, memory.checked
-        );
-    }
-    if let Some(path) = trace_path {
-        write_trace_file(path, &scenario, &trace, None)?;
-        println!("trace written to {}", path.display());
-    }
-    for violation in &violations {
-        println!("VIOLATION {violation}");
-    }
-    for (caller, message) in &trace.panics {
-        println!("PANIC caller {caller}: {message}");
-    }
-    if !violations.is_empty() {
-        println!("replay: {command} --replay {id}");
-    }
-    Ok(violations.is_empty())
-}
-
-/// A scenario worth charting: an ordinary clock, a limit above one, several windows and
-/// waits. The first such among the sweep's (or shard's) own first scenarios, else the first
-/// of them, so that the trace is of a scenario the summary counts.
-fn representative(config: &Sweep) -> Option<(Scenario, Run)> {
-    let (shard, shards) = config.shard;
-    let mut fallback = None;
-    let own = (0..config.scenarios).filter(|index| index % shards.max(1) == shard);
-    for index in own.take(500) {
-        let scenario = config.target.scenario(&config.scenario(index));
-        let Ok(trace) = run(&scenario, config.target) else {
-            continue;
-        };
-        let stats = trace.stats;
-        let limit = u64::from(scenario.config.limit);
-        // One limit throughout: the report draws it as a line over the permits per window.
-        let good = scenario.clock.kind() == ClockKind::Ordinary
-            && scenario.limit_changes.is_empty()
-            && (2..=20).contains(&limit)
-            && stats.waits >= 3
-            && stats.permits >= 4 * limit
-            && (20..=400).contains(&scenario.callers.len());
-        if good {
-            return Some((scenario, trace));
+    let planted = cli.planted.as_deref();
+    match cli.limiter {
+        Limiter::Plain => console::execute(&options, target(false, planted)?),
+        Limiter::Keyed => console::execute(&options, target(true, planted)?),
+        Limiter::Shared => {
+            let planted = planted
+                .map(str::parse)
+                .transpose()
+                .map_err(|error| format!("--planted: {error}"))?;
+            console::execute(&options, SharedTarget { planted })
         }
-        if fallback.is_none() {
-            fallback = Some((scenario, trace));
-        }
-    }
-    fallback
-}
-
-/// Writes the trace of `scenario`, headed by the sweep it belongs to (a replay's has none).
-fn write_trace_file(
-    path: &Path,
-    scenario: &Scenario,
-    trace: &Run,
-    sweep: Option<&Provenance>,
-) -> Result<(), String> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)
-            .map_err(|error| format!("cannot create {}: {error}", parent.display()))?;
-    }
-    let file =
-        File::create(path).map_err(|error| format!("cannot write {}: {error}", path.display()))?;
-    let mut out = BufWriter::new(file);
-    sweep
-        .map_or(Ok(()), |sweep| {
-            writeln!(out, "{}", sweep.trace_line().map_err(io::Error::other)?)
-        })
-        .and_then(|()| write_trace(&mut out, scenario, trace))
-        .and_then(|()| out.flush())
-        .map_err(|error| format!("cannot write {}: {error}", path.display()))
-}
-
-/// Seconds since the Unix epoch now: when a sweep started, for its summary and trace.
-fn unix_seconds() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs())
-}
-
-#[allow(clippy::cast_precision_loss)]
-fn calls_per_second(summary: &Summary, wall: f64) -> f64 {
-    if wall > 0.0 {
-        summary.calls as f64 / wall
-    } else {
-        0.0
-    }
-}
-
-fn print_summary(summary: &Summary, wall: f64, threads: usize) {
-    let years = summary.simulated_ns / 1_000_000_000 / 3600 / 24 / 365;
-    println!("fixed-window simulation, seed {}", summary.seed);
-    println!("  scenarios          {:>16}", summary.scenarios);
-    println!("  simulated calls    {:>16}", summary.calls);
-    println!("  permits            {:>16}", summary.permits);
-    println!("  rejections         {:>16}", summary.rejections);
-    println!("  waits              {:>16}", summary.waits);
-    println!("  interrupts         {:>16}", summary.interrupts);
-    println!("  events             {:>16}", summary.events);
-    println!(
-        "  simulated time     {:>16} ns (~{years} years)",
-        summary.simulated_ns
-    );
-    println!("  wall time          {wall:>16.2} s on {threads} threads");
-    println!(
-        "  calls per second   {:>16.0}",
-        calls_per_second(summary, wall)
-    );
-    if let Some(memory) = &summary.memory {
-        println!("  keys drawn         {:>16}", summary.keys);
-        println!("  most in a scenario {:>16}", summary.most_keys);
-        for (population, count) in &summary.populations {
-            println!("  {population:<8} scenarios {count:>16}");
-        }
-        println!("  keys held, checked {:>16} times", memory.checked);
-        println!(
-            "  most keys held     {:>16} (bound then {})",
-            memory.most_held, memory.bound_then
-        );
-        println!("  largest bound      {:>16}", memory.most_bound);
-        println!("  held at the bound  {:>16} times", memory.at_bound);
-    }
-    println!("  coverage (scenarios exercising each feature)");
-    for (name, count) in summary.coverage.counts() {
-        println!("    {name:<26} {count:>10}");
-    }
-    println!("  violations (scenarios breaking each rule)");
-    for (name, count) in &summary.violations {
-        println!("    {name:<20} {count:>8}");
     }
 }
 

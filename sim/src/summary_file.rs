@@ -1,6 +1,7 @@
-//! A sweep's `summary.json`: the plain and keyed limiters' counts, and the head every
-//! limiter's summary opens with, which says which shard of which sweep it is, so that
-//! `merge` can put the shards of one sweep back together.
+//! A sweep's `summary.json`: the head every limiter's summary opens with, which says which
+//! shard of which sweep it is, so that `merge` can put the shards of one sweep back together,
+//! and the counts every family keeps; each family's [`Console`](crate::console::Console)
+//! adds its own.
 //!
 //! The head's fields, under names `merge` and the documentation rely on:
 //! `limiter` (`plain`, `keyed` or `shared`), `planted` (a planted bug's name, or null),
@@ -14,12 +15,14 @@
 use std::fs;
 use std::path::Path;
 
-use fixed_window_sim::{Failure, Invariant, Provenance, Summary, Sweep};
+use fixed_window_sim::{Family, Summary, Sweep};
 use serde_json::{Map, Value, json};
+
+use crate::console::per_second;
 
 /// Which shard of which sweep a summary is.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Head<'a> {
+struct Head<'a> {
     /// `plain`, `keyed` or `shared`.
     pub(crate) limiter: &'static str,
     /// The planted bug driven, if any.
@@ -34,7 +37,7 @@ pub(crate) struct Head<'a> {
 
 impl Head<'_> {
     /// The head's fields, to open a summary's object with.
-    pub(crate) fn object(&self) -> Map<String, Value> {
+    fn object(&self) -> Map<String, Value> {
         let mut object = Map::new();
         object.insert("limiter".to_owned(), json!(self.limiter));
         object.insert("planted".to_owned(), json!(self.planted));
@@ -58,7 +61,7 @@ const VIOLATIONS_LISTED: usize = 4;
 
 /// One failing scenario as a summary lists it: its first few violations, how many it had, and
 /// `replay`, which reruns it.
-pub(crate) fn failure(index: u64, scenario: &str, violations: &[String], replay: &str) -> Value {
+fn failure(index: u64, scenario: &str, violations: &[String], replay: &str) -> Value {
     json!({
         "index": index,
         "scenario": scenario,
@@ -80,23 +83,19 @@ pub(crate) fn write(dir: &Path, object: Map<String, Value>) -> Result<(), String
         .map_err(|error| format!("cannot write {}: {error}", path.display()))
 }
 
-/// The plain or keyed limiter's sweep, run as `command`, as its summary says it.
-pub(crate) fn plain(
-    config: &Sweep,
-    summary: &Summary,
+/// The fields every family's summary holds: the head, the counts every family keeps, the
+/// checks, coverage, violations and failures of `config`'s sweep, run as `command`, which
+/// took `wall` seconds. The family's own fields go beside them.
+pub(crate) fn object<F: Family>(
+    config: &Sweep<F>,
+    summary: &Summary<F>,
     command: &str,
     wall: f64,
-    provenance: &Provenance,
 ) -> Map<String, Value> {
     let target = config.target;
-    let planted = (!matches!(
-        target,
-        fixed_window_sim::Target::Real | fixed_window_sim::Target::Keyed
-    ))
-    .then(|| target.name());
     let mut object = Head {
-        limiter: if target.is_keyed() { "keyed" } else { "plain" },
-        planted,
+        limiter: target.limiter(),
+        planted: target.planted(),
         seed: summary.seed,
         sweep_scenarios: config.scenarios,
         shard: config.shard,
@@ -106,7 +105,14 @@ pub(crate) fn plain(
     let failures: Vec<Value> = summary
         .failures
         .iter()
-        .map(|one| plain_failure(one, command))
+        .map(|one| {
+            failure(
+                one.index,
+                &one.id.to_string(),
+                &one.broken(),
+                &format!("{command} --replay {}", target.replay_id(one)),
+            )
+        })
         .collect();
     let fields = json!({
         "scenarios": summary.scenarios,
@@ -114,51 +120,18 @@ pub(crate) fn plain(
         "permits": summary.permits,
         "rejections": summary.rejections,
         "waits": summary.waits,
-        "interrupts": summary.interrupts,
         "events": summary.events,
-        "checks": summary.checks.named(&Invariant::ALL),
+        "checks": summary.checks.named(F::RULES),
         "coverage": summary.coverage.counts(),
         "violations": summary.violations,
         "failures": failures,
         // As a string: u128 does not fit every JSON reader's numbers.
         "simulated_ns": summary.simulated_ns.to_string(),
         "wall_seconds": wall,
-        "calls_per_second": crate::calls_per_second(summary, wall),
-        "sweep": provenance,
+        "calls_per_second": per_second(summary.calls, wall),
     });
     if let Value::Object(fields) = fields {
         object.extend(fields);
     }
-    if let Some(memory) = &summary.memory {
-        object.insert(
-            "keys".to_owned(),
-            json!({
-                "drawn": summary.keys,
-                "most_in_a_scenario": summary.most_keys,
-                "populations": summary.populations,
-                "held_checked": memory.checked,
-                "most_held": memory.most_held,
-                "bound_then": memory.bound_then,
-                "largest_bound": memory.most_bound,
-                "held_at_bound": memory.at_bound,
-            }),
-        );
-    }
     object
-}
-
-fn plain_failure(one: &Failure, command: &str) -> Value {
-    let mut violations: Vec<String> = one.violations.iter().map(ToString::to_string).collect();
-    if one.nondeterministic {
-        violations.push(format!(
-            "{}: trace differs between runs",
-            fixed_window_sim::DETERMINISM
-        ));
-    }
-    failure(
-        one.index,
-        &one.id.to_string(),
-        &violations,
-        &format!("{command} --replay {}", one.shrunk),
-    )
 }

@@ -1,24 +1,18 @@
-//! A sweep: many seeded scenarios, spread over threads, checked by the oracle and summed up.
+//! A sweep: many seeded scenarios of one family's limiter, spread over threads, checked by
+//! the oracle and summed up.
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::coverage::{Coverage, PLAIN_FEATURES, plain_features};
-use crate::oracle::{Checks, Invariant, Memory, Violation, verdict};
+use crate::family::{Family, Judged, Unjudged};
+use crate::oracle::Invariant;
 use crate::scenario::ScenarioId;
-use crate::shrink::shrink;
-use crate::simulation::{Target, run};
-
-/// The invariant name under which a sweep counts scenarios whose two runs differed.
-pub const DETERMINISM: &str = "determinism";
-
-/// Failures past this many are reported without shrinking, to keep a bad sweep short.
-const MOST_SHRUNK: usize = 10;
+use crate::simulation::Target;
+use crate::summary::{DETERMINISM, Failure, Summary};
 
 /// What to sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sweep {
+pub struct Sweep<F = Target> {
     /// The sweep's seed; each scenario's seed derives from it and the scenario's index.
     pub seed: u64,
     /// How many scenarios the whole sweep has (over all shards).
@@ -27,17 +21,20 @@ pub struct Sweep {
     pub shard: (u64, u64),
     /// Worker threads.
     pub threads: usize,
-    /// The limiter to drive.
-    pub target: Target,
+    /// The limiter to drive: its family, and the real one or a planted one.
+    pub target: F,
     /// Whether to run every scenario twice and compare trace hashes.
     pub check_determinism: bool,
 }
 
 impl Sweep {
-    /// The seed of `cargo xtask simulate` when none is given.
+    /// The seed of `cargo xtask simulate` when none is given, whatever the limiter.
     pub const DEFAULT_SEED: u64 = 0x5EED;
+}
 
-    /// The id of the sweep's scenario number `index`.
+impl<F> Sweep<F> {
+    /// The id of the sweep's scenario number `index` (whatever the family: a seed names the
+    /// scenario each family draws from it).
     ///
     /// # Examples
     ///
@@ -57,9 +54,7 @@ impl Sweep {
     pub fn scenario(&self, index: u64) -> ScenarioId {
         scenario_id(self.seed, index)
     }
-}
 
-impl Sweep {
     /// Which sweep this is, to be written into its summary and its trace: a reader can then
     /// tell whether the two come from the same sweep. `command` runs the simulator on the
     /// same limiter (`cargo xtask simulate`, with `--planted` for a planted one), `limiter`
@@ -116,17 +111,15 @@ pub struct Provenance {
     pub started: u64,
 }
 
-/// The id of scenario `index` of the sweep seeded `seed` (the shared limiter's sweep draws
-/// its scenarios' seeds the same way).
-pub(crate) fn scenario_id(seed: u64, index: u64) -> ScenarioId {
+/// The id of scenario `index` of the sweep seeded `seed`, whatever the family.
+fn scenario_id(seed: u64, index: u64) -> ScenarioId {
     ScenarioId::seed(split_mix(seed ^ split_mix(index)))
 }
 
 /// Runs `one` on each scenario of `shard` (`I/N`: the indices below `scenarios` that are `I`
 /// modulo `N`) on `threads` threads, each keeping its own `S`, and calls `progress` after each
-/// scenario; returns every thread's `S` and the failures found, in scenario order. The plain
-/// and the shared sweeps share it.
-pub(crate) fn across_threads<S: Default + Send, F: Send>(
+/// scenario; returns every thread's `S` and the failures found, in scenario order.
+fn across_threads<S: Default + Send, F: Send>(
     scenarios: u64,
     (shard, shards): (u64, u64),
     threads: usize,
@@ -186,87 +179,6 @@ fn split_mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A scenario that broke a rule.
-#[derive(Debug, Clone)]
-pub struct Failure {
-    /// Its index in the sweep.
-    pub index: u64,
-    /// The scenario as drawn.
-    pub id: ScenarioId,
-    /// A smaller scenario that breaks the same rule (or `id` itself).
-    pub shrunk: ScenarioId,
-    /// What the oracle reported on `id`.
-    pub violations: Vec<Violation>,
-    /// Whether its two runs differed (with determinism checking on).
-    pub nondeterministic: bool,
-}
-
-/// Totals of a sweep.
-#[derive(Debug, Clone, Default)]
-pub struct Summary {
-    /// The sweep's seed.
-    pub seed: u64,
-    /// Scenarios run.
-    pub scenarios: u64,
-    /// Simulated calls.
-    pub calls: u64,
-    /// Calls that got a permit.
-    pub permits: u64,
-    /// Calls rejected.
-    pub rejections: u64,
-    /// Sleeps begun.
-    pub waits: u64,
-    /// Calls that failed with `Interrupted`.
-    pub interrupts: u64,
-    /// Events the simulator processed (arrivals, timers, interrupts, cancellations).
-    pub events: u64,
-    /// Scenarios that broke each invariant, by name (every invariant listed, zero or not).
-    pub violations: BTreeMap<String, u64>,
-    /// How many times the oracle checked each rule, over all scenarios.
-    pub checks: Checks,
-    /// Virtual time simulated, summed over scenarios, in nanoseconds.
-    pub simulated_ns: u128,
-    /// The failing scenarios, in index order.
-    pub failures: Vec<Failure>,
-    /// For a keyed limiter: keys drawn, summed over scenarios.
-    pub keys: u64,
-    /// For a keyed limiter: the most keys one scenario drew.
-    pub most_keys: u64,
-    /// For a keyed limiter: scenarios by population (`hot`, `few`, `many`).
-    pub populations: BTreeMap<String, u64>,
-    /// For a keyed limiter: the keys it held against the bound, over all scenarios.
-    pub memory: Option<Memory>,
-    /// Scenarios that exercised each of [`PLAIN_FEATURES`] (every one listed, zero or not).
-    pub coverage: Coverage,
-}
-
-impl Summary {
-    /// Adds `other`'s counts to these.
-    fn add(&mut self, other: Summary) {
-        self.scenarios += other.scenarios;
-        self.calls += other.calls;
-        self.permits += other.permits;
-        self.rejections += other.rejections;
-        self.waits += other.waits;
-        self.interrupts += other.interrupts;
-        self.events += other.events;
-        self.simulated_ns += other.simulated_ns;
-        self.checks.add(&other.checks);
-        for (name, count) in other.violations {
-            *self.violations.entry(name).or_insert(0) += count;
-        }
-        self.keys += other.keys;
-        self.most_keys = self.most_keys.max(other.most_keys);
-        for (name, count) in other.populations {
-            *self.populations.entry(name).or_insert(0) += count;
-        }
-        if let Some(memory) = other.memory {
-            self.memory.get_or_insert_default().add(&memory);
-        }
-        self.coverage.add(&other.coverage);
-    }
-}
-
 /// Runs the sweep, calling `progress` after each scenario.
 ///
 /// # Examples
@@ -281,21 +193,13 @@ impl Summary {
 /// assert_eq!(summary.scenarios, 4);
 /// assert!(summary.failures.is_empty());
 /// ```
-pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
-    let mut summary = Summary {
-        seed: config.seed,
-        violations: std::iter::once(DETERMINISM)
-            .chain(Invariant::ALL.iter().map(|invariant| invariant.name()))
-            .map(|name| (name.to_owned(), 0))
-            .collect(),
-        coverage: Coverage::new(&PLAIN_FEATURES),
-        ..Summary::default()
-    };
+pub fn sweep<F: Family>(config: &Sweep<F>, progress: impl Fn(u64) + Sync) -> Summary<F> {
+    let mut summary = Summary::new(config.seed);
     let (parts, found) = across_threads(
         config.scenarios,
         config.shard,
         config.threads,
-        |index, local: &mut Summary| one(config, index, local),
+        |index, local: &mut Summary<F>| one(config, index, local),
         progress,
     );
     for part in parts {
@@ -305,10 +209,10 @@ pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
         .into_iter()
         .enumerate()
         .map(|(i, mut failure)| {
-            if i < MOST_SHRUNK
+            if i < F::MOST_SHRUNK
                 && let Some(first) = failure.violations.first()
             {
-                failure.shrunk = shrink(&failure.id, config.target, first.invariant);
+                failure.shrunk = Some(config.target.shrink(&failure.id, first.invariant));
             }
             failure
         })
@@ -317,57 +221,30 @@ pub fn sweep(config: &Sweep, progress: impl Fn(u64) + Sync) -> Summary {
 }
 
 /// Runs scenario `index`, adding its counts to `local`; the failure if it broke a rule.
-fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
+fn one<F: Family>(
+    config: &Sweep<F>,
+    index: u64,
+    local: &mut Summary<F>,
+) -> Option<Failure<F::Shrunk>> {
     let id = config.scenario(index);
-    let scenario = config.target.scenario(&id);
     local.scenarios += 1;
-    if let Some(population) = scenario.keys {
-        local.keys += population.keys();
-        local.most_keys = local.most_keys.max(population.keys());
-        *local
-            .populations
-            .entry(population.name().to_owned())
-            .or_insert(0) += 1;
-    }
-    let Ok(trace) = run(&scenario, config.target) else {
-        // Scenarios are drawn with valid configurations; one the limiter refused would be
-        // a generator bug, reported as an event mismatch.
-        *local
-            .violations
-            .entry(Invariant::Events.name().to_owned())
-            .or_insert(0) += 1;
-        return Some(Failure {
-            index,
-            shrunk: id.clone(),
-            id,
-            violations: Vec::new(),
-            nondeterministic: false,
-        });
+    let Judged {
+        violations,
+        nondeterministic,
+    } = match config.target.judge(&id, config.check_determinism, local) {
+        Ok(judged) => judged,
+        Err(Unjudged { rule, panic }) => {
+            *local.violations.entry(rule.name()).or_insert(0) += 1;
+            return Some(Failure {
+                index,
+                id,
+                violations: Vec::new(),
+                nondeterministic: false,
+                panic,
+                shrunk: None,
+            });
+        }
     };
-    let stats = trace.stats;
-    local.calls += stats.calls;
-    local.permits += stats.permits;
-    local.rejections += stats.rejections;
-    local.waits += stats.waits;
-    local.interrupts += stats.interrupts;
-    local.events += stats.events;
-    local.simulated_ns += u128::from(stats.simulated_ns);
-    local
-        .coverage
-        .hit_mask(&PLAIN_FEATURES, plain_features(&scenario, &trace));
-    let verdict = verdict(&scenario, &trace);
-    local.checks.add(&verdict.checks);
-    if let Some(memory) = verdict.memory {
-        local.memory.get_or_insert_default().add(&memory);
-    }
-    let violations = verdict.violations;
-    // The first trace is let go before the second run: a run of millions of keys holds
-    // hundreds of megabytes of records.
-    let hash = config.check_determinism.then(|| trace.trace_hash());
-    drop(trace);
-    let nondeterministic = hash.is_some_and(|hash| {
-        run(&scenario, config.target).map_or(true, |again| again.trace_hash() != hash)
-    });
     if violations.is_empty() && !nondeterministic {
         return None;
     }
@@ -375,19 +252,17 @@ fn one(config: &Sweep, index: u64, local: &mut Summary) -> Option<Failure> {
     broken.sort_unstable();
     broken.dedup();
     for invariant in broken {
-        *local
-            .violations
-            .entry(invariant.name().to_owned())
-            .or_insert(0) += 1;
+        *local.violations.entry(invariant.name()).or_insert(0) += 1;
     }
     if nondeterministic {
-        *local.violations.entry(DETERMINISM.to_owned()).or_insert(0) += 1;
+        *local.violations.entry(DETERMINISM).or_insert(0) += 1;
     }
     Some(Failure {
         index,
-        shrunk: id.clone(),
         id,
         violations,
         nondeterministic,
+        panic: None,
+        shrunk: None,
     })
 }

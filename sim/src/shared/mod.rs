@@ -30,8 +30,9 @@
 //! - [`check_shared`]: the oracle, reporting [`Invariant`](crate::Invariant)s
 //!   ([`Invariant::SHARED`](crate::Invariant::SHARED)); [`verdict_shared`]: the same, with its
 //!   checks per rule.
-//! - [`sweep_shared`], [`SharedSweep`], [`SharedSummary`] (with [`FAULT_NAMES`]),
-//!   [`SharedFailure`]; [`write_shared_trace`].
+//! - [`SharedTarget`]: the shared limiter's [`Family`](crate::Family), which
+//!   [`sweep`](crate::sweep) drives as it does the others, its summary keeping
+//!   [`SharedCounts`] (with [`FAULT_NAMES`]); [`write_shared_trace`].
 //! - [`shrink_shared`]: a failing scenario cut down to fewer faults, processes and callers
 //!   ([`SharedCut`]).
 
@@ -65,10 +66,8 @@ pub use crate::shared::oracle::{check_shared, verdict_shared};
 mod checked;
 mod coverage;
 pub use crate::shared::coverage::{SHARED_FEATURES, shared_features};
-mod sweep;
-pub use crate::shared::sweep::{
-    FAULT_NAMES, SharedFailure, SharedSummary, SharedSweep, sweep_shared,
-};
+mod family;
+pub use crate::shared::family::{FAULT_NAMES, SharedCounts, SharedTarget};
 mod trace;
 pub use crate::shared::trace::write_shared_trace;
 mod shrink;

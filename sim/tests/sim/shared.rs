@@ -3,9 +3,9 @@
 
 use fixed_window_sim::shared::{
     FAULT_NAMES, ReplyDigest, SharedCut, SharedOutcome, SharedPlantedBug, SharedRecord,
-    SharedScenario, SharedSweep, TIME_KEY, Weight, check_shared, run_shared, sweep_shared,
+    SharedScenario, SharedTarget, TIME_KEY, Weight, check_shared, run_shared,
 };
-use fixed_window_sim::{Invariant, ScenarioId};
+use fixed_window_sim::{Invariant, ScenarioId, Sweep, sweep};
 
 #[test]
 fn the_real_shared_limiter_breaks_no_rule() {
@@ -497,43 +497,47 @@ fn a_scenario_gives_the_same_trace_on_every_thread() {
 
 #[test]
 fn a_sweep_injects_every_fault_and_keeps_most_scenarios_healthy() {
-    let summary = sweep_shared(
-        &SharedSweep {
+    let summary = sweep(
+        &Sweep {
             seed: 1,
             scenarios: 300,
             shard: (0, 1),
             threads: 2,
-            planted: None,
+            target: SharedTarget { planted: None },
             check_determinism: false,
         },
         |_| {},
     );
     for name in FAULT_NAMES {
         assert!(
-            summary.faults[name] > 0,
+            summary.counts.faults[name] > 0,
             "{name} never happened: {:?}",
-            summary.faults
+            summary.counts.faults
         );
     }
     assert!(
-        summary.healthy * 3 > summary.scenarios,
+        summary.counts.healthy * 3 > summary.scenarios,
         "{} healthy of {}",
-        summary.healthy,
+        summary.counts.healthy,
         summary.scenarios
     );
-    assert!(summary.local_rejections > 0 && summary.waits > 0 && summary.failed_open > 0);
+    assert!(
+        summary.counts.local_rejections > 0 && summary.waits > 0 && summary.counts.failed_open > 0
+    );
     assert!(summary.failures.is_empty());
 }
 
 #[test]
 fn a_failing_sweep_reports_its_failures_shrunk_and_each_shrunk_one_still_fails() {
-    let summary = sweep_shared(
-        &SharedSweep {
+    let summary = sweep(
+        &Sweep {
             seed: 3,
             scenarios: 120,
             shard: (0, 1),
             threads: 2,
-            planted: Some(SharedPlantedBug::RetryLostReply),
+            target: SharedTarget {
+                planted: Some(SharedPlantedBug::RetryLostReply),
+            },
             check_determinism: false,
         },
         |_| {},
