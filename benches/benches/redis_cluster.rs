@@ -7,6 +7,9 @@
 //!   1,000 keys: task `t` cycles through keys `t`, `t + 16`, `t + 32`, … (its share);
 //!   - `shared`: `SharedRateLimiter::try_acquire_async`, one `EVALSHA` of the script on the
 //!     key's slot;
+//!   - `shared-wait-1`: the same, configured `with_wait_for_replicas(1)`: `WAIT 1` pipelined
+//!     with each `EVALSHA`, the permit granted once the slot's replica acknowledged the count
+//!     (cluster only: the single node has no replica);
 //!   - `envoy`: envoy's pattern, `INCRBY` and `EXPIRE` pipelined in one round trip on
 //!     `envoy:{<key>}:<window>` (the hash tag keeps the pipeline in one slot);
 //!
@@ -150,11 +153,17 @@ fn capacity(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// The two patterns over a cluster.
-async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern) {
+/// The patterns over a cluster: the shared limiter, the same waiting for a replica, envoy's.
+async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern, Pattern) {
     let client = cluster.client().expect("a cluster client");
     let config = Config::of("bench", OPEN, HOUR).expect("config");
     let limiter = SharedRateLimiter::connect(config, client.clone())
+        .await
+        .expect("connect to the cluster");
+    let waiting = Config::of("bench-wait", OPEN, HOUR)
+        .expect("config")
+        .with_wait_for_replicas(1);
+    let waiting = SharedRateLimiter::connect(waiting, client.clone())
         .await
         .expect("connect to the cluster");
     let connection = client
@@ -163,6 +172,7 @@ async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern) {
         .expect("a cluster connection");
     (
         Pattern::Shared(Arc::new(limiter)),
+        Pattern::Shared(Arc::new(waiting)),
         Pattern::EnvoyCluster(connection),
     )
 }
@@ -190,11 +200,17 @@ fn bench_all(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let (shared_cluster, envoy_cluster) = runtime.block_on(on_cluster(&cluster));
+    let (shared_cluster, waiting_cluster, envoy_cluster) = runtime.block_on(on_cluster(&cluster));
     let (shared_node, envoy_node) = runtime.block_on(on_node(&server));
 
     let mut group = c.benchmark_group("redis-cluster-permit");
     bench_keys(&mut group, &runtime, ("shared", "cluster"), &shared_cluster);
+    bench_keys(
+        &mut group,
+        &runtime,
+        ("shared-wait-1", "cluster"),
+        &waiting_cluster,
+    );
     bench_keys(&mut group, &runtime, ("envoy", "cluster"), &envoy_cluster);
     bench_keys(&mut group, &runtime, ("shared", "node"), &shared_node);
     bench_keys(&mut group, &runtime, ("envoy", "node"), &envoy_node);

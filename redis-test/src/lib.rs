@@ -40,5 +40,6 @@ mod cluster;
 pub use crate::cluster::{Migration, Node, RedisCluster};
 mod options;
 pub use crate::options::ServerOptions;
+mod replica;
 mod server;
 pub use crate::server::RedisServer;

@@ -36,7 +36,7 @@ use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::invocation::{invoke, timed_out};
+use crate::invocation::{Terms, invoke, timed_out};
 use crate::protocol::{MAX_BATCH, ScriptCall};
 use crate::transport::Transport;
 use crate::unavailable::{Unavailable, UnavailableKind};
@@ -52,7 +52,7 @@ pub(crate) type Reply = Result<Vec<i64>, Unavailable>;
 pub(crate) struct Coalescer {
     transport: Transport,
     script: Arc<Script>,
-    timeout: Duration,
+    terms: Terms,
     /// Where the work of a leader that is gone continues.
     handle: Handle,
     waiting: Mutex<Waiting>,
@@ -115,13 +115,13 @@ impl Coalescer {
     pub(crate) fn new(
         transport: Transport,
         script: Arc<Script>,
-        timeout: Duration,
+        terms: Terms,
         handle: Handle,
     ) -> Arc<Coalescer> {
         Arc::new(Coalescer {
             transport,
             script,
-            timeout,
+            terms,
             handle,
             waiting: Mutex::new(Waiting {
                 led: false,
@@ -137,7 +137,7 @@ impl Coalescer {
         // A timeout too long to add to the clock waits as long as tokio can: about 30 years.
         let now = Instant::now();
         let deadline = now
-            .checked_add(self.timeout)
+            .checked_add(self.terms.timeout)
             .unwrap_or_else(|| now + FAR_FUTURE);
         let (answer, answered) = oneshot::channel();
         let queued = Queued { call, answer };
@@ -174,7 +174,7 @@ impl Coalescer {
                 None => Err(lost()),
             },
             Ok(Err(_)) => Err(lost()),
-            Err(_) => Err(timed_out(self.timeout)),
+            Err(_) => Err(timed_out(self.terms.timeout)),
         }
     }
 
@@ -198,7 +198,7 @@ impl Coalescer {
         {
             Ok(Ok(Message::Reply(reply))) => reply,
             Ok(Ok(Message::Lead(_)) | Err(_)) => Err(lost()),
-            Err(_) => Err(timed_out(self.timeout)),
+            Err(_) => Err(timed_out(self.terms.timeout)),
         }
     }
 
@@ -236,7 +236,7 @@ impl Coalescer {
                 self.transport.clone(),
                 Arc::clone(&self.script),
                 call,
-                self.timeout,
+                self.terms,
             )
         };
         let replies = match groups.as_slice() {

@@ -200,6 +200,7 @@ pub struct Config {
     fail_policy: FailPolicy,
     timeout: Duration,
     local_memory: usize,
+    wait_for_replicas: u32,
     time_key: Option<Arc<str>>,
     origin: Origin,
     /// A fixed origin in decimal microseconds, as the script takes it; `None` for the first
@@ -274,6 +275,7 @@ impl Config {
             fail_policy: FailPolicy::Closed,
             timeout: DEFAULT_TIMEOUT,
             local_memory: DEFAULT_LOCAL_MEMORY,
+            wait_for_replicas: 0,
             time_key: None,
             origin: Origin::Creation,
             origin_arg: None,
@@ -403,6 +405,37 @@ impl Config {
     pub fn with_local_memory(self, entries: usize) -> Config {
         Config {
             local_memory: entries,
+            ..self
+        }
+    }
+
+    /// This configuration granting a permit only once `replicas` replicas of the primary that
+    /// counted it have acknowledged the count (Redis's `WAIT`, sent with each script call).
+    /// A failover to one of them then forgets none of the permits granted; by default (0) the
+    /// limiter does not wait, and a failover to a replica that lagged can forget up to `limit`
+    /// permits per key in its window.
+    ///
+    /// Each call then waits for the replication on top of its round trip, up to half the
+    /// timeout; a call whose writes fewer replicas acknowledged in that time ends
+    /// [`Unavailable`](crate::Unavailable) of kind
+    /// [`Unreplicated`](crate::UnavailableKind::Unreplicated), answered by the fail policy
+    /// (the script counted: the count stands, unused). With `replicas` above the replicas a
+    /// primary has, every call ends so. A user restricted by an ACL needs `WAIT` too.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::Config;
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?.with_wait_for_replicas(1);
+    /// assert_eq!(config.wait_for_replicas(), 1);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_wait_for_replicas(self, replicas: u32) -> Config {
+        Config {
+            wait_for_replicas: replicas,
             ..self
         }
     }
@@ -555,6 +588,23 @@ impl Config {
     /// ```
     pub fn local_memory(&self) -> usize {
         self.local_memory
+    }
+
+    /// The replicas that must acknowledge a call's writes before it grants a permit (see
+    /// [`with_wait_for_replicas`](Config::with_wait_for_replicas)); 0, the default, waits for
+    /// none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::Config;
+    ///
+    /// assert_eq!(Config::of("api", 1, Duration::from_secs(1))?.wait_for_replicas(), 0);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn wait_for_replicas(&self) -> u32 {
+        self.wait_for_replicas
     }
 
     /// The key the script reads the time from instead of `TIME`, if any.

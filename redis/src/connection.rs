@@ -1,6 +1,7 @@
 //! The production transport: redis-rs's `ConnectionManager` (it reconnects) or its cluster
-//! connection (see [`Transport`]), and its script support (`EVALSHA`, and `SCRIPT LOAD` then `EVALSHA` again when the server answers
-//! `NOSCRIPT`), on a tokio runtime. Blocking calls run on the same machinery. The connection
+//! connection (see [`Transport`]), and its script support (`EVALSHA`, and `SCRIPT LOAD` then
+//! `EVALSHA` again when the server answers `NOSCRIPT`; `WAIT` with it when the configuration asks
+//! for replicas), on a tokio runtime. Blocking calls run on the same machinery. The connection
 //! is made by the first registration that reaches the server, so a limiter can exist before
 //! the server does.
 //!
@@ -19,7 +20,7 @@ use tokio::runtime::{Handle, Runtime};
 use tokio::sync::OnceCell;
 
 use crate::coalescer::{Coalescer, Reply};
-use crate::invocation::invoke;
+use crate::invocation::{Terms, invoke};
 use crate::protocol::ScriptCall;
 use crate::script::SCRIPT;
 use crate::server::Server;
@@ -41,7 +42,7 @@ pub(crate) struct Connection {
 pub(crate) struct Link {
     server: Server,
     script: Arc<Script>,
-    timeout: Duration,
+    terms: Terms,
     handle: Handle,
     /// Made by the first registration that reaches the server; redis-rs's manager reconnects
     /// on its own from then on.
@@ -72,16 +73,13 @@ impl Connection {
     /// # Panics
     ///
     /// Outside a tokio runtime.
-    pub(crate) fn on_current_runtime(server: Server, timeout: Duration) -> Connection {
-        Connection::new(server, timeout, Handle::current(), None)
+    pub(crate) fn on_current_runtime(server: Server, terms: Terms) -> Connection {
+        Connection::new(server, terms, Handle::current(), None)
     }
 
     /// A connection on a runtime of its own, not made yet: one worker thread that runs the
     /// connection's tasks while callers block.
-    pub(crate) fn on_own_runtime(
-        server: Server,
-        timeout: Duration,
-    ) -> Result<Connection, Unavailable> {
+    pub(crate) fn on_own_runtime(server: Server, terms: Terms) -> Result<Connection, Unavailable> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("fixed-window-redis")
@@ -95,19 +93,19 @@ impl Connection {
             })?;
         let handle = runtime.handle().clone();
         let owned = Arc::new(OwnedRuntime(Some(runtime)));
-        Ok(Connection::new(server, timeout, handle, Some(owned)))
+        Ok(Connection::new(server, terms, handle, Some(owned)))
     }
 
     fn new(
         server: Server,
-        timeout: Duration,
+        terms: Terms,
         handle: Handle,
         runtime: Option<Arc<OwnedRuntime>>,
     ) -> Connection {
         let link = Arc::new(Link {
             server,
             script: Arc::new(Script::new(SCRIPT)),
-            timeout,
+            terms,
             handle: handle.clone(),
             live: OnceCell::new(),
         });
@@ -197,11 +195,11 @@ impl Link {
     async fn live(&self) -> Result<&Live, Unavailable> {
         self.live
             .get_or_try_init(|| async {
-                let transport = connect(&self.server, self.timeout).await?;
+                let transport = connect(&self.server, self.terms.timeout).await?;
                 let coalescer = Coalescer::new(
                     transport.clone(),
                     Arc::clone(&self.script),
-                    self.timeout,
+                    self.terms,
                     self.handle.clone(),
                 );
                 Ok(Live {
@@ -235,12 +233,12 @@ impl Link {
     /// returns the script's reply. Each step is bounded by the timeout.
     pub(crate) async fn run(&self, call: &ScriptCall) -> Result<Vec<i64>, Unavailable> {
         let transport = self.transport().await?;
-        invoke(transport, Arc::clone(&self.script), call, self.timeout).await
+        invoke(transport, Arc::clone(&self.script), call, self.terms).await
     }
 
     /// The timeout of one round trip.
     pub(crate) fn timeout(&self) -> Duration {
-        self.timeout
+        self.terms.timeout
     }
 }
 
@@ -248,7 +246,7 @@ impl fmt::Debug for Connection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Connection")
             .field("script", &self.link.script.get_hash())
-            .field("timeout", &self.link.timeout)
+            .field("terms", &self.link.terms)
             .field("connected", &self.link.live.initialized())
             .field("ownsruntime", &self.runtime.is_some())
             .finish_non_exhaustive()

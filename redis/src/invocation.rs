@@ -1,36 +1,131 @@
 //! One script call over redis-rs: the call's keys and arguments to `EVALSHA`, bounded by the
-//! timeout, and what a redis-rs error stands for.
+//! timeout, followed by `WAIT` when the configuration asks for replicas, and what a redis-rs
+//! error stands for.
 
 use core::time::Duration;
 use std::sync::Arc;
 
-use redis::Script;
+use redis::{ErrorKind, RedisError, Script, ServerErrorKind};
 
+use crate::config::Config;
 use crate::protocol::ScriptCall;
 use crate::transport::Transport;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
+/// What every script call of a limiter is held to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Terms {
+    /// The whole call's bound: a reload after `NOSCRIPT`, a reconnection and the replicas'
+    /// acknowledgement included.
+    pub(crate) timeout: Duration,
+    /// The replicas that must acknowledge the call's writes before its reply counts.
+    pub(crate) replicas: u32,
+}
+
+impl Terms {
+    /// The terms `config` sets.
+    pub(crate) fn of(config: &Config) -> Terms {
+        Terms {
+            timeout: config.timeout(),
+            replicas: config.wait_for_replicas(),
+        }
+    }
+
+    /// How long `WAIT` may wait, in milliseconds: half the timeout, so that writes the replicas
+    /// did not acknowledge are told as such, within the call's bound, rather than as a timeout;
+    /// at least 1 (0 would wait for ever).
+    fn wait_millis(self) -> u64 {
+        u64::try_from(self.timeout.as_millis() / 2)
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+}
+
 /// Runs `call` as one `EVALSHA` of `script` (loading it first if the server answers
-/// `NOSCRIPT`), the whole of it bounded by `timeout`.
+/// `NOSCRIPT`), followed by `WAIT` if `terms` ask for replicas, the whole of it bounded by the
+/// timeout.
 pub(crate) async fn invoke(
     mut transport: Transport,
     script: Arc<Script>,
     call: &ScriptCall,
-    timeout: Duration,
+    terms: Terms,
 ) -> Result<Vec<i64>, Unavailable> {
-    let mut invocation = script.prepare_invoke();
-    for key in call.keys() {
-        invocation.key(key);
-    }
-    for arg in call.args() {
-        invocation.arg(arg);
-    }
+    let run = async {
+        if terms.replicas > 0 {
+            return acknowledged(&mut transport, &script, call, terms).await;
+        }
+        let mut invocation = script.prepare_invoke();
+        for key in call.keys() {
+            invocation.key(key);
+        }
+        for arg in call.args() {
+            invocation.arg(arg);
+        }
+        invocation
+            .invoke_async::<Vec<i64>>(&mut transport)
+            .await
+            .map_err(|err| Unavailable::from(&err))
+    };
     // The whole call, a reload after NOSCRIPT and a wait for a reconnection included, is
     // bounded: a caller never waits on the server longer than the timeout.
-    match tokio::time::timeout(timeout, invocation.invoke_async::<Vec<i64>>(&mut transport)).await {
-        Ok(reply) => reply.map_err(|err| Unavailable::from(&err)),
-        Err(_) => Err(timed_out(timeout)),
+    match tokio::time::timeout(terms.timeout, run).await {
+        Ok(reply) => reply,
+        Err(_) => Err(timed_out(terms.timeout)),
     }
+}
+
+/// `EVALSHA` and `WAIT` in one pipeline, so that both go to the node that runs the script
+/// (redis-rs's cluster client routes a pipeline by its first key; `WAIT` on its own would go
+/// to every primary), and the reply only if enough replicas acknowledged what it wrote.
+async fn acknowledged(
+    transport: &mut Transport,
+    script: &Script,
+    call: &ScriptCall,
+    terms: Terms,
+) -> Result<Vec<i64>, Unavailable> {
+    let keys: Vec<&str> = call.keys().collect();
+    let mut pipeline = redis::pipe();
+    pipeline
+        .cmd("EVALSHA")
+        .arg(script.get_hash())
+        .arg(keys.len())
+        .arg(&keys);
+    for arg in call.args() {
+        pipeline.arg(arg);
+    }
+    pipeline
+        .cmd("WAIT")
+        .arg(terms.replicas)
+        .arg(terms.wait_millis());
+    let (reply, acknowledged): (Vec<i64>, u32) = match pipeline.query_async(transport).await {
+        Err(err) if no_script(&err) => {
+            script
+                .load_async(transport)
+                .await
+                .map_err(|err| Unavailable::from(&err))?;
+            pipeline
+                .query_async(transport)
+                .await
+                .map_err(|err| Unavailable::from(&err))?
+        }
+        answered => answered.map_err(|err| Unavailable::from(&err))?,
+    };
+    if acknowledged < terms.replicas {
+        return Err(Unavailable::new(
+            UnavailableKind::Unreplicated,
+            format!(
+                "{acknowledged} of the {} replicas asked for acknowledged the call's writes \
+                 within {} ms",
+                terms.replicas,
+                terms.wait_millis()
+            ),
+        ));
+    }
+    Ok(reply)
+}
+
+fn no_script(err: &RedisError) -> bool {
+    err.kind() == ErrorKind::Server(ServerErrorKind::NoScript)
 }
 
 /// No reply within `timeout`.

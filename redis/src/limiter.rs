@@ -15,6 +15,7 @@ use crate::connection::Connection;
 use crate::error::SharedError;
 use crate::event::SharedEvent;
 use crate::eviction::EvictionRisk;
+use crate::invocation::Terms;
 use crate::key::check_key;
 use crate::permit::SharedPermit;
 use crate::protocol::{Begin, Conclusion, Decision, Protocol};
@@ -131,10 +132,10 @@ impl SharedRateLimiter<SystemClock> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn connect(config: Config, server: impl Into<Server>) -> Result<Self, SharedError> {
-        let timeout = config.timeout();
+        let terms = Terms::of(&config);
         let limiter = SharedRateLimiter::new(
             config,
-            Connection::on_current_runtime(server.into(), timeout),
+            Connection::on_current_runtime(server.into(), terms),
             false,
         );
         limiter.registrar.register_once().await?;
@@ -219,10 +220,10 @@ impl SharedRateLimiter<SystemClock> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start(config: Config, server: impl Into<Server>) -> Self {
-        let timeout = config.timeout();
+        let terms = Terms::of(&config);
         SharedRateLimiter::new(
             config,
-            Connection::on_current_runtime(server.into(), timeout),
+            Connection::on_current_runtime(server.into(), terms),
             true,
         )
     }
@@ -256,7 +257,7 @@ impl SharedRateLimiter<SystemClock> {
 
     fn on_own_runtime(config: Config, server: Server, start: bool) -> Result<Self, SharedError> {
         let name = config.name();
-        let connection = Connection::on_own_runtime(server, config.timeout())
+        let connection = Connection::on_own_runtime(server, Terms::of(&config))
             .map_err(|cause| SharedError::Unavailable { name, cause })?;
         Ok(SharedRateLimiter::new(config, connection, start))
     }

@@ -34,6 +34,11 @@ pub enum UnavailableKind {
     /// was unreachable, and no registration has succeeded since), so the attempt was not sent;
     /// the message says why the last registration failed.
     NotRegistered,
+    /// The script ran, but fewer replicas than the configuration asks for
+    /// ([`Config::with_wait_for_replicas`](crate::Config::with_wait_for_replicas)) acknowledged
+    /// its writes in time: what it counted may be lost if its primary fails over now, so no
+    /// permit rests on it.
+    Unreplicated,
 }
 
 impl UnavailableKind {
@@ -51,7 +56,10 @@ impl UnavailableKind {
     /// ```
     pub fn may_have_counted(self) -> bool {
         match self {
-            UnavailableKind::Timeout | UnavailableKind::Connection | UnavailableKind::Reply => true,
+            UnavailableKind::Timeout
+            | UnavailableKind::Connection
+            | UnavailableKind::Reply
+            | UnavailableKind::Unreplicated => true,
             UnavailableKind::Server | UnavailableKind::Denied | UnavailableKind::NotRegistered => {
                 false
             }
@@ -149,6 +157,7 @@ impl fmt::Display for Unavailable {
             UnavailableKind::Reply => "unexpected reply",
             UnavailableKind::Denied => "access denied",
             UnavailableKind::NotRegistered => "not registered",
+            UnavailableKind::Unreplicated => "not replicated",
         };
         write!(f, "{kind}: {}", self.message)
     }

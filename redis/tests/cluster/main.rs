@@ -11,6 +11,7 @@ mod exact;
 mod failover;
 mod limit;
 mod migration;
+mod replicated;
 mod secure;
 mod spread;
 mod support;

@@ -21,6 +21,7 @@ mod memory;
 mod origin;
 mod outage;
 mod reload;
+mod replicated;
 mod secure;
 mod sharing;
 mod startup;
