@@ -17,7 +17,7 @@ use crate::scenario::Config;
 use crate::subject::{Granted, Operation, Subject};
 
 /// An asynchronous call's future, pinned in memory that the run reuses from call to call (an
-/// emptied one waits in [`Simulation`]'s spares).
+/// emptied one waits in [`Simulation`](super::Simulation)'s spares).
 pub(super) type Pinned<F> = Pin<Box<Option<F>>>;
 
 /// An asynchronous call in flight: the future of `call_async` (`C`) or `acquire_async` (`A`).
