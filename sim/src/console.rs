@@ -28,12 +28,11 @@ pub(crate) trait Console: Family {
     /// Prints the summary's table of counts.
     fn print_summary(self, summary: &Summary<Self>, wall: f64, threads: usize);
 
-    /// The summary file's fields only this family writes (`sweep` among them).
-    fn summary_fields(self, summary: &Summary<Self>, provenance: &Provenance)
-    -> Map<String, Value>;
+    /// The summary file's fields only this family writes.
+    fn summary_fields(self, summary: &Summary<Self>) -> Map<String, Value>;
 
-    /// Writes the trace of the sweep's representative scenario to `path`; which scenario it
-    /// was, if any.
+    /// Writes the trace of the sweep's representative scenario to `path`, headed by
+    /// `provenance` (see [`write_trace_file`]); which scenario it was, if any.
     ///
     /// # Errors
     ///
@@ -107,9 +106,10 @@ pub(crate) fn execute<F: Console>(options: &Options<'_>, target: F) -> Result<bo
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     target.print_summary(&summary, wall, options.threads);
-    let mut object = summary_file::object(&config, &summary, &command, wall);
-    object.extend(target.summary_fields(&summary, &provenance));
-    summary_file::write(&out_dir, object)?;
+    summary_file::write(
+        &out_dir,
+        summary_object(&config, &summary, &provenance, &command, wall),
+    )?;
     let trace_path = options
         .trace
         .map_or_else(|| out_dir.join("trace.jsonl"), Path::to_path_buf);
@@ -123,6 +123,19 @@ pub(crate) fn execute<F: Console>(options: &Options<'_>, target: F) -> Result<bo
     }
     let covered = passes_coverage(options.require_coverage, &summary.coverage);
     Ok(summary.failures.is_empty() && covered)
+}
+
+/// A sweep's `summary.json`: the head and counts every family writes, then the family's own.
+fn summary_object<F: Console>(
+    config: &Sweep<F>,
+    summary: &Summary<F>,
+    provenance: &Provenance,
+    command: &str,
+    wall: f64,
+) -> Map<String, Value> {
+    let mut object = summary_file::object(config, summary, provenance, command, wall);
+    object.extend(config.target.summary_fields(summary));
+    object
 }
 
 /// The subject's name in a sweep's provenance: `real`, `keyed`, or a planted bug's.
@@ -178,6 +191,31 @@ pub(crate) fn per_second(count: u64, wall: f64) -> f64 {
     if wall > 0.0 { count as f64 / wall } else { 0.0 }
 }
 
+/// Writes a trace file at `path`: the `{"type":"sweep",…}` line of `sweep` first if it is a
+/// sweep's representative trace (a replay's has none), then what `write` writes. Every
+/// family's trace file opens this way, so that a reader can tell whether a trace and a
+/// summary come from the same sweep.
+///
+/// # Errors
+///
+/// What could not be created or written, naming the file.
+fn write_trace_file(
+    path: &Path,
+    sweep: Option<&Provenance>,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<(), String> {
+    write_file(path, |out| {
+        if let Some(sweep) = sweep {
+            writeln!(
+                out,
+                "{}",
+                sweep.trace_line().map_err(std::io::Error::other)?
+            )?;
+        }
+        write(out)
+    })
+}
+
 /// Creates `path` (and its directory) and lets `write` fill it.
 ///
 /// # Errors
@@ -197,4 +235,82 @@ fn write_file(
     write(&mut out)
         .and_then(|()| out.flush())
         .map_err(|error| format!("cannot write {}: {error}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use fixed_window_sim::shared::SharedTarget;
+    use fixed_window_sim::{Sweep, Target, sweep};
+    use serde_json::Value;
+
+    use super::{Console, provenance_name, summary_object};
+
+    /// The fields every summary opens with, whatever its limiter: `merge` and the report
+    /// read them by these names.
+    const HEAD: [&str; 7] = [
+        "limiter",
+        "planted",
+        "seed",
+        "sweep_scenarios",
+        "shard",
+        "check_determinism",
+        "sweep",
+    ];
+
+    /// The summary a two-scenario sweep of `target` writes: which of [`HEAD`] it has, and
+    /// the fields of its `sweep` object.
+    fn head(target: impl Console) -> (BTreeSet<String>, BTreeSet<String>, Value) {
+        let config = Sweep {
+            seed: 7,
+            scenarios: 2,
+            shard: (0, 1),
+            threads: 1,
+            target,
+            check_determinism: false,
+        };
+        let command = target.command();
+        let provenance = config.provenance(&command, provenance_name(target), 0);
+        let summary = sweep(&config, |_| {});
+        let object = summary_object(&config, &summary, &provenance, &command, 1.0);
+        let head = object
+            .keys()
+            .filter(|key| HEAD.contains(&key.as_str()))
+            .cloned()
+            .collect();
+        let sweep = object.get("sweep").cloned().unwrap_or(Value::Null);
+        let fields = sweep
+            .as_object()
+            .map(|fields| fields.keys().cloned().collect())
+            .unwrap_or_default();
+        (head, fields, sweep)
+    }
+
+    #[test]
+    fn every_limiters_summary_opens_with_the_same_head_and_provenance() {
+        let (plain_head, plain_sweep, plain) = head(Target::Real);
+        let (shared_head, shared_sweep, shared) = head(SharedTarget { planted: None });
+        let all: BTreeSet<String> = HEAD.iter().map(|&key| key.to_owned()).collect();
+        assert_eq!(plain_head, all);
+        assert_eq!(shared_head, all);
+        assert_eq!(shared_sweep, plain_sweep);
+        // Every field of a `Provenance`, the trace's first line's among them.
+        for field in [
+            "seed",
+            "scenarios",
+            "shard",
+            "limiter",
+            "command",
+            "started",
+        ] {
+            assert!(shared_sweep.contains(field), "{field}: {shared}");
+        }
+        assert_eq!(
+            (&plain["limiter"], &shared["limiter"]),
+            (&"real".into(), &"shared".into())
+        );
+        assert_eq!(shared["seed"], 7);
+        assert_eq!(shared["scenarios"], 2);
+    }
 }

@@ -6,7 +6,8 @@
 //! The head's fields, under names `merge` and the documentation rely on:
 //! `limiter` (`plain`, `keyed` or `shared`), `planted` (a planted bug's name, or null),
 //! `seed`, `sweep_scenarios` (scenarios in the whole sweep), `shard` (`{"index", "count"}`),
-//! `check_determinism`; then `scenarios` (run by this shard), `calls`, `checks` (the
+//! `check_determinism`, and `sweep`, the sweep's [`Provenance`] (the same object for every
+//! limiter, and the same fields as the first line of its trace); then `scenarios` (run by this shard), `calls`, `checks` (the
 //! oracle's checks per rule), `coverage` (scenarios that exercised each feature),
 //! `violations` (scenarios breaking each rule) and `failures`
 //! (each with its `index`, `scenario`, `violations_found`, its first `violations` and a
@@ -15,12 +16,12 @@
 use std::fs;
 use std::path::Path;
 
-use fixed_window_sim::{Family, Summary, Sweep};
+use fixed_window_sim::{Family, Provenance, Summary, Sweep};
 use serde_json::{Map, Value, json};
 
 use crate::console::per_second;
 
-/// Which shard of which sweep a summary is.
+/// Which shard of which sweep a summary is, and which run of it.
 #[derive(Debug, Clone, Copy)]
 struct Head<'a> {
     /// `plain`, `keyed` or `shared`.
@@ -33,6 +34,8 @@ struct Head<'a> {
     /// This shard and the number of shards.
     pub(crate) shard: (u64, u64),
     pub(crate) check_determinism: bool,
+    /// The command, limiter and start of the run that wrote the summary.
+    pub(crate) sweep: &'a Provenance,
 }
 
 impl Head<'_> {
@@ -51,6 +54,7 @@ impl Head<'_> {
             "check_determinism".to_owned(),
             json!(self.check_determinism),
         );
+        object.insert("sweep".to_owned(), json!(self.sweep));
         object
     }
 }
@@ -83,12 +87,14 @@ pub(crate) fn write(dir: &Path, object: Map<String, Value>) -> Result<(), String
         .map_err(|error| format!("cannot write {}: {error}", path.display()))
 }
 
-/// The fields every family's summary holds: the head, the counts every family keeps, the
-/// checks, coverage, violations and failures of `config`'s sweep, run as `command`, which
-/// took `wall` seconds. The family's own fields go beside them.
+/// The fields every family's summary holds: the head (with `provenance`, the run's), the
+/// counts every family keeps, the checks, coverage, violations and failures of `config`'s
+/// sweep, whose failures replay with `command`, which took `wall` seconds. The family's own
+/// fields go beside them.
 pub(crate) fn object<F: Family>(
     config: &Sweep<F>,
     summary: &Summary<F>,
+    provenance: &Provenance,
     command: &str,
     wall: f64,
 ) -> Map<String, Value> {
@@ -100,6 +106,7 @@ pub(crate) fn object<F: Family>(
         sweep_scenarios: config.scenarios,
         shard: config.shard,
         check_determinism: config.check_determinism,
+        sweep: provenance,
     }
     .object();
     let failures: Vec<Value> = summary

@@ -1,7 +1,6 @@
 //! The plain and keyed limiters on the command line: their summary's table and counters,
 //! their replay, and the scenario whose trace the report charts.
 
-use std::io::{self, Write};
 use std::path::Path;
 
 use fixed_window_sim::shared::SharedCut;
@@ -11,7 +10,7 @@ use fixed_window_sim::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::console::{Console, per_second, write_file};
+use crate::console::{Console, per_second, write_trace_file};
 
 impl Console for Target {
     /// `target/sim` for the plain limiter, where the report reads; `target/sim/keyed` for
@@ -64,11 +63,10 @@ impl Console for Target {
         }
     }
 
-    fn summary_fields(self, summary: &Summary, provenance: &Provenance) -> Map<String, Value> {
+    fn summary_fields(self, summary: &Summary) -> Map<String, Value> {
         let counts = &summary.counts;
         let mut object = Map::new();
         object.insert("interrupts".to_owned(), json!(counts.interrupts));
-        object.insert("sweep".to_owned(), json!(provenance));
         if let Some(memory) = &counts.memory {
             object.insert(
                 "keys".to_owned(),
@@ -97,7 +95,7 @@ impl Console for Target {
         let Some((scenario, trace)) = representative(config) else {
             return Ok(None);
         };
-        write_trace_file(path, &scenario, &trace, Some(provenance))?;
+        write_scenario_trace(path, &scenario, &trace, Some(provenance))?;
         Ok(Some(scenario.id))
     }
 
@@ -142,7 +140,7 @@ impl Console for Target {
             );
         }
         if let Some(path) = trace_path {
-            write_trace_file(path, &scenario, &trace, None)?;
+            write_scenario_trace(path, &scenario, &trace, None)?;
             println!("trace written to {}", path.display());
         }
         for violation in &violations {
@@ -190,16 +188,11 @@ fn representative(config: &Sweep) -> Option<(Scenario, Run)> {
 }
 
 /// Writes the trace of `scenario`, headed by the sweep it belongs to (a replay's has none).
-fn write_trace_file(
+fn write_scenario_trace(
     path: &Path,
     scenario: &Scenario,
     trace: &Run,
     sweep: Option<&Provenance>,
 ) -> Result<(), String> {
-    write_file(path, |out| {
-        if let Some(sweep) = sweep {
-            writeln!(out, "{}", sweep.trace_line().map_err(io::Error::other)?)?;
-        }
-        write_trace(out, scenario, trace)
-    })
+    write_trace_file(path, sweep, |out| write_trace(out, scenario, trace))
 }

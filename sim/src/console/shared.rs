@@ -10,7 +10,7 @@ use fixed_window_sim::shared::{
 use fixed_window_sim::{Failure, Provenance, ScenarioId, Summary, Sweep};
 use serde_json::{Map, Value, json};
 
-use crate::console::{Console, per_second, write_file};
+use crate::console::{Console, per_second, write_trace_file};
 
 impl Console for SharedTarget {
     fn out_dir(self) -> &'static str {
@@ -68,11 +68,7 @@ impl Console for SharedTarget {
         }
     }
 
-    fn summary_fields(
-        self,
-        summary: &Summary<SharedTarget>,
-        provenance: &Provenance,
-    ) -> Map<String, Value> {
+    fn summary_fields(self, summary: &Summary<SharedTarget>) -> Map<String, Value> {
         let counts = &summary.counts;
         let fields = json!({
             "healthy": counts.healthy,
@@ -82,11 +78,6 @@ impl Console for SharedTarget {
             "unavailable": counts.unavailable,
             "scripts": counts.scripts,
             "faults": counts.faults,
-            "sweep": {
-                "command": provenance.command,
-                "shard": provenance.shard,
-                "started": provenance.started,
-            },
         });
         match fields {
             Value::Object(fields) => fields,
@@ -94,19 +85,26 @@ impl Console for SharedTarget {
         }
     }
 
-    /// The trace of the first failing scenario, else of the sweep's first.
+    /// The trace of the first failing scenario, else of the sweep's first, headed by the
+    /// sweep's provenance.
     fn write_representative(
         self,
         config: &Sweep<SharedTarget>,
         summary: &Summary<SharedTarget>,
         path: &Path,
-        _provenance: &Provenance,
+        provenance: &Provenance,
     ) -> Result<Option<ScenarioId>, String> {
         let id = summary
             .failures
             .first()
             .map_or_else(|| config.scenario(0), |f| f.id.clone());
-        write_trace_file(path, &id, &SharedCut::default(), self.planted)?;
+        write_scenario_trace(
+            path,
+            &id,
+            &SharedCut::default(),
+            self.planted,
+            Some(provenance),
+        )?;
         Ok(Some(id))
     }
 
@@ -177,7 +175,7 @@ impl Console for SharedTarget {
             run.trace_hash()
         );
         if let Some(path) = trace {
-            write_trace_file(path, id, cut, self.planted)?;
+            write_scenario_trace(path, id, cut, self.planted, None)?;
             println!("trace written to {}", path.display());
         }
         for violation in &violations {
@@ -221,16 +219,18 @@ fn conditions(scenario: &SharedScenario) -> String {
     }
 }
 
-/// Runs scenario `id`, cut as `cut`, again and writes its trace.
-fn write_trace_file(
+/// Runs scenario `id`, cut as `cut`, again and writes its trace, headed by the sweep it
+/// belongs to (a replay's has none).
+fn write_scenario_trace(
     path: &Path,
     id: &ScenarioId,
     cut: &SharedCut,
     planted: Option<SharedPlantedBug>,
+    sweep: Option<&Provenance>,
 ) -> Result<(), String> {
     let scenario = cut.scenario(id);
     let run = run_shared(&scenario, planted);
-    write_file(path, |out| {
+    write_trace_file(path, sweep, |out| {
         write_shared_trace(out, &scenario, &run, planted.map(SharedPlantedBug::name))
     })
 }

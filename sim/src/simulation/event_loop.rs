@@ -3,7 +3,6 @@
 //! cancellations, and how each call ends.
 
 use core::future::Future;
-use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -11,13 +10,18 @@ use std::sync::Arc;
 
 use fixed_window::{Interrupt, Interrupted, RateLimiterError};
 
-use super::{EVENT_BUDGET, LIMITER_NAME, Stats};
-use crate::coroutine::{Call, Coroutine, Handback};
+use super::{EVENT_BUDGET, Stats};
+use crate::coroutine::Handback;
 use crate::event_queue::EventQueue;
-use crate::record::{CallKind, OpKind, OpOutput, Outcome, Record};
-use crate::scenario::{Config, Scenario};
-use crate::subject::{Granted, Operation, SimulatedPanic, Subject};
+use crate::record::{CallKind, OpOutput, Outcome, Record};
+use crate::scenario::Scenario;
+use crate::subject::{Granted, Operation, Subject};
 use crate::world::{Moment, Timer, World};
+
+mod outcome;
+mod slot;
+use self::outcome::{describe, failure};
+use self::slot::{Pinned, Slot, Task, blocking_call, pinned, spare};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
@@ -30,74 +34,6 @@ enum Event {
     Poll(u32),
     /// The scenario's limit change of this index.
     SetLimit(usize),
-}
-
-/// An asynchronous call's future, pinned in memory that the run reuses from call to call (an
-/// emptied one waits in [`Simulation`]'s spares).
-type Pinned<F> = Pin<Box<Option<F>>>;
-
-/// An asynchronous call in flight: the future of `call_async` (`C`) or `acquire_async` (`A`).
-enum Task<C, A> {
-    Call(Pinned<C>),
-    Acquire(Pinned<A>),
-}
-
-impl<C, A> Task<C, A>
-where
-    C: Future<Output = Result<OpOutput, RateLimiterError>>,
-    A: Future<Output = Result<Granted, RateLimiterError>>,
-{
-    /// Polls the call of `weight` permits.
-    fn poll(&mut self, context: &mut Context<'_>, config: &Config, weight: u32) -> Poll<Outcome> {
-        match self {
-            Task::Call(call) => match call.as_mut().as_pin_mut() {
-                Some(call) => call.poll(context).map(|result| match result {
-                    Ok(output) => Outcome::Permitted {
-                        remaining: None,
-                        op: Some(output),
-                    },
-                    Err(error) => failure(&error, config, weight),
-                }),
-                // A task's memory holds its future until the task leaves its slot.
-                None => Poll::Pending,
-            },
-            Task::Acquire(acquire) => match acquire.as_mut().as_pin_mut() {
-                Some(acquire) => acquire.poll(context).map(|result| match result {
-                    Ok(granted) => Outcome::Permitted {
-                        remaining: Some(granted.remaining),
-                        op: None,
-                    },
-                    Err(error) => failure(&error, config, weight),
-                }),
-                None => Poll::Pending,
-            },
-        }
-    }
-}
-
-/// Pins `future` in spare memory if there is some.
-fn pinned<F>(spares: &mut Vec<Pinned<F>>, future: F) -> Pinned<F> {
-    match spares.pop() {
-        Some(mut spare) => {
-            spare.as_mut().set(Some(future));
-            spare
-        }
-        None => Box::pin(Some(future)),
-    }
-}
-
-/// Drops the future in `pinned` and keeps its memory in `spares`.
-fn spare<F>(spares: &mut Vec<Pinned<F>>, mut pinned: Pinned<F>) {
-    pinned.as_mut().set(None);
-    spares.push(pinned);
-}
-
-enum Slot<C, A> {
-    Waiting,
-    Async(Task<C, A>),
-    /// A blocking call in flight: its coroutine, and the interrupt handle its call watches.
-    Blocking(Coroutine, Interrupt),
-    Done,
 }
 
 /// How a run ended, but for its trace (which is the world's).
@@ -554,76 +490,4 @@ fn planned(scenario: &Scenario) -> Vec<(u64, Event)> {
     // Stable, so equal times keep the order above.
     planned.sort_by_key(|&(t, _)| t);
     planned
-}
-
-/// A blocking caller's call, to run on a coroutine: the limiter's `call_interruptible`,
-/// watching `interrupt`, with an operation that does as `op` says.
-fn blocking_call<S: Subject>(
-    subject: Arc<S>,
-    interrupt: Interrupt,
-    op: OpKind,
-    config: Config,
-) -> Call {
-    Box::new(move || {
-        let operation = Operation::new(op);
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            subject.call_blocking(&interrupt, &mut || operation.run())
-        }));
-        let (outcome, message) = match result {
-            Ok(Ok(output)) => (
-                Outcome::Permitted {
-                    remaining: None,
-                    op: Some(output),
-                },
-                None,
-            ),
-            Ok(Err(error)) => (failure(&error, &config, 1), None),
-            Err(payload) => describe(&*payload),
-        };
-        Handback::Done(outcome, message)
-    })
-}
-
-/// How a call of `weight` permits that failed with `error` ended.
-fn failure(error: &RateLimiterError, config: &Config, weight: u32) -> Outcome {
-    match *error {
-        RateLimiterError::Rejected {
-            name,
-            limit,
-            period,
-            max_wait,
-            retry_after,
-        } => Outcome::Rejected {
-            retry_after: retry_after.as_nanos(),
-            fields_match: name == LIMITER_NAME
-                && period == config.period
-                && max_wait == config.max_wait,
-            limit,
-        },
-        RateLimiterError::TooMany {
-            name,
-            limit,
-            requested,
-        } => Outcome::TooMany {
-            fields_match: name == LIMITER_NAME && requested == weight,
-            limit,
-        },
-        RateLimiterError::Interrupted { .. } => Outcome::Interrupted,
-        // A new kind of failure the oracle does not know: report it as an escaped panic so it
-        // is looked at.
-        _ => Outcome::Panicked { simulated: false },
-    }
-}
-
-/// A panic's outcome, and its message unless it was a [`SimulatedPanic`].
-fn describe(payload: &(dyn Any + Send)) -> (Outcome, Option<String>) {
-    let simulated = payload.is::<SimulatedPanic>();
-    let message = (!simulated).then(|| {
-        payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic whose payload is not a string".to_owned())
-    });
-    (Outcome::Panicked { simulated }, message)
 }

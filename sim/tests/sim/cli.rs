@@ -123,8 +123,29 @@ fn a_shared_sweep_lists_its_faults_and_rules_and_a_planted_bug_fails_it() {
     assert_eq!(summary["scenarios"], 40);
     assert_eq!(summary["violations"]["window_limit"], 0);
     assert!(summary["faults"]["request_lost"].is_u64());
+    assert_eq!(summary["sweep"]["limiter"], "shared");
+    assert_eq!(summary["sweep"]["scenarios"], 40);
+    // As the plain trace does, the sweep's trace opens with the sweep that wrote it: the
+    // same provenance as the summary's.
     let trace = std::fs::read_to_string(dir.join("trace.jsonl")).unwrap();
-    assert!(trace.starts_with(r#"{"type":"shared_scenario""#), "{trace}");
+    let mut lines = trace.lines();
+    let sweep: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(sweep["type"], "sweep", "{trace}");
+    for field in [
+        "seed",
+        "scenarios",
+        "shard",
+        "limiter",
+        "command",
+        "started",
+    ] {
+        assert_eq!(sweep[field], summary["sweep"][field], "{field}");
+    }
+    let scenario = lines.next().unwrap();
+    assert!(
+        scenario.starts_with(r#"{"type":"shared_scenario""#),
+        "{trace}"
+    );
 
     let planted = simulator(&[
         "--limiter",

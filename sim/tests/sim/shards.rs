@@ -89,6 +89,13 @@ fn assert_same_counts(whole: &Value, merged: &Value) {
         serde_json::json!({ "index": 0, "count": 1 })
     );
     assert_eq!(merged["merged_from"], SHARDS);
+    // Every limiter's summary names its sweep the same way; merged, it names the whole sweep.
+    for field in ["seed", "scenarios", "shard", "limiter", "command"] {
+        assert_eq!(
+            merged["sweep"][field], whole["sweep"][field],
+            "sweep.{field}"
+        );
+    }
 }
 
 #[test]

@@ -1,0 +1,387 @@
+//! An attempt at permits or a drain: how it begins, what the server's reply decides, and what
+//! the caller does next.
+
+use core::time::Duration;
+use std::sync::Arc;
+
+use fixed_window::Instant;
+
+use super::{Begin, Conclusion, Decision, Protocol, ScriptCall};
+use crate::error::SharedError;
+use crate::key::{KeyError, check_key};
+use crate::memory::FullWindow;
+use crate::permit::SharedPermit;
+use crate::script::ScriptReply;
+use crate::unavailable::{Unavailable, UnavailableKind};
+
+impl Protocol {
+    /// Starts an attempt on `key` at local instant `now`, for a call whose wait must end by
+    /// `deadline` (`now` itself for a call that never waits).
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError`] if `key` cannot name a counter (see [`check_key`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`Protocol`].
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Config, KeyError, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// assert_eq!(protocol.begin("", Instant::ZERO, Instant::ZERO), Err(KeyError::Empty));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn begin(&self, key: &str, now: Instant, deadline: Instant) -> Result<Begin, KeyError> {
+        self.begin_n(key, 1, now, deadline)
+    }
+
+    /// Starts an attempt for `n` permits of `key`'s window at once, as
+    /// [`begin`](Protocol::begin) does for one. A key remembered full rejects any `n` from 1
+    /// up; `n = 0` always asks the server (it counts nothing there). `n` above the limit in
+    /// effect can never be granted: [`Decision::TooMany`], decided here, never waited for
+    /// (the limiter refuses it before beginning too, [`RateLimiterError::TooMany`](fixed_window::RateLimiterError::TooMany); a waiting
+    /// call meets it here after a lowering).
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError`] if `key` cannot name a counter (see [`check_key`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Decision, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Begin::Call(call) = protocol.begin_n("k", 3, Instant::ZERO, Instant::ZERO)? else {
+    ///     panic!("the server decides");
+    /// };
+    /// assert_eq!(call.weight(0), Some(3));
+    /// let t = Instant::ZERO;
+    /// assert_eq!(
+    ///     protocol.begin_n("k", 6, t, t)?,
+    ///     Begin::Decided(Decision::TooMany { requested: 6, limit: 5 })
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn begin_n(
+        &self,
+        key: &str,
+        n: u32,
+        now: Instant,
+        deadline: Instant,
+    ) -> Result<Begin, KeyError> {
+        check_key(key)?;
+        let limit = self.limit();
+        if n > limit {
+            return Ok(Begin::Decided(Decision::TooMany {
+                requested: n,
+                limit,
+            }));
+        }
+        if n > 0
+            && let Some(window) = self.memory.get(key, now)
+        {
+            return Ok(Begin::Decided(decide_full(window, now, deadline, true)));
+        }
+        Ok(match self.counting_call(key) {
+            Ok(call) => Begin::Call(call.weighing(Some(n))),
+            Err(decision) => Begin::Decided(decision),
+        })
+    }
+
+    /// The call counting one attempt on `key`: with the configuration key on one node (and
+    /// the origin, if the configuration fixes it), with the registered or fixed origin on a
+    /// cluster, or, on a cluster not registered yet, the fail policy's answer.
+    fn counting_call(&self, key: &str) -> Result<ScriptCall, Decision> {
+        match &self.cluster {
+            None => {
+                let mut call = self.call(Some(key), "acquire");
+                call.origin = self.config.origin_arg().cloned();
+                Ok(call)
+            }
+            Some(registered) => match registered.get() {
+                Some(origin) => {
+                    let mut call = self.call(Some(key), "count");
+                    call.origin = Some(Arc::clone(origin));
+                    Ok(call)
+                }
+                None => Err(self.unregistered(&Unavailable::new(
+                    UnavailableKind::NotRegistered,
+                    "the origin is not known yet",
+                ))),
+            },
+        }
+    }
+
+    /// Starts a drain of `key`'s window at local instant `now`: the server takes whatever the
+    /// window has left (the attempt's [`weight`](ScriptCall::weight) is `None`), so that it is
+    /// full until it ends. Finish it as one permit ([`finish`](Protocol::finish)): its reply
+    /// is a permit leaving none, which is remembered as a full window. A key already
+    /// remembered full needs no call.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError`] if `key` cannot name a counter (see [`check_key`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let Begin::Call(call) = protocol.begin_drain("k", Instant::ZERO)? else {
+    ///     panic!("the server drains");
+    /// };
+    /// assert_eq!(call.weight(0), None);
+    /// assert_eq!(call.args().last(), Some("r"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn begin_drain(&self, key: &str, now: Instant) -> Result<Begin, KeyError> {
+        check_key(key)?;
+        if let Some(window) = self.memory.get(key, now) {
+            return Ok(Begin::Decided(decide_full(window, now, now, true)));
+        }
+        Ok(match self.counting_call(key) {
+            Ok(call) => Begin::Call(call.weighing(None)),
+            Err(decision) => Begin::Decided(decision),
+        })
+    }
+
+    /// Finishes an attempt on `key`: `sent` is the local reading taken before the call was
+    /// sent (the `now` given to [`begin`](Protocol::begin)), `received` the reading after
+    /// the outcome, `reply` the script's reply or why there is none.
+    ///
+    /// A full window (or a permit that left none) is remembered, so that later attempts on
+    /// the key are rejected locally until [`DRIFT_ALLOWANCE`](crate::DRIFT_ALLOWANCE) short
+    /// of the earliest local instant the window can end at.
+    ///
+    /// # Examples
+    ///
+    /// A timeout under the default policy, fail closed.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Config, Decision, Protocol, Unavailable, UnavailableKind};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// let cause = Unavailable::new(UnavailableKind::Timeout, "no reply");
+    /// let t = Instant::ZERO;
+    /// assert_eq!(protocol.finish("k", t, t, t, Err(cause.clone())), Decision::Unavailable(cause));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn finish(
+        &self,
+        key: &str,
+        sent: Instant,
+        received: Instant,
+        deadline: Instant,
+        reply: Result<&[i64], Unavailable>,
+    ) -> Decision {
+        self.finish_n(key, 1, (sent, received, deadline), reply)
+    }
+
+    /// Finishes an attempt for `n` permits begun by [`begin_n`](Protocol::begin_n), as
+    /// [`finish`](Protocol::finish) does for one; `times` is `(sent, received, deadline)`. A
+    /// window too full for `n` may still hold fewer, so it is remembered as full only when it
+    /// has none left.
+    ///
+    /// # Examples
+    ///
+    /// A window with 2 of 5 left refuses 3 permits, and is not taken to be full.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Decision, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
+    /// let t = Instant::ZERO;
+    /// let decision = protocol.finish_n("k", 3, (t, t, t), Ok(&[0, 400_000, 1_000, 0]));
+    /// assert!(matches!(decision, Decision::Rejected { local: false, .. }));
+    /// assert_eq!(protocol.remembered(), 0);
+    /// assert!(matches!(protocol.begin("k", t, t)?, Begin::Call(_)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn finish_n(
+        &self,
+        key: &str,
+        n: u32,
+        times: (Instant, Instant, Instant),
+        reply: Result<&[i64], Unavailable>,
+    ) -> Decision {
+        self.finish_at(key, n, self.limit_version(), times, reply)
+    }
+
+    /// [`finish_n`](Protocol::finish_n) for an attempt sent under version `version` of the
+    /// limit ([`ScriptCall::limit_version`]): a full window is remembered only if that is
+    /// still the version in effect (a reply decided under a limit since changed says nothing
+    /// of the window under the new one). The production limiter finishes every attempt so;
+    /// a client driving the protocol itself, whose attempts may be in flight while a change
+    /// is adopted, does the same.
+    ///
+    /// # Examples
+    ///
+    /// A reply that the window is full, to an attempt sent before the process adopted version
+    /// 1 of the limit, is not remembered: under the new limit the window may have room.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Config, Decision, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// let t = Instant::ZERO;
+    /// protocol.limit_set(Ok(&[3, 2, 1, 0]))?;
+    /// let full = protocol.finish_at("k", 1, 0, (t, t, t), Ok(&[0, 400_000, 1_000, 0]));
+    /// assert!(matches!(full, Decision::Rejected { local: false, .. }));
+    /// assert_eq!(protocol.remembered(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn finish_at(
+        &self,
+        key: &str,
+        n: u32,
+        version: u32,
+        (sent, received, deadline): (Instant, Instant, Instant),
+        reply: Result<&[i64], Unavailable>,
+    ) -> Decision {
+        let current = version == self.limit_version();
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(cause) => return self.unavailable(cause),
+        };
+        match ScriptReply::parse(reply) {
+            Some(ScriptReply::Permitted {
+                remaining,
+                now,
+                window_start,
+            }) => {
+                let reset = self.window_end_micros(window_start).saturating_sub(now);
+                if remaining == 0 && current {
+                    self.remember(key, version, (sent, received), reset);
+                }
+                Decision::Permitted {
+                    remaining,
+                    reset: Duration::from_micros(reset),
+                }
+            }
+            Some(ScriptReply::Full { retry_after, .. }) => {
+                let window = if n > 1 || !current {
+                    FullWindow::new(sent, received, Duration::from_micros(retry_after))
+                } else {
+                    self.remember(key, version, (sent, received), retry_after)
+                };
+                let Some(window) = window else {
+                    // The window ends past the local clock's range: it cannot open by any
+                    // deadline.
+                    return Decision::Rejected {
+                        retry_after: Duration::from_micros(retry_after),
+                        local: false,
+                    };
+                };
+                decide_full(window, received, deadline, false)
+            }
+            Some(ScriptReply::Conflict {
+                period,
+                limit,
+                origin,
+            }) => Decision::Conflict(self.conflict(period, limit, origin)),
+            Some(ScriptReply::Changed { limit, version, .. }) => {
+                self.adopt(limit, version);
+                Decision::LimitChanged {
+                    limit: self.limit(),
+                }
+            }
+            Some(ScriptReply::Registered { .. }) | None => self.unavailable(Unavailable::new(
+                UnavailableKind::Reply,
+                format!("the script never answers {reply:?}"),
+            )),
+        }
+    }
+
+    /// What the call does after `decision`, known at local instant `at`: the result and the
+    /// event, or a sleep. A call that may not sleep (one that never waits, or whose clock did
+    /// not move across its last sleep, which would otherwise sleep forever on a stopped clock)
+    /// turns a [`Decision::Wait`] into a rejection with the wait as its `retry_after`.
+    ///
+    /// # Examples
+    ///
+    /// A wait for a call whose clock stood still across its last sleep is a rejection.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, RateLimiterError};
+    /// use fixed_window_redis::{Conclusion, Config, Decision, Protocol, SharedError};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
+    /// let wait = Decision::Wait { until: Instant::from_nanos(300) };
+    /// let at = Instant::from_nanos(100);
+    /// assert_eq!(protocol.conclude(&wait, at, true), Conclusion::Sleep(Duration::from_nanos(200)));
+    /// let Conclusion::Done { result: Err(SharedError::Limited(error)), .. } = protocol.conclude(&wait, at, false) else {
+    ///     panic!("a call that may not sleep is rejected");
+    /// };
+    /// assert!(matches!(error, RateLimiterError::Rejected { retry_after, .. } if retry_after == Duration::from_nanos(200)));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn conclude(&self, decision: &Decision, at: Instant, may_sleep: bool) -> Conclusion {
+        let name = self.config.name();
+        let result = match decision {
+            &Decision::Wait { until } => {
+                let pause = until.saturating_duration_since(at);
+                if may_sleep {
+                    return Conclusion::Sleep(pause);
+                }
+                let rejection = Decision::Rejected {
+                    retry_after: pause,
+                    local: true,
+                };
+                return Conclusion::Done {
+                    result: Err(self.rejected(pause)),
+                    event: rejection.event(at, name),
+                };
+            }
+            &Decision::Permitted { remaining, reset } => {
+                Ok(SharedPermit::counted(at, remaining, reset))
+            }
+            Decision::FailedOpen(cause) => Ok(SharedPermit::failed_open_with(at, cause.clone())),
+            &Decision::Rejected { retry_after, .. } => Err(self.rejected(retry_after)),
+            Decision::Unavailable(cause) => Err(SharedError::Unavailable {
+                name,
+                cause: cause.clone(),
+            }),
+            &Decision::Conflict(conflict) => Err(SharedError::Conflict(conflict)),
+            Decision::LimitChanged { .. } => Err(self.limit_kept_changing()),
+            &Decision::TooMany { requested, limit } => Err(self.too_many(requested, limit)),
+        };
+        Conclusion::Done {
+            result,
+            event: decision.event(at, name),
+        }
+    }
+}
+
+/// The decision on a full window at `now`: wait if it may open by the deadline (and the
+/// deadline is still ahead), else reject. Waiting until the latest estimate of the opening
+/// (capped at the deadline) means a waiter that wakes finds the window open; deciding by the
+/// earliest estimate means no call that could get a permit by its deadline is rejected.
+fn decide_full(window: FullWindow, now: Instant, deadline: Instant, local: bool) -> Decision {
+    if window.opens_by <= deadline && now < deadline {
+        Decision::Wait {
+            until: window.opens_at.min(deadline),
+        }
+    } else {
+        Decision::Rejected {
+            retry_after: window.opens_at.saturating_duration_since(now),
+            local,
+        }
+    }
+}
