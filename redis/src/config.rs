@@ -1,13 +1,18 @@
 //! What a shared limiter is: its name, limit and period (which every process must agree on),
 //! and how this process waits, times out and fails.
 
-use core::fmt;
 use core::time::Duration;
 use std::sync::Arc;
 
-use fixed_window::{Instant, Origin, Settings};
+use fixed_window::{Origin, Settings};
 
-use crate::origin::{MAX_ORIGIN_MICROS, fixed_micros};
+use crate::origin::fixed_micros;
+
+mod error;
+pub use self::error::ConfigError;
+mod fail_policy;
+pub use self::fail_policy::FailPolicy;
+mod keys;
 
 /// The longest period: 100 years. Times on the server are microseconds since the Unix epoch,
 /// carried in Lua's doubles, which are exact below 2^53 µs (about 285 years after 1970); the
@@ -31,142 +36,6 @@ pub const DEFAULT_LOCAL_MEMORY: usize = 10_000;
 
 /// What every key of a limiter begins with.
 const PREFIX: &str = "fixed-window:";
-
-/// What the caller sees when the server cannot decide (a connection error, a timeout, a
-/// server error).
-///
-/// # Examples
-///
-/// ```
-/// use fixed_window_redis::FailPolicy;
-///
-/// assert_eq!(FailPolicy::default(), FailPolicy::Closed);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum FailPolicy {
-    /// The call fails with [`SharedError::Unavailable`](crate::SharedError::Unavailable): no
-    /// permit without the server's count.
-    #[default]
-    Closed,
-    /// The call gets a permit marked as granted without the server
-    /// ([`SharedPermit::failed_open`](crate::SharedPermit::failed_open)), and listeners get a
-    /// [`SharedEvent::Unavailable`](crate::SharedEvent::Unavailable) saying so. Such permits are
-    /// not counted anywhere: while the server is unreachable there is no limit.
-    Open,
-}
-
-/// A configuration the rules forbid; the message names the field.
-///
-/// The rules every limiter shares (a positive limit and period) are core's, checked by
-/// [`Settings`] and reported as its [`fixed_window::ConfigError`] inside
-/// [`ConfigError::Settings`]: one implementation of each rule, whichever limiter is
-/// configured. The other variants are the rules of the server alone.
-///
-/// # Examples
-///
-/// A zero limit breaks a shared rule, a period of 1.5 µs one of the server's; each error names
-/// its field.
-///
-/// ```
-/// use core::time::Duration;
-/// use fixed_window_redis::{Config, ConfigError};
-///
-/// let err = Config::of("api", 0, Duration::from_secs(1)).unwrap_err();
-/// assert_eq!(err, ConfigError::Settings(fixed_window::ConfigError::ZeroLimit));
-/// assert_eq!((err.field(), err.to_string()), ("limit", "limit must be at least 1, got 0".into()));
-///
-/// let err = Config::of("api", 10, Duration::from_nanos(1_500)).unwrap_err();
-/// assert_eq!(err, ConfigError::PeriodNotWholeMicros(Duration::from_nanos(1_500)));
-/// assert_eq!(err.field(), "period");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// A rule every limiter shares, as core checks and words it: `limit` was 0, or `period`
-    /// was zero.
-    Settings(fixed_window::ConfigError),
-    /// `period` was not a whole number of microseconds, the resolution of the server's clock.
-    PeriodNotWholeMicros(Duration),
-    /// `period` was longer than [`MAX_PERIOD`].
-    PeriodTooLong(Duration),
-    /// The name was empty.
-    EmptyName,
-    /// The name had a character that cannot be part of the limiter's Redis keys (`{`, `}`, a
-    /// control character) or was longer than [`MAX_NAME_LEN`] bytes.
-    InvalidName(&'static str),
-    /// The timeout was zero.
-    ZeroTimeout,
-    /// The time key was empty.
-    EmptyTimeKey,
-    /// A fixed origin ([`Origin::At`]) was not a whole number of microseconds, the resolution
-    /// of the server's clock.
-    OriginNotWholeMicros(Instant),
-    /// A fixed origin was later than [`MAX_ORIGIN_MICROS`](crate::MAX_ORIGIN_MICROS) after the
-    /// Unix epoch.
-    OriginTooLate(Instant),
-}
-
-impl ConfigError {
-    /// The name of the offending configuration field.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// assert_eq!(fixed_window_redis::ConfigError::ZeroTimeout.field(), "timeout");
-    /// ```
-    pub fn field(&self) -> &'static str {
-        match self {
-            ConfigError::Settings(err) => err.field(),
-            ConfigError::PeriodNotWholeMicros(_) | ConfigError::PeriodTooLong(_) => "period",
-            ConfigError::EmptyName | ConfigError::InvalidName(_) => "name",
-            ConfigError::ZeroTimeout => "timeout",
-            ConfigError::EmptyTimeKey => "time_key",
-            ConfigError::OriginNotWholeMicros(_) | ConfigError::OriginTooLate(_) => "origin",
-        }
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::Settings(err) => err.fmt(f),
-            ConfigError::PeriodNotWholeMicros(period) => write!(
-                f,
-                "period must be a whole number of microseconds (the server clock's resolution), got {period:?}"
-            ),
-            ConfigError::PeriodTooLong(period) => {
-                write!(f, "period must be at most {MAX_PERIOD:?}, got {period:?}")
-            }
-            ConfigError::EmptyName => f.write_str("name must not be empty"),
-            ConfigError::InvalidName(name) => write!(
-                f,
-                "name must be at most {MAX_NAME_LEN} bytes without '{{', '}}' or control characters, got {name:?}"
-            ),
-            ConfigError::ZeroTimeout => f.write_str("timeout must be positive, got 0ns"),
-            ConfigError::EmptyTimeKey => f.write_str("time key must not be empty"),
-            ConfigError::OriginNotWholeMicros(at) => write!(
-                f,
-                "origin must be a whole number of microseconds since the Unix epoch (the server clock's resolution), got {} ns",
-                at.as_nanos()
-            ),
-            ConfigError::OriginTooLate(at) => write!(
-                f,
-                "origin must be at most {MAX_ORIGIN_MICROS} µs after the Unix epoch, got {} ns",
-                at.as_nanos()
-            ),
-        }
-    }
-}
-
-// Transparent for a shared rule: the message is core's, so the core error is not also its
-// source, which would print the same words twice in a chain of causes.
-impl std::error::Error for ConfigError {}
-
-impl From<fixed_window::ConfigError> for ConfigError {
-    fn from(err: fixed_window::ConfigError) -> ConfigError {
-        ConfigError::Settings(err)
-    }
-}
 
 /// A shared limiter's configuration, validated; the same value drives the production client
 /// and any other driver of the [`Protocol`](crate::Protocol).
@@ -646,68 +515,6 @@ impl Config {
     /// A fixed origin as the script takes it.
     pub(crate) fn origin_arg(&self) -> Option<&Arc<str>> {
         self.origin_arg.as_ref()
-    }
-
-    /// The Redis key holding the shared configuration: `fixed-window:{<name>}`. On one node,
-    /// every key of the limiter carries the name as its hash tag
-    /// ([`counter_key`](Config::counter_key)), so a call may read them all; on a cluster, the
-    /// counters are tagged by their own keys ([`cluster_counter_key`](Config::cluster_counter_key)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    ///
-    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
-    /// assert_eq!(config.config_key(), "fixed-window:{api}");
-    /// # Ok::<(), fixed_window_redis::ConfigError>(())
-    /// ```
-    pub fn config_key(&self) -> &str {
-        &self.stored_key
-    }
-
-    /// The Redis key holding `key`'s counter on one node: `fixed-window:{<name>}:<key>`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    ///
-    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
-    /// assert_eq!(config.counter_key("client-7"), "fixed-window:{api}:client-7");
-    /// # Ok::<(), fixed_window_redis::ConfigError>(())
-    /// ```
-    pub fn counter_key(&self, key: &str) -> String {
-        let mut counter = String::with_capacity(self.stored_key.len() + 1 + key.len());
-        counter.push_str(&self.stored_key);
-        counter.push(':');
-        counter.push_str(key);
-        counter
-    }
-
-    /// The Redis key holding `key`'s counter on a cluster: `fixed-window:<name>:{<key>}`. The
-    /// client key is the hash tag, so each counter is in the slot of its key, and a limiter's
-    /// counters spread over every primary. (A name has no `{`, so the name part of a counter
-    /// key ends where its tag begins, and no two limiters' keys are the same.)
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    ///
-    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
-    /// assert_eq!(config.cluster_counter_key("client-7"), "fixed-window:api:{client-7}");
-    /// # Ok::<(), fixed_window_redis::ConfigError>(())
-    /// ```
-    pub fn cluster_counter_key(&self, key: &str) -> String {
-        let name = self.name();
-        let mut counter = String::with_capacity(PREFIX.len() + name.len() + key.len() + 3);
-        counter.push_str(PREFIX);
-        counter.push_str(name);
-        counter.push_str(":{");
-        counter.push_str(key);
-        counter.push('}');
-        counter
     }
 
     /// The configuration key, shared with every call.
