@@ -169,6 +169,20 @@ impl RedisCluster {
         }
         cluster.create()?;
         cluster.wait_until_settled(CLUSTER_STARTUP)?;
+        // A node's own state settles before the others hear of it: until every node lists
+        // each master's replica, `replicas` could miss one.
+        cluster.wait_until_all_see(CLUSTER_STARTUP, "every master with its replica", |lines| {
+            let masters: Vec<&Line> = lines
+                .iter()
+                .filter(|line| line.is_master() && !line.slots.is_empty())
+                .collect();
+            masters.len() == NODES / 2
+                && masters.iter().all(|master| {
+                    lines
+                        .iter()
+                        .any(|line| line.node.master_id.as_ref() == Some(&master.node.id))
+                })
+        })?;
         Ok(cluster)
     }
 
