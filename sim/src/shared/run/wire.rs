@@ -138,6 +138,8 @@ impl Sim<'_> {
             request,
             retried: false,
             decided: None,
+            hops: 0,
+            asked: None,
         }
     }
 
@@ -183,6 +185,7 @@ impl Sim<'_> {
         let ids = u32::try_from(callers.len()).unwrap_or(1);
         let (limit, version) = carried(&command);
         let mut route = self.route(process, owner, &command);
+        let asking = route.asking;
         let p = &mut self.processes[process as usize];
         let (connection, generation) = (p.connection.generation, p.generation);
         let mut command = Some(command);
@@ -214,6 +217,10 @@ impl Sim<'_> {
         }
         let mut delay = link.delay_ns + self.rng.random_range(0..=link.jitter_ns);
         if std::mem::take(&mut p.connection.reconnect) {
+            delay += 2 * link.delay_ns;
+        }
+        if asking {
+            // redis-rs awaits `ASKING`'s reply before it sends the call.
             delay += 2 * link.delay_ns;
         }
         if self.lost(self.scenario.faults.request_loss_ppm) {
@@ -458,6 +465,12 @@ impl Sim<'_> {
         let Some(attempt) = self.attempt_of(owner) else {
             return;
         };
+        if stage == Stage::Load {
+            // The script loaded, its call goes again as a new command: routed by the map,
+            // its retries counted afresh.
+            attempt.asked = None;
+            attempt.hops = 0;
+        }
         let call = Rc::clone(&attempt.call);
         let now = attempt.sent;
         let (command, purpose) = if stage == Stage::Load {
