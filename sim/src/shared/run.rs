@@ -201,7 +201,7 @@ struct Attempt {
     hops: u32,
     /// On a cluster, the primary an `ASK` sent its call to: redis-rs sends it there again
     /// (after `ASKING`) until another redirection, a `TRYAGAIN`'s retry included.
-    asked: Option<u8>,
+    asked: Option<(u8, u32)>,
 }
 
 impl Attempt {
@@ -289,6 +289,8 @@ struct Request {
     refused: bool,
     /// On a cluster, the primary it goes to.
     route: Route,
+    /// On a cluster, the migration under way when a primary answered it.
+    migration: Option<u32>,
 }
 
 struct Sim<'s> {
@@ -323,8 +325,9 @@ struct Sim<'s> {
     /// Some process has registered: the configuration is stored.
     stored: bool,
     /// On a cluster, the primary the next request goes to after `ASKING`, instead of the one
-    /// its process's map names: an `ASK` followed.
-    asking: Option<u8>,
+    /// its process's map names: an `ASK` followed, answered during the migration of this
+    /// index.
+    asking: Option<(u8, u32)>,
     /// Processes configured apart, waiting for the configuration to be stored.
     deferred: Vec<u16>,
 }

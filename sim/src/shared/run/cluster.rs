@@ -59,13 +59,16 @@ impl Sim<'_> {
             Command::ScriptLoad(_) => Route {
                 node: ALL_PRIMARIES,
                 strays: Vec::new(),
-                asking: false,
+                asking: None,
             },
-            Command::EvalSha { .. } if self.asking.is_some() => Route {
-                node: self.asking.take().unwrap_or(0),
-                strays: Vec::new(),
-                asking: true,
-            },
+            Command::EvalSha { .. } if self.asking.is_some() => {
+                let (node, migration) = self.asking.take().unwrap_or_default();
+                Route {
+                    node,
+                    strays: Vec::new(),
+                    asking: Some(migration),
+                }
+            }
             Command::EvalSha { call, .. } => {
                 let slot = call.keys().next().map_or(0, key_slot);
                 // Strays join only the first group's call (see `stray`).
@@ -76,7 +79,7 @@ impl Sim<'_> {
                 Route {
                     node: cluster.mapped(process, slot),
                     strays,
-                    asking: false,
+                    asking: None,
                 }
             }
         }
@@ -112,6 +115,9 @@ impl Sim<'_> {
         };
         let process = self.requests[request as usize].process;
         let node = self.requests[request as usize].route.node;
+        let migration = self.requests[request as usize]
+            .migration
+            .unwrap_or(u32::MAX);
         let Some(attempt) = self.attempt_of(owner) else {
             return;
         };
@@ -126,7 +132,7 @@ impl Sim<'_> {
                 (RedirectKind::Moved, to)
             }
             Redirect::Ask(to) => {
-                attempt.asked = Some(to);
+                attempt.asked = Some((to, migration));
                 (RedirectKind::Ask, to)
             }
             Redirect::TryAgain => (RedirectKind::TryAgain, node),
@@ -148,7 +154,7 @@ impl Sim<'_> {
                 self.send_again(owner, stage);
             }
             Redirect::Ask(to) => {
-                self.asking = Some(to);
+                self.asking = Some((to, migration));
                 self.send_again(owner, stage);
             }
             Redirect::TryAgain => {
