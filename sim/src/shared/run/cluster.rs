@@ -174,7 +174,7 @@ impl Sim<'_> {
         let base = 2_u64
             .checked_pow(retry)
             .map_or(u64::MAX, |power| power.saturating_mul(10));
-        let upper = base.max(LEAST_MS + 1).min(MOST_MS);
+        let upper = base.clamp(LEAST_MS + 1, MOST_MS);
         Duration::from_millis(self.waits.random_range(LEAST_MS..upper))
     }
 
