@@ -366,6 +366,7 @@ mod tests {
                     | SharedPlantedBug::WrongSlot
                     | SharedPlantedBug::RedirectNotFollowed
                     | SharedPlantedBug::BatchCrossingSlots
+                    | SharedPlantedBug::AskNotFollowed
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));
