@@ -4,7 +4,7 @@
 //! to a replica that lacks its latest writes), drawn for one shared scenario in four.
 //!
 //! The nodes themselves, each a simulated server with its own keyspace and script cache, and
-//! their answers (`MOVED`, `CROSSSLOT`) are in [`nodes`].
+//! their answers (`MOVED`, `ASK`, `TRYAGAIN`, `CROSSSLOT`) are in [`nodes`].
 //!
 //! ```
 //! use fixed_window_sim::shared::key_slot;
@@ -82,9 +82,14 @@ pub fn initial_owner(slot: u16, nodes: u8) -> u8 {
 /// A fault of one primary of a cluster, or of its slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClusterFault {
-    /// Slots `first..=last` (all owned by one primary then) move to primary `to`, their keys
-    /// with their values and expiries, as `MIGRATE` moves them, before the slots' owner
-    /// changes (`CLUSTER SETSLOT … NODE`): a client that sends there afterwards gets `MOVED`.
+    /// Slots `first..=last` (all owned by one primary then) move to primary `to` in phases,
+    /// as `redis-cli --cluster reshard` moves them: the slots are marked `MIGRATING` on their
+    /// owner and `IMPORTING` on `to` (`CLUSTER SETSLOT … MIGRATING/IMPORTING`); every
+    /// `step_ns` after that, `per_move` of their keys move (`MIGRATE`, each key at once, with
+    /// its value and expiry), `moves` times, the last time all that are left, and then the
+    /// slots' owner changes (`CLUSTER SETSLOT … NODE`): a client that sends to the old owner
+    /// afterwards gets `MOVED`. Meanwhile the old owner answers `ASK` for a call whose keys
+    /// it no longer holds, and `TRYAGAIN` for one whose keys it holds only some of.
     Migrate {
         /// The first slot.
         first: u16,
@@ -92,6 +97,12 @@ pub enum ClusterFault {
         last: u16,
         /// The primary that takes them.
         to: u8,
+        /// The `MIGRATE` steps, the owner changing at the last (at least 1).
+        moves: u8,
+        /// Keys moved at each step but the last (at least 1).
+        per_move: u8,
+        /// Time between the marks and the first step, and between steps.
+        step_ns: u64,
     },
     /// Primary `node` fails: for `down_ns` connections to it are refused, then its replica,
     /// lacking the primary's last `lag` writes (and its scripts unless `keeps_scripts`),
@@ -205,8 +216,33 @@ pub(crate) fn pick_cluster(drawn: &Drawn<'_>, faults: &mut Faults) -> Option<Clu
             for owner in &mut owners[usize::from(first)..=usize::from(last)] {
                 *owner = to;
             }
-            spec.faults
-                .push((t, ClusterFault::Migrate { first, last, to }));
+            spec.faults.push((
+                t,
+                ClusterFault::Migrate {
+                    first,
+                    last,
+                    to,
+                    moves: 1,
+                    per_move: 1,
+                    step_ns: 0,
+                },
+            ));
+        }
+        // The phases of each migration, from a generator of their own, so that the draws above
+        // stay as they were: up to four steps, each up to two timeouts apart.
+        let mut phases = ChaCha8Rng::seed_from_u64(drawn.seed ^ 0xA5C1_4600_5E75);
+        for (_, fault) in &mut spec.faults {
+            if let ClusterFault::Migrate {
+                moves,
+                per_move,
+                step_ns,
+                ..
+            } = fault
+            {
+                *moves = phases.random_range(1..=4);
+                *per_move = phases.random_range(1..=3);
+                *step_ns = phases.random_range(timeout / 4..=timeout.saturating_mul(2));
+            }
         }
     }
     spec.faults.sort_by_key(|&(t, _)| t);

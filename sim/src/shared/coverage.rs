@@ -4,14 +4,14 @@
 //! changes of the limit.
 
 use crate::shared::record::{
-    DecisionDigest, FaultRecord, LimitOutcome, Loss, Purpose, ReplyDigest, SharedOutcome,
-    SharedRecord,
+    DecisionDigest, FaultRecord, LimitOutcome, Loss, Purpose, RedirectKind, ReplyDigest,
+    SharedOutcome, SharedRecord,
 };
 use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 26] = [
+pub const SHARED_FEATURES: [&str; 27] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -38,6 +38,7 @@ pub const SHARED_FEATURES: [&str; 26] = [
     "cluster_redirect_followed",
     "cluster_failover",
     "counter_told_limit_changed",
+    "cluster_ask_followed",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -62,7 +63,9 @@ const fn bit(feature: usize) -> u32 {
 /// or late). `cluster` when a script ran on a simulated cluster's primary,
 /// `cluster_redirect_followed` when a process followed `MOVED`, `cluster_failover` when a
 /// cluster's primary failed over, `counter_told_limit_changed` when an attempt on a cluster was
-/// told of a newer limit by its key's counter.
+/// told of a newer limit by its key's counter, `cluster_ask_followed` when a process followed
+/// `ASK` (a slot migrating). A `TRYAGAIN` counts as nothing: it needs a call of two keys of
+/// one slot, which the drawn keys almost never make.
 ///
 /// # Examples
 ///
@@ -110,7 +113,9 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                 FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => bit(7),
                 FaultRecord::ClockStep { .. } => bit(8),
                 FaultRecord::Crash { .. } => bit(9),
-                FaultRecord::Migrated { .. } => 0,
+                FaultRecord::Migrating { .. }
+                | FaultRecord::KeysMigrated { .. }
+                | FaultRecord::Migrated { .. } => 0,
                 FaultRecord::ShardFailover { .. } => bit(24),
             },
             SharedRecord::RegistrationFailed { process, .. } => {
@@ -118,7 +123,11 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                 0
             }
             SharedRecord::Registered { process, .. } if failed.contains(process) => bit(10),
-            SharedRecord::Redirected { .. } => bit(23),
+            SharedRecord::Redirected { kind, .. } => match kind {
+                RedirectKind::Moved => bit(23),
+                RedirectKind::Ask => bit(26),
+                RedirectKind::TryAgain => 0,
+            },
             SharedRecord::Executed {
                 reply: ReplyDigest::Four { values },
                 ..

@@ -151,19 +151,30 @@ impl Keyspace {
         undone
     }
 
-    /// Takes out every key `moves` picks, with its value and expiry, sorted by key (as a
-    /// cluster's `MIGRATE` moves a slot's keys away); the writes logged on them go with them,
-    /// so a failover of this server no longer undoes them.
-    pub(crate) fn extract(
+    /// Takes out at most `most` of the live keys `moves` picks at `now_ms`, in key order,
+    /// with their values and expiries, as `MIGRATE` moves keys one at a time; the writes
+    /// logged on them go with them. A key found expired on the way is dropped instead, as the
+    /// source's lookup drops it, and reported by [`take_expired`](Keyspace::take_expired).
+    pub(crate) fn extract_live(
         &mut self,
         mut moves: impl FnMut(&str) -> bool,
+        most: usize,
+        now_ms: u64,
     ) -> Vec<(Box<str>, Entry)> {
         let mut keys: Vec<Box<str>> = self.entries.keys().filter(|k| moves(k)).cloned().collect();
         keys.sort_unstable();
-        self.log.retain(|write| !moves(&write.key));
-        keys.into_iter()
-            .filter_map(|key| self.entries.remove_entry(&key))
-            .collect()
+        let mut taken = Vec::new();
+        for key in keys {
+            if taken.len() == most {
+                break;
+            }
+            if !self.exists(&key, now_ms) {
+                continue;
+            }
+            self.log.retain(|write| write.key != key);
+            taken.extend(self.entries.remove_entry(&key));
+        }
+        taken
     }
 
     /// Puts `key` in with `entry` as it was elsewhere (a key `MIGRATE` brought), unlogged.

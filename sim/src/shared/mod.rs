@@ -50,8 +50,8 @@ mod planted;
 pub use crate::shared::planted::{SharedPlantedBug, UnknownSharedPlantedBug};
 mod record;
 pub use crate::shared::record::{
-    DecisionDigest, EventDigest, FaultRecord, LimitOutcome, Loss, Purpose, ReplyDigest,
-    SharedOutcome, SharedRecord,
+    DecisionDigest, EventDigest, FaultRecord, LimitOutcome, Loss, Purpose, RedirectKind,
+    ReplyDigest, SharedOutcome, SharedRecord,
 };
 mod run;
 pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, TIME_KEY, run_shared};

@@ -409,8 +409,9 @@ impl Checker<'_> {
                 self.unregistered[process as usize] = Some(requests);
             }
             SharedRecord::TimedOut { .. } => {}
-            // A migrated slot costs the attempt another round trip, as a flushed cache does;
-            // a `MOVED` not followed is no fault, and explains nothing.
+            // A migrated slot costs the attempt another round trip, as a flushed cache does, and
+            // a migrating one an `ASK` or a `TRYAGAIN`'s wait; an answer not followed is no
+            // fault, and explains nothing.
             &SharedRecord::Redirected { request, .. } => self.request(request).faulted = true,
             &SharedRecord::Decided {
                 t,

@@ -68,11 +68,16 @@ pub enum SharedPlantedBug {
     /// On a cluster, a coalesced batch that mixes attempts of different slots in one call:
     /// the primary refuses it (`CROSSSLOT`), and its attempts end by the fail policy.
     BatchCrossingSlots,
+    /// On a cluster, `ASK` taken for an outage: while a slot migrates, a call whose keys
+    /// have moved (or are new) is not sent to the primary importing them, and its attempts
+    /// end by the fail policy. Only a migration in steps shows it: a slot that changes its
+    /// owner at once answers `MOVED`.
+    AskNotFollowed,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 17] = [
+    pub const ALL: [SharedPlantedBug; 18] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -90,6 +95,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::WrongSlot,
         SharedPlantedBug::RedirectNotFollowed,
         SharedPlantedBug::BatchCrossingSlots,
+        SharedPlantedBug::AskNotFollowed,
     ];
 
     /// Its name on the command line.
@@ -114,6 +120,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::WrongSlot => "wrong-slot",
             SharedPlantedBug::RedirectNotFollowed => "redirect-not-followed",
             SharedPlantedBug::BatchCrossingSlots => "batch-crossing-slots",
+            SharedPlantedBug::AskNotFollowed => "ask-not-followed",
         }
     }
 
@@ -136,7 +143,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::OpenBeforeRegistration
             | SharedPlantedBug::WrongSlot
             | SharedPlantedBug::RedirectNotFollowed
-            | SharedPlantedBug::BatchCrossingSlots => SCRIPT,
+            | SharedPlantedBug::BatchCrossingSlots
+            | SharedPlantedBug::AskNotFollowed => SCRIPT,
         }
     }
 }
@@ -358,6 +366,7 @@ mod tests {
                     | SharedPlantedBug::WrongSlot
                     | SharedPlantedBug::RedirectNotFollowed
                     | SharedPlantedBug::BatchCrossingSlots
+                    | SharedPlantedBug::AskNotFollowed
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -222,7 +222,27 @@ pub enum FaultRecord {
         /// When it restarts.
         until: u64,
     },
-    /// A cluster's slots `first..=last` moved to primary `to`, with the keys listed.
+    /// A cluster's slots `first..=last` began to migrate from primary `from` to primary `to`
+    /// (marked `MIGRATING` on the one, `IMPORTING` on the other).
+    Migrating {
+        /// The first slot.
+        first: u16,
+        /// The last slot.
+        last: u16,
+        /// The primary that owns them.
+        from: u8,
+        /// The primary that takes them.
+        to: u8,
+    },
+    /// Keys of the slots migrating moved to primary `to` (`MIGRATE`, each key at once).
+    KeysMigrated {
+        /// The primary that holds them now.
+        to: u8,
+        /// The keys.
+        keys: Vec<Box<str>>,
+    },
+    /// A cluster's slots `first..=last` moved to primary `to`: the keys listed (those left)
+    /// moved, then the slots' owner changed.
     Migrated {
         /// The first slot.
         first: u16,
@@ -264,10 +284,24 @@ impl FaultRecord {
             FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => "clock_step_forward",
             FaultRecord::ClockStep { .. } => "clock_step_back",
             FaultRecord::Crash { .. } => "client_crash",
+            FaultRecord::Migrating { .. } => "slots_migrating",
+            FaultRecord::KeysMigrated { .. } => "keys_migrated",
             FaultRecord::Migrated { .. } => "slots_migrated",
             FaultRecord::ShardFailover { .. } => "shard_failover",
         }
     }
+}
+
+/// The answer of a cluster's primary that a client follows ([`SharedRecord::Redirected`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedirectKind {
+    /// `MOVED`: the slot lives elsewhere.
+    Moved,
+    /// `ASK`: the slot is migrating and the call's keys are not on its owner.
+    Ask,
+    /// `TRYAGAIN`: the call's keys are split between the two primaries of a migration.
+    TryAgain,
 }
 
 /// One thing that happened in a shared-limiter run.
@@ -446,15 +480,19 @@ pub enum SharedRecord {
         /// Its result.
         outcome: LimitOutcome,
     },
-    /// A process's cluster connection followed `MOVED`: it read the slot table again and
-    /// sends the call of `request` again, to primary `to`.
+    /// A process's cluster connection followed a redirection: `MOVED` (it read the slot
+    /// table again and sends the call of `request` again, to primary `to`), `ASK` (it sends
+    /// `ASKING` and the call to primary `to`, its map unchanged) or `TRYAGAIN` (it sends the
+    /// call again to `to`, the primary that answered, after redis-rs's wait).
     Redirected {
         /// Virtual time.
         t: u64,
-        /// The request answered `MOVED`.
+        /// The request answered so.
         request: u32,
         /// The primary it goes to now.
         to: u8,
+        /// The answer followed.
+        kind: RedirectKind,
     },
     /// A fault.
     Fault {

@@ -75,6 +75,10 @@ const REFUSALS: u32 = 3;
 /// as the limiter's attempt loop does.
 const CHANGE_RETRIES: u32 = 3;
 
+/// The retries redis-rs's cluster client makes of one call (its default): redirections and
+/// `TRYAGAIN`s; the next such answer ends the call with it.
+const CLUSTER_RETRIES: u32 = 16;
+
 /// The backoff between failed registrations of a process that cannot reach the server
 /// doubles from the timeout until it reaches 1,024 timeouts or this, whichever is longer (one
 /// whose link is slower than its timeout keeps failing while traffic lasts); a refused
@@ -155,6 +159,11 @@ enum Event {
     SetLimit(u32),
     /// A fault of the cluster's slots or primaries.
     ClusterFault(u32),
+    /// Step `1..=moves` of a migration (the cluster fault of this index): keys move, the last
+    /// step changes the slots' owner.
+    MigrationStep(u32, u8),
+    /// An attempt answered `TRYAGAIN` sends its call again (if it is still this attempt).
+    TryAgain(Owner, u32),
 }
 
 /// Where an attempt's round trip is.
@@ -187,6 +196,12 @@ struct Attempt {
     retried: bool,
     /// For [`Stage::Expire`]: the decision of the count.
     decided: Option<(Decision, Instant, u32)>,
+    /// On a cluster, the redirections and `TRYAGAIN`s its call followed, which redis-rs
+    /// counts as retries (at most [`CLUSTER_RETRIES`]).
+    hops: u32,
+    /// On a cluster, the primary an `ASK` sent its call to: redis-rs sends it there again
+    /// (after `ASKING`) until another redirection, a `TRYAGAIN`'s retry included.
+    asked: Option<(u8, u32)>,
 }
 
 impl Attempt {
@@ -274,6 +289,8 @@ struct Request {
     refused: bool,
     /// On a cluster, the primary it goes to.
     route: Route,
+    /// On a cluster, the migration under way when a primary answered it.
+    migration: Option<u32>,
 }
 
 struct Sim<'s> {
@@ -282,6 +299,9 @@ struct Sim<'s> {
     queue: EventHeap<Event>,
     /// Reuse the same scenario to get the same draws: losses and jitter.
     rng: ChaCha8Rng,
+    /// The waits before a call answered `TRYAGAIN` is sent again, drawn apart so that the
+    /// other draws stay as they were.
+    waits: ChaCha8Rng,
     server: Server,
     /// The cluster's primaries, if the scenario runs on one.
     cluster: Option<Cluster>,
@@ -304,6 +324,10 @@ struct Sim<'s> {
     out_of_budget: bool,
     /// Some process has registered: the configuration is stored.
     stored: bool,
+    /// On a cluster, the primary the next request goes to after `ASKING`, instead of the one
+    /// its process's map names: an `ASK` followed, answered during the migration of this
+    /// index.
+    asking: Option<(u8, u32)>,
     /// Processes configured apart, waiting for the configuration to be stored.
     deferred: Vec<u16>,
 }
@@ -435,6 +459,7 @@ impl<'s> Sim<'s> {
             planted: bug,
             queue,
             rng: ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x05EE_D50F_4A17),
+            waits: ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x7247_A1B0_0011),
             server: Server::default(),
             cluster: scenario
                 .cluster
@@ -457,6 +482,7 @@ impl<'s> Sim<'s> {
             next_attempt: 0,
             out_of_budget: false,
             stored: false,
+            asking: None,
             deferred: Vec::new(),
         }
     }
@@ -481,6 +507,8 @@ impl<'s> Sim<'s> {
                 Event::Resume => self.resume(),
                 Event::SetLimit(change) => self.set_limit(change),
                 Event::ClusterFault(index) => self.cluster_fault(index),
+                Event::MigrationStep(index, step) => self.migration_step(index, step),
+                Event::TryAgain(owner, number) => self.try_again(owner, number),
                 Event::Register(process, generation) => {
                     let p = &self.processes[process as usize];
                     if p.up && !p.ready && p.generation == generation {

@@ -9,6 +9,13 @@
 //!   `CROSSSLOT Keys in request don't hash to the same slot` and runs nothing;
 //! - a primary that does not own the slot answers `MOVED <slot> <address>` (the owner's) and
 //!   runs nothing;
+//! - while a slot migrates (marked `MIGRATING` on its owner, `IMPORTING` on the primary that
+//!   takes it, its keys moving a few at a time), its owner runs a call whose declared keys it
+//!   all holds, answers `ASK <slot> <address>` (the target's) for one whose keys it holds none
+//!   of (moved, or not yet written), and `TRYAGAIN` for one whose keys it holds only some of;
+//!   the target runs a call for the slot only on a connection that sent `ASKING` just before
+//!   (`TRYAGAIN` again if the call declares several keys and lacks some), and answers `MOVED`
+//!   to the owner otherwise;
 //! - `SCRIPT LOAD` goes to every primary (redis-rs routes it to all of them and needs every
 //!   one to succeed);
 //! - a primary that failed refuses connections until its replica takes over.
@@ -21,7 +28,7 @@ use fixed_window_redis::ScriptCall;
 
 use crate::shared::cluster::{ClusterSpec, SLOTS, initial_owner, key_slot};
 use crate::shared::engine::Reply;
-use crate::shared::keyspace::Write;
+use crate::shared::keyspace::{Expired, Write};
 use crate::shared::server::{Command, Effects, Server};
 
 /// Where a request goes: a primary (or every one, for `SCRIPT LOAD`), and calls a planted
@@ -32,7 +39,48 @@ pub(crate) struct Route {
     pub(crate) node: u8,
     /// Attempts sent in the same call, whose keys the node receives too.
     pub(crate) strays: Vec<Rc<ScriptCall>>,
+    /// `ASKING` went just before it on the connection: an `ASK` followed, answered during
+    /// the migration that is cluster fault of this index. The importing primary serves it
+    /// only while that migration is under way: a reverse migration of the slot begun while
+    /// the call was on its way (which the simulation's migrations, drawn close together, could
+    /// make, and no operator does) would let it run where the key is not.
+    pub(crate) asking: Option<u32>,
 }
+
+/// What an error reply tells a cluster client to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Redirect {
+    /// `MOVED`: the slot lives on this primary now.
+    Moved(u8),
+    /// `ASK`: the slot is migrating to this primary; send this call there, after `ASKING`.
+    Ask(u8),
+    /// `TRYAGAIN`: the call's keys are split between two primaries; send it again later.
+    TryAgain,
+}
+
+/// A slot range migrating: `MIGRATING` on `from`, `IMPORTING` on `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Migration {
+    /// The cluster fault it is (an index into the scenario's).
+    pub(crate) fault: u32,
+    /// The first slot.
+    pub(crate) first: u16,
+    /// The last slot.
+    pub(crate) last: u16,
+    /// The owner of `first`, marked `MIGRATING` (every owner of a slot of the range is).
+    pub(crate) from: u8,
+    /// The primary marked `IMPORTING`.
+    pub(crate) to: u8,
+}
+
+impl Migration {
+    fn holds(&self, slot: u16) -> bool {
+        (self.first..=self.last).contains(&slot)
+    }
+}
+
+/// Redis's answer to a call whose keys a migration has split between two primaries.
+const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
 
 /// The node of a request sent to every primary.
 pub(crate) const ALL_PRIMARIES: u8 = u8::MAX;
@@ -46,6 +94,14 @@ struct Node {
     down_until: u64,
 }
 
+/// A migration that ended: the keys its last step moved, and those it found expired.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    pub(crate) migration: Migration,
+    pub(crate) keys: Vec<Box<str>>,
+    pub(crate) expired: Vec<Expired>,
+}
+
 /// The cluster's primaries and slot table, and the processes' maps of it.
 #[derive(Debug)]
 pub(crate) struct Cluster {
@@ -57,6 +113,8 @@ pub(crate) struct Cluster {
     maps: Vec<Option<usize>>,
     /// Per process, the stray attempts of its batch in flight (a planted client's).
     pub(crate) strays: Vec<Vec<Rc<ScriptCall>>>,
+    /// The slot range migrating, if one is.
+    migration: Option<Migration>,
 }
 
 /// The address a `MOVED` reply names for primary `node`.
@@ -64,15 +122,25 @@ fn address(node: u8) -> String {
     format!("node{node}:6379")
 }
 
-/// The primary a `MOVED` reply names: `MOVED <slot> node<n>:6379`.
-pub(crate) fn moved_to(message: &str) -> Option<u8> {
-    let address = message.strip_prefix("MOVED ")?.split(' ').nth(1)?;
-    address
-        .strip_prefix("node")?
-        .split(':')
-        .next()?
-        .parse()
-        .ok()
+/// What an error reply asks of a cluster client: `MOVED <slot> node<n>:6379`,
+/// `ASK <slot> node<n>:6379` or `TRYAGAIN …`; `None` for any other error.
+pub(crate) fn redirect(message: &str) -> Option<Redirect> {
+    if message.starts_with("TRYAGAIN") {
+        return Some(Redirect::TryAgain);
+    }
+    let node = |rest: &str| -> Option<u8> {
+        let address = rest.split(' ').nth(1)?;
+        address
+            .strip_prefix("node")?
+            .split(':')
+            .next()?
+            .parse()
+            .ok()
+    };
+    if let Some(rest) = message.strip_prefix("MOVED ") {
+        return node(rest).map(Redirect::Moved);
+    }
+    node(message.strip_prefix("ASK ")?).map(Redirect::Ask)
 }
 
 impl Cluster {
@@ -83,6 +151,7 @@ impl Cluster {
             tables: vec![(0..SLOTS).map(|s| initial_owner(s, spec.nodes)).collect()],
             maps: vec![None; processes],
             strays: vec![Vec::new(); processes],
+            migration: None,
         }
     }
 
@@ -160,35 +229,132 @@ impl Cluster {
             return refusal(message, &self.nodes[node].server);
         }
         let owner = self.tables[self.latest()][usize::from(slot)];
-        if check_owner && usize::from(owner) != node {
+        if !check_owner {
+            return self.nodes[node].server.execute(request, command, t);
+        }
+        let migration = self.migration.filter(|m| m.holds(slot) && m.to != owner);
+        let importing = migration.is_some_and(|m| usize::from(m.to) == node);
+        let asked = migration.is_some_and(|m| route.asking == Some(m.fault));
+        if usize::from(owner) != node && !(importing && asked) {
             let message = format!("MOVED {slot} {}", address(owner));
             return refusal(message, &self.nodes[node].server);
+        }
+        if let Some(migration) = migration {
+            // The declared keys, as the node looks them up (an expired one is dropped).
+            let server = &mut self.nodes[node].server;
+            let now_ms = server.now_us(t) / 1_000;
+            let keyspace = server.keyspace_mut();
+            // A key declared twice is one key, as Redis counts them.
+            let mut keys: Vec<&str> = call
+                .keys()
+                .chain(route.strays.iter().flat_map(|stray| stray.keys()))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let declared = keys.len();
+            let held = keys
+                .iter()
+                .filter(|key| keyspace.exists(key, now_ms))
+                .count();
+            let expired = keyspace.take_expired();
+            let message = if importing {
+                // Served after `ASKING`, unless a call of several keys lacks some.
+                (declared > 1 && held < declared).then(|| TRYAGAIN.to_owned())
+            } else if held == declared {
+                None
+            } else if held == 0 {
+                Some(format!("ASK {slot} {}", address(migration.to)))
+            } else {
+                Some(TRYAGAIN.to_owned())
+            };
+            if let Some(message) = message {
+                let (reply, mut effects) = refusal(message, &self.nodes[node].server);
+                effects.expired = expired;
+                return (reply, effects);
+            }
+            let (reply, mut effects) = self.nodes[node].server.execute(request, command, t);
+            let mut found = expired;
+            found.append(&mut effects.expired);
+            effects.expired = found;
+            return (reply, effects);
         }
         self.nodes[node].server.execute(request, command, t)
     }
 
-    /// Slots `first..=last` move to primary `to`, their keys with them; the keys moved.
-    pub(crate) fn migrate(&mut self, first: u16, last: u16, to: u8) -> Vec<Box<str>> {
+    /// Slots `first..=last` begin to migrate to primary `to` (cluster fault `fault`): marked
+    /// `MIGRATING` on their owner, `IMPORTING` on `to`. A migration still under way ends
+    /// first, all its keys moving at once (as an operator finishes one before the next);
+    /// that one and the keys it moved come back, as [`finish`](Cluster::finish) gives them.
+    pub(crate) fn begin_migration(
+        &mut self,
+        fault: u32,
+        first: u16,
+        last: u16,
+        to: u8,
+        t: u64,
+    ) -> (Migration, Option<Finished>) {
+        let finished = self.finish(t);
         let to = to.min(u8::try_from(self.nodes.len() - 1).unwrap_or(0));
-        let moving = |key: &str| (first..=last).contains(&key_slot(key));
-        let mut moved = Vec::new();
-        let mut entries = Vec::new();
+        let from = self.tables[self.latest()][usize::from(first)];
+        let migration = Migration {
+            fault,
+            first,
+            last,
+            from,
+            to,
+        };
+        self.migration = Some(migration);
+        (migration, finished)
+    }
+
+    /// The slot range migrating, if one is.
+    pub(crate) fn migrating(&self) -> Option<Migration> {
+        self.migration
+    }
+
+    /// At `t`, up to `most` live keys of the migrating slots move from their owners to the
+    /// importing primary, in key order, each at once (`MIGRATE`): the keys moved, and those
+    /// found expired on the way (dropped, as the owner's lookup drops them).
+    pub(crate) fn move_keys(&mut self, most: usize, t: u64) -> (Vec<Box<str>>, Vec<Expired>) {
+        let Some(migration) = self.migration else {
+            return (Vec::new(), Vec::new());
+        };
+        let (mut entries, mut expired) = (Vec::new(), Vec::new());
         for (index, node) in self.nodes.iter_mut().enumerate() {
-            if index != usize::from(to) {
-                entries.extend(node.server.keyspace_mut().extract(moving));
+            if index == usize::from(migration.to) || entries.len() == most {
+                continue;
             }
+            let now_ms = node.server.now_us(t) / 1_000;
+            let keyspace = node.server.keyspace_mut();
+            let holds = |key: &str| migration.holds(key_slot(key));
+            entries.extend(keyspace.extract_live(holds, most - entries.len(), now_ms));
+            expired.append(&mut keyspace.take_expired());
         }
-        let target = self.nodes[usize::from(to)].server.keyspace_mut();
+        let target = self.nodes[usize::from(migration.to)].server.keyspace_mut();
+        let mut moved = Vec::new();
         for (key, entry) in entries {
             moved.push(key.clone());
             target.import(key, entry);
         }
+        (moved, expired)
+    }
+
+    /// At `t`, the migration under way ends: its keys left move, then the slots' owner
+    /// changes (`CLUSTER SETSLOT … NODE`).
+    pub(crate) fn finish(&mut self, t: u64) -> Option<Finished> {
+        let migration = self.migration?;
+        let (keys, expired) = self.move_keys(usize::MAX, t);
+        self.migration = None;
         let mut table = self.tables[self.latest()].clone();
-        for owner in &mut table[usize::from(first)..=usize::from(last)] {
-            *owner = to;
+        for owner in &mut table[usize::from(migration.first)..=usize::from(migration.last)] {
+            *owner = migration.to;
         }
         self.tables.push(table);
-        moved
+        Some(Finished {
+            migration,
+            keys,
+            expired,
+        })
     }
 
     /// Primary `node` fails at `t`: refused until `until`, then its replica, lacking its last
@@ -311,17 +477,19 @@ mod tests {
         let elsewhere = Route {
             node: (owner + 1) % 3,
             strays: Vec::new(),
+            asking: None,
         };
         let (reply, effects) = cluster.execute(&elsewhere, 1, &command, 0, true);
         assert!(!effects.ran_script);
         let Reply::Error(message) = &reply else {
             panic!("{reply:?}")
         };
-        assert_eq!(moved_to(message), Some(owner), "{message}");
+        assert_eq!(redirect(message), Some(Redirect::Moved(owner)), "{message}");
         assert!(message.starts_with(&format!("MOVED {slot} ")));
         let home = Route {
             node: owner,
             strays: Vec::new(),
+            asking: None,
         };
         let (reply, effects) = cluster.execute(&home, 2, &command, 0, true);
         assert!(effects.ran_script);
@@ -338,6 +506,7 @@ mod tests {
         let crossing = Route {
             node: owner,
             strays: vec![stray],
+            asking: None,
         };
         let (reply, effects) = cluster.execute(&crossing, 4, &command, 0, true);
         assert!(matches!(&reply, Reply::Error(m) if m.starts_with("CROSSSLOT")));
@@ -360,12 +529,16 @@ mod tests {
         let route = Route {
             node: owner,
             strays: Vec::new(),
+            asking: None,
         };
         cluster.execute(&route, 1, &command, 0, true);
         let to = (owner + 1) % 3;
-        let moved = cluster.migrate(slot, slot, to);
+        let (migration, _) = cluster.begin_migration(0, slot, slot, to, 0);
+        assert_eq!((migration.from, migration.to), (owner, to));
+        let finished = cluster.finish(0).expect("under way");
         let key: Box<str> = call.counter_key(0).expect("a key").into();
-        assert_eq!(moved, [key]);
+        assert_eq!(finished.keys, [key]);
+        assert!(cluster.migrating().is_none());
         assert!(
             cluster
                 .slots_of(to)
@@ -381,6 +554,7 @@ mod tests {
         let route = Route {
             node: to,
             strays: Vec::new(),
+            asking: None,
         };
         let (reply, _) = cluster.execute(&route, 2, &command, 0, true);
         assert_eq!(integers(&reply)[..2], [1, 0], "{reply:?}");
@@ -389,5 +563,143 @@ mod tests {
         assert_eq!(undone.len(), 1);
         assert!(cluster.down(to, 4) && !cluster.down(to, 5));
         assert!(cluster.down(ALL_PRIMARIES, 4));
+    }
+
+    /// Two keys whose counters share a slot.
+    fn two_keys_in_one_slot(protocol: &Protocol, script: &Rc<Script>) -> (String, String) {
+        let slot_of = |key: &str| {
+            let (call, _) = acquire(protocol, script, key);
+            key_slot(call.counter_key(0).expect("a key"))
+        };
+        let mut seen: std::collections::HashMap<u16, String> = std::collections::HashMap::new();
+        for k in 0..100_000 {
+            let key = format!("k{k}");
+            if let Some(other) = seen.insert(slot_of(&key), key.clone()) {
+                return (other, key);
+            }
+        }
+        panic!("no two keys in one slot");
+    }
+
+    #[test]
+    fn a_migrating_slot_answers_ask_tryagain_and_moved_until_its_owner_changes() {
+        let (mut cluster, protocol, script) = cluster();
+        let load = Command::ScriptLoad(Rc::clone(&script));
+        cluster.execute(&Route::default(), 0, &load, 0, true);
+        let (a, b) = two_keys_in_one_slot(&protocol, &script);
+        let (call_a, command_a) = acquire(&protocol, &script, &a);
+        let (call_b, command_b) = acquire(&protocol, &script, &b);
+        let slot = key_slot(call_a.counter_key(0).expect("a key"));
+        let owner = initial_owner(slot, 3);
+        let to = (owner + 1) % 3;
+        let at = |node: u8, asking: bool| Route {
+            node,
+            strays: Vec::new(),
+            asking: asking.then_some(0),
+        };
+        // One permit of each key, on the owner.
+        for command in [&command_a, &command_b] {
+            let (reply, _) = cluster.execute(&at(owner, false), 1, command, 0, true);
+            assert_eq!(integers(&reply)[..2], [1, 1], "{reply:?}");
+        }
+        // One call for both keys.
+        let mut both = (*call_a).clone();
+        assert!(both.join((*call_b).clone()).is_ok());
+        let both = Command::EvalSha {
+            script: Rc::clone(&script),
+            call: Rc::new(both),
+            extra: Vec::new(),
+        };
+        cluster.begin_migration(0, slot, slot, to, 0);
+        // Nothing moved yet: the owner serves both keys.
+        let (reply, effects) = cluster.execute(&at(owner, false), 2, &both, 0, true);
+        assert!(effects.ran_script, "{reply:?}");
+        let (moved, expired) = cluster.move_keys(1, 0);
+        assert_eq!(moved.len(), 1);
+        assert!(expired.is_empty());
+        let (gone, kept) = if *moved[0] == *call_a.counter_key(0).expect("a key") {
+            (&command_a, &command_b)
+        } else {
+            (&command_b, &command_a)
+        };
+        // The key gone: ASK, to the target.
+        let (reply, effects) = cluster.execute(&at(owner, false), 3, gone, 0, true);
+        assert!(!effects.ran_script);
+        let Reply::Error(message) = &reply else {
+            panic!("{reply:?}")
+        };
+        assert!(message.starts_with(&format!("ASK {slot} ")), "{message}");
+        assert_eq!(redirect(message), Some(Redirect::Ask(to)));
+        // Both keys, one of them gone: TRYAGAIN.
+        let (reply, effects) = cluster.execute(&at(owner, false), 4, &both, 0, true);
+        assert!(!effects.ran_script);
+        assert!(
+            matches!(&reply, Reply::Error(m) if redirect(m) == Some(Redirect::TryAgain)),
+            "{reply:?}"
+        );
+        // The key kept: served where it is (the window now full).
+        let (reply, _) = cluster.execute(&at(owner, false), 5, kept, 0, true);
+        assert_eq!(integers(&reply)[0], 0, "{reply:?}");
+        // The target: MOVED back to the owner without ASKING, served with it, the count moved
+        // with the key.
+        let (reply, effects) = cluster.execute(&at(to, false), 6, gone, 0, true);
+        assert!(!effects.ran_script);
+        assert!(
+            matches!(&reply, Reply::Error(m) if redirect(m) == Some(Redirect::Moved(owner))),
+            "{reply:?}"
+        );
+        let (reply, effects) = cluster.execute(&at(to, true), 7, gone, 0, true);
+        assert!(effects.ran_script);
+        assert_eq!(integers(&reply)[0], 0, "{reply:?}");
+        // After ASKING too, a call of several keys lacking some: TRYAGAIN.
+        let (reply, _) = cluster.execute(&at(to, true), 8, &both, 0, true);
+        assert!(
+            matches!(&reply, Reply::Error(m) if redirect(m) == Some(Redirect::TryAgain)),
+            "{reply:?}"
+        );
+        // The last key moves and the owner changes: the old owner answers MOVED.
+        let finished = cluster.finish(0).expect("under way");
+        assert_eq!(finished.keys.len(), 1);
+        let (reply, _) = cluster.execute(&at(owner, false), 9, kept, 0, true);
+        assert!(
+            matches!(&reply, Reply::Error(m) if redirect(m) == Some(Redirect::Moved(to))),
+            "{reply:?}"
+        );
+        let (reply, effects) = cluster.execute(&at(to, false), 10, &both, 0, true);
+        assert!(effects.ran_script, "{reply:?}");
+    }
+
+    #[test]
+    fn a_key_never_written_is_asked_for_and_created_on_the_target() {
+        let (mut cluster, protocol, script) = cluster();
+        let load = Command::ScriptLoad(Rc::clone(&script));
+        cluster.execute(&Route::default(), 0, &load, 0, true);
+        let (call, command) = acquire(&protocol, &script, "fresh");
+        let slot = key_slot(call.counter_key(0).expect("a key"));
+        let owner = initial_owner(slot, 3);
+        let to = (owner + 2) % 3;
+        cluster.begin_migration(0, slot, slot, to, 0);
+        let route = Route {
+            node: owner,
+            strays: Vec::new(),
+            asking: None,
+        };
+        let (reply, _) = cluster.execute(&route, 1, &command, 0, true);
+        assert!(
+            matches!(&reply, Reply::Error(m) if redirect(m) == Some(Redirect::Ask(to))),
+            "{reply:?}"
+        );
+        let asking = Route {
+            node: to,
+            strays: Vec::new(),
+            asking: Some(0),
+        };
+        let (reply, _) = cluster.execute(&asking, 2, &command, 0, true);
+        assert_eq!(integers(&reply)[..2], [1, 1], "{reply:?}");
+        // Nothing left to move: the owner changes with no key.
+        let finished = cluster.finish(0).expect("under way");
+        assert!(finished.keys.is_empty());
+        let (reply, _) = cluster.execute(&route, 3, &command, 0, true);
+        assert!(matches!(&reply, Reply::Error(m) if redirect(m) == Some(Redirect::Moved(to))));
     }
 }

@@ -335,7 +335,12 @@ impl Checker<'_> {
                 self.registering[*process as usize].clear();
                 self.unregistered[*process as usize] = None;
             }
-            FaultRecord::Reset { .. } | FaultRecord::Pause { .. } | FaultRecord::Flush => {}
+            FaultRecord::Reset { .. }
+            | FaultRecord::Pause { .. }
+            | FaultRecord::Flush
+            // A migration's keys move each with its count.
+            | FaultRecord::Migrating { .. }
+            | FaultRecord::KeysMigrated { .. } => {}
             FaultRecord::Migrated { .. } | FaultRecord::ShardFailover { .. } => {
                 self.cluster_fault(t, fault);
             }

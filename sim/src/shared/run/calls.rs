@@ -146,6 +146,8 @@ impl Sim<'_> {
                     request: u32::MAX,
                     retried: false,
                     decided: None,
+                    hops: 0,
+                    asked: None,
                 });
                 self.processes[process as usize].queued.push(caller);
                 // The caller's own bound, as the production caller's: from its attempt's

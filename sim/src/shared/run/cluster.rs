@@ -1,7 +1,12 @@
 //! A run on a simulated cluster: each request routed by its process's map of the slots,
-//! `MOVED` followed as redis-rs's cluster client follows it (the slot table read again, the
-//! call sent again to the primary named, within the attempt's one timeout), and the faults of
-//! the cluster's slots and primaries.
+//! redirections followed as redis-rs 1.8's cluster client follows them, within the attempt's
+//! one timeout: `MOVED` (the slot table read again, the call sent again to the primary
+//! named), `ASK` (`ASKING`, awaited, then the call, to the primary named, the map unchanged;
+//! the call's later retries go there too) and `TRYAGAIN` (the call sent again where it went,
+//! after redis-rs's wait: 1,280 ms for its first seven retries, then a draw up to ten times
+//! two to the retry's number, in milliseconds), sixteen of them at most, the next answer
+//! ending the call; and the faults of the cluster's slots and primaries, a slot migration in
+//! steps.
 //!
 //! Each process has one cluster connection (redis-rs's multiplexes one connection per
 //! primary behind one handle); its delay and jitter are the process's link, whichever primary
@@ -9,15 +14,18 @@
 //! again. The attempts of one slot are batched as on one node, each slot's batch in a call of
 //! its own, all sent together, as the production client sends them.
 
+use core::time::Duration;
 use std::rc::Rc;
 
-use fixed_window_redis::ScriptCall;
+use fixed_window_redis::{ScriptCall, UnavailableKind};
+use rand::RngExt;
 
-use super::{Owner, Sim, Stage};
-use crate::shared::cluster::nodes::{ALL_PRIMARIES, Route, moved_to};
+use super::{CLUSTER_RETRIES, Event, Owner, Sim, Stage};
+use crate::shared::cluster::nodes::{ALL_PRIMARIES, Finished, Redirect, Route, redirect};
 use crate::shared::cluster::{ClusterFault, key_slot};
+use crate::shared::keyspace::Expired;
 use crate::shared::planted::SharedPlantedBug;
-use crate::shared::record::{FaultRecord, SharedRecord};
+use crate::shared::record::{FaultRecord, RedirectKind, SharedRecord};
 use crate::shared::server::Command;
 
 /// `refused`, an attempt `batch` would not take, back, unless a planted client puts it in
@@ -51,7 +59,16 @@ impl Sim<'_> {
             Command::ScriptLoad(_) => Route {
                 node: ALL_PRIMARIES,
                 strays: Vec::new(),
+                asking: None,
             },
+            Command::EvalSha { .. } if self.asking.is_some() => {
+                let (node, migration) = self.asking.take().unwrap_or_default();
+                Route {
+                    node,
+                    strays: Vec::new(),
+                    asking: Some(migration),
+                }
+            }
             Command::EvalSha { call, .. } => {
                 let slot = call.keys().next().map_or(0, key_slot);
                 // Strays join only the first group's call (see `stray`).
@@ -62,6 +79,7 @@ impl Sim<'_> {
                 Route {
                     node: cluster.mapped(process, slot),
                     strays,
+                    asking: None,
                 }
             }
         }
@@ -74,30 +92,111 @@ impl Sim<'_> {
             .is_some_and(|c| c.down(self.requests[request as usize].route.node, self.now))
     }
 
-    /// Whether the transport follows an error reply: `MOVED`, unless a planted client takes
-    /// it for an outage ([`SharedPlantedBug::RedirectNotFollowed`]).
+    /// Whether the transport follows an error reply: `MOVED`, `ASK` or `TRYAGAIN`, unless a
+    /// planted client takes `MOVED` ([`SharedPlantedBug::RedirectNotFollowed`]) or `ASK`
+    /// ([`SharedPlantedBug::AskNotFollowed`]) for an outage.
     pub(super) fn follows(&self, message: &str) -> bool {
-        self.cluster.is_some()
-            && self.planted != Some(SharedPlantedBug::RedirectNotFollowed)
-            && moved_to(message).is_some()
+        if self.cluster.is_none() {
+            return false;
+        }
+        match (redirect(message), self.planted) {
+            (None, _)
+            | (Some(Redirect::Moved(_)), Some(SharedPlantedBug::RedirectNotFollowed))
+            | (Some(Redirect::Ask(_)), Some(SharedPlantedBug::AskNotFollowed)) => false,
+            (Some(_), _) => true,
+        }
     }
 
-    /// `request` of `owner`'s attempt got `MOVED`: the connection reads the slot table again
-    /// and sends the same call to the primary that owns the slot now.
+    /// `request` of `owner`'s attempt got `MOVED`, `ASK` or `TRYAGAIN` in `message`: the
+    /// connection follows it, unless the call has used up its retries.
     pub(super) fn follow(&mut self, request: u32, owner: Owner, stage: Stage, message: &str) {
+        let Some(answer) = redirect(message) else {
+            return;
+        };
         let process = self.requests[request as usize].process;
-        if let Some(cluster) = &mut self.cluster {
-            cluster.refresh(process);
+        let node = self.requests[request as usize].route.node;
+        let migration = self.requests[request as usize]
+            .migration
+            .unwrap_or(u32::MAX);
+        let Some(attempt) = self.attempt_of(owner) else {
+            return;
+        };
+        if attempt.hops >= CLUSTER_RETRIES {
+            self.failed(owner, UnavailableKind::Server, message);
+            return;
         }
-        let to = moved_to(message).unwrap_or(0);
+        attempt.hops += 1;
+        let (kind, to) = match answer {
+            Redirect::Moved(to) => {
+                attempt.asked = None;
+                (RedirectKind::Moved, to)
+            }
+            Redirect::Ask(to) => {
+                attempt.asked = Some((to, migration));
+                (RedirectKind::Ask, to)
+            }
+            Redirect::TryAgain => (RedirectKind::TryAgain, node),
+        };
+        let (number, hops) = (attempt.number, attempt.hops);
         for id in self.ids(request) {
             self.records.push(SharedRecord::Redirected {
                 t: self.now,
                 request: id,
                 to,
+                kind,
             });
         }
+        match answer {
+            Redirect::Moved(_) => {
+                if let Some(cluster) = &mut self.cluster {
+                    cluster.refresh(process);
+                }
+                self.send_again(owner, stage);
+            }
+            Redirect::Ask(to) => {
+                self.asking = Some((to, migration));
+                self.send_again(owner, stage);
+            }
+            Redirect::TryAgain => {
+                let wait = self.try_again_wait(hops);
+                let at = self.virtual_at(process, self.local(process).saturating_add(wait));
+                self.queue.push(at, Event::TryAgain(owner, number));
+            }
+        }
+    }
+
+    /// How long redis-rs waits before its `retry`th retry of a call answered `TRYAGAIN`:
+    /// a draw from 1,280 ms up to (not including) `10 × 2^retry` ms, kept within 1,281 and
+    /// 655,360 ms.
+    fn try_again_wait(&mut self, retry: u32) -> Duration {
+        const LEAST_MS: u64 = 1_280;
+        const MOST_MS: u64 = 655_360;
+        let base = 2_u64
+            .checked_pow(retry)
+            .map_or(u64::MAX, |power| power.saturating_mul(10));
+        let upper = base.clamp(LEAST_MS + 1, MOST_MS);
+        Duration::from_millis(self.waits.random_range(LEAST_MS..upper))
+    }
+
+    /// The attempt `number` of `owner`, answered `TRYAGAIN`, sends its call again: where it
+    /// went, after `ASKING` again if an `ASK` sent it there.
+    pub(super) fn try_again(&mut self, owner: Owner, number: u32) {
+        let Some(attempt) = self.attempt_of(owner).filter(|a| a.number == number) else {
+            return;
+        };
+        let (stage, asked) = (attempt.stage, attempt.asked);
+        if !matches!(stage, Stage::Eval | Stage::EvalAgain) {
+            return;
+        }
+        self.asking = asked;
+        self.send_again(owner, stage);
+    }
+
+    /// Sends `owner`'s call again at `stage`, its batch's members numbered anew.
+    fn send_again(&mut self, owner: Owner, stage: Stage) {
         self.resend(owner, stage);
+        // `resend` took the route; a request it did not send leaves none behind.
+        self.asking = None;
         if let Owner::Batch(process, group) = owner
             && stage == Stage::Eval
             && let Some(Some(batch)) = self.processes[process as usize].batch.get(group as usize)
@@ -122,13 +221,27 @@ impl Sim<'_> {
             return;
         };
         let record = match fault {
-            ClusterFault::Migrate { first, last, to } => {
-                let keys = cluster.migrate(first, last, to);
-                FaultRecord::Migrated {
+            ClusterFault::Migrate {
+                first,
+                last,
+                to,
+                moves,
+                step_ns,
+                ..
+            } => {
+                let (migration, finished) = cluster.begin_migration(index, first, last, to, t);
+                if let Some(finished) = finished {
+                    self.finished(finished);
+                }
+                for step in 1..=moves.max(1) {
+                    let at = t.saturating_add(step_ns.saturating_mul(u64::from(step)));
+                    self.queue.push(at, Event::MigrationStep(index, step));
+                }
+                FaultRecord::Migrating {
                     first,
                     last,
-                    to,
-                    keys,
+                    from: migration.from,
+                    to: migration.to,
                 }
             }
             ClusterFault::Failover {
@@ -155,5 +268,70 @@ impl Sim<'_> {
             }
         };
         self.records.push(SharedRecord::Fault { t, fault: record });
+    }
+
+    /// Step `step` of the migration that is cluster fault `index`, if it is still under way:
+    /// keys move, and at the last step the rest move and the slots' owner changes.
+    pub(super) fn migration_step(&mut self, index: u32, step: u8) {
+        let Some(&(
+            _,
+            ClusterFault::Migrate {
+                moves, per_move, ..
+            },
+        )) = self
+            .scenario
+            .cluster
+            .as_ref()
+            .and_then(|c| c.faults.get(index as usize))
+        else {
+            return;
+        };
+        let t = self.now;
+        let Some(cluster) = &mut self.cluster else {
+            return;
+        };
+        let Some(migration) = cluster.migrating().filter(|m| m.fault == index) else {
+            // Ended early, as the next one began.
+            return;
+        };
+        if step < moves {
+            let (keys, expired) = cluster.move_keys(usize::from(per_move.max(1)), t);
+            self.found_expired(expired);
+            self.records.push(SharedRecord::Fault {
+                t,
+                fault: FaultRecord::KeysMigrated {
+                    to: migration.to,
+                    keys,
+                },
+            });
+        } else if let Some(finished) = cluster.finish(t) {
+            self.finished(finished);
+        }
+    }
+
+    /// Records a migration that ended: its last keys moved and the owner changed.
+    fn finished(&mut self, finished: Finished) {
+        self.found_expired(finished.expired);
+        let migration = finished.migration;
+        self.records.push(SharedRecord::Fault {
+            t: self.now,
+            fault: FaultRecord::Migrated {
+                first: migration.first,
+                last: migration.last,
+                to: migration.to,
+                keys: finished.keys,
+            },
+        });
+    }
+
+    /// Records keys a primary found expired outside a script.
+    fn found_expired(&mut self, expired: Vec<Expired>) {
+        for expired in expired {
+            self.records.push(SharedRecord::Expired {
+                t: self.now,
+                key: expired.key,
+                expires_at_ms: expired.expires_at_ms,
+            });
+        }
     }
 }

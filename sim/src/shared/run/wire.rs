@@ -11,6 +11,7 @@ use rand::RngExt;
 use super::cluster::stray;
 use super::digest::{digest, digest_values};
 use super::{Attempt, Event, Owner, Request, Sim, Stage};
+use crate::shared::cluster::nodes::Cluster;
 use crate::shared::engine::Reply;
 use crate::shared::planted::SharedPlantedBug;
 use crate::shared::record::{Loss, Purpose, SharedRecord};
@@ -138,6 +139,8 @@ impl Sim<'_> {
             request,
             retried: false,
             decided: None,
+            hops: 0,
+            asked: None,
         }
     }
 
@@ -183,6 +186,7 @@ impl Sim<'_> {
         let ids = u32::try_from(callers.len()).unwrap_or(1);
         let (limit, version) = carried(&command);
         let mut route = self.route(process, owner, &command);
+        let asking = route.asking.is_some();
         let p = &mut self.processes[process as usize];
         let (connection, generation) = (p.connection.generation, p.generation);
         let mut command = Some(command);
@@ -197,6 +201,7 @@ impl Sim<'_> {
                 reply: None,
                 refused: false,
                 route: core::mem::take(&mut route),
+                migration: None,
             });
             self.records.push(SharedRecord::Sent {
                 t: self.now,
@@ -214,6 +219,10 @@ impl Sim<'_> {
         }
         let mut delay = link.delay_ns + self.rng.random_range(0..=link.jitter_ns);
         if std::mem::take(&mut p.connection.reconnect) {
+            delay += 2 * link.delay_ns;
+        }
+        if asking {
+            // redis-rs awaits `ASKING`'s reply before it sends the call.
             delay += 2 * link.delay_ns;
         }
         if self.lost(self.scenario.faults.request_loss_ppm) {
@@ -295,6 +304,8 @@ impl Sim<'_> {
             }
             None => self.server.execute(request, command, t),
         };
+        // The migration an `ASK` among its answers was for.
+        let migration = self.cluster.as_ref().and_then(Cluster::migrating);
         if effects.ran_script {
             self.stats.scripts += 1;
         }
@@ -331,6 +342,7 @@ impl Sim<'_> {
             });
         }
         self.requests[request as usize].reply = Some(reply);
+        self.requests[request as usize].migration = migration.map(|m| m.fault);
         if self.lost(self.scenario.faults.reply_loss_ppm) {
             self.lose(request, Loss::Reply);
             return;
@@ -458,6 +470,12 @@ impl Sim<'_> {
         let Some(attempt) = self.attempt_of(owner) else {
             return;
         };
+        if stage == Stage::Load {
+            // The script loaded, its call goes again as a new command: routed by the map,
+            // its retries counted afresh.
+            attempt.asked = None;
+            attempt.hops = 0;
+        }
         let call = Rc::clone(&attempt.call);
         let now = attempt.sent;
         let (command, purpose) = if stage == Stage::Load {
