@@ -9,25 +9,42 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use fixed_window_redis::{Config, SharedRateLimiter};
 use fixed_window_redis_test::RedisCluster;
 
-use crate::support::{TestResult, hammer, origin, over, per_window, wall_micros};
+use crate::support::{Granted, TestResult, hammer, origin, over, per_window, wall_micros};
 
 const LIMIT: u32 = 5;
 const PERIOD: Duration = Duration::from_millis(500);
 /// "k" and "k1967" are in slot 7629, whose primary is killed; "bob" and "dave" elsewhere.
 const KEYS: [&str; 4] = ["k", "k1967", "bob", "dave"];
 const SLOT: u16 = 7629;
+/// A key in slot 15495, on another primary than [`SLOT`].
+const ELSEWHERE: &str = "a";
 
-#[test]
-fn a_killed_primary_is_replaced_and_the_limit_holds_within_the_stated_bound() -> TestResult {
-    let mut cluster = RedisCluster::start()?;
-    let config = Config::of("failover", LIMIT, PERIOD)?.with_timeout(Duration::from_millis(300))?;
+/// What happened around a primary killed under attempts.
+struct Failover {
+    granted: Vec<Granted>,
+    /// Wall times of the `Unavailable` answers.
+    unavailable: Vec<u64>,
+    origin: u64,
+    /// Wall times of the kill and of the replica found promoted.
+    killed: u64,
+    serving: u64,
+    primary: u16,
+    promoted: u16,
+}
+
+/// Four threads attempting `keys` on a limiter configured by `config`, the primary of
+/// [`SLOT`] killed 600 ms in, and 1.5 s of attempts after its replica took over.
+fn kill_the_primary_under_attempts(
+    cluster: &mut RedisCluster,
+    config: Config,
+    keys: &[&str],
+) -> Result<Failover, Box<dyn std::error::Error>> {
     let limiter = SharedRateLimiter::connect_blocking(config, cluster.client()?)?;
     let origin = origin(&limiter)?;
     let primary = cluster.master_of(SLOT)?;
-
     let stop = AtomicBool::new(false);
     let (failover, attempts) = std::thread::scope(|scope| {
-        let attempts = scope.spawn(|| hammer(&limiter, &KEYS, 4, 100_000, &stop));
+        let attempts = scope.spawn(|| hammer(&limiter, keys, 4, 100_000, &stop));
         let failover = (|| -> Result<(u64, u64, u16), Box<dyn std::error::Error>> {
             std::thread::sleep(Duration::from_millis(600));
             let killed = wall_micros();
@@ -42,6 +59,30 @@ fn a_killed_primary_is_replaced_and_the_limit_holds_within_the_stated_bound() ->
     });
     let (killed, serving, promoted) = failover?;
     let (granted, unavailable) = attempts.map_err(|_| "an attempt thread panicked")?;
+    Ok(Failover {
+        granted,
+        unavailable,
+        origin,
+        killed,
+        serving,
+        primary,
+        promoted,
+    })
+}
+
+#[test]
+fn a_killed_primary_is_replaced_and_the_limit_holds_within_the_stated_bound() -> TestResult {
+    let mut cluster = RedisCluster::start()?;
+    let config = Config::of("failover", LIMIT, PERIOD)?.with_timeout(Duration::from_millis(300))?;
+    let Failover {
+        granted,
+        unavailable,
+        origin,
+        killed,
+        serving,
+        primary,
+        promoted,
+    } = kill_the_primary_under_attempts(&mut cluster, config, &KEYS)?;
 
     assert_ne!(promoted, primary);
     assert_eq!(cluster.master_of(SLOT)?, promoted);
@@ -78,6 +119,45 @@ fn a_killed_primary_is_replaced_and_the_limit_holds_within_the_stated_bound() ->
         over(&windows, 2 * LIMIT),
         [],
         "windows over the failover bound"
+    );
+    Ok(())
+}
+
+#[test]
+fn waiting_for_the_replica_no_window_passes_its_limit_through_a_failover() -> TestResult {
+    let mut cluster = RedisCluster::start()?;
+    let config = Config::of("failover-wait", LIMIT, PERIOD)?
+        .with_timeout(Duration::from_millis(300))?
+        .with_wait_for_replicas(1);
+    let Failover {
+        granted,
+        serving,
+        origin,
+        primary,
+        promoted,
+        ..
+    } = kill_the_primary_under_attempts(&mut cluster, config, &[KEYS[0], KEYS[1], ELSEWHERE])?;
+
+    assert_ne!(promoted, primary);
+    assert_ne!(cluster.master_of(cluster.slot_of(ELSEWHERE)?)?, promoted);
+    // Every permit granted was held by the replica now serving: no window passes its limit,
+    // the failover's included.
+    let windows = per_window(&granted, origin, PERIOD)?;
+    assert_eq!(over(&windows, LIMIT), [], "windows over the limit");
+    // The promoted primary has no replica left (its old primary is dead), so its slots grant
+    // nothing while the others go on: the price of the guarantee.
+    let on_promoted = |key: &str| key != ELSEWHERE;
+    assert!(
+        !granted
+            .iter()
+            .any(|permit| on_promoted(&permit.key) && permit.at_us > serving),
+        "a permit on a primary without a replica"
+    );
+    assert!(
+        granted
+            .iter()
+            .any(|permit| !on_promoted(&permit.key) && permit.at_us > serving),
+        "no permit on the other primaries after the failover"
     );
     Ok(())
 }
