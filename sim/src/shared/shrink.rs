@@ -1,11 +1,10 @@
-//! Shrinking a failing shared-limiter scenario: fewer faults, limit changes, processes and
-//! callers, as long as
-//! the same rule still breaks. Greedy: each part is cut in halves, then one by one, and the
+//! Shrinking a failing shared-limiter scenario: fewer faults (a cluster's among them), limit
+//! changes, processes and callers, as long as the same rule still breaks. Greedy: each part is cut in halves, then one by one, and the
 //! passes repeat while any cut holds, within a bound on runs.
 //!
 //! The callers kept travel in the [`ScenarioId`] (as for the in-process limiter); the faults,
-//! limit changes and processes kept, and whether packet loss stays, in a [`SharedCut`], written
-//! `p:0,2/f:1/s:0/l:0`, which `--cut` takes back.
+//! a cluster's faults, limit changes and processes kept, and whether packet loss stays, in a
+//! [`SharedCut`], written `p:0,2/f:1/c:0/s:0/l:0`, which `--cut` takes back.
 
 use core::fmt;
 use core::str::FromStr;
@@ -21,8 +20,8 @@ use crate::shared::scenario::SharedScenario;
 /// At most this many runs are spent shrinking one scenario.
 const MOST_RUNS: usize = 300;
 
-/// What a shrink kept of a scenario beyond its callers: the planned faults, the changes of the
-/// limit and the processes (by their indices in the whole scenario), and whether requests and
+/// What a shrink kept of a scenario beyond its callers: the planned faults, a cluster's faults
+/// (migrations and failovers of primaries), the changes of the limit and the processes (by their indices in the whole scenario), and whether requests and
 /// replies are still lost.
 ///
 /// # Examples
@@ -30,10 +29,11 @@ const MOST_RUNS: usize = 300;
 /// ```
 /// use fixed_window_sim::shared::SharedCut;
 ///
-/// let cut: SharedCut = "p:0,2/f:1/s:0/l:0".parse()?;
+/// let cut: SharedCut = "p:0,2/f:1/c:/s:0/l:0".parse()?;
 /// assert_eq!(cut.processes.as_deref(), Some(&[0, 2][..]));
+/// assert_eq!(cut.cluster_faults.as_deref(), Some(&[][..]));
 /// assert_eq!(cut.limit_changes.as_deref(), Some(&[0][..]));
-/// assert_eq!(cut.to_string(), "p:0,2/f:1/s:0/l:0");
+/// assert_eq!(cut.to_string(), "p:0,2/f:1/c:/s:0/l:0");
 /// assert!("p:x".parse::<SharedCut>().is_err());
 /// # Ok::<(), String>(())
 /// ```
@@ -43,6 +43,8 @@ pub struct SharedCut {
     pub processes: Option<Vec<u16>>,
     /// The planned faults kept; `None` keeps them all.
     pub faults: Option<Vec<u32>>,
+    /// A cluster's faults kept (by their indices in its plan); `None` keeps them all.
+    pub cluster_faults: Option<Vec<u32>>,
     /// The changes of the limit kept; `None` keeps them all.
     pub limit_changes: Option<Vec<u32>>,
     /// Whether requests and replies are no longer lost.
@@ -54,6 +56,7 @@ impl SharedCut {
     pub fn is_empty(&self) -> bool {
         self.processes.is_none()
             && self.faults.is_none()
+            && self.cluster_faults.is_none()
             && self.limit_changes.is_none()
             && !self.no_loss
     }
@@ -70,6 +73,7 @@ impl SharedCut {
     /// let cut = SharedCut {
     ///     processes: Some(vec![0]),
     ///     faults: Some(vec![]),
+    ///     cluster_faults: Some(vec![]),
     ///     limit_changes: Some(vec![]),
     ///     no_loss: true,
     /// };
@@ -84,6 +88,14 @@ impl SharedCut {
         if let Some(kept) = &self.faults {
             let planned = std::mem::take(&mut scenario.faults.planned);
             scenario.faults.planned = (0_u32..)
+                .zip(planned)
+                .filter(|(i, _)| kept.contains(i))
+                .map(|(_, fault)| fault)
+                .collect();
+        }
+        if let (Some(kept), Some(cluster)) = (&self.cluster_faults, &mut scenario.cluster) {
+            let planned = std::mem::take(&mut cluster.faults);
+            cluster.faults = (0_u32..)
                 .zip(planned)
                 .filter(|(i, _)| kept.contains(i))
                 .map(|(_, fault)| fault)
@@ -168,6 +180,10 @@ impl fmt::Display for SharedCut {
             part(f, "f")?;
             write_list(f, faults)?;
         }
+        if let Some(faults) = &self.cluster_faults {
+            part(f, "c")?;
+            write_list(f, faults)?;
+        }
         if let Some(changes) = &self.limit_changes {
             part(f, "s")?;
             write_list(f, changes)?;
@@ -191,13 +207,14 @@ impl FromStr for SharedCut {
     type Err = String;
 
     fn from_str(s: &str) -> Result<SharedCut, String> {
-        let invalid = || format!("invalid cut `{s}`: expected e.g. p:0,2/f:1/s:0/l:0");
+        let invalid = || format!("invalid cut `{s}`: expected e.g. p:0,2/f:1/c:0/s:0/l:0");
         let mut cut = SharedCut::default();
         for part in s.split('/').filter(|part| !part.is_empty()) {
             let (tag, value) = part.split_once(':').ok_or_else(invalid)?;
             match tag {
                 "p" => cut.processes = Some(parse_list(value).ok_or_else(invalid)?),
                 "f" => cut.faults = Some(parse_list(value).ok_or_else(invalid)?),
+                "c" => cut.cluster_faults = Some(parse_list(value).ok_or_else(invalid)?),
                 "s" => cut.limit_changes = Some(parse_list(value).ok_or_else(invalid)?),
                 "l" if value == "0" => cut.no_loss = true,
                 _ => return Err(invalid()),
@@ -260,6 +277,10 @@ pub fn shrink_shared(
     let mut cut = SharedCut {
         processes: Some((0..u16::try_from(whole.processes.len()).unwrap_or(0)).collect()),
         faults: Some((0..u32::try_from(whole.faults.planned.len()).unwrap_or(0)).collect()),
+        cluster_faults: whole
+            .cluster
+            .as_ref()
+            .map(|cluster| (0..u32::try_from(cluster.faults.len()).unwrap_or(0)).collect()),
         limit_changes: Some((0..u32::try_from(whole.limit_changes.len()).unwrap_or(0)).collect()),
         no_loss: false,
     };
@@ -285,6 +306,15 @@ pub fn shrink_shared(
             };
             fails(&callers, &fewer)
         }));
+        if let Some(faults) = cut.cluster_faults.clone() {
+            cut.cluster_faults = Some(reduce(faults, |kept| {
+                let fewer = SharedCut {
+                    cluster_faults: Some(kept.to_vec()),
+                    ..cut.clone()
+                };
+                fails(&callers, &fewer)
+            }));
+        }
         let changes = cut.limit_changes.clone().unwrap_or_default();
         cut.limit_changes = Some(reduce(changes, |kept| {
             let fewer = SharedCut {

@@ -3,7 +3,7 @@
 
 use fixed_window_sim::shared::{
     ClusterFault, FaultRecord, Purpose, RedirectKind, ReplyDigest, SharedPlantedBug, SharedRecord,
-    SharedScenario, check_shared, run_shared,
+    SharedScenario, check_shared, run_shared, shrink_shared,
 };
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -262,5 +262,47 @@ fn a_call_split_by_a_migration_is_tried_again_and_no_window_passes_its_limit() {
     assert!(
         tried_again > 5,
         "{tried_again} scenarios tried a call again"
+    );
+}
+
+#[test]
+fn a_cluster_bug_shrinks_to_fewer_cluster_faults_and_still_fails() {
+    let planted = Some(SharedPlantedBug::WrongSlot);
+    let (id, whole) = (0..2_000)
+        .map(ScenarioId::seed)
+        .map(|id| (id.clone(), SharedScenario::generate(&id)))
+        .find(|(_, scenario)| {
+            scenario
+                .cluster
+                .as_ref()
+                .is_some_and(|cluster| cluster.faults.len() >= 2)
+                && check_shared(scenario, &run_shared(scenario, planted))
+                    .iter()
+                    .any(|v| v.invariant == Invariant::WindowLimit)
+        })
+        .expect("a wrong-slot scenario with two cluster faults or more");
+    let (small, cut) = shrink_shared(&id, planted, Invariant::WindowLimit);
+    let shrunk = cut.scenario(&small);
+    let faults =
+        |scenario: &SharedScenario| scenario.cluster.as_ref().map_or(0, |c| c.faults.len());
+    assert!(
+        faults(&shrunk) < faults(&whole),
+        "{} cluster faults kept of {} ({cut})",
+        faults(&shrunk),
+        faults(&whole)
+    );
+    // The counter read from the wrong primary needs a migration: one is kept.
+    assert!(faults(&shrunk) >= 1, "{cut}");
+    assert!(
+        check_shared(&shrunk, &run_shared(&shrunk, planted))
+            .iter()
+            .any(|v| v.invariant == Invariant::WindowLimit),
+        "the shrunk scenario ({cut}) no longer fails"
+    );
+    // Its replay line takes the cut back.
+    assert_eq!(
+        cut.to_string()
+            .parse::<fixed_window_sim::shared::SharedCut>(),
+        Ok(cut)
     );
 }
