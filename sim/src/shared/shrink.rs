@@ -86,28 +86,13 @@ impl SharedCut {
     pub fn scenario(&self, id: &ScenarioId) -> SharedScenario {
         let mut scenario = SharedScenario::generate(id);
         if let Some(kept) = &self.faults {
-            let planned = std::mem::take(&mut scenario.faults.planned);
-            scenario.faults.planned = (0_u32..)
-                .zip(planned)
-                .filter(|(i, _)| kept.contains(i))
-                .map(|(_, fault)| fault)
-                .collect();
+            keep(&mut scenario.faults.planned, kept);
         }
         if let (Some(kept), Some(cluster)) = (&self.cluster_faults, &mut scenario.cluster) {
-            let planned = std::mem::take(&mut cluster.faults);
-            cluster.faults = (0_u32..)
-                .zip(planned)
-                .filter(|(i, _)| kept.contains(i))
-                .map(|(_, fault)| fault)
-                .collect();
+            keep(&mut cluster.faults, kept);
         }
         if let Some(kept) = &self.limit_changes {
-            let changes = std::mem::take(&mut scenario.limit_changes);
-            scenario.limit_changes = (0_u32..)
-                .zip(changes)
-                .filter(|(i, _)| kept.contains(i))
-                .map(|(_, change)| change)
-                .collect();
+            keep(&mut scenario.limit_changes, kept);
         }
         if self.no_loss {
             scenario.faults.request_loss_ppm = 0;
@@ -152,6 +137,16 @@ impl SharedCut {
         }
         scenario
     }
+}
+
+/// Keeps the items of `items` whose indices are in `kept`.
+fn keep<T>(items: &mut Vec<T>, kept: &[u32]) {
+    let all = std::mem::take(items);
+    *items = (0_u32..)
+        .zip(all)
+        .filter(|(i, _)| kept.contains(i))
+        .map(|(_, item)| item)
+        .collect();
 }
 
 fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, list: &[T]) -> fmt::Result {
