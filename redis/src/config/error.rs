@@ -11,7 +11,7 @@ use crate::origin::MAX_ORIGIN_MICROS;
 /// A configuration the rules forbid; the message names the field.
 ///
 /// The rules every limiter shares (a positive limit and period) are core's, checked by
-/// [`Settings`] and reported as its [`fixed_window::ConfigError`] inside
+/// [`Settings`](fixed_window::Settings) and reported as its [`fixed_window::ConfigError`] inside
 /// [`ConfigError::Settings`]: one implementation of each rule, whichever limiter is
 /// configured. The other variants are the rules of the server alone.
 ///
@@ -51,7 +51,7 @@ pub enum ConfigError {
     ZeroTimeout,
     /// The time key was empty.
     EmptyTimeKey,
-    /// A fixed origin ([`Origin::At`]) was not a whole number of microseconds, the resolution
+    /// A fixed origin ([`Origin::At`](fixed_window::Origin::At)) was not a whole number of microseconds, the resolution
     /// of the server's clock.
     OriginNotWholeMicros(Instant),
     /// A fixed origin was later than [`MAX_ORIGIN_MICROS`](crate::MAX_ORIGIN_MICROS) after the

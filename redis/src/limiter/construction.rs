@@ -100,7 +100,7 @@ impl SharedRateLimiter<SystemClock> {
 
     /// A limiter on the current tokio runtime that does not wait for the server: it returns
     /// at once, and registers (as [`connect`](SharedRateLimiter::connect) does) in the
-    /// background, trying again after each failure ([`Registration::retry_in`]: 100 ms,
+    /// background, trying again after each failure ([`Registration::retry_in`](crate::Registration::retry_in): 100 ms,
     /// doubling up to 5 s). Until it has registered, its calls are not sent: each first tries
     /// to register itself, within the configured timeout, and if that fails too the fail
     /// policy answers ([`UnavailableKind::NotRegistered`](crate::UnavailableKind::NotRegistered)):
