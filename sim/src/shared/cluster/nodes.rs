@@ -464,7 +464,7 @@ mod tests {
             .and_then(|c| c.with_origin(fixed_window::Origin::UnixEpoch))
             .expect("valid");
         (
-            Cluster::new(&spec, 2),
+            Cluster::new(&spec, 2, None),
             Protocol::for_cluster(config),
             Rc::new(Script::new(SCRIPT)),
         )
