@@ -411,13 +411,7 @@ impl Checker<'_> {
                 self.unregistered[process as usize] = Some(requests);
             }
             SharedRecord::TimedOut { .. } => {}
-            &SharedRecord::Acknowledged {
-                t,
-                request,
-                replicas,
-            } => {
-                self.acknowledged(t, request, replicas);
-            }
+            SharedRecord::Acknowledged { .. } => self.acknowledged(record),
             // A migrated slot costs the attempt another round trip, as a flushed cache does, and
             // a migrating one an `ASK` or a `TRYAGAIN`'s wait; an answer not followed is no
             // fault, and explains nothing.

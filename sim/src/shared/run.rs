@@ -407,6 +407,13 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
     }
 }
 
+/// The one server: with a replica whose delay is modelled if the processes wait for one.
+fn server(replication: Option<&Rc<Replication>>) -> Server {
+    replication.map_or_else(Server::default, |replication| {
+        Server::replicated(Rc::clone(replication))
+    })
+}
+
 impl<'s> Sim<'s> {
     fn new(scenario: &'s SharedScenario, bug: Option<SharedPlantedBug>) -> Sim<'s> {
         let processes = (0..scenario.processes.len())
@@ -483,11 +490,7 @@ impl<'s> Sim<'s> {
             queue,
             rng: ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x05EE_D50F_4A17),
             waits: ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x7247_A1B0_0011),
-            server: replication
-                .as_ref()
-                .map_or_else(Server::default, |replication| {
-                    Server::replicated(Rc::clone(replication))
-                }),
+            server: server(replication.as_ref()),
             cluster: scenario
                 .cluster
                 .as_ref()

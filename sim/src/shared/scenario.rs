@@ -246,9 +246,14 @@ impl SharedScenario {
             cluster: None,
             replication: None,
         };
-        scenario.draw_cluster(&mut apart, span);
-        scenario.replication = pick_replication(id.seed, &scenario.processes, span);
+        scenario.draw_apart(&mut apart, span);
         scenario
+    }
+
+    /// Draws the cluster, then the replication, each from a generator of its own.
+    fn draw_apart(&mut self, apart: &mut ChaCha8Rng, span: u64) {
+        self.draw_cluster(apart, span);
+        self.replication = pick_replication(self.id.seed, &self.processes, span);
     }
 
     /// Draws whether the scenario runs on a cluster (one in four, from a generator of its

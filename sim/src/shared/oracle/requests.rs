@@ -6,7 +6,7 @@ use fixed_window_spec::Grid;
 use super::limits::Expect;
 use super::{Checker, Run, Stored};
 use crate::oracle::Invariant;
-use crate::shared::record::DecisionDigest;
+use crate::shared::record::{DecisionDigest, SharedRecord};
 use crate::shared::record::{Purpose, ReplyDigest};
 use crate::shared::replication::wait_ns;
 use crate::shared::run::config;
@@ -17,8 +17,16 @@ impl Checker<'_> {
     /// replica's delay outlasts that timeout, or the replica was down meanwhile. Such a
     /// request counts as touched by a fault (its attempt may end `Unavailable`, and it may
     /// have counted).
-    pub(super) fn acknowledged(&mut self, t: u64, request: u32, replicas: u32) {
-        let Some(replication) = &self.scenario.replication else {
+    pub(super) fn acknowledged(&mut self, record: &SharedRecord) {
+        let (
+            &SharedRecord::Acknowledged {
+                t,
+                request,
+                replicas,
+            },
+            Some(replication),
+        ) = (record, &self.scenario.replication)
+        else {
             return;
         };
         let wanted = replication.replicas;
