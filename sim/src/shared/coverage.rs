@@ -11,7 +11,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 27] = [
+pub const SHARED_FEATURES: [&str; 30] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -39,6 +39,9 @@ pub const SHARED_FEATURES: [&str; 27] = [
     "cluster_failover",
     "counter_told_limit_changed",
     "cluster_ask_followed",
+    "waited_for_replica",
+    "unreplicated",
+    "failover_with_wait",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -65,7 +68,10 @@ const fn bit(feature: usize) -> u32 {
 /// cluster's primary failed over, `counter_told_limit_changed` when an attempt on a cluster was
 /// told of a newer limit by its key's counter, `cluster_ask_followed` when a process followed
 /// `ASK` (a slot migrating). A `TRYAGAIN` counts as nothing: it needs a call of two keys of
-/// one slot, which the drawn keys almost never make.
+/// one slot, which the drawn keys almost never make. Where the processes wait for replicas,
+/// `waited_for_replica` when a permit was decided from a reply whose `WAIT` counted the
+/// replica, `unreplicated` when a call's attempt ended `Unavailable` (or failed open) because
+/// its `WAIT` counted none, and `failover_with_wait` when the server or a primary failed over.
 ///
 /// # Examples
 ///
@@ -145,6 +151,65 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
     }
     if !scenario.limit_changes.is_empty() {
         mask |= limit_features(scenario, run);
+    }
+    if scenario.replication.is_some() {
+        mask |= wait_features(run);
+    }
+    mask
+}
+
+/// The features of waiting for replicas (bits 27 to 29).
+fn wait_features(run: &SharedRun) -> u32 {
+    let mut mask = 0;
+    // Each request's caller, the requests whose `WAIT` counted a replica, and the callers
+    // whose attempt's `WAIT` counted none (the attempt then decides with no request).
+    let mut callers: Vec<Option<u32>> = Vec::new();
+    let mut counted: Vec<u32> = Vec::new();
+    let mut short: Vec<u32> = Vec::new();
+    for record in &run.records {
+        mask |= match record {
+            SharedRecord::Sent {
+                request, caller, ..
+            } => {
+                let index = *request as usize;
+                if callers.len() <= index {
+                    callers.resize(index + 1, None);
+                }
+                callers[index] = *caller;
+                0
+            }
+            SharedRecord::Acknowledged {
+                request, replicas, ..
+            } => {
+                if *replicas > 0 {
+                    counted.push(*request);
+                } else if let Some(&Some(caller)) = callers.get(*request as usize) {
+                    short.push(caller);
+                }
+                0
+            }
+            SharedRecord::Decided {
+                caller,
+                request,
+                decision,
+                ..
+            } => match (decision, request) {
+                (DecisionDigest::Permitted { .. }, Some(request)) if counted.contains(request) => {
+                    bit(27)
+                }
+                (DecisionDigest::Unavailable { .. } | DecisionDigest::FailedOpen { .. }, None)
+                    if short.contains(caller) =>
+                {
+                    bit(28)
+                }
+                _ => 0,
+            },
+            SharedRecord::Fault {
+                fault: FaultRecord::Failover { .. } | FaultRecord::ShardFailover { .. },
+                ..
+            } => bit(29),
+            _ => 0,
+        };
     }
     mask
 }

@@ -26,6 +26,9 @@ pub(crate) struct Write {
     pub(crate) key: Box<str>,
     /// What it held before (`None`: absent).
     pub(crate) before: Option<Entry>,
+    /// Its place in the stream of writes the replica receives (the replication offset after
+    /// it): 1 for the first.
+    pub(crate) offset: u64,
 }
 
 /// A key the server found expired when a command touched it.
@@ -53,6 +56,11 @@ pub(crate) struct Keyspace {
     log: VecDeque<Write>,
     /// Keys found expired since the server last took them.
     expired: Vec<Expired>,
+    /// The writes made so far: the replication offset.
+    written: u64,
+    /// The log keeps every write until the server says its replica acknowledged it
+    /// ([`acknowledged`](Keyspace::acknowledged)), rather than the latest [`MOST_LAG`].
+    replicated: bool,
 }
 
 /// Redis's rule: a key is expired once the time is past its `when`.
@@ -101,13 +109,15 @@ impl Keyspace {
             self.entries.insert(key.clone(), entry);
             (key, None)
         };
-        if self.log.len() == MOST_LAG {
+        if self.log.len() == MOST_LAG && !self.replicated {
             self.log.pop_front();
         }
+        self.written += 1;
         self.log.push_back(Write {
             request,
             key,
             before,
+            offset: self.written,
         });
     }
 
@@ -149,6 +159,38 @@ impl Keyspace {
         // The replica now is the primary: earlier writes are no longer anyone's lag.
         self.log.clear();
         undone
+    }
+
+    /// A keyspace whose log keeps every write until its replica acknowledges it.
+    pub(crate) fn replicated() -> Keyspace {
+        Keyspace {
+            replicated: true,
+            ..Keyspace::default()
+        }
+    }
+
+    /// The replication offset: the writes made so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// The replica acknowledged the writes up to `offset`: a failover no longer undoes them.
+    pub(crate) fn acknowledged(&mut self, offset: u64) {
+        while self.log.front().is_some_and(|write| write.offset <= offset) {
+            self.log.pop_front();
+        }
+    }
+
+    /// Undoes every write after `offset`, newest first: what a replica that received the
+    /// writes up to `offset` holds. Returns the writes undone, newest first.
+    pub(crate) fn undo_after(&mut self, offset: u64) -> Vec<Write> {
+        let lag = self
+            .log
+            .iter()
+            .rev()
+            .take_while(|write| write.offset > offset)
+            .count();
+        self.undo(lag)
     }
 
     /// Takes out at most `most` of the live keys `moves` picks at `now_ms`, in key order,
@@ -250,5 +292,20 @@ mod tests {
         }
         assert_eq!(keys.undo(100).len(), MOST_LAG);
         assert_eq!(keys.get("k", 0), Some("23"));
+    }
+
+    #[test]
+    fn a_replicated_log_keeps_the_writes_not_acknowledged_and_undoes_them() {
+        let mut keys = Keyspace::replicated();
+        for request in 0..40 {
+            keys.set(request, "k", &request.to_string(), None);
+        }
+        keys.acknowledged(10);
+        assert_eq!(keys.written(), 40);
+        let undone = keys.undo_after(12);
+        assert_eq!(undone.len(), 28);
+        assert_eq!(undone[0].request, 39);
+        assert_eq!(keys.get("k", 0), Some("11"));
+        assert!(keys.undo_after(0).is_empty());
     }
 }

@@ -56,7 +56,9 @@ pub use crate::shared::record::{
 mod run;
 pub use crate::shared::run::{SHARED_EVENT_BUDGET, SharedRun, SharedStats, TIME_KEY, run_shared};
 mod process;
+mod replication;
 pub use crate::shared::process::{Link, Misconfiguration, ProcessClock, ProcessSpec};
+pub use crate::shared::replication::Replication;
 mod limit_changes;
 pub use crate::shared::limit_changes::LimitChange;
 mod scenario;

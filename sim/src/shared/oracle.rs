@@ -92,6 +92,8 @@ struct RequestInfo {
     carried: (u32, u32),
     /// The change of the limit it is for, if it is for one.
     change: Option<u32>,
+    /// The replicas the `WAIT` after its script call counted, if one followed.
+    acknowledged: Option<u32>,
 }
 
 /// The configuration the model says the server stores.
@@ -409,6 +411,7 @@ impl Checker<'_> {
                 self.unregistered[process as usize] = Some(requests);
             }
             SharedRecord::TimedOut { .. } => {}
+            SharedRecord::Acknowledged { .. } => self.acknowledged(record),
             // A migrated slot costs the attempt another round trip, as a flushed cache does, and
             // a migrating one an `ASK` or a `TRYAGAIN`'s wait; an answer not followed is no
             // fault, and explains nothing.

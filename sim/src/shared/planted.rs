@@ -73,11 +73,15 @@ pub enum SharedPlantedBug {
     /// end by the fail policy. Only a migration in steps shows it: a slot that changes its
     /// owner at once answers `MOVED`.
     AskNotFollowed,
+    /// With processes waiting for replicas, the answer of `WAIT` ignored: the client sends it
+    /// after each script call, and grants the script's permit however few replicas
+    /// acknowledged the count, so a failover to the replica forgets permits it granted.
+    WaitIgnored,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 18] = [
+    pub const ALL: [SharedPlantedBug; 19] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -96,6 +100,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::RedirectNotFollowed,
         SharedPlantedBug::BatchCrossingSlots,
         SharedPlantedBug::AskNotFollowed,
+        SharedPlantedBug::WaitIgnored,
     ];
 
     /// Its name on the command line.
@@ -121,6 +126,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::RedirectNotFollowed => "redirect-not-followed",
             SharedPlantedBug::BatchCrossingSlots => "batch-crossing-slots",
             SharedPlantedBug::AskNotFollowed => "ask-not-followed",
+            SharedPlantedBug::WaitIgnored => "wait-ignored",
         }
     }
 
@@ -144,7 +150,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::WrongSlot
             | SharedPlantedBug::RedirectNotFollowed
             | SharedPlantedBug::BatchCrossingSlots
-            | SharedPlantedBug::AskNotFollowed => SCRIPT,
+            | SharedPlantedBug::AskNotFollowed
+            | SharedPlantedBug::WaitIgnored => SCRIPT,
         }
     }
 }
@@ -367,6 +374,7 @@ mod tests {
                     | SharedPlantedBug::RedirectNotFollowed
                     | SharedPlantedBug::BatchCrossingSlots
                     | SharedPlantedBug::AskNotFollowed
+                    | SharedPlantedBug::WaitIgnored
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

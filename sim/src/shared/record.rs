@@ -397,6 +397,16 @@ pub enum SharedRecord {
         /// The last server millisecond it lived in.
         expires_at_ms: u64,
     },
+    /// The `WAIT` that followed a request's script call answered (in the scenarios whose
+    /// processes wait for replicas): its reply goes back now.
+    Acknowledged {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+        /// The replicas that acknowledged the connection's writes in time.
+        replicas: u32,
+    },
     /// A request or its reply was lost.
     Lost {
         /// Virtual time.

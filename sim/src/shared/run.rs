@@ -50,6 +50,7 @@ use crate::shared::cluster::nodes::{Cluster, Route};
 use crate::shared::engine::Reply;
 use crate::shared::planted::{EXPIRE_SCRIPT, SharedPlantedBug};
 use crate::shared::record::{EventDigest, SharedOutcome, SharedRecord};
+use crate::shared::replication::Replication;
 use crate::shared::scenario::{SHARED_NAME, SharedScenario};
 use crate::shared::server::{Command, Script, Server};
 
@@ -59,6 +60,7 @@ mod digest;
 mod faults;
 mod limits;
 mod replies;
+mod wait;
 mod wire;
 
 /// Events a run may process before it is cut short (a run that reaches it is reported).
@@ -164,6 +166,8 @@ enum Event {
     MigrationStep(u32, u8),
     /// An attempt answered `TRYAGAIN` sends its call again (if it is still this attempt).
     TryAgain(Owner, u32),
+    /// The `WAIT` after a request's script call answers: its reply goes back.
+    Acknowledged(u32),
 }
 
 /// Where an attempt's round trip is.
@@ -237,6 +241,12 @@ struct Connection {
     last_to_client: u64,
     /// The next request first reconnects (one more round trip).
     reconnect: bool,
+    /// Waiting for replicas: per primary (0 off a cluster), when the replica acknowledges
+    /// the last write of this connection, what its next `WAIT` waits for.
+    last_write: Vec<(u8, u64)>,
+    /// Waiting for replicas: per primary, until when a `WAIT` blocks the connection (the
+    /// server reads nothing more of it meanwhile).
+    blocked: Vec<(u8, u64)>,
 }
 
 #[derive(Debug)]
@@ -291,6 +301,10 @@ struct Request {
     route: Route,
     /// On a cluster, the migration under way when a primary answered it.
     migration: Option<u32>,
+    /// The replicas its `WAIT` counted, if one followed its script call.
+    acknowledged: Option<u32>,
+    /// The epoch of the server (or primary) that ran it.
+    epoch: u32,
 }
 
 struct Sim<'s> {
@@ -330,6 +344,8 @@ struct Sim<'s> {
     asking: Option<(u8, u32)>,
     /// Processes configured apart, waiting for the configuration to be stored.
     deferred: Vec<u16>,
+    /// The replication the processes wait for, if they do.
+    replication: Option<Rc<Replication>>,
 }
 
 /// Runs `scenario` with the real shared limiter, or with the planted bug `bug` in it.
@@ -381,10 +397,21 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
             ))),
         })
         .unwrap_or_else(|error| panic!("scenarios are drawn valid: {error}"));
-    config
+    let config = config
         .with_max_wait(spec.max_wait)
         .with_fail_policy(spec.fail_policy)
-        .with_local_memory(spec.local_memory)
+        .with_local_memory(spec.local_memory);
+    match &scenario.replication {
+        Some(replication) => config.with_wait_for_replicas(replication.replicas),
+        None => config,
+    }
+}
+
+/// The one server: with a replica whose delay is modelled if the processes wait for one.
+fn server(replication: Option<&Rc<Replication>>) -> Server {
+    replication.map_or_else(Server::default, |replication| {
+        Server::replicated(Rc::clone(replication))
+    })
 }
 
 impl<'s> Sim<'s> {
@@ -401,6 +428,8 @@ impl<'s> Sim<'s> {
                     last_to_client: 0,
                     // A process connects as it starts, before its registration's timeout.
                     reconnect: false,
+                    last_write: Vec::new(),
+                    blocked: Vec::new(),
                 },
                 pending: Vec::new(),
                 registering: None,
@@ -454,17 +483,18 @@ impl<'s> Sim<'s> {
         for (t, event) in planned {
             queue.push(t, event);
         }
+        let replication = scenario.replication.clone().map(Rc::new);
         Sim {
             scenario,
             planted: bug,
             queue,
             rng: ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x05EE_D50F_4A17),
             waits: ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x7247_A1B0_0011),
-            server: Server::default(),
+            server: server(replication.as_ref()),
             cluster: scenario
                 .cluster
                 .as_ref()
-                .map(|spec| Cluster::new(spec, scenario.processes.len())),
+                .map(|spec| Cluster::new(spec, scenario.processes.len(), replication.as_ref())),
             paused_until: None,
             down_until: 0,
             backlog: Vec::new(),
@@ -484,6 +514,7 @@ impl<'s> Sim<'s> {
             stored: false,
             asking: None,
             deferred: Vec::new(),
+            replication,
         }
     }
 
@@ -509,6 +540,7 @@ impl<'s> Sim<'s> {
                 Event::ClusterFault(index) => self.cluster_fault(index),
                 Event::MigrationStep(index, step) => self.migration_step(index, step),
                 Event::TryAgain(owner, number) => self.try_again(owner, number),
+                Event::Acknowledged(request) => self.acknowledged(request),
                 Event::Register(process, generation) => {
                     let p = &self.processes[process as usize];
                     if p.up && !p.ready && p.generation == generation {

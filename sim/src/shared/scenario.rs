@@ -14,6 +14,7 @@ use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
 use crate::shared::faults::{Faults, pick_faults};
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{Misconfiguration, ProcessSpec, pick_processes, slow_down};
+use crate::shared::replication::{Replication, pick_replication};
 use crate::shared::server::SERVER_EPOCH_NS;
 
 /// The limiter's name in every process.
@@ -102,6 +103,11 @@ pub struct SharedScenario {
     /// a scenario makes no change of the limit: on a cluster each counter records the version
     /// it was counted under, which the oracle's model of one stored version does not follow.
     pub cluster: Option<ClusterSpec>,
+    /// The replication its processes wait for (`Config::with_wait_for_replicas`), every
+    /// process alike, in one scenario in five (drawn from a generator of its own): the delay
+    /// of each primary's replica and its outages. `None`: no process waits, and a failover's
+    /// replica lags by the writes its fault drew.
+    pub replication: Option<Replication>,
 }
 
 /// Scenarios have at most this many callers.
@@ -238,9 +244,16 @@ impl SharedScenario {
             origin,
             limit_changes,
             cluster: None,
+            replication: None,
         };
-        scenario.draw_cluster(&mut apart, span);
+        scenario.draw_apart(&mut apart, span);
         scenario
+    }
+
+    /// Draws the cluster, then the replication, each from a generator of its own.
+    fn draw_apart(&mut self, apart: &mut ChaCha8Rng, span: u64) {
+        self.draw_cluster(apart, span);
+        self.replication = pick_replication(self.id.seed, &self.processes, span);
     }
 
     /// Draws whether the scenario runs on a cluster (one in four, from a generator of its

@@ -9,13 +9,14 @@
 //! Requests are executed one at a time, in the order they arrive, and take no virtual time.
 
 use core::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 
 use fixed_window_redis::ScriptCall;
 
 use crate::shared::engine::{Reply, sha1_hex, with_engine};
 use crate::shared::keyspace::{Expired, Keyspace, Write};
+use crate::shared::replication::Replication;
 
 /// The server's clock at virtual time zero, in nanoseconds since the Unix epoch: the first
 /// of November 2023, so that times are of the size Redis's `TIME` gives.
@@ -87,6 +88,9 @@ pub(crate) struct Effects {
     pub(crate) expired: Vec<Expired>,
     /// Whether it ran a script (rather than answering `NOSCRIPT` or loading one).
     pub(crate) ran_script: bool,
+    /// If the script wrote and the server has a replica, when the replica acknowledges its
+    /// writes (virtual time).
+    pub(crate) acknowledged_at: Option<u64>,
 }
 
 /// The server.
@@ -97,9 +101,46 @@ pub(crate) struct Server {
     scripts: BTreeSet<Box<str>>,
     /// The server's clock minus virtual time, in nanoseconds (steps move it).
     offset_ns: i64,
+    /// Its replica, if the scenario's processes wait for one: the writes it has not
+    /// acknowledged are those a failover loses.
+    replication: Option<Rc<Replication>>,
+    /// The script calls that wrote and that the replica had not acknowledged when last
+    /// looked at: the replication offset before it and after it, and when the replica
+    /// acknowledges it.
+    unacknowledged: VecDeque<(u64, u64, u64)>,
+    /// Bumped at every failover and restart: a connection to the server before it is gone.
+    epoch: u32,
 }
 
 impl Server {
+    /// A server whose replica receives its writes as `replication` says.
+    pub(crate) fn replicated(replication: Rc<Replication>) -> Server {
+        Server {
+            keyspace: Keyspace::replicated(),
+            replication: Some(replication),
+            ..Server::default()
+        }
+    }
+
+    /// Bumped at every failover and restart.
+    pub(crate) fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// The replica has acknowledged what it had by `t`: those writes are no longer undone.
+    fn catch_up(&mut self, t: u64) {
+        let mut offset = None;
+        while let Some(&(_, reached, at)) = self.unacknowledged.front()
+            && at <= t
+        {
+            offset = Some(reached);
+            self.unacknowledged.pop_front();
+        }
+        if let Some(offset) = offset {
+            self.keyspace.acknowledged(offset);
+        }
+    }
+
     /// The server's clock at virtual time `t`, in microseconds since the Unix epoch.
     pub(crate) fn now_us(&self, t: u64) -> u64 {
         let ns = i128::from(SERVER_EPOCH_NS) + i128::from(t) + i128::from(self.offset_ns);
@@ -132,6 +173,7 @@ impl Server {
             } => {
                 if self.scripts.contains(&script.sha) {
                     effects.ran_script = true;
+                    let written = self.keyspace.written();
                     if let Some(time_key) = call.time_key() {
                         // A time key reads the server's clock, as a test that sets it keeps it.
                         self.keyspace.keep(time_key, &server_us.to_string());
@@ -148,6 +190,15 @@ impl Server {
                         )
                     });
                     effects.refused = refused;
+                    if let Some(replication) = &self.replication
+                        && self.keyspace.written() > written
+                    {
+                        let at = replication.acknowledged_at(t);
+                        self.unacknowledged
+                            .push_back((written, self.keyspace.written(), at));
+                        effects.acknowledged_at = Some(at);
+                        self.catch_up(t);
+                    }
                     if self.keyspace.has_expired() {
                         effects.expired = self.keyspace.take_expired();
                     }
@@ -174,15 +225,29 @@ impl Server {
     pub(crate) fn restart(&mut self) {
         self.keyspace.clear();
         self.scripts.clear();
+        self.unacknowledged.clear();
+        self.epoch += 1;
     }
 
-    /// A failover to a replica lagging by `lag` writes, which has the scripts if
-    /// `keeps_scripts`; the writes it lacks, newest first.
-    pub(crate) fn failover(&mut self, lag: usize, keeps_scripts: bool) -> Vec<Write> {
+    /// A failover at virtual time `t` to a replica lagging by `lag` writes (if the server has
+    /// a replica whose delay is modelled: lacking exactly the writes it had not acknowledged by
+    /// `t`), which has the scripts if `keeps_scripts`; the writes it lacks, newest first.
+    pub(crate) fn failover(&mut self, lag: usize, keeps_scripts: bool, t: u64) -> Vec<Write> {
         if !keeps_scripts {
             self.scripts.clear();
         }
-        self.keyspace.undo(lag)
+        self.epoch += 1;
+        if self.replication.is_none() {
+            return self.keyspace.undo(lag);
+        }
+        self.catch_up(t);
+        // Every write before the first call it has not acknowledged.
+        let received = self
+            .unacknowledged
+            .front()
+            .map_or(self.keyspace.written(), |&(before, _, _)| before);
+        self.unacknowledged.clear();
+        self.keyspace.undo_after(received)
     }
 
     /// The live keys at virtual time `t`, with the last millisecond each lives in.
@@ -297,7 +362,7 @@ mod tests {
         let acquire = eval(&script, script_call(&protocol, "k"));
         server.execute(1, &acquire, 0);
         server.execute(2, &acquire, 0);
-        let undone = server.failover(1, true);
+        let undone = server.failover(1, true, 0);
         assert_eq!(undone.iter().map(|w| w.request).collect::<Vec<_>>(), [2]);
         let (reply, _) = server.execute(3, &acquire, 0);
         assert!(matches!(

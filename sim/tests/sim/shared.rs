@@ -600,3 +600,9 @@ fn a_window_too_full_for_several_permits_is_not_remembered_full() {
         );
     }
 }
+
+#[test]
+fn a_wait_whose_answer_is_ignored_is_caught() {
+    // A permit decided on a reply whose WAIT counted no replica.
+    assert_caught(SharedPlantedBug::WaitIgnored, Invariant::Events);
+}

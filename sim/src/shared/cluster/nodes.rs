@@ -29,6 +29,7 @@ use fixed_window_redis::ScriptCall;
 use crate::shared::cluster::{ClusterSpec, SLOTS, initial_owner, key_slot};
 use crate::shared::engine::Reply;
 use crate::shared::keyspace::{Expired, Write};
+use crate::shared::replication::Replication;
 use crate::shared::server::{Command, Effects, Server};
 
 /// Where a request goes: a primary (or every one, for `SCRIPT LOAD`), and calls a planted
@@ -145,9 +146,20 @@ pub(crate) fn redirect(message: &str) -> Option<Redirect> {
 
 impl Cluster {
     /// The cluster of `spec`, for `processes` client processes.
-    pub(crate) fn new(spec: &ClusterSpec, processes: usize) -> Cluster {
+    pub(crate) fn new(
+        spec: &ClusterSpec,
+        processes: usize,
+        replication: Option<&Rc<Replication>>,
+    ) -> Cluster {
         Cluster {
-            nodes: (0..spec.nodes).map(|_| Node::default()).collect(),
+            nodes: (0..spec.nodes)
+                .map(|_| Node {
+                    server: replication.map_or_else(Server::default, |replication| {
+                        Server::replicated(Rc::clone(replication))
+                    }),
+                    down_until: 0,
+                })
+                .collect(),
             tables: vec![(0..SLOTS).map(|s| initial_owner(s, spec.nodes)).collect()],
             maps: vec![None; processes],
             strays: vec![Vec::new(); processes],
@@ -358,20 +370,30 @@ impl Cluster {
     }
 
     /// Primary `node` fails at `t`: refused until `until`, then its replica, lacking its last
-    /// `lag` writes (and its scripts unless `keeps_scripts`), serves its slots. The writes it
-    /// lacks, newest first.
+    /// `lag` writes (those it had not acknowledged by `t`, if its replication is modelled;
+    /// and its scripts unless `keeps_scripts`), serves its slots. The writes it lacks, newest
+    /// first.
     pub(crate) fn failover(
         &mut self,
         node: u8,
-        lag: u8,
-        keeps_scripts: bool,
+        (lag, keeps_scripts): (u8, bool),
+        t: u64,
         until: u64,
     ) -> Vec<Write> {
         let Some(node) = self.nodes.get_mut(usize::from(node)) else {
             return Vec::new();
         };
         node.down_until = node.down_until.max(until);
-        node.server.failover(usize::from(lag), keeps_scripts)
+        node.server.failover(usize::from(lag), keeps_scripts, t)
+    }
+
+    /// The epoch of primary `node` (of every primary, summed, for [`ALL_PRIMARIES`]): bumped
+    /// at its every failover and restart.
+    pub(crate) fn epoch(&self, node: u8) -> u32 {
+        match self.nodes.get(usize::from(node)) {
+            Some(node) => node.server.epoch(),
+            None => self.nodes.iter().map(|n| n.server.epoch()).sum(),
+        }
     }
 
     /// The slot ranges `node` owns now, in order.
@@ -442,7 +464,7 @@ mod tests {
             .and_then(|c| c.with_origin(fixed_window::Origin::UnixEpoch))
             .expect("valid");
         (
-            Cluster::new(&spec, 2),
+            Cluster::new(&spec, 2, None),
             Protocol::for_cluster(config),
             Rc::new(Script::new(SCRIPT)),
         )
@@ -559,7 +581,7 @@ mod tests {
         let (reply, _) = cluster.execute(&route, 2, &command, 0, true);
         assert_eq!(integers(&reply)[..2], [1, 0], "{reply:?}");
         // A failover of the new owner loses that write, and refuses meanwhile.
-        let undone = cluster.failover(to, 1, true, 5);
+        let undone = cluster.failover(to, (1, true), 0, 5);
         assert_eq!(undone.len(), 1);
         assert!(cluster.down(to, 4) && !cluster.down(to, 5));
         assert!(cluster.down(ALL_PRIMARIES, 4));

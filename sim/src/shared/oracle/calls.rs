@@ -26,6 +26,7 @@ impl Checker<'_> {
         request: Option<u32>,
         decision: DecisionDigest,
     ) {
+        self.check_acknowledged(caller, request, decision);
         let attempt = std::mem::take(&mut self.calls[caller as usize].attempt);
         let deadline = self.calls[caller as usize].deadline;
         self.calls[caller as usize].last = Some((decision, request));

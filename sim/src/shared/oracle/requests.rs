@@ -6,9 +6,79 @@ use fixed_window_spec::Grid;
 use super::limits::Expect;
 use super::{Checker, Run, Stored};
 use crate::oracle::Invariant;
+use crate::shared::record::{DecisionDigest, SharedRecord};
 use crate::shared::record::{Purpose, ReplyDigest};
+use crate::shared::replication::wait_ns;
+use crate::shared::run::config;
 
 impl Checker<'_> {
+    /// The `WAIT` after `request`'s script call answered at `t`, counting `replicas`. Fewer
+    /// than the processes ask for must have a real cause: it answered at its timeout, and the
+    /// replica's delay outlasts that timeout, or the replica was down meanwhile. Such a
+    /// request counts as touched by a fault (its attempt may end `Unavailable`, and it may
+    /// have counted).
+    pub(super) fn acknowledged(&mut self, record: &SharedRecord) {
+        let (
+            &SharedRecord::Acknowledged {
+                t,
+                request,
+                replicas,
+            },
+            Some(replication),
+        ) = (record, &self.scenario.replication)
+        else {
+            return;
+        };
+        let wanted = replication.replicas;
+        let info = self.request(request);
+        info.acknowledged = Some(replicas);
+        if replicas >= wanted {
+            return;
+        }
+        let (ran_at, process, caller) = (info.ran_at, info.process, info.caller);
+        let timeout = config(self.scenario, process as usize).timeout();
+        let wait = wait_ns(timeout);
+        self.checks.count(&[Invariant::Unavailable]);
+        if t == ran_at + wait && replication.may_lack(ran_at, wait) {
+            self.request(request).faulted = true;
+        } else {
+            self.report(Invariant::Unavailable, caller, || {
+                format!("request {request}: WAIT counted {replicas} of {wanted} replicas at {t}, with no slow replication nor replica down to explain it")
+            });
+        }
+    }
+
+    /// Whether `decision` reads the reply of `request` as the client must: a `WAIT` that
+    /// counted fewer replicas than asked for makes it `Unavailable` (or a fail-open permit),
+    /// whatever the script answered.
+    pub(super) fn check_acknowledged(
+        &mut self,
+        caller: u32,
+        request: Option<u32>,
+        decision: DecisionDigest,
+    ) {
+        let Some(replication) = &self.scenario.replication else {
+            return;
+        };
+        let wanted = replication.replicas;
+        let Some(acknowledged) = request
+            .and_then(|r| self.requests.get(r as usize))
+            .and_then(|info| info.acknowledged)
+        else {
+            return;
+        };
+        self.checks.count(&[Invariant::Events]);
+        let failed = matches!(
+            decision,
+            DecisionDigest::Unavailable { .. } | DecisionDigest::FailedOpen { .. }
+        );
+        if acknowledged < wanted && !failed {
+            self.report(Invariant::Events, Some(caller), || {
+                format!("{decision:?} on a reply whose WAIT counted {acknowledged} of the {wanted} replicas asked for")
+            });
+        }
+    }
+
     /// A request sent for `caller`'s attempt or a change of the limit (`for_what`), or for
     /// `process` itself, carrying a limit and a version of it.
     pub(super) fn sent(

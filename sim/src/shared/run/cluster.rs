@@ -252,7 +252,7 @@ impl Sim<'_> {
             } => {
                 let until = t.saturating_add(down_ns);
                 let slots = cluster.slots_of(node);
-                let undone = cluster.failover(node, lag, keeps_scripts, until);
+                let undone = cluster.failover(node, (lag, keeps_scripts), t, until);
                 let undone = undone
                     .into_iter()
                     .flat_map(|w| self.undone_ids(w.request, w.key))

@@ -43,7 +43,7 @@ impl Sim<'_> {
                 FaultRecord::Restart { until: t + for_ns }
             }
             Fault::Failover { lag, keeps_scripts } => {
-                let undone = self.server.failover(usize::from(lag), keeps_scripts);
+                let undone = self.server.failover(usize::from(lag), keeps_scripts, t);
                 for process in 0..self.processes.len() {
                     self.reset(u16::try_from(process).unwrap_or(0));
                 }
@@ -110,6 +110,8 @@ impl Sim<'_> {
         p.connection.reconnect = true;
         p.connection.last_to_server = 0;
         p.connection.last_to_client = 0;
+        p.connection.last_write.clear();
+        p.connection.blocked.clear();
         if let Some(cluster) = &mut self.cluster {
             // The cluster connection reconnects, reading the slot table again.
             cluster.refresh(process);
@@ -159,6 +161,8 @@ impl Sim<'_> {
         p.generation += 1;
         p.registering = None;
         p.unregistered = None;
+        // It connects again as it restarts: its new connection has written nothing.
+        p.connection.last_write.clear();
         p.remembered_past_end.clear();
         p.protocol = protocol(self.scenario, process as usize);
         if let Some(cluster) = &mut self.cluster {

@@ -202,6 +202,8 @@ impl Sim<'_> {
                 refused: false,
                 route: core::mem::take(&mut route),
                 migration: None,
+                acknowledged: None,
+                epoch: 0,
             });
             self.records.push(SharedRecord::Sent {
                 t: self.now,
@@ -269,6 +271,12 @@ impl Sim<'_> {
             self.lose(request, Loss::Down);
             self.requests[request as usize].refused = true;
             self.reply(request);
+            return;
+        }
+        let blocked = self.blocked_until(request);
+        if blocked > self.now {
+            // A `WAIT` holds the connection: the server reads the request once it answers.
+            self.queue.push(blocked, Event::AtServer(request));
             return;
         }
         if self.paused_until.is_some() {
@@ -341,8 +349,12 @@ impl Sim<'_> {
                 reply,
             });
         }
+        let script_call = matches!(command, Command::EvalSha { .. });
         self.requests[request as usize].reply = Some(reply);
         self.requests[request as usize].migration = migration.map(|m| m.fault);
+        if script_call && self.wait_after(request, effects.acknowledged_at) {
+            return;
+        }
         if self.lost(self.scenario.faults.reply_loss_ppm) {
             self.lose(request, Loss::Reply);
             return;
@@ -447,7 +459,11 @@ impl Sim<'_> {
                 self.failed(owner, UnavailableKind::Reply, "SCRIPT LOAD answered no SHA");
             }
             (Stage::Eval | Stage::EvalAgain, reply) => match reply.integers() {
-                Ok(values) => self.replied(owner, &Ok(values), Some(request)),
+                Ok(values) => {
+                    if self.replicated_enough(owner, request) {
+                        self.replied(owner, &Ok(values), Some(request));
+                    }
+                }
                 Err(other) => {
                     let message = format!("the script answered {other:?}");
                     self.failed(owner, UnavailableKind::Reply, &message);
