@@ -296,6 +296,7 @@ impl Checker {
 
     /// An attempt of the limiter's at reading `at`: a keyed limiter's takes its turn at
     /// sweeping, if it has one.
+    #[inline]
     fn attempt(&mut self, at: u64) {
         if let Some(reclamation) = &mut self.reclamation {
             reclamation.attempt(u128::from(at));
