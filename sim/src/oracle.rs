@@ -15,6 +15,8 @@
 //! after every event that the keys the limiter holds stay within the bound that follows
 //! ([`reclamation`] states it).
 
+use core::cell::Cell;
+
 use fixed_window_spec::{Rules, Waiting};
 
 mod budget;
@@ -37,6 +39,13 @@ use crate::simulation::Run;
 
 /// Reports past this many per run are dropped: one scenario's first violations say enough.
 const MOST_VIOLATIONS: usize = 64;
+
+thread_local! {
+    /// The memory of the callers the thread's last verdict followed, for its next: a sweep
+    /// judges thousands of traces on each thread, and a scenario's callers take a block larger
+    /// than the allocator keeps at hand.
+    static SPARE_CALLERS: Cell<Vec<Caller>> = const { Cell::new(Vec::new()) };
+}
 
 #[derive(Debug, Default, Clone)]
 struct Caller {
@@ -209,7 +218,12 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
             };
             keys
         ],
-        callers: vec![Caller::default(); scenario.callers.len()],
+        callers: {
+            let mut callers = SPARE_CALLERS.take();
+            callers.clear();
+            callers.resize(scenario.callers.len(), Caller::default());
+            callers
+        },
         reclamation: keyed.then(|| Reclamation::new(rules.grid)),
         memory: Memory::default(),
         checks: Checks::default(),
@@ -228,6 +242,7 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
         }
     }
     checker.end(run);
+    SPARE_CALLERS.set(checker.callers);
     Verdict {
         violations: checker.violations,
         memory: keyed.then_some(checker.memory),
