@@ -319,13 +319,14 @@ impl Checker {
     }
 
     /// Judges an attempt on `key` by `rule` (see [`KeyState::judge`]) into `found`; the
-    /// attempt was `permitted` or not.
+    /// attempt was `permitted` or not. The rule is handed the rules in force by reference,
+    /// which a copy taken for it would cost at every attempt.
     fn judge<C: Copy>(
         &mut self,
         key: u64,
         call: &mut C,
         permitted: bool,
-        rule: impl FnMut(&mut budget::Budget, &mut C, &mut budget::Found),
+        mut rule: impl FnMut(&Rules, &mut budget::Budget, &mut C, &mut budget::Found),
     ) {
         let Some(state) = usize::try_from(key)
             .ok()
@@ -337,7 +338,12 @@ impl Checker {
         if let Some(reclamation) = &self.reclamation {
             state.meet(reclamation);
         }
-        state.judge(call, rule, &mut self.found);
+        let rules = &self.rules;
+        state.judge(
+            call,
+            |budget, call, found| rule(rules, budget, call, found),
+            &mut self.found,
+        );
         if let Some(reclamation) = &mut self.reclamation {
             state.after(reclamation, permitted);
         }
@@ -467,10 +473,9 @@ impl Checker {
                 "a second permit for one call".into()
             });
         }
-        let rules = self.rules;
         // Zero permits write nothing: to a keyed limiter's memory the key took no permit.
-        self.judge(key, &mut (), weight > 0, |budget, (), found| {
-            budget.permitted(&rules, at, remaining, deadline, weight, found);
+        self.judge(key, &mut (), weight > 0, |rules, budget, (), found| {
+            budget.permitted(rules, at, remaining, deadline, weight, found);
         });
         self.report_found(caller);
     }
@@ -495,9 +500,8 @@ impl Checker {
                 "a second rejection for one call".into()
             });
         }
-        let rules = self.rules;
-        self.judge(key, &mut waiting, false, |budget, waiting, found| {
-            budget.rejected(&rules, waiting, at, retry_after, weight, found);
+        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
+            budget.rejected(rules, waiting, at, retry_after, weight, found);
         });
         self.report_found(caller);
     }
@@ -526,9 +530,8 @@ impl Checker {
                 format!("sleeps at {at} until {until}, not a window boundary")
             });
         }
-        let rules = self.rules;
-        self.judge(key, &mut waiting, false, |budget, waiting, found| {
-            budget.sleep(&rules, waiting, at, until, weight, found);
+        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
+            budget.sleep(rules, waiting, at, until, weight, found);
         });
         if let Some(state) = self.callers.get_mut(caller as usize) {
             state.waiting = waiting;
@@ -552,9 +555,8 @@ impl Checker {
             Invariant::Alignment,
             Invariant::WindowLimit,
         ]);
-        let rules = self.rules;
-        self.judge(key, &mut (), true, |budget, (), found| {
-            budget.drained(&rules, at, retry_after, found);
+        self.judge(key, &mut (), true, |rules, budget, (), found| {
+            budget.drained(rules, at, retry_after, found);
         });
         self.report_found(caller);
     }
