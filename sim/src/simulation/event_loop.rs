@@ -408,6 +408,13 @@ where
 
     /// Puts `next` in `caller`'s slot, keeping the memory of an asynchronous call's future
     /// that was there.
+    #[expect(
+        clippy::inline_always,
+        reason = "once per call, from several places: inlined, its slot's move and the \
+                  future's drop skip a call (callgrind: 1.7 M instructions per 1,000 \
+                  scenarios), which the compiler left to itself does not"
+    )]
+    #[inline(always)]
     fn vacate(&mut self, caller: u32, next: Slot<C, A>) {
         match std::mem::replace(&mut self.slots[caller as usize], next) {
             Slot::Async(Task::Call(call)) => spare(&mut self.spare_calls, call),
@@ -426,6 +433,13 @@ where
         outcome
     }
 
+    #[expect(
+        clippy::inline_always,
+        reason = "once per call, mostly from `poll`: inlined there, the outcome's match and \
+                  the record skip a call (callgrind: 5.0 M instructions per 1,000 scenarios), \
+                  which the compiler left to itself does not"
+    )]
+    #[inline(always)]
     fn end(&mut self, caller: u32, outcome: Outcome) {
         match outcome {
             Outcome::Permitted { .. } => self.stats.permits += 1,
