@@ -15,6 +15,8 @@
 //! after every event that the keys the limiter holds stay within the bound that follows
 //! ([`reclamation`] states it).
 
+use core::cell::Cell;
+
 use fixed_window_spec::{Rules, Waiting};
 
 mod budget;
@@ -37,6 +39,13 @@ use crate::simulation::Run;
 
 /// Reports past this many per run are dropped: one scenario's first violations say enough.
 const MOST_VIOLATIONS: usize = 64;
+
+thread_local! {
+    /// The memory of the callers the thread's last verdict followed, for its next: a sweep
+    /// judges thousands of traces on each thread, and a scenario's callers take a block larger
+    /// than the allocator keeps at hand.
+    static SPARE_CALLERS: Cell<Vec<Caller>> = const { Cell::new(Vec::new()) };
+}
 
 #[derive(Debug, Default, Clone)]
 struct Caller {
@@ -209,7 +218,12 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
             };
             keys
         ],
-        callers: vec![Caller::default(); scenario.callers.len()],
+        callers: {
+            let mut callers = SPARE_CALLERS.take();
+            callers.clear();
+            callers.resize(scenario.callers.len(), Caller::default());
+            callers
+        },
         reclamation: keyed.then(|| Reclamation::new(rules.grid)),
         memory: Memory::default(),
         checks: Checks::default(),
@@ -228,6 +242,7 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
         }
     }
     checker.end(run);
+    SPARE_CALLERS.set(checker.callers);
     Verdict {
         violations: checker.violations,
         memory: keyed.then_some(checker.memory),
@@ -296,6 +311,7 @@ impl Checker {
 
     /// An attempt of the limiter's at reading `at`: a keyed limiter's takes its turn at
     /// sweeping, if it has one.
+    #[inline]
     fn attempt(&mut self, at: u64) {
         if let Some(reclamation) = &mut self.reclamation {
             reclamation.attempt(u128::from(at));
@@ -303,13 +319,14 @@ impl Checker {
     }
 
     /// Judges an attempt on `key` by `rule` (see [`KeyState::judge`]) into `found`; the
-    /// attempt was `permitted` or not.
+    /// attempt was `permitted` or not. The rule is handed the rules in force by reference,
+    /// which a copy taken for it would cost at every attempt.
     fn judge<C: Copy>(
         &mut self,
         key: u64,
         call: &mut C,
         permitted: bool,
-        rule: impl FnMut(&mut budget::Budget, &mut C, &mut budget::Found),
+        mut rule: impl FnMut(&Rules, &mut budget::Budget, &mut C, &mut budget::Found),
     ) {
         let Some(state) = usize::try_from(key)
             .ok()
@@ -321,7 +338,12 @@ impl Checker {
         if let Some(reclamation) = &self.reclamation {
             state.meet(reclamation);
         }
-        state.judge(call, rule, &mut self.found);
+        let rules = &self.rules;
+        state.judge(
+            call,
+            |budget, call, found| rule(rules, budget, call, found),
+            &mut self.found,
+        );
         if let Some(reclamation) = &mut self.reclamation {
             state.after(reclamation, permitted);
         }
@@ -451,10 +473,9 @@ impl Checker {
                 "a second permit for one call".into()
             });
         }
-        let rules = self.rules;
         // Zero permits write nothing: to a keyed limiter's memory the key took no permit.
-        self.judge(key, &mut (), weight > 0, |budget, (), found| {
-            budget.permitted(&rules, at, remaining, deadline, weight, found);
+        self.judge(key, &mut (), weight > 0, |rules, budget, (), found| {
+            budget.permitted(rules, at, remaining, deadline, weight, found);
         });
         self.report_found(caller);
     }
@@ -479,9 +500,8 @@ impl Checker {
                 "a second rejection for one call".into()
             });
         }
-        let rules = self.rules;
-        self.judge(key, &mut waiting, false, |budget, waiting, found| {
-            budget.rejected(&rules, waiting, at, retry_after, weight, found);
+        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
+            budget.rejected(rules, waiting, at, retry_after, weight, found);
         });
         self.report_found(caller);
     }
@@ -510,9 +530,8 @@ impl Checker {
                 format!("sleeps at {at} until {until}, not a window boundary")
             });
         }
-        let rules = self.rules;
-        self.judge(key, &mut waiting, false, |budget, waiting, found| {
-            budget.sleep(&rules, waiting, at, until, weight, found);
+        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
+            budget.sleep(rules, waiting, at, until, weight, found);
         });
         if let Some(state) = self.callers.get_mut(caller as usize) {
             state.waiting = waiting;
@@ -536,9 +555,8 @@ impl Checker {
             Invariant::Alignment,
             Invariant::WindowLimit,
         ]);
-        let rules = self.rules;
-        self.judge(key, &mut (), true, |budget, (), found| {
-            budget.drained(&rules, at, retry_after, found);
+        self.judge(key, &mut (), true, |rules, budget, (), found| {
+            budget.drained(rules, at, retry_after, found);
         });
         self.report_found(caller);
     }

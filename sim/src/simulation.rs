@@ -144,6 +144,12 @@ pub struct Run {
     pub panics: Vec<(u32, String)>,
 }
 
+impl Drop for Run {
+    fn drop(&mut self) {
+        World::keep_trace_memory(core::mem::take(&mut self.records));
+    }
+}
+
 impl Run {
     /// A hash of the whole trace: equal runs have equal hashes.
     pub fn trace_hash(&self) -> u64 {

@@ -87,6 +87,9 @@ pub(crate) struct World {
     /// many is made at once for every run's trace, which would otherwise copy itself at every
     /// doubling as it grows.
     most_records: Cell<usize>,
+    /// The memory of a trace its run's caller has dropped, emptied, for the next run's: a
+    /// sweep drops each scenario's trace before it runs the next.
+    spare_trace: RefCell<Vec<Record>>,
 }
 
 /// The part of the world that belongs to one run, what [`World::enter`] swaps in and out:
@@ -112,6 +115,7 @@ impl World {
             woken: Cell::new(None),
             pool: Pool::new(),
             most_records: Cell::new(0),
+            spare_trace: RefCell::new(Vec::new()),
         }
     }
 
@@ -128,7 +132,11 @@ impl World {
         WORLD.with(|world| {
             let begun = RunState {
                 clock: Some(Moment { time: 0, reading }),
-                trace: Some(Vec::with_capacity(expected.max(world.most_records.get()))),
+                trace: Some({
+                    let mut trace = world.spare_trace.take();
+                    trace.reserve(expected.max(world.most_records.get()));
+                    trace
+                }),
                 ..RunState::default()
             };
             let outer = SetAside {
@@ -144,6 +152,22 @@ impl World {
     }
 
     /// Runs `f` with this thread's world.
+    /// Keeps the memory of `trace`, a run's trace its caller is done with, for the next run
+    /// on this thread.
+    pub(crate) fn keep_trace_memory(mut trace: Vec<Record>) {
+        if trace.capacity() == 0 {
+            return;
+        }
+        trace.clear();
+        // Gone only while the thread ends, when nothing runs after.
+        let _ = WORLD.try_with(|world| {
+            let mut spare = world.spare_trace.borrow_mut();
+            if trace.capacity() > spare.capacity() {
+                *spare = trace;
+            }
+        });
+    }
+
     #[inline]
     pub(crate) fn with<T>(f: impl FnOnce(&World) -> T) -> T {
         WORLD.with(f)

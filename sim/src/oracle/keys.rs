@@ -77,6 +77,7 @@ impl KeyState {
     /// of the call's `state`: the states it finds nothing wrong with are kept (and the call's
     /// state as the first of them left it); if there are none, what it found in the first
     /// state goes to `found` (empty before), and only that state is kept, as the rule left it.
+    #[inline]
     pub(super) fn judge<C: Copy>(
         &mut self,
         call: &mut C,
@@ -85,8 +86,21 @@ impl KeyState {
     ) {
         if self.others.is_empty() {
             rule(&mut self.first, call, found);
-            return;
+        } else {
+            self.judge_each(call, rule, found);
         }
+    }
+
+    /// [`judge`](KeyState::judge) when the key may be in more than one state (a keyed
+    /// limiter's key that may have been reclaimed): out of line, so that the rule's one call
+    /// for a key in one state is inlined where it is judged.
+    #[inline(never)]
+    fn judge_each<C: Copy>(
+        &mut self,
+        call: &mut C,
+        mut rule: impl FnMut(&mut Budget, &mut C, &mut Found),
+        found: &mut Found,
+    ) {
         let mut first = None;
         let mut kept: Vec<(Budget, C)> = Vec::new();
         for state in core::iter::once(self.first).chain(self.others.drain(..)) {

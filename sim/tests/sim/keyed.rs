@@ -124,7 +124,8 @@ fn on_one_key_the_keyed_limiter_is_the_plain_one() {
         let alone = run(&plain, Target::Real).expect("a valid configuration");
         let without_held: Vec<Record> = keyed
             .records
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|record| !matches!(record, Record::Held { .. }))
             .collect();
         assert_eq!(without_held, alone.records, "seed {seed}");
