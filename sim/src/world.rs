@@ -240,6 +240,13 @@ impl World {
 
     /// Registers a sleep of `duration` for the caller whose turn it is and records it; its
     /// timer's id, or `None` if it is nobody's turn (nothing would ever wake the sleep).
+    #[expect(
+        clippy::inline_always,
+        reason = "once per sleep, from the clock's two sleeps: inlined there, the sleep's record \
+                  and timer skip a call (callgrind: 3.9 M instructions per 1,000 scenarios), \
+                  which the compiler left to itself does not"
+    )]
+    #[inline(always)]
     pub(crate) fn register(&self, duration: Duration) -> Option<usize> {
         let owner = self.current()?;
         let moment = self.clock.get()?;
