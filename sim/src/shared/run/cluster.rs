@@ -206,14 +206,15 @@ impl Sim<'_> {
         }
     }
 
+    /// The cluster fault the scenario planned as `index`, if any.
+    fn planned_cluster_fault(&self, index: u32) -> Option<ClusterFault> {
+        let cluster = self.scenario.cluster.as_ref()?;
+        cluster.faults.get(index as usize).map(|&(_, fault)| fault)
+    }
+
     /// The cluster fault `index` strikes.
     pub(super) fn cluster_fault(&mut self, index: u32) {
-        let Some(&(_, fault)) = self
-            .scenario
-            .cluster
-            .as_ref()
-            .and_then(|c| c.faults.get(index as usize))
-        else {
+        let Some(fault) = self.planned_cluster_fault(index) else {
             return;
         };
         let t = self.now;
@@ -273,16 +274,9 @@ impl Sim<'_> {
     /// Step `step` of the migration that is cluster fault `index`, if it is still under way:
     /// keys move, and at the last step the rest move and the slots' owner changes.
     pub(super) fn migration_step(&mut self, index: u32, step: u8) {
-        let Some(&(
-            _,
-            ClusterFault::Migrate {
-                moves, per_move, ..
-            },
-        )) = self
-            .scenario
-            .cluster
-            .as_ref()
-            .and_then(|c| c.faults.get(index as usize))
+        let Some(ClusterFault::Migrate {
+            moves, per_move, ..
+        }) = self.planned_cluster_fault(index)
         else {
             return;
         };
