@@ -74,9 +74,14 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         for binary in BINARIES {
             bench_binary("bench", binary, &every, run_dir)?;
         }
+        // In the profile the simulator's sweeps run in.
         run_step(
             "bench simulator",
-            bench("bench", "fixed-window-sim", "throughput", &every),
+            bench("sweep", "fixed-window-sim", "throughput", &every),
+        )?;
+        run_step(
+            "bench shared simulator",
+            bench("sweep", "fixed-window-sim", "shared", &every),
         )?;
         count_retries(args.quick, &run_dir.join(CAS_RETRIES))?;
         let keys = if args.quick { "1000000" } else { "10000000" };

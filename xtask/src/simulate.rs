@@ -1,4 +1,5 @@
-//! `cargo xtask simulate`: the simulator's seeded sweep, run in release mode.
+//! `cargo xtask simulate`: the simulator's seeded sweep, built in the `sweep` profile (release
+//! with whole-program optimisation; see the workspace's `Cargo.toml`).
 
 use crate::cargo::{Failure, cargo, run as run_step};
 
@@ -11,7 +12,7 @@ pub struct Args {
     pub rest: Vec<String>,
 }
 
-/// Runs the simulator binary in release mode with the given flags.
+/// Runs the simulator binary, built in the `sweep` profile, with the given flags.
 ///
 /// # Errors
 ///
@@ -19,7 +20,8 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<(), Failure> {
     let mut command = cargo([
         "run",
-        "--release",
+        "--profile",
+        "sweep",
         "--quiet",
         "-p",
         "fixed-window-sim",
@@ -31,7 +33,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
 
 /// Scenarios in CI's smoke sweep: the default sweep's 10,000 and 190,000 more, each scenario
 /// run twice to check that its trace is reproducible (about twenty seconds on two cores, after
-/// the release build; some fifty million simulated calls).
+/// the build; some fifty million simulated calls).
 const CI_SCENARIOS: &str = "200000";
 
 /// Scenarios in CI's sweep of the shared limiter, each run twice: client processes, a

@@ -150,10 +150,13 @@ fn the_page_shows_the_simulators_throughput_against_its_target() {
         report.html[start..end].to_owned()
     };
     // The fixtures: 247,948 calls in 43.5 ms, and in 37.7 ms with every caller asynchronous.
-    assert!(row("run/drawn").contains("<td>43.5 ms</td><td class=\"met\">5.70 M calls"));
-    assert!(row("run/asynchronous").contains("class=\"met\">6.58 M calls"));
-    assert!(row("run_events/asynchronous").contains("M events"));
-    assert!(row("sweep/drawn").contains("M calls"));
+    assert!(row("simulator/run/drawn").contains("<td>43.5 ms</td><td class=\"met\">5.70 M calls"));
+    assert!(row("simulator/run/asynchronous").contains("class=\"met\">6.58 M calls"));
+    assert!(row("simulator/run_events/asynchronous").contains("M events"));
+    assert!(row("simulator/sweep/drawn").contains("M calls"));
+    // The shared limiter's simulation: 38,672 calls in 109 ms (the median), against its floor of 250 k.
+    let shared = row("shared/sweep/drawn");
+    assert!(shared.contains("class=\"met\">356 k calls"), "{shared}");
     assert!(
         report
             .html
@@ -162,7 +165,7 @@ fn the_page_shows_the_simulators_throughput_against_its_target() {
     assert!(
         report
             .html
-            .contains("Target for runs: 5.00 M simulated calls")
+            .contains("Targets: 5.00 M simulated calls per second per core, and 250 k")
     );
 
     // Twice as slow, the drawn run misses the target of 5 M calls per second.
