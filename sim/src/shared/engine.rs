@@ -33,6 +33,17 @@ pub use self::reply::Reply;
 use self::reply::{REPLY_SLOTS, to_reply};
 
 /// A Lua 5.1 state with the Redis scripting surface.
+///
+/// What its `unsafe` blocks rely on, named in their `SAFETY` comments:
+///
+/// - *the engine's context*: `context` is made by `Box::into_raw` in `new` and freed only when
+///   the engine drops, after which none of the state's functions runs; no script runs between
+///   the engine's calls, so nothing else borrows the context then;
+/// - *the engine's state*: `state` is the main state of `lua`, live while `lua` is, and used by
+///   nothing else (the engine is this thread's, and borrowed mutably while it runs a script);
+///   the anchors and the compiled functions are references in its registry;
+/// - *only memory errors*: outside a script's own protected call, only running out of memory
+///   could raise a Lua error (which would abort).
 pub(crate) struct Engine {
     lua: Lua,
     /// Its main state, which runs the scripts through Lua's C API.
@@ -90,6 +101,13 @@ pub(crate) fn sha1_hex(text: &str) -> Box<str> {
 }
 
 impl Engine {
+    /// A Lua state with the Redis scripting library, `KEYS` and `ARGV` and the reply fields
+    /// held in its registry, and Redis's guard on globals.
+    ///
+    /// The library is installed as [`redis_lib::install`] requires: `exec_raw` runs the
+    /// closure on the fresh state's main thread in a protected call; `lua_checkstack` makes
+    /// room for the four values `install` pushes at once; the context, made just before, is
+    /// the engine's from then on (*the engine's context*).
     fn new() -> mlua::Result<Engine> {
         let lua = Lua::new();
         // Collect when the heap has grown fourfold rather than twofold: the simulation's Lua
@@ -97,10 +115,8 @@ impl Engine {
         lua.gc_set_mode(GcMode::Incremental(GcIncParams::default().pause(400)));
         let context = Box::into_raw(Box::new(Context::default()));
         let mut state = core::ptr::null_mut();
-        // SAFETY: `exec_raw` runs the closure on the fresh state's main thread in a protected
-        // call; `lua_checkstack` makes room for the four values `install` pushes at once; the
-        // context, made just above, stays the engine's, freed only when it drops, after which
-        // none of the state's functions runs.
+        // SAFETY: `install`'s contract, met as `new`'s documentation says: a protected call,
+        // room for its four values, and the engine's context.
         let installed = unsafe {
             lua.exec_raw::<()>((), |main| {
                 state = main;
@@ -183,6 +199,10 @@ impl Engine {
     /// Runs the compiled script `sha` with `keys` and `args`, at server time `now_us`, on
     /// `keyspace`, for `request`: its reply, and the name of the first thing it used that is
     /// not modelled, if it did.
+    ///
+    /// On the engine's state, `lua_checkstack` makes room for the five values pushed (the
+    /// anchored `KEYS`, `ARGV`, `"err"` and `"ok"`, and the script's function), which leaves
+    /// them above `base` as [`run_raw`] requires, and `lua_settop` removes them afterwards.
     pub(crate) fn run<'a>(
         &mut self,
         sha: &str,
@@ -198,9 +218,8 @@ impl Engine {
                 None,
             );
         };
-        // SAFETY: the context is the engine's (made in `new`, freed only in `drop`), and no
-        // script runs between calls, so nothing else borrows it; this borrow ends before the
-        // script runs.
+        // SAFETY: the engine's context, which nothing else borrows between runs; this borrow
+        // ends before the script runs.
         let context = unsafe { &mut *self.context };
         core::mem::swap(&mut context.keyspace, keyspace);
         context.now_us = now_us;
@@ -209,12 +228,8 @@ impl Engine {
         context.refused = None;
         let set = self.set;
         let state = self.state;
-        // SAFETY: the engine's main state, live while `self.lua` is, and used by nothing else
-        // (the engine is this thread's, and borrowed mutably); the anchors and the function
-        // are references in its registry; `lua_checkstack` makes room for the five values
-        // pushed, which leaves them above `base` as `run_raw` requires, and `lua_settop`
-        // removes them. Outside the script's own protected call, only running out of memory
-        // could raise a Lua error (which would abort).
+        // SAFETY: the engine's state, and only memory errors; the stack as `run` documents: five
+        // values pushed after `lua_checkstack`, above `base` as `run_raw` requires, then removed.
         let reply = unsafe {
             let base = ffi::lua_gettop(state);
             if ffi::lua_checkstack(state, SCRIPT + 1) == 0 {
@@ -246,6 +261,10 @@ const SCRIPT: c_int = 5;
 /// Sets `KEYS` and `ARGV` to `keys` and `args`, and nil where the last run (`set`) had more;
 /// calls the script; its reply, and how many keys and arguments it was given.
 ///
+/// The stack gets [`REPLY_SLOTS`] more before anything is pushed, which `fill` (one at a time)
+/// and `to_reply` (two per level, nested at most `DEEPEST_REPLY` deep) stay within; the script
+/// runs in `lua_pcall`, so its errors come back as a status, with the message on top.
+///
 /// # Safety
 ///
 /// `state`'s stack holds, above `base`, exactly the tables `KEYS` and `ARGV`, the strings
@@ -257,11 +276,8 @@ unsafe fn run_raw<'a>(
     args: impl Iterator<Item = &'a str>,
     (set_keys, set_args): (usize, usize),
 ) -> (Reply, (usize, usize)) {
-    // SAFETY: `state` is the engine's live state with the five values above `base` (the
-    // caller's contract), so `base + KEYS` … `base + SCRIPT` are valid slots; the stack gets
-    // `REPLY_SLOTS` more before anything is pushed, which `fill` (one at a time) and
-    // `to_reply` (two per level, nested at most `DEEPEST_REPLY` deep) stay within; the script
-    // runs in `lua_pcall`, so its errors come back as a status, with the message on top.
+    // SAFETY: with the five values above `base` (the caller's contract), `base + KEYS` …
+    // `base + SCRIPT` are valid slots; the room made and the script's errors as documented above.
     unsafe {
         if ffi::lua_checkstack(state, REPLY_SLOTS) == 0 {
             return (
@@ -302,9 +318,8 @@ unsafe fn fill<'a>(
     let mut n = 0;
     for (index, value) in (1..).zip(values) {
         n += 1;
-        // SAFETY: `table` is a table's slot and the stack has room for the one value pushed
-        // at a time (the caller's contract); the value read is compared while on the stack,
-        // then popped, and a new string is popped into the table by `lua_rawseti`.
+        // SAFETY: a table's slot, room for one value at a time (the caller's contract); the value
+        // read is compared on the stack, then popped; a new string is popped into the table.
         unsafe {
             let held = ffi::lua_rawgeti(state, table, index) == ffi::LUA_TSTRING
                 && redis_lib::bytes(state, -1) == value.as_bytes();

@@ -20,17 +20,21 @@
 //! `KEYS` and `ARGV` with `Table::raw_set` and converting the `Value` it returned; its traces
 //! were the same (the 1,000-scenario sweep's summary unchanged). A third of the throughput
 //! for no change in behaviour: the raw calls stay, each `unsafe` block stating what it relies
-//! on in a `SAFETY` comment. The rules that keep the C API sound here:
+//! on in a `SAFETY` comment, by the names of these rules that keep the C API sound here:
 //!
-//! - a function reaches the server's [`Context`] through a light userdata upvalue (the hook,
-//!   which has no upvalues, through the registry); the engine owns the context, outlives its
-//!   Lua state's calls, and touches it only between them;
-//! - a Lua error unwinds by `longjmp`, so it is raised only from frames that hold nothing
-//!   with a destructor: the message is kept in the context, and the raising frame borrows it
-//!   (the one exception is Lua running out of memory while a command pushes its reply, which
-//!   the simulation does not survive anyway); Lua code a command itself calls (`string.format`
-//!   for a number's text) runs in a protected call, and is Lua's own, taken when the library
-//!   is installed, so that a script replacing `string.format` cannot raise through a command;
+//! - *the context rule*: a function reaches the server's [`Context`] through a light userdata
+//!   upvalue (the hook, which has no upvalues, through the registry); the engine owns the
+//!   context, outlives its Lua state's calls, and touches it only between them;
+//! - *a C function's stack*: Lua calls a C function (or a hook) with its live state, the
+//!   arguments at 1..=n, and room for `LUA_MINSTACK` (20) more values, more than any function
+//!   here pushes;
+//! - *the unwinding rule*: a Lua error unwinds by `longjmp`, so it is raised only from frames
+//!   that hold nothing with a destructor: the message is kept in the context, and the raising
+//!   frame borrows it (the one exception is Lua running out of memory while a command pushes
+//!   its reply, which the simulation does not survive anyway); Lua code a command itself calls
+//!   (`string.format` for a number's text) runs in a protected call, and is Lua's own, taken
+//!   when the library is installed, so that a script replacing `string.format` cannot raise
+//!   through a command;
 //! - nothing here panics on any input: every fallible step returns a message instead.
 #![allow(unsafe_code)]
 
@@ -76,18 +80,20 @@ pub(crate) struct Context {
 /// everything else by name) as a global of `state`, the busy-script hook, and [`tonumber()`]
 /// in place of Lua's.
 ///
+/// At most four values are pushed at once (the `redis` table, a closure's two upvalues and the
+/// `string` table they come from), and `string` and `tonumber` are Lua's own (no script has
+/// run yet). Every index is either relative to values pushed here (-2: the table or metatable
+/// just made) or a pseudo-index. The closures and the registry keep `context` as a light
+/// userdata only.
+///
 /// # Safety
 ///
 /// `state` is a Lua state with room for four more values on its stack, in a protected call;
 /// `context` stays valid, and is touched by nothing else, while any of `state`'s functions
 /// run.
 pub(crate) unsafe fn install(state: *mut ffi::lua_State, context: *mut Context) {
-    // SAFETY: `state` is live, in a protected call (an allocation failure unwinds to it), with
-    // room for four more values, as the caller promises; at most four are pushed at once (the
-    // `redis` table, a closure's two upvalues and the `string` table they come from), and
-    // `string` and `tonumber` are Lua's own (no script has run yet). Every index is either relative to values
-    // pushed here (-2: the table or metatable just made) or a pseudo-index. The closures and
-    // the registry keep `context` as a light userdata only, which the caller keeps valid.
+    // SAFETY: a live state in a protected call (an allocation failure unwinds to it) with room
+    // for the four values pushed at once, and a valid `context` (the caller's contract).
     unsafe {
         ffi::lua_createtable(state, 0, 4);
         ffi::lua_pushlightuserdata(state, context.cast::<c_void>());
@@ -117,11 +123,14 @@ pub(crate) unsafe fn install(state: *mut ffi::lua_State, context: *mut Context) 
     }
 }
 
-/// Raises `message` as a Lua error.
+/// Raises `message` as a Lua error. Lua copies the message before the context's copy is next
+/// written.
 ///
 /// # Safety
 ///
-/// As for a C function's own stack; see the module's rules.
+/// `state` runs a C function (or hook) called by Lua, with room for one more value (a C
+/// function's stack); `context` is the engine's (the context rule); the frames `lua_error`
+/// unwinds past own nothing with a destructor (the unwinding rule).
 unsafe fn raise(state: *mut ffi::lua_State, context: *mut Context, message: String) -> c_int {
     // The message moves into the context, so no frame owns it when the error unwinds.
     // SAFETY: `context` is the engine's (the caller's contract), valid while a script runs, and
@@ -130,10 +139,8 @@ unsafe fn raise(state: *mut ffi::lua_State, context: *mut Context, message: Stri
         (*context).message = message;
         &(*context).message
     };
-    // SAFETY: `state` is live and in a C function (or hook) called by Lua, with room for the
-    // one value pushed; `lua_error` unwinds by `longjmp` past frames that own nothing with a
-    // destructor (the caller's contract), and Lua copies the message before the context's
-    // copy is next written.
+    // SAFETY: a C function's stack, and the unwinding rule (the caller's contract); Lua copies
+    // the message before the context's copy is next written.
     unsafe {
         ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
         ffi::lua_error(state)
@@ -216,13 +223,15 @@ unsafe extern "C-unwind" fn status_reply(state: *mut ffi::lua_State) -> c_int {
 
 /// `{ [field] = first argument }`.
 ///
+/// `lua_settop(1)` leaves exactly the first argument (nil if none), two values are pushed
+/// above it, and -2 is the table just made.
+///
 /// # Safety
 ///
 /// A C function's stack.
 unsafe fn field_reply(state: *mut ffi::lua_State, field: &core::ffi::CStr) -> c_int {
-    // SAFETY: `state` is live in a C function (the caller's contract), with `LUA_MINSTACK`
-    // free slots; `lua_settop(1)` leaves exactly the first argument (nil if none), two values
-    // are pushed above it, and -2 is the table just made.
+    // SAFETY: a C function's stack (the caller's contract), with room for the two values
+    // pushed; slots as documented above.
     unsafe {
         ffi::lua_settop(state, 1);
         ffi::lua_createtable(state, 0, 1);

@@ -1,11 +1,11 @@
-//! The shared limiter under simulation: the real client and script pass, every planted bug
-//! is caught.
+//! The shared limiter under simulation: the real client and script pass under every fault
+//! drawn (the oracle catching each of its planted bugs is in `shared_planted`).
 
 use fixed_window_sim::shared::{
     FAULT_NAMES, ReplyDigest, SharedCut, SharedOutcome, SharedPlantedBug, SharedRecord,
     SharedScenario, SharedTarget, TIME_KEY, Weight, check_shared, run_shared,
 };
-use fixed_window_sim::{Invariant, ScenarioId, Sweep, sweep};
+use fixed_window_sim::{ScenarioId, Sweep, sweep};
 
 #[test]
 fn the_real_shared_limiter_breaks_no_rule() {
@@ -40,107 +40,7 @@ fn too_many(scenario: &SharedScenario, caller: u32) -> bool {
 }
 
 /// Seeds searched for a scenario that exposes a planted bug.
-const PLANTED_SEEDS: u64 = 400;
-
-fn assert_caught(planted: SharedPlantedBug, expected: Invariant) {
-    let found = (0..PLANTED_SEEDS).find(|&seed| {
-        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
-        let run = run_shared(&scenario, Some(planted));
-        check_shared(&scenario, &run)
-            .iter()
-            .any(|v| v.invariant == expected)
-    });
-    let seed =
-        found.unwrap_or_else(|| panic!("{planted} went unnoticed over {PLANTED_SEEDS} seeds"));
-    let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
-    let real = check_shared(&scenario, &run_shared(&scenario, None));
-    assert!(
-        real.is_empty(),
-        "the real limiter fails seed {seed} too: {real:?}"
-    );
-}
-
-#[test]
-fn two_commands_leave_an_immortal_key() {
-    assert_caught(SharedPlantedBug::TwoCommands, Invariant::Expiry);
-}
-
-#[test]
-fn the_clients_clock_is_caught() {
-    assert_caught(SharedPlantedBug::ClientClock, Invariant::Events);
-    assert_caught(SharedPlantedBug::ClientClock, Invariant::WindowLimit);
-}
-
-#[test]
-fn each_process_its_own_origin_is_caught() {
-    assert_caught(SharedPlantedBug::OwnOrigin, Invariant::Alignment);
-}
-
-#[test]
-fn a_lost_reply_retried_is_caught() {
-    assert_caught(SharedPlantedBug::RetryLostReply, Invariant::DoubleCount);
-}
-
-#[test]
-fn expiry_from_the_first_hit_is_caught() {
-    assert_caught(SharedPlantedBug::FirstHitExpiry, Invariant::CarryOver);
-}
-
-#[test]
-fn the_scripts_boundary_off_by_one_is_caught() {
-    // The instant a window starts counts against the previous window's permits, on the
-    // previous window's start.
-    assert_caught(SharedPlantedBug::BoundaryOffByOne, Invariant::CarryOver);
-    assert_caught(SharedPlantedBug::BoundaryOffByOne, Invariant::Alignment);
-}
-
-#[test]
-fn memory_past_the_windows_end_is_caught() {
-    assert_caught(SharedPlantedBug::MemoryPastEnd, Invariant::FalseRejection);
-}
-
-#[test]
-fn a_refused_configuration_ignored_is_caught() {
-    assert_caught(SharedPlantedBug::ConflictIgnored, Invariant::Configuration);
-}
-
-#[test]
-fn a_weight_counted_as_one_is_caught() {
-    // The next attempt in the window finds permits the weighted one took.
-    assert_caught(SharedPlantedBug::WeightCountedAsOne, Invariant::WindowLimit);
-}
-
-#[test]
-fn a_drain_that_leaves_one_is_caught() {
-    assert_caught(SharedPlantedBug::DrainLeavesOne, Invariant::WindowLimit);
-}
-
-#[test]
-fn a_fixed_origin_ignored_is_caught() {
-    assert_caught(SharedPlantedBug::FixedOriginIgnored, Invariant::Alignment);
-}
-
-#[test]
-fn a_change_of_the_limit_taken_for_a_new_window_is_caught() {
-    // The window's count is lost at the change: it grants its new limit on top of it.
-    assert_caught(
-        SharedPlantedBug::LimitChangeAppliedToPastWindow,
-        Invariant::WindowLimit,
-    );
-}
-
-#[test]
-fn an_old_limit_counted_after_a_change_is_caught() {
-    // Decided instead of told the new limit, and over a lowered limit: a silent over-count.
-    assert_caught(
-        SharedPlantedBug::OldLimitAfterChange,
-        Invariant::Configuration,
-    );
-    assert_caught(
-        SharedPlantedBug::OldLimitAfterChange,
-        Invariant::WindowLimit,
-    );
-}
+pub(crate) const PLANTED_SEEDS: u64 = 400;
 
 #[test]
 fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fail_policy() {
@@ -282,39 +182,6 @@ fn a_step_back_past_an_expired_counter_reopens_its_earlier_windows_as_documented
         })
         .count();
     assert_eq!(first_window, 2);
-}
-
-#[test]
-fn open_before_registration_is_caught_by_the_slow_link_rule() {
-    use fixed_window_redis::FailPolicy;
-    // A process that lets calls through while it has no limiter, fail-closed policy or not:
-    // on a link slower than its timeout, every call of a fail-closed process is one.
-    let caught = (0..PLANTED_SEEDS).find(|&seed| {
-        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
-        let slow_closed = |process: u16| {
-            let p = &scenario.processes[process as usize];
-            p.slow_link() && p.fail_policy == FailPolicy::Closed
-        };
-        if !(0..scenario.processes.len()).any(|p| slow_closed(u16::try_from(p).unwrap())) {
-            return false;
-        }
-        let run = run_shared(&scenario, Some(SharedPlantedBug::OpenBeforeRegistration));
-        let violations = check_shared(&scenario, &run);
-        violations.iter().any(|v| {
-            v.invariant == Invariant::Unavailable
-                && v.detail.contains("slower than its timeout")
-                && v.caller
-                    .is_some_and(|c| slow_closed(scenario.callers[c as usize].process))
-        })
-    });
-    let seed = caught.expect("open-before-registration went unnoticed on every slow link");
-    let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
-    assert_eq!(check_shared(&scenario, &run_shared(&scenario, None)), []);
-    // Elsewhere too: a registration that fails under faults.
-    assert_caught(
-        SharedPlantedBug::OpenBeforeRegistration,
-        Invariant::Unavailable,
-    );
 }
 
 #[test]
@@ -599,10 +466,4 @@ fn a_window_too_full_for_several_permits_is_not_remembered_full() {
             "{id}"
         );
     }
-}
-
-#[test]
-fn a_wait_whose_answer_is_ignored_is_caught() {
-    // A permit decided on a reply whose WAIT counted no replica.
-    assert_caught(SharedPlantedBug::WaitIgnored, Invariant::Events);
 }

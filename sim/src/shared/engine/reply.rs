@@ -49,19 +49,22 @@ pub(super) const REPLY_SLOTS: c_int = 2 * 8 + 8;
 /// The value at stack slot `index` (absolute) as Redis converts a script's reply (`base` as
 /// for [`run_raw`](super::run_raw)).
 ///
+/// A level uses two stack slots: it pushes one item at a time and pops it before the next, and
+/// [`string_field`] pushes one; strings are read while on the stack; nesting stops at
+/// [`DEEPEST_REPLY`].
+///
 /// # Safety
 ///
-/// `index` is on `state`'s stack, which has room for two values per level of nesting left.
+/// `index` is on `state`'s stack, which has room for two values per level of nesting left;
+/// `base + ERR` and `base + OK` hold the field names.
 pub(super) unsafe fn to_reply(
     state: *mut ffi::lua_State,
     base: c_int,
     index: c_int,
     depth: usize,
 ) -> Reply {
-    // SAFETY: `index` is a valid absolute slot and `base + ERR`, `base + OK` hold the field
-    // names (the caller's contract); strings are read while on the stack; each level pushes
-    // one item at a time and pops it before the next, and `string_field` pushes one, so a
-    // level uses two slots of the room promised, and nesting stops at `DEEPEST_REPLY`.
+    // SAFETY: valid slots and room for two values a level (the caller's contract), which is
+    // what a level uses, to `DEEPEST_REPLY` deep; strings are read on the stack (see above).
     unsafe {
         match ffi::lua_type(state, index) {
             // Redis truncates Lua's numbers to integers.
@@ -99,14 +102,16 @@ pub(super) unsafe fn to_reply(
 
 /// `table[field]` (`field` the stack slot of the key), if it is a string.
 ///
+/// The one value pushed (the key, then the field's value in its place) is read while on the
+/// stack and popped.
+///
 /// # Safety
 ///
-/// `table` is a table at that (absolute) slot of `state`'s stack, which has room for one more
-/// value.
+/// `table` is a table at that (absolute) slot of `state`'s stack, `field` a valid (absolute)
+/// slot, and the stack has room for one more value.
 unsafe fn string_field(state: *mut ffi::lua_State, table: c_int, field: c_int) -> Option<Box<str>> {
-    // SAFETY: `table` and `field` are valid absolute slots, a table and its key (the caller's
-    // contract); the one value pushed (the key, then the field's value in its place) is read
-    // while on the stack and popped.
+    // SAFETY: a table and its key at valid slots, with room for one value (the caller's
+    // contract); the one value pushed is read while on the stack, then popped.
     unsafe {
         ffi::lua_pushvalue(state, field);
         let found = ffi::lua_rawget(state, table) == ffi::LUA_TSTRING;

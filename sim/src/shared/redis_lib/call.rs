@@ -66,15 +66,17 @@ unsafe fn argument<'a>(state: *mut ffi::lua_State, index: c_int) -> Result<Text<
 /// call, so that no error unwinds past the caller's frames (which own strings); its error
 /// message if it fails (it cannot but for want of memory).
 ///
+/// It pushes three values; `lua_pcall` pops the function and its two arguments and pushes one
+/// result or message, which is read while on the stack and then popped, leaving the stack as
+/// it was.
+///
 /// # Safety
 ///
 /// Called by [`redis_call`]'s frames only (its upvalue 2 is Lua's `string.format`); `state`'s
 /// stack has room for three more values.
 unsafe fn format_number(state: *mut ffi::lua_State, n: f64) -> Result<String, String> {
-    // SAFETY: `state` is live and runs `redis_call`, whose upvalue 2 `install` set; three
-    // values are pushed (within the room promised), `lua_pcall` pops the function and its two
-    // arguments and pushes one result or message, which is read while on the stack and then
-    // popped, leaving the stack as it was.
+    // SAFETY: `redis_call`'s upvalue 2, set by `install`, and room for the three values pushed
+    // (the caller's contract); the stack is left as it was (see above).
     unsafe {
         ffi::lua_pushvalue(state, ffi::lua_upvalueindex(2));
         push(state, b"%.17g");
@@ -91,12 +93,14 @@ unsafe fn format_number(state: *mut ffi::lua_State, n: f64) -> Result<String, St
 }
 
 /// `redis.call`: `GET`, `SET`, `TIME`; anything else refused by name.
+///
+/// The context is borrowed for the whole command: the engine touches it only between runs
+/// (the context rule), and no Lua code, so no hook, runs inside a command.
 pub(super) unsafe extern "C-unwind" fn redis_call(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: Lua calls this closure, made by `install`, with its live state.
     let context = unsafe { upvalue_context(state) };
-    // SAFETY: the context is valid while a script runs and nothing else borrows it meanwhile
-    // (the engine touches it only between runs, and no Lua code, so no hook, runs inside a
-    // command); `call` runs in this C function's frame, with `LUA_MINSTACK` free slots.
+    // SAFETY: the context rule, and no hook inside a command (see above); `call` runs in this
+    // C function's frame, on a C function's stack.
     match unsafe { call(state, &mut *context) } {
         Ok(results) => results,
         // SAFETY: the mutable borrow has ended, and this frame owns nothing with a destructor
@@ -177,9 +181,8 @@ unsafe fn call(state: *mut ffi::lua_State, context: &mut Context) -> Result<c_in
         }
         // Two bulk strings, seconds and microseconds, made without allocating.
         let (mut seconds, mut micros) = ([0; DIGITS], [0; DIGITS]);
-        // SAFETY: two values pushed at most (the table and one string), within the room
-        // `LUA_MINSTACK` leaves; -2 is the table just made; the digits live through the push,
-        // which copies them.
+        // SAFETY: at most two values pushed (the table, a string), within `LUA_MINSTACK`; -2 is
+        // the table just made; the digits live through each push, which copies them.
         unsafe {
             ffi::lua_createtable(state, 2, 0);
             push(state, decimal(context.now_us / 1_000_000, &mut seconds));

@@ -11,12 +11,15 @@ use super::bytes;
 /// 10) or hexadecimal (base 16) digits short enough to be exact itself: Lua's reads every
 /// decimal twice with C's `strtod`, which costs more than the rest of the limiter's script.
 /// Anything else goes to Lua's `tonumber` (the closure's upvalue).
+///
+/// Lua calls it on a C function's stack (the `n` arguments at 1..=n, room for `LUA_MINSTACK`
+/// (20) more values), with Lua's own `tonumber` as upvalue 1 (`install` put it there). Slot 1
+/// is read as bytes only after `lua_type` says it is a string, and slot 2 only if `n` >= 2;
+/// `lua_call` gets the `n` arguments below the function it calls. Nothing with a destructor
+/// lives in this frame if Lua's `tonumber` raises an error.
 pub(super) unsafe extern "C-unwind" fn tonumber(state: *mut ffi::lua_State) -> c_int {
-    // SAFETY: Lua calls this C function with its live state, the `n` arguments at 1..=n, room
-    // for `LUA_MINSTACK` (20) more values, and Lua's own `tonumber` as upvalue 1 (`install`
-    // put it there). Slot 1 is read as bytes only after `lua_type` says it is a string, and
-    // slot 2 only if `n` >= 2; `lua_call` gets the `n` arguments below the function it calls.
-    // Nothing with a destructor lives in this frame if Lua's `tonumber` raises an error.
+    // SAFETY: a C function's stack with Lua's `tonumber` as upvalue 1; slots read only as
+    // their types allow, and nothing to drop if it raises (see above; the unwinding rule).
     unsafe {
         let n = ffi::lua_gettop(state);
         if ffi::lua_type(state, 1) == ffi::LUA_TSTRING {
