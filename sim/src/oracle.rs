@@ -19,16 +19,19 @@ use core::cell::Cell;
 
 use fixed_window_spec::{Rules, Waiting};
 
+mod attempts;
 mod budget;
 mod checks;
 mod invariant;
 mod keys;
+mod memory;
 mod outcome;
 mod reclamation;
 
 pub use self::checks::Checks;
 pub use self::invariant::{Invariant, Violation};
 use self::keys::KeyState;
+pub use self::memory::Memory;
 use self::outcome::{problems, rules_at_the_end};
 use self::reclamation::Reclamation;
 
@@ -67,45 +70,6 @@ struct Caller {
     interrupt_sent: bool,
     interrupted_while_sleeping: bool,
     finished: bool,
-}
-
-/// What the oracle saw of a keyed limiter's memory: the keys it held after each event against
-/// the bound then.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Memory {
-    /// Events after which the keys held were checked.
-    pub checked: u64,
-    /// The most keys held after any event.
-    pub most_held: u64,
-    /// The bound after that event (the first at which `most_held` was reached).
-    pub bound_then: u64,
-    /// The largest bound after any event.
-    pub most_bound: u64,
-    /// Events after which the keys held equalled the bound.
-    pub at_bound: u64,
-}
-
-impl Memory {
-    /// Adds `other`'s figures to these: the sums of checks, the largest figures.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use fixed_window_sim::Memory;
-    ///
-    /// let mut total = Memory { checked: 2, most_held: 5, bound_then: 9, most_bound: 9, at_bound: 1 };
-    /// total.add(&Memory { checked: 3, most_held: 7, bound_then: 7, most_bound: 8, at_bound: 2 });
-    /// assert_eq!(total, Memory { checked: 5, most_held: 7, bound_then: 7, most_bound: 9, at_bound: 3 });
-    /// ```
-    pub fn add(&mut self, other: &Memory) {
-        self.checked += other.checked;
-        self.at_bound += other.at_bound;
-        if other.most_held > self.most_held {
-            self.most_held = other.most_held;
-            self.bound_then = other.bound_then;
-        }
-        self.most_bound = self.most_bound.max(other.most_bound);
-    }
 }
 
 /// What the oracle found in a run.
@@ -318,37 +282,6 @@ impl Checker {
         }
     }
 
-    /// Judges an attempt on `key` by `rule` (see [`KeyState::judge`]) into `found`; the
-    /// attempt was `permitted` or not. The rule is handed the rules in force by reference,
-    /// which a copy taken for it would cost at every attempt.
-    fn judge<C: Copy>(
-        &mut self,
-        key: u64,
-        call: &mut C,
-        permitted: bool,
-        mut rule: impl FnMut(&Rules, &mut budget::Budget, &mut C, &mut budget::Found),
-    ) {
-        let Some(state) = usize::try_from(key)
-            .ok()
-            .and_then(|key| self.keys.get_mut(key))
-        else {
-            // Reported when the call started.
-            return;
-        };
-        if let Some(reclamation) = &self.reclamation {
-            state.meet(reclamation);
-        }
-        let rules = &self.rules;
-        state.judge(
-            call,
-            |budget, call, found| rule(rules, budget, call, found),
-            &mut self.found,
-        );
-        if let Some(reclamation) = &mut self.reclamation {
-            state.after(reclamation, permitted);
-        }
-    }
-
     #[expect(
         clippy::inline_always,
         reason = "one call per record: inlined into the loop over the trace, it saves its entry \
@@ -450,117 +383,6 @@ impl Checker {
         }
     }
 
-    fn permitted(&mut self, caller: u32, at: u64, remaining: u32) {
-        self.attempt(at);
-        let Some(state) = self.caller(caller) else {
-            return;
-        };
-        state.permits += 1;
-        state.permit_remaining = Some(remaining);
-        let (deadline, permits, key, weight) = (
-            state.waiting.deadline(),
-            state.permits,
-            state.key,
-            state.weight,
-        );
-        self.checks.count(&[
-            Invariant::Events,
-            Invariant::WindowLimit,
-            Invariant::CarryOver,
-        ]);
-        if permits > 1 {
-            self.report(Invariant::Events, caller, || {
-                "a second permit for one call".into()
-            });
-        }
-        // Zero permits write nothing: to a keyed limiter's memory the key took no permit.
-        self.judge(key, &mut (), weight > 0, |rules, budget, (), found| {
-            budget.permitted(rules, at, remaining, deadline, weight, found);
-        });
-        self.report_found(caller);
-    }
-
-    fn rejected(&mut self, caller: u32, at: u64, retry_after: u128) {
-        self.attempt(at);
-        let Some(state) = self.caller(caller) else {
-            return;
-        };
-        state.rejections += 1;
-        state.rejection = Some(retry_after);
-        // A copy: a rejection ends the call, whose waiting it does not move on.
-        let mut waiting = state.waiting;
-        let (rejections, key, weight) = (state.rejections, state.key, state.weight);
-        self.checks.count(&[
-            Invariant::Events,
-            Invariant::FalseRejection,
-            Invariant::Alignment,
-        ]);
-        if rejections > 1 {
-            self.report(Invariant::Events, caller, || {
-                "a second rejection for one call".into()
-            });
-        }
-        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
-            budget.rejected(rules, waiting, at, retry_after, weight, found);
-        });
-        self.report_found(caller);
-    }
-
-    fn sleep(&mut self, caller: u32, at: u64, until: u128) {
-        self.attempt(at);
-        let Some(state) = self.caller(caller) else {
-            return;
-        };
-        let (mut waiting, key, weight) = (state.waiting, state.key, state.weight);
-        let deadline = waiting.deadline();
-        self.checks.count(&[
-            Invariant::Deadline,
-            Invariant::Alignment,
-            Invariant::Events,
-            Invariant::Liveness,
-            Invariant::FalseRejection,
-        ]);
-        if until > deadline {
-            self.report(Invariant::Deadline, caller, || {
-                format!("sleeps at {at} until {until}, past its deadline {deadline}")
-            });
-        }
-        if !self.rules.grid.on_boundary(until) {
-            self.report(Invariant::Alignment, caller, || {
-                format!("sleeps at {at} until {until}, not a window boundary")
-            });
-        }
-        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
-            budget.sleep(rules, waiting, at, until, weight, found);
-        });
-        if let Some(state) = self.callers.get_mut(caller as usize) {
-            state.waiting = waiting;
-        }
-        self.report_found(caller);
-    }
-
-    /// A drain at `at` that returned `retry_after`: the window in effect is full from now. To
-    /// a keyed limiter it is an attempt (with its turn at sweeping) that writes the key's count,
-    /// as a permit does.
-    fn drained(&mut self, caller: u32, at: u64, retry_after: u128) {
-        self.attempt(at);
-        let Some(state) = self.caller(caller) else {
-            return;
-        };
-        state.drains += 1;
-        state.drained = Some(retry_after);
-        let key = state.key;
-        self.checks.count(&[
-            Invariant::Events,
-            Invariant::Alignment,
-            Invariant::WindowLimit,
-        ]);
-        self.judge(key, &mut (), true, |rules, budget, (), found| {
-            budget.drained(rules, at, retry_after, found);
-        });
-        self.report_found(caller);
-    }
-
     /// After an event of a keyed limiter: the event's key must be the call's, and the keys it
     /// holds within the bound.
     fn held(&mut self, caller: u32, key: u64, len: u64) {
@@ -579,14 +401,7 @@ impl Checker {
         };
         let bound = reclamation.bound();
         self.checks.count(&[Invariant::Memory]);
-        let memory = &mut self.memory;
-        memory.checked += 1;
-        if len > memory.most_held {
-            memory.most_held = len;
-            memory.bound_then = bound;
-        }
-        memory.most_bound = memory.most_bound.max(bound);
-        memory.at_bound += u64::from(len == bound);
+        self.memory.saw(len, bound);
         if len > bound {
             self.report(Invariant::Memory, caller, || {
                 format!("holds {len} keys; its reclamation leaves at most {bound}")
