@@ -196,14 +196,9 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
         record: 0,
         no_jumps: scenario.clock.kind() != ClockKind::JumpsForward,
     };
-    let mut previous = None;
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
-        checker.read(record, previous);
-        // What the keyed limiter held is said between an event and what follows it.
-        if !matches!(record, Record::Held { .. }) {
-            previous = Some(record);
-        }
+        checker.read(record, &run.records[..i]);
     }
     checker.end(run);
     SPARE_CALLERS.set(checker.callers);
@@ -289,7 +284,7 @@ impl Checker {
                   instructions per 1,000 scenarios), which the compiler left to itself does not"
     )]
     #[inline(always)]
-    fn read(&mut self, record: &Record, previous: Option<&Record>) {
+    fn read(&mut self, record: &Record, before: &[Record]) {
         match *record {
             Record::Start {
                 caller,
@@ -319,7 +314,7 @@ impl Checker {
             Record::OpRan {
                 caller: Some(caller),
                 at,
-            } => self.op_ran(caller, at, previous),
+            } => self.op_ran(caller, at, before),
             Record::Held {
                 caller: Some(caller),
                 key,
@@ -409,13 +404,21 @@ impl Checker {
         }
     }
 
-    fn op_ran(&mut self, caller: u32, at: u64, previous: Option<&Record>) {
+    /// An operation ran: right after its call's permit, which is the record before it but
+    /// for what the keyed limiter held (said between an event and what follows it). Only this
+    /// record looks back, so the trace's earlier records (`before`) are searched here rather
+    /// than the one before followed at every record.
+    fn op_ran(&mut self, caller: u32, at: u64, before: &[Record]) {
         let Some(state) = self.caller(caller) else {
             return;
         };
         state.op_runs += 1;
         let (runs, kind) = (state.op_runs, state.kind);
         self.checks.count(&[Invariant::Operation]);
+        let previous = before
+            .iter()
+            .rev()
+            .find(|record| !matches!(record, Record::Held { .. }));
         let right_after_permit = matches!(
             previous,
             Some(&Record::Permitted { caller: c, at: when, .. }) if c == Some(caller) && when == at
