@@ -29,8 +29,12 @@ impl Checker {
             state.meet(reclamation);
         }
         let rules = &self.rules;
+        // The closures here and in each attempt's handler are inlined into the oracle's loop
+        // with the rule they call: left to itself, the compiler made each judgement a call
+        // through them.
         state.judge(
             call,
+            #[inline(always)]
             |budget, call, found| rule(rules, budget, call, found),
             &mut self.found,
         );
@@ -63,9 +67,15 @@ impl Checker {
             });
         }
         // Zero permits write nothing: to a keyed limiter's memory the key took no permit.
-        self.judge(key, &mut (), weight > 0, |rules, budget, (), found| {
-            budget.permitted(rules, at, remaining, deadline, weight, found);
-        });
+        self.judge(
+            key,
+            &mut (),
+            weight > 0,
+            #[inline(always)]
+            |rules, budget, (), found| {
+                budget.permitted(rules, at, remaining, deadline, weight, found);
+            },
+        );
         self.report_found(caller);
     }
 
@@ -89,9 +99,15 @@ impl Checker {
                 "a second rejection for one call".into()
             });
         }
-        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
-            budget.rejected(rules, waiting, at, retry_after, weight, found);
-        });
+        self.judge(
+            key,
+            &mut waiting,
+            false,
+            #[inline(always)]
+            |rules, budget, waiting, found| {
+                budget.rejected(rules, waiting, at, retry_after, weight, found);
+            },
+        );
         self.report_found(caller);
     }
 
@@ -119,9 +135,15 @@ impl Checker {
                 format!("sleeps at {at} until {until}, not a window boundary")
             });
         }
-        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
-            budget.sleep(rules, waiting, at, until, weight, found);
-        });
+        self.judge(
+            key,
+            &mut waiting,
+            false,
+            #[inline(always)]
+            |rules, budget, waiting, found| {
+                budget.sleep(rules, waiting, at, until, weight, found);
+            },
+        );
         if let Some(state) = self.callers.get_mut(caller as usize) {
             state.waiting = waiting;
         }
@@ -144,9 +166,15 @@ impl Checker {
             Invariant::Alignment,
             Invariant::WindowLimit,
         ]);
-        self.judge(key, &mut (), true, |rules, budget, (), found| {
-            budget.drained(rules, at, retry_after, found);
-        });
+        self.judge(
+            key,
+            &mut (),
+            true,
+            #[inline(always)]
+            |rules, budget, (), found| {
+                budget.drained(rules, at, retry_after, found);
+            },
+        );
         self.report_found(caller);
     }
 }
