@@ -32,11 +32,11 @@ pub use self::checks::Checks;
 pub use self::invariant::{Invariant, Violation};
 use self::keys::KeyState;
 pub use self::memory::Memory;
-use self::outcome::{problems, rules_at_the_end};
+use self::outcome::{ENDINGS, problems, rules_at_the_end};
 use self::reclamation::Reclamation;
 
 use crate::clock_model::ClockKind;
-use crate::record::{CallKind, OpKind, Outcome, Record};
+use crate::record::{CallKind, CallOutcome, OpKind, Outcome, Record};
 use crate::scenario::Scenario;
 use crate::simulation::Run;
 
@@ -96,6 +96,9 @@ struct Checker {
     reclamation: Option<Reclamation>,
     memory: Memory,
     checks: Checks,
+    /// The calls that ended each way, by [`ENDINGS`]: the rules an end is judged by are
+    /// counted for all of them at the end of the trace, rather than rule by rule at each.
+    ends: [u64; ENDINGS.len()],
     violations: Vec<Violation>,
     /// What the rule being judged found wrong, reported and emptied after each record: one
     /// buffer for the whole trace rather than a vector handed back from every judgement.
@@ -191,6 +194,7 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
         reclamation: keyed.then(|| Reclamation::new(rules.grid)),
         memory: Memory::default(),
         checks: Checks::default(),
+        ends: [0; ENDINGS.len()],
         violations: Vec::new(),
         found: budget::Found::new(),
         record: 0,
@@ -480,7 +484,7 @@ impl Checker {
         if attempted {
             self.attempt(at);
         }
-        self.checks.count(rules_at_the_end(outcome, no_jumps));
+        self.ends[CallOutcome::from(outcome) as usize] += 1;
         // A run cut short by its event budget ends its calls wherever they were.
         if no_jumps && outcome != Outcome::Unfinished && u128::from(at) > deadline {
             self.report(Invariant::Deadline, caller, || {
@@ -491,6 +495,10 @@ impl Checker {
     }
 
     fn end(&mut self, run: &Run) {
+        for (ending, calls) in ENDINGS.into_iter().zip(self.ends) {
+            self.checks
+                .count_times(rules_at_the_end(ending, self.no_jumps), calls);
+        }
         self.checks.count(&[Invariant::Liveness]);
         if run.out_of_budget {
             self.report_for(Invariant::Liveness, None, || {
