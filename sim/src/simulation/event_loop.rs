@@ -426,7 +426,10 @@ where
         match std::mem::replace(&mut self.slots[caller as usize], next) {
             Slot::Async(Task::Call(call)) => spare(&mut self.spare_calls, call),
             Slot::Async(Task::Acquire(acquire)) => spare(&mut self.spare_acquires, acquire),
-            Slot::Waiting | Slot::Blocking(..) | Slot::Done => {}
+            // Dropped here, by name: left to the match, every slot vacated (mostly a waiting
+            // caller's or an ended call's, which hold nothing) was dropped by a call.
+            Slot::Blocking(coroutine, interrupt) => drop((coroutine, interrupt)),
+            Slot::Waiting | Slot::Done => {}
         }
     }
 
