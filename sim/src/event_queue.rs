@@ -41,6 +41,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedules `event` at time `t`, after every event already scheduled at `t`. Times
     /// before the last one taken are taken next, as if they were that time.
+    #[inline]
     pub(crate) fn push(&mut self, t: u64, event: E) {
         if t <= self.now && self.taken < self.current.len() {
             self.current.push(event);
@@ -48,18 +49,23 @@ impl<E: Copy> EventQueue<E> {
         }
         match &mut self.filling {
             Some((time, bucket)) if *time == t => bucket.push(event),
-            filling => {
-                if let Some((time, bucket)) = filling.take() {
-                    self.later.insert(time, bucket);
-                }
-                let mut bucket = self
-                    .later
-                    .remove(&t)
-                    .unwrap_or_else(|| self.spare.pop().unwrap_or_default());
-                bucket.push(event);
-                self.filling = Some((t, bucket));
-            }
+            _ => self.push_elsewhere(t, event),
         }
+    }
+
+    /// [`push`](EventQueue::push) to a time other than the present one's and the one being
+    /// filled: out of line, as the least common case.
+    #[inline(never)]
+    fn push_elsewhere(&mut self, t: u64, event: E) {
+        if let Some((time, bucket)) = self.filling.take() {
+            self.later.insert(time, bucket);
+        }
+        let mut bucket = self
+            .later
+            .remove(&t)
+            .unwrap_or_else(|| self.spare.pop().unwrap_or_default());
+        bucket.push(event);
+        self.filling = Some((t, bucket));
     }
 
     /// The time of the earliest pending event.
@@ -76,24 +82,34 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Takes the earliest pending event.
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<(u64, E)> {
         if self.taken == self.current.len() {
-            let later = self.later.first_key_value().map(|(&t, _)| t);
-            let (t, bucket) = match (&self.filling, later) {
-                (Some((filling, _)), later) if later.is_none_or(|later| *filling < later) => {
-                    self.filling.take()?
-                }
-                _ => self.later.pop_first()?,
-            };
-            let mut done = std::mem::replace(&mut self.current, bucket);
-            done.clear();
-            self.spare.push(done);
-            self.now = t;
-            self.taken = 0;
+            self.advance()?;
         }
         let event = self.current[self.taken];
         self.taken += 1;
         Some((self.now, event))
+    }
+
+    /// Moves on to the earliest time with events pending, once those at the present one are
+    /// all taken; `None` if none are pending. Out of line: most events are taken from the
+    /// present time's, in the loop that [`pop`](EventQueue::pop) is inlined into.
+    #[inline(never)]
+    fn advance(&mut self) -> Option<()> {
+        let later = self.later.first_key_value().map(|(&t, _)| t);
+        let (t, bucket) = match (&self.filling, later) {
+            (Some((filling, _)), later) if later.is_none_or(|later| *filling < later) => {
+                self.filling.take()?
+            }
+            _ => self.later.pop_first()?,
+        };
+        let mut done = std::mem::replace(&mut self.current, bucket);
+        done.clear();
+        self.spare.push(done);
+        self.now = t;
+        self.taken = 0;
+        Some(())
     }
 }
 

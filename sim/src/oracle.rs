@@ -19,21 +19,24 @@ use core::cell::Cell;
 
 use fixed_window_spec::{Rules, Waiting};
 
+mod attempts;
 mod budget;
 mod checks;
 mod invariant;
 mod keys;
+mod memory;
 mod outcome;
 mod reclamation;
 
 pub use self::checks::Checks;
 pub use self::invariant::{Invariant, Violation};
 use self::keys::KeyState;
-use self::outcome::{problems, rules_at_the_end};
+pub use self::memory::Memory;
+use self::outcome::{ENDINGS, problems, rules_at_the_end};
 use self::reclamation::Reclamation;
 
 use crate::clock_model::ClockKind;
-use crate::record::{CallKind, OpKind, Outcome, Record};
+use crate::record::{CallKind, CallOutcome, OpKind, Outcome, Record};
 use crate::scenario::Scenario;
 use crate::simulation::Run;
 
@@ -69,45 +72,6 @@ struct Caller {
     finished: bool,
 }
 
-/// What the oracle saw of a keyed limiter's memory: the keys it held after each event against
-/// the bound then.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Memory {
-    /// Events after which the keys held were checked.
-    pub checked: u64,
-    /// The most keys held after any event.
-    pub most_held: u64,
-    /// The bound after that event (the first at which `most_held` was reached).
-    pub bound_then: u64,
-    /// The largest bound after any event.
-    pub most_bound: u64,
-    /// Events after which the keys held equalled the bound.
-    pub at_bound: u64,
-}
-
-impl Memory {
-    /// Adds `other`'s figures to these: the sums of checks, the largest figures.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use fixed_window_sim::Memory;
-    ///
-    /// let mut total = Memory { checked: 2, most_held: 5, bound_then: 9, most_bound: 9, at_bound: 1 };
-    /// total.add(&Memory { checked: 3, most_held: 7, bound_then: 7, most_bound: 8, at_bound: 2 });
-    /// assert_eq!(total, Memory { checked: 5, most_held: 7, bound_then: 7, most_bound: 9, at_bound: 3 });
-    /// ```
-    pub fn add(&mut self, other: &Memory) {
-        self.checked += other.checked;
-        self.at_bound += other.at_bound;
-        if other.most_held > self.most_held {
-            self.most_held = other.most_held;
-            self.bound_then = other.bound_then;
-        }
-        self.most_bound = self.most_bound.max(other.most_bound);
-    }
-}
-
 /// What the oracle found in a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdict {
@@ -132,6 +96,9 @@ struct Checker {
     reclamation: Option<Reclamation>,
     memory: Memory,
     checks: Checks,
+    /// The calls that ended each way, by [`ENDINGS`]: the rules an end is judged by are
+    /// counted for all of them at the end of the trace, rather than rule by rule at each.
+    ends: [u64; ENDINGS.len()],
     violations: Vec<Violation>,
     /// What the rule being judged found wrong, reported and emptied after each record: one
     /// buffer for the whole trace rather than a vector handed back from every judgement.
@@ -227,19 +194,15 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
         reclamation: keyed.then(|| Reclamation::new(rules.grid)),
         memory: Memory::default(),
         checks: Checks::default(),
+        ends: [0; ENDINGS.len()],
         violations: Vec::new(),
         found: budget::Found::new(),
         record: 0,
         no_jumps: scenario.clock.kind() != ClockKind::JumpsForward,
     };
-    let mut previous = None;
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
-        checker.read(record, previous);
-        // What the keyed limiter held is said between an event and what follows it.
-        if !matches!(record, Record::Held { .. }) {
-            previous = Some(record);
-        }
+        checker.read(record, &run.records[..i]);
     }
     checker.end(run);
     SPARE_CALLERS.set(checker.callers);
@@ -318,37 +281,6 @@ impl Checker {
         }
     }
 
-    /// Judges an attempt on `key` by `rule` (see [`KeyState::judge`]) into `found`; the
-    /// attempt was `permitted` or not. The rule is handed the rules in force by reference,
-    /// which a copy taken for it would cost at every attempt.
-    fn judge<C: Copy>(
-        &mut self,
-        key: u64,
-        call: &mut C,
-        permitted: bool,
-        mut rule: impl FnMut(&Rules, &mut budget::Budget, &mut C, &mut budget::Found),
-    ) {
-        let Some(state) = usize::try_from(key)
-            .ok()
-            .and_then(|key| self.keys.get_mut(key))
-        else {
-            // Reported when the call started.
-            return;
-        };
-        if let Some(reclamation) = &self.reclamation {
-            state.meet(reclamation);
-        }
-        let rules = &self.rules;
-        state.judge(
-            call,
-            |budget, call, found| rule(rules, budget, call, found),
-            &mut self.found,
-        );
-        if let Some(reclamation) = &mut self.reclamation {
-            state.after(reclamation, permitted);
-        }
-    }
-
     #[expect(
         clippy::inline_always,
         reason = "one call per record: inlined into the loop over the trace, it saves its entry \
@@ -356,7 +288,7 @@ impl Checker {
                   instructions per 1,000 scenarios), which the compiler left to itself does not"
     )]
     #[inline(always)]
-    fn read(&mut self, record: &Record, previous: Option<&Record>) {
+    fn read(&mut self, record: &Record, before: &[Record]) {
         match *record {
             Record::Start {
                 caller,
@@ -386,7 +318,7 @@ impl Checker {
             Record::OpRan {
                 caller: Some(caller),
                 at,
-            } => self.op_ran(caller, at, previous),
+            } => self.op_ran(caller, at, before),
             Record::Held {
                 caller: Some(caller),
                 key,
@@ -450,117 +382,6 @@ impl Checker {
         }
     }
 
-    fn permitted(&mut self, caller: u32, at: u64, remaining: u32) {
-        self.attempt(at);
-        let Some(state) = self.caller(caller) else {
-            return;
-        };
-        state.permits += 1;
-        state.permit_remaining = Some(remaining);
-        let (deadline, permits, key, weight) = (
-            state.waiting.deadline(),
-            state.permits,
-            state.key,
-            state.weight,
-        );
-        self.checks.count(&[
-            Invariant::Events,
-            Invariant::WindowLimit,
-            Invariant::CarryOver,
-        ]);
-        if permits > 1 {
-            self.report(Invariant::Events, caller, || {
-                "a second permit for one call".into()
-            });
-        }
-        // Zero permits write nothing: to a keyed limiter's memory the key took no permit.
-        self.judge(key, &mut (), weight > 0, |rules, budget, (), found| {
-            budget.permitted(rules, at, remaining, deadline, weight, found);
-        });
-        self.report_found(caller);
-    }
-
-    fn rejected(&mut self, caller: u32, at: u64, retry_after: u128) {
-        self.attempt(at);
-        let Some(state) = self.caller(caller) else {
-            return;
-        };
-        state.rejections += 1;
-        state.rejection = Some(retry_after);
-        // A copy: a rejection ends the call, whose waiting it does not move on.
-        let mut waiting = state.waiting;
-        let (rejections, key, weight) = (state.rejections, state.key, state.weight);
-        self.checks.count(&[
-            Invariant::Events,
-            Invariant::FalseRejection,
-            Invariant::Alignment,
-        ]);
-        if rejections > 1 {
-            self.report(Invariant::Events, caller, || {
-                "a second rejection for one call".into()
-            });
-        }
-        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
-            budget.rejected(rules, waiting, at, retry_after, weight, found);
-        });
-        self.report_found(caller);
-    }
-
-    fn sleep(&mut self, caller: u32, at: u64, until: u128) {
-        self.attempt(at);
-        let Some(state) = self.caller(caller) else {
-            return;
-        };
-        let (mut waiting, key, weight) = (state.waiting, state.key, state.weight);
-        let deadline = waiting.deadline();
-        self.checks.count(&[
-            Invariant::Deadline,
-            Invariant::Alignment,
-            Invariant::Events,
-            Invariant::Liveness,
-            Invariant::FalseRejection,
-        ]);
-        if until > deadline {
-            self.report(Invariant::Deadline, caller, || {
-                format!("sleeps at {at} until {until}, past its deadline {deadline}")
-            });
-        }
-        if !self.rules.grid.on_boundary(until) {
-            self.report(Invariant::Alignment, caller, || {
-                format!("sleeps at {at} until {until}, not a window boundary")
-            });
-        }
-        self.judge(key, &mut waiting, false, |rules, budget, waiting, found| {
-            budget.sleep(rules, waiting, at, until, weight, found);
-        });
-        if let Some(state) = self.callers.get_mut(caller as usize) {
-            state.waiting = waiting;
-        }
-        self.report_found(caller);
-    }
-
-    /// A drain at `at` that returned `retry_after`: the window in effect is full from now. To
-    /// a keyed limiter it is an attempt (with its turn at sweeping) that writes the key's count,
-    /// as a permit does.
-    fn drained(&mut self, caller: u32, at: u64, retry_after: u128) {
-        self.attempt(at);
-        let Some(state) = self.caller(caller) else {
-            return;
-        };
-        state.drains += 1;
-        state.drained = Some(retry_after);
-        let key = state.key;
-        self.checks.count(&[
-            Invariant::Events,
-            Invariant::Alignment,
-            Invariant::WindowLimit,
-        ]);
-        self.judge(key, &mut (), true, |rules, budget, (), found| {
-            budget.drained(rules, at, retry_after, found);
-        });
-        self.report_found(caller);
-    }
-
     /// After an event of a keyed limiter: the event's key must be the call's, and the keys it
     /// holds within the bound.
     fn held(&mut self, caller: u32, key: u64, len: u64) {
@@ -579,14 +400,7 @@ impl Checker {
         };
         let bound = reclamation.bound();
         self.checks.count(&[Invariant::Memory]);
-        let memory = &mut self.memory;
-        memory.checked += 1;
-        if len > memory.most_held {
-            memory.most_held = len;
-            memory.bound_then = bound;
-        }
-        memory.most_bound = memory.most_bound.max(bound);
-        memory.at_bound += u64::from(len == bound);
+        self.memory.saw(len, bound);
         if len > bound {
             self.report(Invariant::Memory, caller, || {
                 format!("holds {len} keys; its reclamation leaves at most {bound}")
@@ -594,13 +408,21 @@ impl Checker {
         }
     }
 
-    fn op_ran(&mut self, caller: u32, at: u64, previous: Option<&Record>) {
+    /// An operation ran: right after its call's permit, which is the record before it but
+    /// for what the keyed limiter held (said between an event and what follows it). Only this
+    /// record looks back, so the trace's earlier records (`before`) are searched here rather
+    /// than the one before followed at every record.
+    fn op_ran(&mut self, caller: u32, at: u64, before: &[Record]) {
         let Some(state) = self.caller(caller) else {
             return;
         };
         state.op_runs += 1;
         let (runs, kind) = (state.op_runs, state.kind);
         self.checks.count(&[Invariant::Operation]);
+        let previous = before
+            .iter()
+            .rev()
+            .find(|record| !matches!(record, Record::Held { .. }));
         let right_after_permit = matches!(
             previous,
             Some(&Record::Permitted { caller: c, at: when, .. }) if c == Some(caller) && when == at
@@ -662,7 +484,7 @@ impl Checker {
         if attempted {
             self.attempt(at);
         }
-        self.checks.count(rules_at_the_end(outcome, no_jumps));
+        self.ends[CallOutcome::from(outcome) as usize] += 1;
         // A run cut short by its event budget ends its calls wherever they were.
         if no_jumps && outcome != Outcome::Unfinished && u128::from(at) > deadline {
             self.report(Invariant::Deadline, caller, || {
@@ -673,6 +495,10 @@ impl Checker {
     }
 
     fn end(&mut self, run: &Run) {
+        for (ending, calls) in ENDINGS.into_iter().zip(self.ends) {
+            self.checks
+                .count_times(rules_at_the_end(ending, self.no_jumps), calls);
+        }
         self.checks.count(&[Invariant::Liveness]);
         if run.out_of_budget {
             self.report_for(Invariant::Liveness, None, || {

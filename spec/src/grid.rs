@@ -147,9 +147,15 @@ impl Grid {
     /// ```
     #[inline]
     pub fn start(&self, index: u128) -> u128 {
-        index
-            .saturating_mul(self.period)
-            .saturating_add(self.origin)
+        // An index and a period that both fit in 64 bits (as a clock's nanoseconds give) make
+        // a product that cannot overflow, which needs none of the saturating multiplication's
+        // overflow tests at every window a checker looks at.
+        let product = if (index | self.period) >> 64 == 0 {
+            index * self.period
+        } else {
+            index.saturating_mul(self.period)
+        };
+        product.saturating_add(self.origin)
     }
 
     /// Where window `index` ends and the next one starts, or `None` if the next window would
@@ -184,7 +190,22 @@ impl Grid {
     /// assert!(!grid.on_boundary(0));
     /// ```
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "cast only when both are below 2^64; `try_from` instead costs a checker's sweep \
+                  another million instructions per 1,000 scenarios"
+    )]
     pub fn on_boundary(&self, at: u128) -> bool {
-        at >= self.origin && (at - self.origin).is_multiple_of(self.period)
+        if at < self.origin {
+            return false;
+        }
+        let since = at - self.origin;
+        // Within 64 bits (as a clock's nanoseconds are), one remainder, rather than a call to
+        // the `u128` one at every sleep and rejection a checker judges.
+        if (since | self.period) >> 64 == 0 {
+            (since as u64).is_multiple_of(self.period as u64)
+        } else {
+            since.is_multiple_of(self.period)
+        }
     }
 }

@@ -41,8 +41,13 @@ impl Default for Checks {
 impl Checks {
     /// Counts one check of each of `rules`.
     pub fn count(&mut self, rules: &[Invariant]) {
+        self.count_times(rules, 1);
+    }
+
+    /// Counts `times` checks of each of `rules`.
+    pub(crate) fn count_times(&mut self, rules: &[Invariant], times: u64) {
         for &rule in rules {
-            self.0[rule as usize] += 1;
+            self.0[rule as usize] += times;
         }
     }
 

@@ -2,27 +2,38 @@
 //! with it given what its trace showed.
 
 use super::{Caller, Invariant};
-use crate::record::{CallKind, OpKind, OpOutput, Outcome};
+use crate::record::{CallKind, CallOutcome, OpKind, OpOutput, Outcome};
 
-/// The rules a call's end is judged by ([`problems`] and the deadline), by its outcome.
-pub(super) fn rules_at_the_end(outcome: Outcome, no_jumps: bool) -> &'static [Invariant] {
+/// Every way a call ends, each at its discriminant: the ends a run's calls came to are counted
+/// by it, and their checks added up once the trace has been read.
+pub(super) const ENDINGS: [CallOutcome; 8] = [
+    CallOutcome::Permitted,
+    CallOutcome::Rejected,
+    CallOutcome::TooMany,
+    CallOutcome::Drained,
+    CallOutcome::Interrupted,
+    CallOutcome::Cancelled,
+    CallOutcome::Panicked,
+    CallOutcome::Unfinished,
+];
+
+/// The rules a call's end is judged by ([`problems`] and the deadline), by how it ended.
+pub(super) fn rules_at_the_end(ending: CallOutcome, no_jumps: bool) -> &'static [Invariant] {
     use Invariant::{Deadline, Events, Interrupt, Liveness, Operation, Panic};
-    match (outcome, no_jumps) {
-        (Outcome::Permitted { .. } | Outcome::Rejected { .. }, true) => {
+    match (ending, no_jumps) {
+        (CallOutcome::Permitted | CallOutcome::Rejected | CallOutcome::Cancelled, true) => {
             &[Interrupt, Events, Operation, Deadline]
         }
-        (Outcome::Permitted { .. } | Outcome::Rejected { .. }, false) => {
+        (CallOutcome::Permitted | CallOutcome::Rejected | CallOutcome::Cancelled, false) => {
             &[Interrupt, Events, Operation]
         }
-        (Outcome::Interrupted, true) => &[Interrupt, Operation, Deadline],
-        (Outcome::Interrupted, false) => &[Interrupt, Operation],
-        (Outcome::Cancelled, true) => &[Interrupt, Events, Operation, Deadline],
-        (Outcome::Cancelled, false) => &[Interrupt, Events, Operation],
-        (Outcome::Panicked { .. }, true) => &[Interrupt, Panic, Operation, Deadline],
-        (Outcome::Panicked { .. }, false) => &[Interrupt, Panic, Operation],
-        (Outcome::TooMany { .. }, _) => &[Events, Operation],
-        (Outcome::Drained { .. }, _) => &[Events],
-        (Outcome::Unfinished, _) => &[Interrupt, Liveness, Operation],
+        (CallOutcome::Interrupted, true) => &[Interrupt, Operation, Deadline],
+        (CallOutcome::Interrupted, false) => &[Interrupt, Operation],
+        (CallOutcome::Panicked, true) => &[Interrupt, Panic, Operation, Deadline],
+        (CallOutcome::Panicked, false) => &[Interrupt, Panic, Operation],
+        (CallOutcome::TooMany, _) => &[Events, Operation],
+        (CallOutcome::Drained, _) => &[Events],
+        (CallOutcome::Unfinished, _) => &[Interrupt, Liveness, Operation],
     }
 }
 
@@ -243,5 +254,17 @@ fn permitted_problems(
             Invariant::Operation,
             format!("operation's result changed: {op:?}, not {expected:?}"),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_ending_is_at_its_discriminant() {
+        for (index, ending) in ENDINGS.into_iter().enumerate() {
+            assert_eq!(ending as usize, index, "{ending:?}");
+        }
     }
 }

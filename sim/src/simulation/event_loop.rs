@@ -198,8 +198,11 @@ where
     }
 
     fn arrive(&mut self, caller: u32) {
-        let spec = self.scenario.callers[caller as usize];
-        let config = self.scenario.config;
+        // By reference: a copy of the caller's and the limiter's settings cost every arrival
+        // more than what it reads of them.
+        let scenario: &'a Scenario = self.scenario;
+        let spec = &scenario.callers[caller as usize];
+        let config = &scenario.config;
         self.stats.calls += 1;
         {
             let at = self.world.now().reading;
@@ -229,7 +232,7 @@ where
                         remaining: Some(granted.remaining),
                         op: None,
                     },
-                    Ok(Err(error)) => failure(&error, &config, spec.weight),
+                    Ok(Err(error)) => failure(&error, config, spec.weight),
                     Err(payload) => self.panicked(caller, &*payload),
                 };
                 self.end(caller, outcome);
@@ -269,8 +272,12 @@ where
             }
             CallKind::CallBlocking => {
                 let interrupt = Interrupt::new();
-                let call =
-                    blocking_call(Arc::clone(self.subject), interrupt.clone(), spec.op, config);
+                let call = blocking_call(
+                    Arc::clone(self.subject),
+                    interrupt.clone(),
+                    spec.op,
+                    *config,
+                );
                 let (coroutine, handback) = world.turn(caller, || world.pool().start(call));
                 self.slots[caller as usize] = Slot::Blocking(coroutine, interrupt);
                 self.handed_back(caller, handback);
@@ -419,7 +426,10 @@ where
         match std::mem::replace(&mut self.slots[caller as usize], next) {
             Slot::Async(Task::Call(call)) => spare(&mut self.spare_calls, call),
             Slot::Async(Task::Acquire(acquire)) => spare(&mut self.spare_acquires, acquire),
-            Slot::Waiting | Slot::Blocking(..) | Slot::Done => {}
+            // Dropped here, by name: left to the match, every slot vacated (mostly a waiting
+            // caller's or an ended call's, which hold nothing) was dropped by a call.
+            Slot::Blocking(coroutine, interrupt) => drop((coroutine, interrupt)),
+            Slot::Waiting | Slot::Done => {}
         }
     }
 
