@@ -122,10 +122,8 @@ impl Budget {
     /// it ends, and `retry_after` is the time from `at` to the end of the window holding `at`.
     #[expect(
         clippy::inline_always,
-        reason = "one call per attempt of its kind, from the oracle's loop over the trace: \
-                  inlined there with the closures that hand it the rules, the judgement skips \
-                  a call (callgrind: 830.6 M → 820.1 M instructions per 1,000 scenarios, the \
-                  closures with it), which the compiler left to itself does not"
+        reason = "as `permitted`: one call per attempt of its kind, inlined into the oracle's \
+                  loop over the trace"
     )]
     #[inline(always)]
     pub(super) fn drained(&mut self, rules: &Rules, at: u64, retry_after: u128, found: &mut Found) {
@@ -158,10 +156,8 @@ impl Budget {
     /// still across its last sleep, the spec's stalled-clock rule).
     #[expect(
         clippy::inline_always,
-        reason = "one call per attempt of its kind, from the oracle's loop over the trace: \
-                  inlined there with the closures that hand it the rules, the judgement skips \
-                  a call (callgrind: 830.6 M → 820.1 M instructions per 1,000 scenarios, the \
-                  closures with it), which the compiler left to itself does not"
+        reason = "as `permitted`: one call per attempt of its kind, inlined into the oracle's \
+                  loop over the trace"
     )]
     #[inline(always)]
     pub(super) fn rejected(
@@ -220,10 +216,8 @@ impl Budget {
     /// A sleep begun at `at` until `until` by a call for `n` permits `waiting`, which the sleep moves on.
     #[expect(
         clippy::inline_always,
-        reason = "one call per attempt of its kind, from the oracle's loop over the trace: \
-                  inlined there with the closures that hand it the rules, the judgement skips \
-                  a call (callgrind: 830.6 M → 820.1 M instructions per 1,000 scenarios, the \
-                  closures with it), which the compiler left to itself does not"
+        reason = "as `permitted`: one call per attempt of its kind, inlined into the oracle's \
+                  loop over the trace"
     )]
     #[inline(always)]
     pub(super) fn sleep(
