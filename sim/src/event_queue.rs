@@ -47,25 +47,27 @@ impl<E: Copy> EventQueue<E> {
             self.current.push(event);
             return;
         }
-        match &mut self.filling {
-            Some((time, bucket)) if *time == t => bucket.push(event),
-            _ => self.push_elsewhere(t, event),
-        }
+        let bucket = match &mut self.filling {
+            Some((time, bucket)) if *time == t => bucket,
+            _ => self.fill(t),
+        };
+        // Written here rather than handed to `fill`: an event passed by reference is built on
+        // the stack field by field and read back whole, a load that waits for those stores.
+        bucket.push(event);
     }
 
-    /// [`push`](EventQueue::push) to a time other than the present one's and the one being
-    /// filled: out of line, as the least common case.
+    /// Makes the bucket of time `t`, other than the present one's and the one being filled,
+    /// the one being filled: out of line, as the least common case.
     #[inline(never)]
-    fn push_elsewhere(&mut self, t: u64, event: E) {
+    fn fill(&mut self, t: u64) -> &mut Vec<E> {
         if let Some((time, bucket)) = self.filling.take() {
             self.later.insert(time, bucket);
         }
-        let mut bucket = self
+        let bucket = self
             .later
             .remove(&t)
             .unwrap_or_else(|| self.spare.pop().unwrap_or_default());
-        bucket.push(event);
-        self.filling = Some((t, bucket));
+        &mut self.filling.insert((t, bucket)).1
     }
 
     /// The time of the earliest pending event.

@@ -22,7 +22,7 @@ use crate::world::{Moment, Timer, World};
 mod outcome;
 mod slot;
 use self::outcome::{describe, failure};
-use self::slot::{Pinned, Slot, Task, blocking_call, pinned, spare};
+use self::slot::{Blocking, Pinned, Slot, Task, blocking_call, pinned, spare};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
@@ -279,7 +279,10 @@ where
                     *config,
                 );
                 let (coroutine, handback) = world.turn(caller, || world.pool().start(call));
-                self.slots[caller as usize] = Slot::Blocking(coroutine, interrupt);
+                self.slots[caller as usize] = Slot::Blocking(Box::new(Blocking {
+                    coroutine,
+                    interrupt,
+                }));
                 self.handed_back(caller, handback);
             }
         }
@@ -288,10 +291,10 @@ where
     /// Resumes a sleeping blocking caller with how its sleep ended, until it sleeps again or
     /// its call ends.
     fn wake_blocking(&mut self, caller: u32, woken: Result<(), Interrupted>) {
-        let Slot::Blocking(coroutine, _) = &mut self.slots[caller as usize] else {
+        let Slot::Blocking(blocking) = &mut self.slots[caller as usize] else {
             return;
         };
-        let handback = self.world.turn(caller, || coroutine.wake(woken));
+        let handback = self.world.turn(caller, || blocking.coroutine.wake(woken));
         self.handed_back(caller, handback);
     }
 
@@ -300,10 +303,10 @@ where
         match handback {
             Handback::Sleeping => self.stats.waits += 1,
             Handback::Done(outcome, message) => {
-                if let Slot::Blocking(coroutine, _) =
+                if let Slot::Blocking(blocking) =
                     std::mem::replace(&mut self.slots[caller as usize], Slot::Done)
                 {
-                    self.world.pool().release(coroutine);
+                    self.world.pool().release(blocking.coroutine);
                 }
                 if let Some(message) = message {
                     self.panics.push((caller, message));
@@ -383,8 +386,8 @@ where
                 sleeping: pending.is_some(),
             });
         }
-        if let Slot::Blocking(_, interrupt) = &self.slots[caller as usize] {
-            interrupt.interrupt();
+        if let Slot::Blocking(blocking) = &self.slots[caller as usize] {
+            blocking.interrupt.interrupt();
         }
         if pending.is_some() {
             self.resume(caller, Err(Interrupted));
@@ -428,7 +431,7 @@ where
             Slot::Async(Task::Acquire(acquire)) => spare(&mut self.spare_acquires, acquire),
             // Dropped here, by name: left to the match, every slot vacated (mostly a waiting
             // caller's or an ended call's, which hold nothing) was dropped by a call.
-            Slot::Blocking(coroutine, interrupt) => drop((coroutine, interrupt)),
+            Slot::Blocking(blocking) => drop(blocking),
             Slot::Waiting | Slot::Done => {}
         }
     }
@@ -476,7 +479,11 @@ where
         for caller in 0..self.slots.len() {
             let caller = u32::try_from(caller).unwrap_or(u32::MAX);
             match std::mem::replace(&mut self.slots[caller as usize], Slot::Done) {
-                Slot::Blocking(mut coroutine, interrupt) => {
+                Slot::Blocking(blocking) => {
+                    let Blocking {
+                        mut coroutine,
+                        interrupt,
+                    } = *blocking;
                     // Interrupted and resumed until its call ends: a coroutine dropped
                     // mid-call would be unwound by a panic of the coroutine library's own.
                     interrupt.interrupt();

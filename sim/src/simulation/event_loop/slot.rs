@@ -84,9 +84,17 @@ pub(super) fn spare<F>(spares: &mut Vec<Pinned<F>>, mut pinned: Pinned<F>) {
 pub(super) enum Slot<C, A> {
     Waiting,
     Async(Task<C, A>),
-    /// A blocking call in flight: its coroutine, and the interrupt handle its call watches.
-    Blocking(Coroutine, Interrupt),
+    /// A blocking call in flight. Boxed, so that every variant holds at most one pointer:
+    /// a slot is then a pair of words, which moves in and out of the table as two registers
+    /// rather than through a copy on the stack that stalls the load behind it.
+    Blocking(Box<Blocking>),
     Done,
+}
+
+/// A blocking call in flight: its coroutine, and the interrupt handle its call watches.
+pub(super) struct Blocking {
+    pub(super) coroutine: Coroutine,
+    pub(super) interrupt: Interrupt,
 }
 
 /// A blocking caller's call, to run on a coroutine: the limiter's `call_interruptible`,
