@@ -3,16 +3,29 @@
 //! most of the oracle's work on a trace; the rest of the oracle keeps the books of calls
 //! around them.
 
-use super::{Checker, Invariant, budget};
+use super::keys::KeyState;
+use super::reclamation::Reclamation;
+use super::{Caller, Checker, Invariant, budget};
 use fixed_window_spec::Rules;
 
-impl Checker {
+/// What judging an attempt reads and writes, borrowed apart from the callers' states: a sleep
+/// then moves its caller's waiting on where it is kept. A copy taken out and written back
+/// whole was read back right after the stores that changed it, a load that waits for them
+/// (perf: a tenth of the oracle's time on that one load).
+struct Judge<'a> {
+    rules: &'a Rules,
+    keys: &'a mut [KeyState],
+    reclamation: &'a mut Option<Reclamation>,
+    found: &'a mut budget::Found,
+}
+
+impl Judge<'_> {
     /// Judges an attempt on `key` by `rule` (see
     /// [`KeyState::judge`](super::keys::KeyState::judge)) into `found`; the attempt was
     /// `permitted` or not. The rule is handed the rules in force by reference,
     /// which a copy taken for it would cost at every attempt.
     fn judge<C: Copy>(
-        &mut self,
+        self,
         key: u64,
         call: &mut C,
         permitted: bool,
@@ -25,10 +38,10 @@ impl Checker {
             // Reported when the call started.
             return;
         };
-        if let Some(reclamation) = &self.reclamation {
+        if let Some(reclamation) = self.reclamation {
             state.meet(reclamation);
         }
-        let rules = &self.rules;
+        let rules = self.rules;
         // The closures here and in each attempt's handler are inlined into the oracle's loop
         // with the rule they call: left to itself, the compiler made each judgement a call
         // through them.
@@ -36,11 +49,35 @@ impl Checker {
             call,
             #[inline(always)]
             |budget, call, found| rule(rules, budget, call, found),
-            &mut self.found,
+            self.found,
         );
-        if let Some(reclamation) = &mut self.reclamation {
+        if let Some(reclamation) = self.reclamation {
             state.after(reclamation, permitted);
         }
+    }
+}
+
+impl Checker {
+    /// The parts a judgement uses, and apart from them the callers' states.
+    fn judging(&mut self) -> (Judge<'_>, &mut [Caller]) {
+        let judge = Judge {
+            rules: &self.rules,
+            keys: &mut self.keys,
+            reclamation: &mut self.reclamation,
+            found: &mut self.found,
+        };
+        (judge, &mut self.callers)
+    }
+
+    /// [`Judge::judge`] on a call's state that is not kept with the caller.
+    fn judge<C: Copy>(
+        &mut self,
+        key: u64,
+        call: &mut C,
+        permitted: bool,
+        rule: impl FnMut(&Rules, &mut budget::Budget, &mut C, &mut budget::Found),
+    ) {
+        self.judging().0.judge(key, call, permitted, rule);
     }
 
     pub(super) fn permitted(&mut self, caller: u32, at: u64, remaining: u32) {
@@ -116,8 +153,7 @@ impl Checker {
         let Some(state) = self.caller(caller) else {
             return;
         };
-        let (mut waiting, key, weight) = (state.waiting, state.key, state.weight);
-        let deadline = waiting.deadline();
+        let (deadline, key, weight) = (state.waiting.deadline(), state.key, state.weight);
         self.checks.count(&[
             Invariant::Deadline,
             Invariant::Alignment,
@@ -135,17 +171,17 @@ impl Checker {
                 format!("sleeps at {at} until {until}, not a window boundary")
             });
         }
-        self.judge(
-            key,
-            &mut waiting,
-            false,
-            #[inline(always)]
-            |rules, budget, waiting, found| {
-                budget.sleep(rules, waiting, at, until, weight, found);
-            },
-        );
-        if let Some(state) = self.callers.get_mut(caller as usize) {
-            state.waiting = waiting;
+        let (judge, callers) = self.judging();
+        if let Some(state) = callers.get_mut(caller as usize) {
+            judge.judge(
+                key,
+                &mut state.waiting,
+                false,
+                #[inline(always)]
+                |rules, budget, waiting, found| {
+                    budget.sleep(rules, waiting, at, until, weight, found);
+                },
+            );
         }
         self.report_found(caller);
     }
