@@ -14,6 +14,12 @@
 //! left. Indeterminate operations the specification calls [interchangeable] are tried in
 //! invocation order only, which keeps a history with many of them from multiplying the search.
 //!
+//! An operation may also [follow](Entry::following) its caller's earlier one: the caller sent
+//! it after the earlier one returned, an order of real time that a history read on a coarse
+//! clock, where a caller's attempts within one tick all share their times, does not show.
+//! Without it every attempt within a tick overlaps every other, and the search grows with the
+//! subsets of them.
+//!
 //! [`check`] judges the in-process limiter's histories against [`crate::spec`];
 //! [`linearize`] takes any [`Specification`] (the shared limiter's is [`crate::shared`]).
 //!
@@ -112,6 +118,9 @@ pub struct Entry<O> {
     pub invoked: u64,
     /// Where it returned; `None` if its caller never learned how it ended.
     pub returned: Option<u64>,
+    /// An entry that takes effect before it whatever the history's times say: its caller's
+    /// earlier operation, which returned before this one was invoked.
+    pub after: Option<usize>,
 }
 
 impl<O> Entry<O> {
@@ -129,6 +138,7 @@ impl<O> Entry<O> {
             operation,
             invoked,
             returned: Some(returned),
+            after: None,
         }
     }
 
@@ -146,6 +156,26 @@ impl<O> Entry<O> {
             operation,
             invoked,
             returned: None,
+            after: None,
+        }
+    }
+
+    /// The entry, which takes effect after entry `earlier` (see [`Entry::after`]). Only a
+    /// determinate `earlier` orders it: an operation whose caller never learned how it ended
+    /// may still take effect after its caller moved on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_models::linearizability::Entry;
+    ///
+    /// assert_eq!(Entry::determinate("put", 1, 2).following(0).after, Some(0));
+    /// ```
+    #[must_use]
+    pub fn following(self, earlier: usize) -> Entry<O> {
+        Entry {
+            after: Some(earlier),
+            ..self
         }
     }
 }
@@ -331,6 +361,13 @@ impl<'h, S: Specification> Search<'h, S> {
                 break;
             }
             if self.is_linearized(i) {
+                continue;
+            }
+            // Its caller's earlier operation first, if that one is known to have returned.
+            let waits = entry.after.is_some_and(|earlier| {
+                entries[earlier].returned.is_some() && !self.is_linearized(earlier)
+            });
+            if waits {
                 continue;
             }
             if let Some(returned) = entry.returned {

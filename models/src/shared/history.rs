@@ -71,6 +71,11 @@ pub struct Attempt {
     pub returned: Option<u64>,
     /// What the caller was told.
     pub reply: Reply,
+    /// The caller that made it, if the history knows: a caller's attempts are listed in the
+    /// order it made them, each sent after the one before returned. That order is real time
+    /// too, which readings of a coarse clock, equal for a run of one caller's attempts, do not
+    /// show.
+    pub caller: Option<usize>,
 }
 
 impl Attempt {
@@ -96,6 +101,25 @@ impl Attempt {
             invoked,
             returned,
             reply,
+            caller: None,
+        }
+    }
+
+    /// The attempt, made by `caller` (see [`Attempt::caller`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_models::shared::{Attempt, Reply};
+    ///
+    /// let attempt = Attempt::new("k", 1, Some(2), Reply::Lost).by(3);
+    /// assert_eq!(attempt.caller, Some(3));
+    /// ```
+    #[must_use]
+    pub fn by(self, caller: usize) -> Attempt {
+        Attempt {
+            caller: Some(caller),
+            ..self
         }
     }
 

@@ -31,6 +31,8 @@ pub mod ledger;
 mod spec;
 pub use crate::shared::spec::{KeyOperation, KeyState, KeyWindow};
 
+use std::collections::HashMap;
+
 use crate::linearizability::{Entry, linearize};
 use crate::violation::Violation;
 
@@ -82,20 +84,32 @@ pub struct Checked {
 pub fn check(history: &SharedHistory) -> Result<Checked, Violation> {
     let mut checked = Checked::default();
     for key in history.keys() {
-        let mut entries: Vec<Entry<KeyOperation<'_>>> = history
+        // Each caller's last attempt on the key known to have returned, which its later ones
+        // follow.
+        let mut last: HashMap<usize, usize> = HashMap::new();
+        let mut entries: Vec<Entry<KeyOperation<'_>>> = Vec::new();
+        for attempt in history
             .attempts
             .iter()
             .filter(|attempt| attempt.key == key && attempt.reply != Reply::NotCounted)
-            .map(|attempt| {
-                let operation = KeyOperation::Attempt(attempt);
-                match attempt.returned {
-                    Some(returned) if !attempt.is_indeterminate() => {
-                        Entry::determinate(operation, attempt.invoked, returned)
-                    }
-                    _ => Entry::indeterminate(operation, attempt.invoked),
+        {
+            let operation = KeyOperation::Attempt(attempt);
+            let mut entry = match attempt.returned {
+                Some(returned) if !attempt.is_indeterminate() => {
+                    Entry::determinate(operation, attempt.invoked, returned)
                 }
-            })
-            .collect();
+                _ => Entry::indeterminate(operation, attempt.invoked),
+            };
+            if let Some(caller) = attempt.caller {
+                if let Some(&earlier) = last.get(&caller) {
+                    entry = entry.following(earlier);
+                }
+                if entry.returned.is_some() {
+                    last.insert(caller, entries.len());
+                }
+            }
+            entries.push(entry);
+        }
         let indeterminate = entries.iter().filter(|e| e.returned.is_none()).count();
         checked.keys += 1;
         checked.attempts += entries.len();

@@ -293,3 +293,54 @@ fn after_a_step_back_the_ledger_leaves_permits_to_the_exact_check() {
     assert!(shared::check(&permitted_after).is_err());
     assert_eq!(ledger::check(&permitted_after).map(|b| b.unplaced), Ok(1));
 }
+
+/// Limit 1, both attempts read on a coarse clock ([1,000, 1,150]): a rejection that pins its
+/// reading at 1,030, and a permit that may have come before it. From two callers the permit
+/// fills the window first; from one caller, which sent the permit after the rejection
+/// returned, the rejection came with nothing counted.
+#[test]
+fn one_callers_attempts_take_effect_in_the_order_it_made_them() {
+    let rejection = Attempt::new(
+        "a",
+        1_000,
+        Some(1_150),
+        Reply::Rejected {
+            retry_after: Some(70),
+        },
+    );
+    let permit = Attempt::new("a", 1_000, Some(1_150), Reply::Permitted { remaining: 0 });
+    let two_callers = history(
+        1,
+        vec![rejection.clone().by(0), permit.clone().by(1)],
+        vec![],
+    );
+    assert!(shared::check(&two_callers).is_ok());
+    let one_caller = history(1, vec![rejection.by(0), permit.by(0)], vec![]);
+    let violation = shared::check(&one_caller).unwrap_err();
+    assert!(
+        violation.message().contains("not linearizable"),
+        "{violation}"
+    );
+}
+
+/// A caller's attempt whose reply was lost may take effect after its caller moved on: it does
+/// not order the caller's next attempt.
+#[test]
+fn a_lost_attempt_does_not_order_its_callers_next_one() {
+    let lost = Attempt::new("a", 1_000, Some(1_150), Reply::Lost);
+    let rejection = Attempt::new(
+        "a",
+        1_000,
+        Some(1_150),
+        Reply::Rejected {
+            retry_after: Some(70),
+        },
+    );
+    // Sent first, the lost attempt counted and filled the window before the rejection.
+    let ordered = history(1, vec![lost.by(0), rejection.by(0)], vec![]);
+    assert!(
+        shared::check(&ordered).is_ok(),
+        "{:?}",
+        shared::check(&ordered)
+    );
+}

@@ -346,6 +346,7 @@ async fn callers(
                 keeper.clone(),
             );
             let plan = *plan;
+            let caller = r * plan.callers + c;
             let seed =
                 plan.seed ^ ((r as u64) << 32 | c as u64).wrapping_mul(0x2545_F491_4F6C_DD1D);
             tasks.push(tokio::spawn(async move {
@@ -365,7 +366,7 @@ async fn callers(
                     let returned = (observed != Observed::Crashed).then_some(returned);
                     let reply = observed.reply(!plan.local_memory);
                     records.push((
-                        Attempt::new(key.as_str(), invoked, returned, reply),
+                        Attempt::new(key.as_str(), invoked, returned, reply).by(caller),
                         observed,
                     ));
                     progress.fetch_add(1, Ordering::SeqCst);
