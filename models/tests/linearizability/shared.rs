@@ -294,28 +294,32 @@ fn after_a_step_back_the_ledger_leaves_permits_to_the_exact_check() {
     assert_eq!(ledger::check(&permitted_after).map(|b| b.unplaced), Ok(1));
 }
 
-/// Limit 1, both attempts read on a coarse clock ([1,000, 1,150]): a rejection that pins its
-/// reading at 1,030, and a permit that may have come before it. From two callers the permit
-/// fills the window first; from one caller, which sent the permit after the rejection
-/// returned, the rejection came with nothing counted.
+/// An attempt on "a" read on a coarse clock: invoked at 1,000, returned at 1,150.
+fn coarse(reply: Reply) -> Attempt {
+    Attempt::new("a", 1_000, Some(1_150), reply)
+}
+
+/// A rejection read on the coarse clock that pins its reading at 1,030.
+fn coarse_rejection() -> Attempt {
+    coarse(Reply::Rejected {
+        retry_after: Some(70),
+    })
+}
+
+/// Limit 1, both attempts read on the coarse clock: a rejection that pins its reading at
+/// 1,030, and a permit that may have come before it. From two callers the permit fills the
+/// window first; from one caller, which sent the permit after the rejection returned, the
+/// rejection came with nothing counted.
 #[test]
 fn one_callers_attempts_take_effect_in_the_order_it_made_them() {
-    let rejection = Attempt::new(
-        "a",
-        1_000,
-        Some(1_150),
-        Reply::Rejected {
-            retry_after: Some(70),
-        },
-    );
-    let permit = Attempt::new("a", 1_000, Some(1_150), Reply::Permitted { remaining: 0 });
+    let permit = coarse(Reply::Permitted { remaining: 0 });
     let two_callers = history(
         1,
-        vec![rejection.clone().by(0), permit.clone().by(1)],
+        vec![coarse_rejection().by(0), permit.clone().by(1)],
         vec![],
     );
     assert!(shared::check(&two_callers).is_ok());
-    let one_caller = history(1, vec![rejection.by(0), permit.by(0)], vec![]);
+    let one_caller = history(1, vec![coarse_rejection().by(0), permit.by(0)], vec![]);
     let violation = shared::check(&one_caller).unwrap_err();
     assert!(
         violation.message().contains("not linearizable"),
@@ -327,17 +331,12 @@ fn one_callers_attempts_take_effect_in_the_order_it_made_them() {
 /// not order the caller's next attempt.
 #[test]
 fn a_lost_attempt_does_not_order_its_callers_next_one() {
-    let lost = Attempt::new("a", 1_000, Some(1_150), Reply::Lost);
-    let rejection = Attempt::new(
-        "a",
-        1_000,
-        Some(1_150),
-        Reply::Rejected {
-            retry_after: Some(70),
-        },
-    );
     // Sent first, the lost attempt counted and filled the window before the rejection.
-    let ordered = history(1, vec![lost.by(0), rejection.by(0)], vec![]);
+    let ordered = history(
+        1,
+        vec![coarse(Reply::Lost).by(0), coarse_rejection().by(0)],
+        vec![],
+    );
     assert!(
         shared::check(&ordered).is_ok(),
         "{:?}",
