@@ -196,7 +196,9 @@ impl Keyspace {
     /// Takes out at most `most` of the live keys `moves` picks at `now_ms`, in key order,
     /// with their values and expiries, as `MIGRATE` moves keys one at a time; the writes
     /// logged on them go with them. A key found expired on the way is dropped instead, as the
-    /// source's lookup drops it, and reported by [`take_expired`](Keyspace::take_expired).
+    /// source's lookup drops it, and reported by [`take_expired`](Keyspace::take_expired). The
+    /// writes logged on keys that leave, or that are no longer here, leave the log: a failover
+    /// of this node no longer undoes them.
     pub(crate) fn extract_live(
         &mut self,
         mut moves: impl FnMut(&str) -> bool,
@@ -205,15 +207,22 @@ impl Keyspace {
     ) -> Vec<(Box<str>, Entry)> {
         let mut keys: Vec<Box<str>> = self.entries.keys().filter(|k| moves(k)).cloned().collect();
         keys.sort_unstable();
+        // A key dropped here earlier (found expired) is written on the target from now on
+        // (the source answers ASK for it): the writes logged on it leave with its slot.
+        let entries = &self.entries;
+        self.log
+            .retain(|write| !moves(&write.key) || entries.contains_key(&write.key));
         let mut taken = Vec::new();
         for key in keys {
             if taken.len() == most {
                 break;
             }
+            // Either way the key leaves this node, and the writes logged on it with it: a
+            // failover here no longer undoes them (the key is the target's from now on).
+            self.log.retain(|write| write.key != key);
             if !self.exists(&key, now_ms) {
                 continue;
             }
-            self.log.retain(|write| write.key != key);
             taken.extend(self.entries.remove_entry(&key));
         }
         taken
@@ -307,5 +316,23 @@ mod tests {
         assert_eq!(undone[0].request, 39);
         assert_eq!(keys.get("k", 0), Some("11"));
         assert!(keys.undo_after(0).is_empty());
+    }
+
+    /// A key whose slot migrates leaves the node with the writes logged on it, whether it is
+    /// moved, found expired on the way, or dropped as expired before: a failover of the node
+    /// afterwards undoes none of them (the key is the target's).
+    #[test]
+    fn a_migrating_keys_writes_leave_the_log_with_it() {
+        let mut keys = Keyspace::default();
+        keys.set(1, "moved", "1", Some(100));
+        keys.set(2, "expired", "1", Some(10));
+        keys.set(3, "dropped", "1", Some(10));
+        keys.set(4, "stays", "1", Some(100));
+        assert_eq!(keys.get("dropped", 20), None);
+        let taken = keys.extract_live(|key| key != "stays", 8, 20);
+        assert_eq!(taken.len(), 1);
+        assert_eq!(&*taken[0].0, "moved");
+        let undone = keys.undo(MOST_LAG);
+        assert_eq!(undone.iter().map(|w| w.request).collect::<Vec<_>>(), [4]);
     }
 }
