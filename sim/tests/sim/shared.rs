@@ -140,6 +140,38 @@ fn a_slow_link_once_drawn_as_healthy_now_registers_and_passes() {
     assert_eq!((run.stats.calls, run.stats.unavailable), (1, 1));
 }
 
+/// The shrunk replay line of a scenario of a fresh-seed sweep: healthy, it must pass.
+fn passes(id: &str, cut: &str) {
+    let id: ScenarioId = id.parse().unwrap();
+    let cut: SharedCut = cut.parse().unwrap();
+    let scenario = cut.scenario(&id);
+    let run = run_shared(&scenario, None);
+    assert!(!run.out_of_budget);
+    assert_eq!(check_shared(&scenario, &run), []);
+}
+
+#[test]
+fn a_failover_after_a_key_expired_and_migrated_away_undoes_nothing_of_it() {
+    // A 100,000-scenario cluster sweep (seed 20261211): a key expired on its primary while its
+    // slot migrated, was written again on the target, and the old primary failed over. Its
+    // write from before the expiry stayed in the old primary's log, so the failover reported
+    // it undone and the oracle forgot the target's count.
+    passes("988845122755306340:19,60,68", "p:2/f:/c:1,2/s:/l:0");
+}
+
+#[test]
+fn a_failover_undoing_writes_across_a_keys_expiry_restores_its_settings_from_before_them() {
+    // A 100,000-scenario cluster sweep (seed 20261212): the server's clock stepped forward, a
+    // key expired and was written anew, the clock stepped back, and a failover undid the
+    // writes from before the expiry on. The server's counter came back with the settings the
+    // oldest undone write found; the oracle restored only those of the write after the
+    // expiry (none), and took the next attempt's "changed" reply for a false one.
+    passes(
+        "10729009514873872056:178,189-192,194-203,227-228",
+        "p:0,2,3/f:4,5/c:4/s:1/l:0",
+    );
+}
+
 #[test]
 fn a_step_back_past_an_expired_counter_reopens_its_earlier_windows_as_documented() {
     // A 20,000-scenario sweep: a key counted in window 0, then in window 3 (its counter moved

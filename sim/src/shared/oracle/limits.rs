@@ -140,14 +140,14 @@ impl Checker<'_> {
     /// `request` wrote `settings` into `key`'s counter on a cluster.
     pub(super) fn write_settings(&mut self, request: u32, key: u16, settings: Stored) {
         let before = self.settings[key as usize];
-        if before == Some(settings) {
-            return;
-        }
         // A process remembering the key's window full may go on rejecting it locally until
         // it learns of a raise, as on one node.
         if before.is_some_and(|b| settings.limit > b.limit) {
             self.last_raise = Some(self.requests[request as usize].ran_at);
         }
+        // Kept even when it changes nothing: a failover undoing a run of writes restores what
+        // the oldest of them found, which the settings forgotten with a key found expired
+        // among them would otherwise hide.
         self.settings_writes.push(SettingsWrite {
             request,
             key,
