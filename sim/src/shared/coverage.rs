@@ -11,7 +11,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 30] = [
+pub const SHARED_FEATURES: [&str; 31] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -42,6 +42,7 @@ pub const SHARED_FEATURES: [&str; 30] = [
     "waited_for_replica",
     "unreplicated",
     "failover_with_wait",
+    "limit_learnt_in_background",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -72,6 +73,8 @@ const fn bit(feature: usize) -> u32 {
 /// `waited_for_replica` when a permit was decided from a reply whose `WAIT` counted the
 /// replica, `unreplicated` when a call's attempt ended `Unavailable` (or failed open) because
 /// its `WAIT` counted none, and `failover_with_wait` when the server or a primary failed over.
+/// `limit_learnt_in_background` when a process's background read of the configuration
+/// ([`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH)) was told of a newer limit.
 ///
 /// # Examples
 ///
@@ -222,7 +225,7 @@ struct Window {
     used: u32,
 }
 
-/// The limit-change features of `run` (bits 15 to 21, and 25).
+/// The limit-change features of `run` (bits 15 to 21, 25 and 30).
 fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
     let mut mask = 0;
     // Each request's purpose and caller, by id.
@@ -273,6 +276,8 @@ fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                     limit = new;
                     changed = true;
                 }
+                // The limiter's background read of the configuration told of a newer limit.
+                Some(&(Purpose::Refresh, _)) if values[0] == 3 => mask |= bit(30),
                 // Attempts on a cluster read no configuration: only a counter tells them.
                 Some(&(Purpose::Acquire, Some(_)))
                     if values[0] == 3 && scenario.cluster.is_some() =>

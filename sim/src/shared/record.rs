@@ -22,6 +22,9 @@ pub enum Purpose {
     Expire,
     /// A process changes the shared limit (`set_limit`).
     Limit,
+    /// A process reads the configuration again in the background, as a registration does
+    /// ([`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH)), adopting a newer limit.
+    Refresh,
 }
 
 /// A script reply as the trace keeps it.

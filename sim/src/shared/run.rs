@@ -139,6 +139,8 @@ enum Owner {
     /// A caller's own request: only a planted client's second command.
     Call(u32),
     Register(u16),
+    /// A process's background read of the configuration.
+    Refresh(u16),
     /// A group of the batch in flight on a process's connection (its index in the batch).
     Batch(u16, u16),
     /// A change of the limit (its index in the scenario's).
@@ -260,6 +262,11 @@ struct Process {
     /// Callers that arrived before the process was ready.
     pending: Vec<u32>,
     registering: Option<Attempt>,
+    /// Its background read of the configuration in flight, if any.
+    refreshing: Option<Attempt>,
+    /// When it last began one, on its clock (at first, when it started): the limiter's
+    /// `LIMIT_REFRESH` bookkeeping.
+    refreshed: Instant,
     /// The server time its registration saw ([`SharedPlantedBug::OwnOrigin`]).
     own_origin: u64,
     /// [`SharedPlantedBug::MemoryPastEnd`]: keys known full until these local instants.
@@ -433,6 +440,8 @@ impl<'s> Sim<'s> {
                 },
                 pending: Vec::new(),
                 registering: None,
+                refreshing: None,
+                refreshed: Instant::ZERO,
                 own_origin: 0,
                 remembered_past_end: HashMap::new(),
                 failed_registrations: 0,

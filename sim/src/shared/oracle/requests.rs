@@ -107,9 +107,12 @@ impl Checker<'_> {
     pub(super) fn executed(&mut self, t: u64, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
         let (caller, process, purpose) = (info.caller, info.process, info.purpose);
-        let Some(purpose) =
-            purpose.filter(|p| matches!(p, Purpose::Register | Purpose::Acquire | Purpose::Limit))
-        else {
+        let Some(purpose) = purpose.filter(|p| {
+            matches!(
+                p,
+                Purpose::Register | Purpose::Refresh | Purpose::Acquire | Purpose::Limit
+            )
+        }) else {
             return;
         };
         self.checks.count(&[Invariant::Script, Invariant::Events]);

@@ -5,7 +5,7 @@ use core::time::Duration;
 use std::rc::Rc;
 
 use fixed_window::Instant;
-use fixed_window_redis::{Begin, Conclusion, Decision, Unavailable};
+use fixed_window_redis::{Begin, Conclusion, Decision, LIMIT_REFRESH, Unavailable};
 
 use super::digest::{decision_digest, event_digest, outcome};
 use super::{Attempt, Event, Owner, Sim, Stage};
@@ -20,11 +20,15 @@ impl Sim<'_> {
             self.deferred.push(process);
             return;
         }
+        let now = self.local(process);
         let p = &mut self.processes[process as usize];
         if p.up {
             return;
         }
         p.up = true;
+        // Its limiter is made now: the first background read of the configuration comes a
+        // `LIMIT_REFRESH` later.
+        p.refreshed = now;
         self.register(process);
     }
 
@@ -37,6 +41,28 @@ impl Sim<'_> {
         let attempt = self.eval(process, Owner::Register(process), call, number, now);
         self.processes[process as usize].registering = Some(attempt);
         self.arm_timeout(process, Owner::Register(process), number, now);
+    }
+
+    /// As the limiter does at each attempt: on a cluster, or on one node while windows are
+    /// remembered full, reads the configuration again in the background, at most once per
+    /// [`LIMIT_REFRESH`] on the process's clock. The attempt does not wait for it. One read is
+    /// in flight at a time: a read slower than `LIMIT_REFRESH` would need a timeout longer
+    /// than it, where the limiter may have two.
+    pub(super) fn refresh_limit(&mut self, process: u16, now: Instant) {
+        let p = &self.processes[process as usize];
+        if (!p.protocol.is_cluster() && p.protocol.remembered() == 0)
+            || p.refreshing.is_some()
+            || now < p.refreshed.saturating_add(LIMIT_REFRESH)
+        {
+            return;
+        }
+        let call = Rc::new(p.protocol.register_call());
+        self.processes[process as usize].refreshed = now;
+        let number = self.next_attempt;
+        self.next_attempt += 1;
+        let attempt = self.eval(process, Owner::Refresh(process), call, number, now);
+        self.processes[process as usize].refreshing = Some(attempt);
+        self.arm_timeout(process, Owner::Refresh(process), number, now);
     }
 
     pub(super) fn arrive(&mut self, caller: u32) {
@@ -112,6 +138,7 @@ impl Sim<'_> {
         let call = &mut self.calls[caller as usize];
         call.attempts += 1;
         let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
+        self.refresh_limit(process, now);
         if self.planted == Some(SharedPlantedBug::MemoryPastEnd)
             && let Some(&until) = self.processes[process as usize]
                 .remembered_past_end

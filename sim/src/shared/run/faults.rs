@@ -160,6 +160,7 @@ impl Sim<'_> {
         // It connects again as it restarts.
         p.generation += 1;
         p.registering = None;
+        p.refreshing = None;
         p.unregistered = None;
         // It connects again as it restarts: its new connection has written nothing.
         p.connection.last_write.clear();

@@ -65,6 +65,7 @@ impl Sim<'_> {
     ) {
         match owner {
             Owner::Register(process) => self.registered(process, reply),
+            Owner::Refresh(process) => self.refreshed(process, reply),
             Owner::Limit(change) => self.limit_replied(change, reply),
             Owner::Batch(process, group) => self.batch_replied(process, group, reply, request),
             Owner::Call(caller) => {
@@ -204,6 +205,17 @@ impl Sim<'_> {
         };
         self.decided(caller, received, Some(request), &decision);
         self.conclude(caller, &decision, received);
+    }
+
+    /// A background read of the configuration ended: a reply adopts a newer limit stored
+    /// there; a conflict, a reply of no use or none at all changes nothing (attempts report
+    /// them), as in the limiter.
+    pub(super) fn refreshed(&mut self, process: u16, reply: &Result<Vec<i64>, Unavailable>) {
+        let p = &mut self.processes[process as usize];
+        p.refreshing = None;
+        if let Ok(values) = reply {
+            let _ = p.protocol.registered(Ok(values));
+        }
     }
 
     pub(super) fn registered(&mut self, process: u16, reply: &Result<Vec<i64>, Unavailable>) {

@@ -265,3 +265,47 @@ fn a_change_by_another_process_is_learnt_and_the_windows_count_counts_against_it
         );
     }
 }
+
+#[test]
+fn a_window_remembered_full_learns_a_raise_from_the_background_read() {
+    // Process 0 fills its window (2 of 2) and remembers it full; process 1 raises the limit
+    // to 10. Process 0's next call after the raise is still rejected from memory, but sends
+    // the background read that learns it: the call after that one is counted under 10.
+    let mut scenario = one_process(5, 2);
+    scenario.processes[0].local_memory = 16;
+    scenario.processes.push(scenario.processes[0].clone());
+    for (caller, at) in scenario
+        .callers
+        .iter_mut()
+        .zip([1_000, 1_010, 1_020, 3_000, 4_000])
+    {
+        caller.arrival = at * 1_000_000;
+    }
+    scenario.limit_changes = vec![LimitChange {
+        at: 2_000_000_000,
+        process: 1,
+        limit: 10,
+    }];
+    let run = run_shared(&scenario, None);
+    assert_eq!(check_shared(&scenario, &run), []);
+    // At the third call (the window remembered full since the second, a second after the
+    // process started), which tells nothing new, and at the fourth, which tells of the raise.
+    assert_eq!(sent(&scenario, Purpose::Refresh), 2);
+    let outcomes = outcomes(&scenario);
+    assert!(
+        matches!(outcomes[3], SharedOutcome::Rejected { .. }),
+        "{outcomes:?}"
+    );
+    assert_eq!(outcomes[4], SharedOutcome::Permitted { remaining: Some(7) });
+}
+
+#[test]
+fn a_process_with_nothing_remembered_on_one_node_reads_nothing_in_the_background() {
+    // Calls spread over seconds, every one permitted: nothing remembered full, no cluster.
+    let mut scenario = one_process(5, 10);
+    scenario.processes[0].local_memory = 16;
+    for (caller, at) in scenario.callers.iter_mut().zip(1_u64..) {
+        caller.arrival = at * 1_000_000_000;
+    }
+    assert_eq!(sent(&scenario, Purpose::Refresh), 0);
+}

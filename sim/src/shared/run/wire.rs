@@ -118,10 +118,12 @@ impl Sim<'_> {
         number: u32,
         now: Instant,
     ) -> Attempt {
-        let registering = matches!(owner, Owner::Register(_));
+        // A background read of the configuration is the registration's call again.
+        let registering = matches!(owner, Owner::Register(_) | Owner::Refresh(_));
         let extra = self.extra_args(process, now, registering);
         let purpose = match owner {
             Owner::Register(_) => Purpose::Register,
+            Owner::Refresh(_) => Purpose::Refresh,
             Owner::Limit(_) => Purpose::Limit,
             Owner::Call(_) | Owner::Batch(..) => Purpose::Acquire,
         };
@@ -394,6 +396,7 @@ impl Sim<'_> {
         let attempt = match r.owner {
             Owner::Call(caller) => self.calls[caller as usize].attempt.as_mut()?,
             Owner::Register(process) => self.processes[process as usize].registering.as_mut()?,
+            Owner::Refresh(process) => self.processes[process as usize].refreshing.as_mut()?,
             Owner::Batch(process, group) => self.processes[process as usize]
                 .batch
                 .get_mut(group as usize)?
@@ -477,6 +480,7 @@ impl Sim<'_> {
         let (process, purpose) = match owner {
             Owner::Call(caller) => (self.calls[caller as usize].process, Purpose::Acquire),
             Owner::Register(process) => (process, Purpose::Register),
+            Owner::Refresh(process) => (process, Purpose::Refresh),
             Owner::Batch(process, _) => (process, Purpose::Acquire),
             Owner::Limit(change) => (
                 self.scenario.limit_changes[change as usize].process,
@@ -497,7 +501,11 @@ impl Sim<'_> {
         let (command, purpose) = if stage == Stage::Load {
             (Command::ScriptLoad(Rc::clone(&self.script)), Purpose::Load)
         } else {
-            let extra = self.extra_args(process, now, matches!(owner, Owner::Register(_)));
+            let extra = self.extra_args(
+                process,
+                now,
+                matches!(owner, Owner::Register(_) | Owner::Refresh(_)),
+            );
             (
                 Command::EvalSha {
                     script: Rc::clone(&self.script),
@@ -521,6 +529,7 @@ impl Sim<'_> {
         match owner {
             Owner::Call(caller) => self.calls[caller as usize].attempt.as_mut(),
             Owner::Register(process) => self.processes[process as usize].registering.as_mut(),
+            Owner::Refresh(process) => self.processes[process as usize].refreshing.as_mut(),
             Owner::Batch(process, group) => self.processes[process as usize]
                 .batch
                 .get_mut(group as usize)
@@ -536,7 +545,7 @@ impl Sim<'_> {
         }
         let callers: Vec<Option<u32>> = match owner {
             Owner::Call(caller) => vec![Some(caller)],
-            Owner::Register(_) | Owner::Limit(_) => vec![None],
+            Owner::Register(_) | Owner::Refresh(_) | Owner::Limit(_) => vec![None],
             Owner::Batch(process, group) => self.processes[process as usize]
                 .members
                 .get(group as usize)
