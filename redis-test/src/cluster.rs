@@ -51,9 +51,9 @@ static STARTED: AtomicUsize = AtomicUsize::new(0);
 /// Each node runs with persistence off (`--save '' --appendonly no`) in a directory of its own
 /// (removed when dropped), and a cluster node timeout of 1 s, so that a killed master's replica
 /// takes over within a few seconds. [`start`](RedisCluster::start) runs `redis-cli --cluster
-/// create` and returns once every node sees the cluster as `ok` and every replica is linked to
-/// its master. Both programs are found on `PATH` (Debian's packages `redis-server` and
-/// `redis-tools`; `.ci/run` installs them when missing).
+/// create` and returns once every node sees the cluster as `ok`, every replica is linked to
+/// its master and every master counts its replica online. Both programs are found on `PATH`
+/// (Debian's packages `redis-server` and `redis-tools`; `.ci/run` installs them when missing).
 ///
 /// It hands out a redis-rs cluster [`client`](RedisCluster::client), which follows `MOVED` and
 /// `ASK` redirections, and a [`node_client`](RedisCluster::node_client) for one node. Its
@@ -183,7 +183,32 @@ impl RedisCluster {
                         .any(|line| line.node.master_id.as_ref() == Some(&master.node.id))
                 })
         })?;
+        cluster.wait_until_replicas_online(CLUSTER_STARTUP)?;
         Ok(cluster)
+    }
+
+    /// Waits until every master counts its replica online (`WAIT 1` answers 1 at once): a
+    /// replica whose link is up may not be yet, and a limiter that waits for replicas would
+    /// find its `WAIT` answered with none.
+    fn wait_until_replicas_online(&self, timeout: Duration) -> io::Result<()> {
+        wait_until(timeout, "every master's replica to be online", || {
+            for node in self.running() {
+                let replication = node.info("INFO", "replication")?;
+                if field(&replication, "role") != Some("master") {
+                    continue;
+                }
+                let mut connection = node.connect()?;
+                let online: u64 = redis::cmd("WAIT")
+                    .arg(1)
+                    .arg(10)
+                    .query(&mut connection)
+                    .map_err(|err| format!("WAIT on node {}: {err}", node.port))?;
+                if online < 1 {
+                    return Err(format!("master {} reports {replication}", node.port));
+                }
+            }
+            Ok(())
+        })
     }
 
     /// Runs `redis-cli --cluster create` on the nodes, bounded in time.
