@@ -121,7 +121,7 @@ mod invocation;
 mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
 mod limiter;
-pub use crate::limiter::{LIMIT_REFRESH, SharedRateLimiter};
+pub use crate::limiter::SharedRateLimiter;
 mod memory;
 pub use crate::memory::DRIFT_ALLOWANCE;
 mod origin;
@@ -129,7 +129,9 @@ pub use crate::origin::MAX_ORIGIN_MICROS;
 mod permit;
 pub use crate::permit::SharedPermit;
 mod protocol;
-pub use crate::protocol::{Begin, Conclusion, Decision, MAX_BATCH, Protocol, ScriptCall};
+pub use crate::protocol::{
+    Begin, Conclusion, Decision, LIMIT_REFRESH, MAX_BATCH, Protocol, ScriptCall,
+};
 mod registrar;
 mod registration;
 pub use crate::registration::{REGISTRATION_RETRY_MAX, REGISTRATION_RETRY_MIN, Registration};

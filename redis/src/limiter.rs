@@ -3,7 +3,6 @@
 
 use core::fmt;
 use core::future::IntoFuture;
-use core::time::Duration;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -27,13 +26,6 @@ mod drain;
 mod limit;
 mod wait;
 mod weighted;
-
-/// How often (at most) an active limiter reads the configuration again in the background, so
-/// that a change of the limit made by another process reaches it: on a cluster, where
-/// attempts do not read the configuration, even on keys whose counters no process of the new
-/// limit has written; on one node, while it remembers windows full, which it rejects without
-/// asking the server (a raise may have given them room).
-pub const LIMIT_REFRESH: Duration = Duration::from_secs(1);
 
 type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 
@@ -86,7 +78,7 @@ pub struct SharedRateLimiter<C = SystemClock> {
     /// nothing to be told once the server's policy was read.
     told: AtomicUsize,
     /// The local instant (nanoseconds on the clock) of the last background read
-    /// of the configuration ([`LIMIT_REFRESH`]).
+    /// of the configuration ([`LIMIT_REFRESH`](crate::LIMIT_REFRESH)).
     refreshed: AtomicU64,
 }
 

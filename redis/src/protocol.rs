@@ -22,6 +22,7 @@ mod limit;
 mod registration;
 mod script_call;
 pub use self::decision::{Begin, Conclusion, Decision};
+pub use self::registration::LIMIT_REFRESH;
 use self::script_call::LimitArgs;
 pub use self::script_call::{MAX_BATCH, ScriptCall};
 

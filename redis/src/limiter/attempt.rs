@@ -10,8 +10,8 @@ use fixed_window::{Clock, Instant, Interrupt, RateLimiterError};
 
 use crate::error::SharedError;
 use crate::key::check_key;
+use crate::limiter::SharedRateLimiter;
 use crate::limiter::wait::{Awaiting, Blocking, Wait, block};
-use crate::limiter::{LIMIT_REFRESH, SharedRateLimiter};
 use crate::permit::SharedPermit;
 use crate::protocol::{Begin, Conclusion, Decision};
 use crate::unavailable::Unavailable;
@@ -117,16 +117,12 @@ impl<C: Clock> SharedRateLimiter<C> {
     }
 
     /// On a cluster, or on one node while windows are remembered full, reads the
-    /// configuration again in the background (at most once per [`LIMIT_REFRESH`] on
+    /// configuration again in the background (at most once per [`LIMIT_REFRESH`](crate::LIMIT_REFRESH) on
     /// the clock), adopting a newer limit stored there. The attempt does not wait for it; a
     /// failed read is simply tried again later.
     pub(super) fn refresh_limit(&self, now: Instant) {
-        if !self.protocol.is_cluster() && self.protocol.remembered() == 0 {
-            return;
-        }
         let last = self.refreshed.load(Ordering::Relaxed);
-        let every = u64::try_from(LIMIT_REFRESH.as_nanos()).unwrap_or(u64::MAX);
-        if now.as_nanos() < last.saturating_add(every)
+        if !self.protocol.refresh_due(Instant::from_nanos(last), now)
             || self
                 .refreshed
                 .compare_exchange(last, now.as_nanos(), Ordering::Relaxed, Ordering::Relaxed)

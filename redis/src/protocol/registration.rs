@@ -1,11 +1,46 @@
 //! Registering a process: storing or adopting the shared configuration.
 
+use core::time::Duration;
+
+use fixed_window::Instant;
+
 use super::{Decision, Protocol, ScriptCall};
 use crate::error::SharedError;
 use crate::script::ScriptReply;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
+/// How often (at most) an active limiter reads the configuration again in the background, so
+/// that a change of the limit made by another process reaches it: on a cluster, where
+/// attempts do not read the configuration, even on keys whose counters no process of the new
+/// limit has written; on one node, while it remembers windows full, which it rejects without
+/// asking the server (a raise may have given them room).
+pub const LIMIT_REFRESH: Duration = Duration::from_secs(1);
+
 impl Protocol {
+    /// Whether a limiter that last read the configuration (or was made) at `last` reads it
+    /// again at `now`, in the background: on a cluster, or while it remembers windows full,
+    /// once [`LIMIT_REFRESH`] has passed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Config, LIMIT_REFRESH, Protocol};
+    ///
+    /// let config = Config::of("api", 5, Duration::from_secs(1))?;
+    /// let (made, later) = (Instant::ZERO, Instant::ZERO.saturating_add(LIMIT_REFRESH));
+    /// // One node with nothing remembered asks the server at every attempt anyway.
+    /// assert!(!Protocol::new(config.clone()).refresh_due(made, later));
+    /// let cluster = Protocol::for_cluster(config);
+    /// assert!(!cluster.refresh_due(made, Instant::from_nanos(1)));
+    /// assert!(cluster.refresh_due(made, later));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn refresh_due(&self, last: Instant, now: Instant) -> bool {
+        (self.is_cluster() || self.remembered() > 0) && now >= last.saturating_add(LIMIT_REFRESH)
+    }
+
     /// The call that stores this process's configuration on the server if none is stored
     /// (fixing the shared origin), or checks it against the stored one, without counting.
     ///

@@ -207,24 +207,20 @@ impl Keyspace {
     ) -> Vec<(Box<str>, Entry)> {
         let mut keys: Vec<Box<str>> = self.entries.keys().filter(|k| moves(k)).cloned().collect();
         keys.sort_unstable();
-        // A key dropped here earlier (found expired) is written on the target from now on
-        // (the source answers ASK for it): the writes logged on it leave with its slot.
-        let entries = &self.entries;
-        self.log
-            .retain(|write| !moves(&write.key) || entries.contains_key(&write.key));
         let mut taken = Vec::new();
         for key in keys {
             if taken.len() == most {
                 break;
             }
-            // Either way the key leaves this node, and the writes logged on it with it: a
-            // failover here no longer undoes them (the key is the target's from now on).
-            self.log.retain(|write| write.key != key);
-            if !self.exists(&key, now_ms) {
-                continue;
+            if self.exists(&key, now_ms) {
+                taken.extend(self.entries.remove_entry(&key));
             }
-            taken.extend(self.entries.remove_entry(&key));
         }
+        // A key taken, found expired or dropped here earlier is the target's from now on (the
+        // source answers ASK for it): the writes logged on it leave with its slot.
+        let entries = &self.entries;
+        self.log
+            .retain(|write| !moves(&write.key) || entries.contains_key(&write.key));
         taken
     }
 

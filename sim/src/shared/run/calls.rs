@@ -5,7 +5,7 @@ use core::time::Duration;
 use std::rc::Rc;
 
 use fixed_window::Instant;
-use fixed_window_redis::{Begin, Conclusion, Decision, LIMIT_REFRESH, Unavailable};
+use fixed_window_redis::{Begin, Conclusion, Decision, Unavailable};
 
 use super::digest::{decision_digest, event_digest, outcome};
 use super::{Attempt, Event, Owner, Sim, Stage};
@@ -45,15 +45,12 @@ impl Sim<'_> {
 
     /// As the limiter does at each attempt: on a cluster, or on one node while windows are
     /// remembered full, reads the configuration again in the background, at most once per
-    /// [`LIMIT_REFRESH`] on the process's clock. The attempt does not wait for it. One read is
+    /// [`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH) on the process's clock. The attempt does not wait for it. One read is
     /// in flight at a time: a read slower than `LIMIT_REFRESH` would need a timeout longer
     /// than it, where the limiter may have two.
     pub(super) fn refresh_limit(&mut self, process: u16, now: Instant) {
         let p = &self.processes[process as usize];
-        if (!p.protocol.is_cluster() && p.protocol.remembered() == 0)
-            || p.refreshing.is_some()
-            || now < p.refreshed.saturating_add(LIMIT_REFRESH)
-        {
+        if p.refreshing.is_some() || !p.protocol.refresh_due(p.refreshed, now) {
             return;
         }
         let call = Rc::new(p.protocol.register_call());
