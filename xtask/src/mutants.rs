@@ -68,7 +68,11 @@ impl Mutated {
     fn test_packages(self) -> &'static [&'static str] {
         match self {
             Mutated::Core => &["fixed-window", "fixed-window-sim", "fixed-window-models"],
-            Mutated::Redis => &["fixed-window-redis", "fixed-window-sim"],
+            Mutated::Redis => &[
+                "fixed-window-redis",
+                "fixed-window-faults",
+                "fixed-window-sim",
+            ],
         }
     }
 

@@ -12,7 +12,6 @@ mod configuration;
 mod counting;
 mod drain;
 mod expiry;
-mod faults;
 mod http;
 mod layer;
 mod limit;

@@ -15,11 +15,11 @@ use fixed_window_redis_test::RedisServer;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::faults::clock::{Steady, server_now};
-use crate::faults::planted::{PlantedBug, PlantedClient, micros, offset};
-use crate::faults::proxy::{FaultProxy, Faults, Injected};
-use crate::faults::subject::{Observed, Replica};
-use crate::faults::time_key::{TIME_KEY, TimeKeeper};
+use crate::clock::{Steady, server_now};
+use crate::planted::{PlantedBug, PlantedClient, micros, offset};
+use crate::proxy::{FaultProxy, Faults, Injected};
+use crate::subject::{Observed, Replica};
+use crate::time_key::{TIME_KEY, TimeKeeper};
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 

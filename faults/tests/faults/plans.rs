@@ -5,8 +5,8 @@ use core::time::Duration;
 
 use fixed_window_redis::FailPolicy;
 
-use crate::faults::proxy::Faults;
-use crate::faults::run::{PERIOD, Plan, ServerFault, TIMEOUT};
+use crate::proxy::Faults;
+use crate::run::{PERIOD, Plan, ServerFault, TIMEOUT};
 
 /// A request held past the clients' timeout.
 const LATE: Duration = Duration::from_millis(400);

@@ -4,7 +4,7 @@
 
 use fixed_window_redis_test::RedisServer;
 
-use crate::support::TestResult;
+use crate::TestResult;
 
 fn keys(server: &RedisServer) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let mut connection = server.client()?.get_connection()?;

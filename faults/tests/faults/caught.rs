@@ -3,11 +3,11 @@
 //! needs one (a lost reply, a caller dying between two commands) gets a few runs, each with its
 //! own seed, and must be caught in one of them.
 
-use crate::faults::plans;
-use crate::faults::planted::PlantedBug;
-use crate::faults::run::{Plan, Subject, run};
-use crate::faults::verdict::Verdict;
-use crate::support::TestResult;
+use crate::TestResult;
+use crate::plans;
+use crate::planted::PlantedBug;
+use crate::run::{Plan, Subject, run};
+use crate::verdict::Verdict;
 
 /// Runs allowed to catch a bug.
 const RUNS: u64 = 8;

@@ -4,10 +4,10 @@
 
 use fixed_window_redis::FailPolicy;
 
-use crate::faults::plans;
-use crate::faults::run::{Ran, run};
-use crate::faults::verdict::Verdict;
-use crate::support::TestResult;
+use crate::TestResult;
+use crate::plans;
+use crate::run::{Ran, run};
+use crate::verdict::Verdict;
 
 fn holds(ran: &Ran) -> TestResult {
     Verdict::of(ran).holds(ran)?;

@@ -5,7 +5,7 @@ use fixed_window::RateLimiterError;
 use fixed_window_models::shared::Reply;
 use fixed_window_redis::{Decision, SharedError, SharedPermit, SharedRateLimiter};
 
-use crate::faults::planted::PlantedClient;
+use crate::planted::PlantedClient;
 
 /// What one caller observed of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use crate::faults::clock::server_now;
-use crate::faults::subject::Observed;
+use crate::clock::server_now;
+use crate::subject::Observed;
 
 /// One deliberate bug.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use fixed_window_models::shared::{
     ledger::{self, Bounded},
 };
 
-use crate::faults::run::Ran;
+use crate::run::Ran;
 
 /// The three verdicts on one run.
 #[derive(Debug)]

@@ -17,13 +17,13 @@ use fixed_window_redis_test::RedisServer;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::faults::clock::server_now;
-use crate::faults::planted::{PlantedBug, PlantedClient, micros, offset};
-use crate::faults::proxy::{FaultProxy, Faults};
-use crate::faults::run::{LIMIT, PERIOD, TIMEOUT};
-use crate::faults::subject::Replica;
-use crate::faults::verdict::Verdict;
-use crate::support::TestResult;
+use crate::TestResult;
+use crate::clock::server_now;
+use crate::planted::{PlantedBug, PlantedClient, micros, offset};
+use crate::proxy::{FaultProxy, Faults};
+use crate::run::{LIMIT, PERIOD, TIMEOUT};
+use crate::subject::Replica;
+use crate::verdict::Verdict;
 
 /// Set in a child: its proxy URL, seed, attempts per thread, log path and what it runs
 /// (`limiter`, or `own-origin` for the planted bug).
@@ -48,7 +48,7 @@ fn several_processes_share_one_limit_through_faults() -> TestResult {
         return child(&spec);
     }
     let verdict = parent(
-        "faults::processes::several_processes_share_one_limit_through_faults",
+        "processes::several_processes_share_one_limit_through_faults",
         "limiter",
     )?;
     assert!(!verdict.caught(), "{verdict:?}");
@@ -61,7 +61,7 @@ fn processes_each_aligning_their_own_origin_are_caught() -> TestResult {
         return child(&spec);
     }
     let verdict = parent(
-        "faults::processes::processes_each_aligning_their_own_origin_are_caught",
+        "processes::processes_each_aligning_their_own_origin_are_caught",
         "own-origin",
     )?;
     assert!(verdict.linearizable.is_err(), "{verdict:?}");

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use fixed_window_models::shared::Step;
 
-use crate::faults::clock::server_now;
-use crate::faults::run::Error;
+use crate::clock::server_now;
+use crate::run::Error;
 
 /// The key the script reads the time from.
 pub const TIME_KEY: &str = "test:faults:time";

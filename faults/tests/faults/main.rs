@@ -6,6 +6,9 @@
 //! clock and judged by the models crate's checkers: linearizability with lost replies as
 //! indeterminate operations, the ledger's bound after state loss, and no counter that never
 //! expires. The planted bugs run through the same plans and must each be caught.
+//!
+//! They live beside the simulator and the models rather than in `fixed-window-redis`, which
+//! depends on neither.
 
 mod caught;
 mod clock;
@@ -19,3 +22,6 @@ mod servers;
 mod subject;
 mod time_key;
 mod verdict;
+
+/// A test's outcome: any error fails it, with its message.
+pub type TestResult = Result<(), Box<dyn std::error::Error>>;
