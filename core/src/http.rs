@@ -3,8 +3,9 @@
 //!
 //! - A rejected request: `429 Too Many Requests`, `Retry-After` (RFC 9110; whole seconds,
 //!   rounded up), and the IETF httpapi draft's `RateLimit-Policy` and `RateLimit` fields
-//!   (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "name";q=limit;w=period` and
-//!   `RateLimit: "name";r=0;t=seconds`.
+//!   as revision 10 of the draft (draft-ietf-httpapi-ratelimit-headers-10, the newest) defines
+//!   them: `RateLimit-Policy: "name";q=limit;w=period` and `RateLimit: "name";r=0;t=seconds`,
+//!   structured-field lists (RFC 9651), one member per stacked layer.
 //! - A permitted request: the service's response, with `RateLimit-Policy` and
 //!   `RateLimit: "name";r=remaining;t=seconds-to-the-next-window`.
 //! - A limiter that cannot decide and fails closed (`fixed-window-redis` without its server):
@@ -40,7 +41,7 @@
 mod decision;
 pub use self::decision::Decision;
 mod fields;
-pub use self::fields::{RATELIMIT, RATELIMIT_POLICY, RateLimitFields, retry_after};
+pub use self::fields::{MAX_SECONDS, RATELIMIT, RATELIMIT_POLICY, RateLimitFields, retry_after};
 mod key;
 pub use self::key::{AllRequests, FromFn, Header, KeyExtractor, KeyRejection, PeerIp};
 mod layer;

@@ -507,6 +507,7 @@ where
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     #[cfg(feature = "stats")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "stats")))]
     pub fn cas_retries(&self) -> u64 {
         self.policy.budget.cas_retries()
     }

@@ -1,4 +1,32 @@
-#![doc = include_str!("../README.md")]
+//! A lock-free fixed-window rate limiter: at most `limit` calls per `period`, in windows aligned
+//! to the limiter's creation, with one atomic state word claimed by compare-and-set. No lock and
+//! no allocation on the permit or rejection path; no overflow, however far the clock runs.
+//! [`RateLimiter`] limits one process; [`KeyedRateLimiter`] keeps one count per key. For one
+//! limit shared by many processes, see `fixed-window-redis`.
+//!
+//! ```
+//! use core::time::Duration;
+//! use fixed_window::{ManualClock, RateLimiter};
+//!
+//! // The system clock by default; a manual clock shows the windows.
+//! let clock = ManualClock::new();
+//! let limiter = RateLimiter::builder("checkout", 2, Duration::from_secs(1))? // 2 calls per second
+//!     .clock(clock.clone())
+//!     .build(); // the first window starts now
+//!
+//! assert_eq!(limiter.call(|| "charged")?, "charged"); // runs only with a permit
+//! assert_eq!(limiter.try_acquire().map(|permit| permit.remaining()), Ok(0));
+//! let rejected = limiter.call(|| "charged").unwrap_err(); // the operation did not run
+//! assert_eq!(rejected.retry_after(), Some(Duration::from_secs(1)));
+//!
+//! clock.advance(Duration::from_secs(1)); // exactly at the boundary: a new window
+//! assert!(limiter.try_acquire().is_ok());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The crate's README (in the package, and on its registry page) walks through waiting for the
+//! next window, keys, weights and draining, changing the limit, the tower and HTTP layers, and
+//! what the limiter guarantees and does not.
 //!
 //! # Types
 //!
@@ -75,6 +103,8 @@
 //! call whose clock did not move at all across a sleep is rejected rather than left sleeping
 //! forever.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod attempt;
 pub use crate::attempt::Attempt;
 mod backoff;
@@ -89,6 +119,7 @@ pub use crate::error::{ConfigError, RateLimiterError};
 mod event;
 pub use crate::event::RateLimiterEvent;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod instant;
 pub use crate::instant::Instant;
@@ -124,3 +155,10 @@ pub use crate::tokio_clock::TokioClock;
 mod waiting;
 mod weight;
 mod window;
+
+/// The README's examples, run as doc-tests with the features they use
+/// (`cargo test -p fixed-window --all-features --doc`), so that the README itself needs no
+/// hidden test lines.
+#[cfg(all(doctest, feature = "tower", feature = "http"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

@@ -401,6 +401,7 @@ impl<C: Clock> RateLimiter<C> {
     /// # Ok::<(), fixed_window::ConfigError>(())
     /// ```
     #[cfg(feature = "stats")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "stats")))]
     pub fn cas_retries(&self) -> u64 {
         self.policy.budget.cas_retries()
     }

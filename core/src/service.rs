@@ -24,6 +24,7 @@ use crate::limiter::RateLimiter;
 /// assert!(err.to_string().contains("api"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub enum ServiceError<E> {
     /// No permit: the request never reached the service.
     RateLimited(RateLimiterError),
@@ -73,6 +74,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ServiceError<E> {
 /// });
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct RateLimitLayer<C> {
     limiter: Arc<RateLimiter<C>>,
 }
@@ -159,6 +161,7 @@ impl<S, C> Layer<S> for RateLimitLayer<C> {
 /// assert!(format!("{service:?}").contains("api"));
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct RateLimitService<S, C> {
     inner: S,
     limiter: Arc<RateLimiter<C>>,

@@ -41,6 +41,7 @@ use crate::interrupt::{Interrupt, Interrupted};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct TokioClock {
     epoch: tokio::time::Instant,
 }

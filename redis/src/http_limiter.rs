@@ -42,6 +42,7 @@ use crate::limiter::SharedRateLimiter;
 /// # })?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 impl<K, C> HttpLimiter<K> for SharedRateLimiter<C>
 where
     K: Display + Send + 'static,

@@ -1,4 +1,38 @@
-#![doc = include_str!("../README.md")]
+//! One fixed-window limit shared by many processes: the windows and counts live in Redis (or
+//! Valkey), and every process that uses the same limiter name shares them. Each key (a client,
+//! an address, a tenant) has its own count. The API is that of `fixed-window`'s in-process
+//! limiter, with a key; each attempt is one round trip, one Lua script on the server's clock.
+//!
+//! A service starts its limiter with [`start`](SharedRateLimiter::start) (or
+//! [`start_blocking`](SharedRateLimiter::start_blocking)), which returns at once and registers
+//! in the background: until Redis answers, the [`FailPolicy`] decides each call.
+//! [`connect`](SharedRateLimiter::connect) instead waits for the server and fails at once if it
+//! cannot be reached.
+//!
+//! ```
+//! use core::time::Duration;
+//! use fixed_window_redis::{redis, Config, SharedError, SharedRateLimiter};
+//!
+//! # let server = fixed_window_redis_test::RedisServer::start()?;
+//! let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+//! # let client = server.client()?;
+//! let config = Config::of("checkout", 2, Duration::from_secs(3600))?; // 2 per hour, per key
+//!
+//! // Two replicas of a service, each with its own connection, share one limit per key.
+//! let a = SharedRateLimiter::start_blocking(config.clone(), client.clone())?;
+//! let b = SharedRateLimiter::start_blocking(config, client)?;
+//! assert_eq!(a.call("alice", || "charged")?, "charged");
+//! assert_eq!(b.try_acquire("alice")?.remaining(), Some(0));
+//! let rejected = a.try_acquire("alice").unwrap_err();
+//! assert!(matches!(rejected, SharedError::Limited(_)));
+//! assert!(b.try_acquire("bob").is_ok()); // another key, another count
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The crate's README (in the package, and on its registry page) walks through the fail
+//! policy, weights and draining, changing the limit, the origin, Redis Cluster, replicas, TLS
+//! and ACL users, the HTTP layer, memory limits, and what the limiter guarantees and what a
+//! server can lose.
 //!
 //! # Types
 //!
@@ -99,6 +133,8 @@
 //! attempt until it has registered: each call first tries to register, and if that fails the
 //! fail policy answers, with an [`UnavailableKind::NotRegistered`] cause (nothing was sent).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod coalescer;
 mod config;
 pub use crate::config::{
@@ -112,6 +148,7 @@ pub use crate::error::{Conflict, SharedError};
 mod http_limiter;
 /// Core's HTTP layer and key extractors (feature `http`), which the shared limiter plugs into.
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use fixed_window::http;
 mod event;
 pub use crate::event::SharedEvent;

@@ -1,5 +1,11 @@
 //! The header fields a limited HTTP response carries: `Retry-After` (RFC 9110) and the IETF
-//! httpapi draft's `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers).
+//! httpapi draft's `RateLimit-Policy` and `RateLimit`, as revision 10 of the draft
+//! (draft-ietf-httpapi-ratelimit-headers-10, the newest) defines them: each a structured-field
+//! list (RFC 9651) of items, the item a policy's name as a String with Integer parameters,
+//! `q` (quota) and `w` (window, seconds) in `RateLimit-Policy`, `r` (remaining) and `t`
+//! (seconds to reset) in `RateLimit`. The optional `qu` (quota unit, "requests" by default)
+//! and `pk` (partition key) are not sent: the unit is requests (or the weights a caller
+//! chose), and the key is the client's to know.
 
 use core::fmt::Write as _;
 use core::time::Duration;
@@ -18,7 +24,8 @@ pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 ///
 /// The draft counts in whole seconds, so the window and the time to reset are rounded up: a
 /// client that waits the advertised seconds never arrives early. A 500 ms period is advertised
-/// as `w=1`.
+/// as `w=1`. A structured-field Integer has at most 15 digits, so a longer window or reset
+/// (over 31 million years) is advertised as [`MAX_SECONDS`].
 ///
 /// # Examples
 ///
@@ -86,7 +93,7 @@ impl RateLimitFields {
     pub fn policy(&self) -> HeaderValue {
         let mut item = self.item();
         // Infallible: writing to a String.
-        let _ = write!(item, ";q={};w={}", self.limit, seconds_up(self.period));
+        let _ = write!(item, ";q={};w={}", self.limit, integer_seconds(self.period));
         header_value(item)
     }
 
@@ -105,7 +112,7 @@ impl RateLimitFields {
     pub fn rate_limit(&self, remaining: u32, reset: Duration) -> HeaderValue {
         let mut item = self.item();
         // Infallible: writing to a String.
-        let _ = write!(item, ";r={remaining};t={}", seconds_up(reset));
+        let _ = write!(item, ";r={remaining};t={}", integer_seconds(reset));
         header_value(item)
     }
 
@@ -148,6 +155,26 @@ pub fn retry_after(wait: Duration) -> HeaderValue {
     HeaderValue::from(seconds_up(wait))
 }
 
+/// The largest structured-field Integer (RFC 9651 §3.3.1: at most 15 digits), the most seconds
+/// `w` and `t` advertise.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::http::{MAX_SECONDS, RateLimitFields};
+///
+/// let fields = RateLimitFields::new("forever", 1, Duration::MAX);
+/// assert_eq!(fields.policy(), format!("\"forever\";q=1;w={MAX_SECONDS}").as_str());
+/// ```
+pub const MAX_SECONDS: u64 = 999_999_999_999_999;
+
+/// `duration` in whole seconds, rounded up, as a structured-field Integer: at most
+/// [`MAX_SECONDS`].
+fn integer_seconds(duration: Duration) -> u64 {
+    seconds_up(duration).min(MAX_SECONDS)
+}
+
 /// `duration` in whole seconds, rounded up; `Duration::MAX` is `u64::MAX` seconds.
 pub(crate) fn seconds_up(duration: Duration) -> u64 {
     let seconds = duration.as_secs();
@@ -182,6 +209,18 @@ mod tests {
         assert_eq!(fields.policy(), "\"a\\\"b\\\\c\";q=1;w=1");
         let odd = RateLimitFields::new("naïve\n", 1, Duration::from_secs(1));
         assert_eq!(odd.policy(), "\"na?ve?\";q=1;w=1");
+    }
+
+    #[test]
+    fn windows_and_resets_stay_within_fifteen_digits() {
+        let fields = RateLimitFields::new("api", 1, Duration::from_secs(MAX_SECONDS + 1));
+        assert_eq!(fields.policy(), "\"api\";q=1;w=999999999999999");
+        let exact = RateLimitFields::new("api", 1, Duration::from_secs(MAX_SECONDS));
+        assert_eq!(exact.policy(), "\"api\";q=1;w=999999999999999");
+        assert_eq!(
+            fields.rate_limit(0, Duration::MAX),
+            "\"api\";r=0;t=999999999999999"
+        );
     }
 
     #[test]

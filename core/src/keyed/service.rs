@@ -28,6 +28,7 @@ use super::{KeyedRateLimiter, KeyedRateLimiterError};
 /// assert!(err.to_string().contains("10.0.0.1"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub enum KeyedServiceError<K, E> {
     /// No permit for the request's key: the request never reached the service.
     RateLimited(KeyedRateLimiterError<K>),
@@ -90,6 +91,7 @@ where
 /// });
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct KeyedRateLimitLayer<K, C, S, F> {
     limiter: Arc<KeyedRateLimiter<K, C, S>>,
     key_of: F,
@@ -184,6 +186,7 @@ impl<Svc, K, C, S, F: Clone> Layer<Svc> for KeyedRateLimitLayer<K, C, S, F> {
 /// assert!(format!("{service:?}").contains("api"));
 /// # Ok::<(), fixed_window::ConfigError>(())
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub struct KeyedRateLimitService<Svc, K, C, S, F> {
     inner: Svc,
     limiter: Arc<KeyedRateLimiter<K, C, S>>,

@@ -7,6 +7,8 @@ mod boundaries;
 mod concurrency;
 mod config;
 mod extremes;
+#[cfg(feature = "http")]
+mod fields;
 mod formatting;
 #[cfg(feature = "axum")]
 mod http;
