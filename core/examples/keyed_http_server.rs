@@ -8,8 +8,11 @@
 //!
 //! Each `200 OK` carries both policies (`RateLimit-Policy: "global";q=…, "per-client";q=…`)
 //! and their state; the fourth request from one address is `429 Too Many Requests` with
-//! `Retry-After`. Ctrl-C stops it gracefully. `RUST_LOG=debug` logs every decision.
+//! `Retry-After`. Ctrl-C (or SIGTERM) stops it gracefully: requests in flight are answered
+//! first. Logs go to stderr through `tracing`, coloured only on a terminal; `RUST_LOG=debug`
+//! logs every decision.
 
+use std::io::IsTerminal as _;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +22,7 @@ use axum::routing::get;
 use clap::Parser;
 use fixed_window::http::{AllRequests, HttpRateLimitLayer, PeerIp};
 use fixed_window::{KeyedRateLimiter, RateLimiter};
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 /// An HTTP service with a per-client limit and a global one, both in this process.
 #[derive(Debug, Parser)]
@@ -45,6 +48,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log file or a collector gets plain text.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let flags = Flags::parse();
     let per_client =
@@ -67,10 +72,37 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(async {
-        let _ = tokio::signal::ctrl_c().await;
-        info!("shutting down");
-    })
+    .with_graceful_shutdown(shutdown())
     .await?;
+    info!("stopped");
     Ok(())
+}
+
+/// Resolves on Ctrl-C or, on Unix, SIGTERM (what a service manager or an orchestrator sends).
+async fn shutdown() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            warn!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    info!("shutting down");
 }

@@ -15,16 +15,21 @@
 //! uncounted) until it is back; the service starts and stays up either way.
 //! Ctrl-C (or SIGTERM) stops it gracefully: requests in flight are answered first.
 //!
-//! Logs go to stderr through `tracing`; `RUST_LOG=debug` shows every decision.
+//! Logs go to stderr through `tracing`, coloured only on a terminal: a line when the limiter
+//! loses its Redis server and one when the server counts again; `RUST_LOG=debug` shows every
+//! decision.
 
+use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
 use clap::Parser;
+use fixed_window::RateLimiterEvent;
 use fixed_window_redis::http::{Header, HttpRateLimitLayer, KeyExtractor, PeerIp};
 use fixed_window_redis::{Config, FailPolicy, SharedEvent, SharedRateLimiter, redis};
 use tracing::{debug, info, warn};
@@ -62,6 +67,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log file or a collector gets plain text.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let flags = Flags::parse();
     let fail_policy = if flags.fail_open {
@@ -75,14 +82,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = redis::Client::open(flags.redis.as_str())?;
     // Started, not connected: it serves while Redis is down (503, or uncounted with
     // --fail-open) and registers in the background, instead of failing to start.
+    // One line when the server is lost and one when it counts again, not one per request.
+    let lost = AtomicBool::new(false);
     let limiter =
-        SharedRateLimiter::start(config, client).with_listener(|key, event| match event {
-            SharedEvent::Unavailable { cause, .. } => warn!(key, %cause, "redis unavailable"),
+        SharedRateLimiter::start(config, client).with_listener(move |key, event| match event {
+            SharedEvent::Unavailable { cause, .. } => {
+                if lost.swap(true, Ordering::Relaxed) {
+                    debug!(key, %cause, "redis unavailable");
+                } else {
+                    warn!(%cause, ?fail_policy, "lost the redis server: the fail policy decides until it answers");
+                }
+            }
             SharedEvent::EvictionRisk { risk, .. } => warn!(
                 policy = risk.policy(),
                 configuration = risk.configuration(),
                 "redis may evict the limiter's keys when its memory is full"
             ),
+            // Only the server grants a counted permit (a local rejection needs no server).
+            SharedEvent::Limiter(decided @ RateLimiterEvent::Permitted { .. }) => {
+                if lost.swap(false, Ordering::Relaxed) {
+                    info!("the redis server answers again: counting");
+                }
+                debug!(key, event = ?decided, "decided");
+            }
             event => debug!(key, ?event, "decided"),
         });
     let limiter = Arc::new(limiter);
