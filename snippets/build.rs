@@ -44,7 +44,7 @@ fn main() {
     fs::write(Path::new(&out).join("snippets.rs"), code).expect("writing the snippets");
 }
 
-/// The ```rust blocks of `text` (any info string that begins with `rust`), each with the
+/// The Rust blocks of `text` (fenced, with an info string that begins with `rust`), each with the
 /// heading above it.
 fn blocks(text: &str) -> Vec<Block> {
     let mut found = Vec::new();
@@ -72,7 +72,7 @@ fn blocks(text: &str) -> Vec<Block> {
         } else if fence {
             other = true;
         } else if line.starts_with('#') {
-            heading = line.trim_start_matches('#').trim().to_owned();
+            line.trim_start_matches('#').trim().clone_into(&mut heading);
         }
     }
     assert!(open.is_none(), "a ```rust block is never closed");

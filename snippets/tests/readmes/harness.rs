@@ -233,7 +233,7 @@ async fn check_served(
         match client.get(&url).send().await {
             Ok(response) => break response,
             Err(_) if started.elapsed() < LISTEN_WITHIN => {
-                tokio::time::sleep(Duration::from_millis(50)).await
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
             Err(err) => return Err(format!("not listening after {LISTEN_WITHIN:?}: {err}")),
         }
