@@ -141,6 +141,7 @@ mod server;
 pub use crate::server::Server;
 mod service;
 pub use crate::service::{SharedRateLimitLayer, SharedRateLimitService, SharedServiceError};
+mod renewal;
 mod transport;
 mod unavailable;
 pub use crate::unavailable::{Unavailable, UnavailableKind};

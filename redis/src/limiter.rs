@@ -21,6 +21,7 @@ use crate::registration::Registration;
 use wait::Awaiting;
 
 mod attempt;
+mod client;
 mod construction;
 mod drain;
 mod limit;

@@ -10,6 +10,7 @@ mod boundaries;
 mod coalescing;
 mod configuration;
 mod counting;
+mod credentials;
 mod drain;
 mod expiry;
 mod faults;
