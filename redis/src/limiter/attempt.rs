@@ -97,6 +97,9 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
         }
+        if let Some(conflict) = self.registrar.refused() {
+            return Err(SharedError::Conflict(*conflict));
+        }
         self.refresh_limit(now);
         let (mut now, mut tries) = (now, 0);
         loop {

@@ -9,6 +9,7 @@ mod bad_input;
 mod boundaries;
 mod coalescing;
 mod configuration;
+mod conflict;
 mod counting;
 mod credentials;
 mod drain;
