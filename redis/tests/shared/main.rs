@@ -14,6 +14,7 @@ mod counting;
 mod credentials;
 mod drain;
 mod expiry;
+mod fail_local;
 mod faults;
 mod http;
 mod layer;
