@@ -45,6 +45,10 @@ pub(crate) struct Renewal {
     refusals: AtomicU32,
     /// When the next renewal may be made.
     not_before: Mutex<Instant>,
+    /// The refusal of the last renewal, if it was refused: the calls get it until a renewal
+    /// succeeds, rather than the connection it was meant to replace (made with a client since
+    /// replaced, or whose credentials the server no longer takes).
+    refusal: Mutex<Option<RedisError>>,
     /// Held by the one call making a new connection; the others wait for it.
     renewing: tokio::sync::Mutex<()>,
     /// How long making a connection may take.
@@ -68,6 +72,7 @@ impl Renewal {
             due: AtomicBool::new(true),
             refusals: AtomicU32::new(0),
             not_before: Mutex::new(Instant::now()),
+            refusal: Mutex::new(None),
             renewing: tokio::sync::Mutex::new(()),
             timeout,
         }
@@ -114,22 +119,26 @@ impl Renewal {
         let _renewing = self.renewing.lock().await;
         let current = lock(&self.current).clone();
         let due = self.due.load(Ordering::Acquire) && Instant::now() >= *lock(&self.not_before);
+        if !due && let Some(refusal) = lock(&self.refusal).clone() {
+            return Err(refusal);
+        }
         match current {
             Some(made) if !due => Ok(made),
-            _ => {
-                let made = self.make().await;
-                match made {
-                    Ok(made) => {
-                        *lock(&self.current) = Some(made.clone());
-                        self.due.store(false, Ordering::Release);
-                        Ok(made)
-                    }
-                    Err(err) => {
-                        self.back_off();
-                        Err(err)
-                    }
+            _ => match self.make().await {
+                Ok(made) => {
+                    *lock(&self.current) = Some(made.clone());
+                    *lock(&self.refusal) = None;
+                    self.due.store(false, Ordering::Release);
+                    Ok(made)
                 }
-            }
+                Err(err) => {
+                    if denied(&err) {
+                        *lock(&self.refusal) = Some(err.clone());
+                    }
+                    self.back_off();
+                    Err(err)
+                }
+            },
         }
     }
 

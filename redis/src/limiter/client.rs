@@ -9,8 +9,9 @@ impl<C: fixed_window::Clock> SharedRateLimiter<C> {
     /// Makes every connection from now on with `server`'s client, the next call's at once:
     /// how a rotated password (or user, or TLS certificate) takes effect without a restart.
     /// Build the new client as the first one was (`redis::Client::open` with the new URL, or a
-    /// `ClusterClient` whose builder has the new `password`), and give it here before the old
-    /// password stops working, or after: a limiter refused by the server (`NOAUTH`,
+    /// `ClusterClient` whose builder has the new `password`), and give it here once the server
+    /// takes the new password, before or after it stops taking the old one (until the server
+    /// takes the new client, calls are refused as it refuses it): a limiter refused by the server (`NOAUTH`,
     /// `WRONGPASS`, `NOPERM`, an untrusted certificate) makes a new connection at most every
     /// half second while calls come, so it decides again within about a second of the
     /// credentials working, with this client or the one it has. Nothing is counted or

@@ -271,3 +271,27 @@ fn a_restart_that_provisions_the_user_late_is_recovered_from() -> TestResult {
     }
     Ok(())
 }
+
+/// A TLS handshake refused (a client that does not trust the server's certificate, given to a
+/// connected limiter) is a refusal as the others: the limiter decides again once it is given a
+/// client that trusts the server.
+#[test]
+fn a_refused_tls_handshake_is_recovered_from_with_a_trusting_client() -> TestResult {
+    for (name, policy) in policies() {
+        let server = RedisServer::start_with(&ServerOptions::new().with_tls())?;
+        let limiter =
+            SharedRateLimiter::connect_blocking(config("tls", policy)?, server.client()?)?;
+        assert_eq!(limiter.try_acquire("k")?.remaining(), Some(LIMIT - 1));
+        // The system's authorities do not know the test's.
+        limiter.set_client(redis::Client::open(server.url())?)?;
+        let refused = refused_calls(&limiter, "k", 5, Instant::now())?;
+        check_refused(policy, &refused);
+        limiter.set_client(server.client()?)?;
+        let (remaining, took) = recovery(&limiter, "k")?;
+        println!(
+            "{name}: a trusting client given, deciding again after {took:?}; while refused {refused:?}"
+        );
+        assert_eq!(remaining, LIMIT - 2, "{name}");
+    }
+    Ok(())
+}
