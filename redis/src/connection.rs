@@ -13,15 +13,14 @@ use core::future::Future;
 use core::time::Duration;
 use std::sync::Arc;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::cluster::ClusterClient;
-use redis::{Client, Script};
+use redis::Script;
 use tokio::runtime::{Handle, Runtime};
 use tokio::sync::OnceCell;
 
 use crate::coalescer::{Coalescer, Reply};
 use crate::invocation::{Terms, invoke};
 use crate::protocol::ScriptCall;
+use crate::renewal::Renewal;
 use crate::script::SCRIPT;
 use crate::server::Server;
 use crate::transport::Transport;
@@ -40,12 +39,13 @@ pub(crate) struct Connection {
 /// The client and, once made, the connection and its coalescer: what a registration in the
 /// background shares with the calls (not the runtime, which the limiter alone owns).
 pub(crate) struct Link {
-    server: Server,
+    /// The client and the connection made from it, made anew when the server refuses it.
+    renewal: Arc<Renewal>,
     script: Arc<Script>,
     terms: Terms,
     handle: Handle,
     /// Made by the first registration that reaches the server; redis-rs's manager reconnects
-    /// on its own from then on.
+    /// on its own from then on, and [`Renewal`] after a refusal.
     live: OnceCell<Live>,
 }
 
@@ -103,7 +103,7 @@ impl Connection {
         runtime: Option<Arc<OwnedRuntime>>,
     ) -> Connection {
         let link = Arc::new(Link {
-            server,
+            renewal: Arc::new(Renewal::new(server, terms.timeout)),
             script: Arc::new(Script::new(SCRIPT)),
             terms,
             handle: handle.clone(),
@@ -195,7 +195,11 @@ impl Link {
     async fn live(&self) -> Result<&Live, Unavailable> {
         self.live
             .get_or_try_init(|| async {
-                let transport = connect(&self.server, self.terms.timeout).await?;
+                self.renewal
+                    .connect()
+                    .await
+                    .map_err(|err| Unavailable::from(&err))?;
+                let transport = Transport::new(Arc::clone(&self.renewal));
                 let coalescer = Coalescer::new(
                     transport.clone(),
                     Arc::clone(&self.script),
@@ -226,7 +230,13 @@ impl Link {
 
     /// Whether the server is a cluster.
     pub(crate) fn is_cluster(&self) -> bool {
-        self.server.is_cluster()
+        self.renewal.is_cluster()
+    }
+
+    /// Connections are made from `server` from now on, the next call's at once; `false` if
+    /// `server` is of another kind (see [`Renewal::replace`]).
+    pub(crate) fn replace(&self, server: Server) -> bool {
+        self.renewal.replace(server)
     }
 
     /// Runs `call` at once, on its own (a registration), connecting first if need be, and
@@ -269,67 +279,9 @@ fn block_on<T: Send + 'static>(
     }
 }
 
-/// rustls needs one crypto provider for the process: ring's (the one this crate builds), unless
-/// the application installed one already. Without it, redis-rs's TLS connection would panic if
-/// the process built rustls with more than one provider.
-#[cfg(feature = "tls")]
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may install one meanwhile; either serves.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
 fn task_failed(err: &tokio::task::JoinError) -> Unavailable {
     Unavailable::new(
         UnavailableKind::Connection,
         format!("the client's task failed: {err}"),
     )
-}
-
-async fn connect(server: &Server, timeout: Duration) -> Result<Transport, Unavailable> {
-    #[cfg(feature = "tls")]
-    install_crypto_provider();
-    match server {
-        Server::Node(client) => Ok(Transport::Node(
-            connect_node(client.clone(), timeout).await?,
-        )),
-        Server::Cluster(client) => Ok(Transport::Cluster(connect_cluster(client, timeout).await?)),
-    }
-}
-
-/// A cluster connection: it reads the slot map from the first node that answers, and follows
-/// `MOVED` and `ASK` from then on. Its own retries and timeouts are the client's, as the
-/// application built it; [`invoke`] bounds each call by the configured timeout all the same.
-async fn connect_cluster(
-    client: &ClusterClient,
-    timeout: Duration,
-) -> Result<redis::cluster_async::ClusterConnection, Unavailable> {
-    match tokio::time::timeout(timeout, client.get_async_connection()).await {
-        Ok(connection) => connection.map_err(|err| Unavailable::from(&err)),
-        Err(_) => Err(Unavailable::new(
-            UnavailableKind::Timeout,
-            format!("no connection to the cluster within {timeout:?}"),
-        )),
-    }
-}
-
-async fn connect_node(client: Client, timeout: Duration) -> Result<ConnectionManager, Unavailable> {
-    // One connection attempt per reconnection, no back-off between them: a call that finds
-    // the connection broken starts a new attempt, so the limiter recovers on the first call
-    // after the server is back, instead of after a back-off that may have grown to a minute.
-    // No response timeout of redis-rs's own (it would default to 500 ms): [`invoke`] bounds
-    // the whole call by the configured timeout, so a second timer per request would only cost,
-    // and a shorter one would cut calls the configuration allows.
-    let config = ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(timeout))
-        .set_response_timeout(None)
-        .set_number_of_retries(0);
-    match tokio::time::timeout(timeout, ConnectionManager::new_with_config(client, config)).await {
-        Ok(manager) => manager.map_err(|err| Unavailable::from(&err)),
-        Err(_) => Err(Unavailable::new(
-            UnavailableKind::Timeout,
-            format!("no connection within {timeout:?}"),
-        )),
-    }
 }

@@ -124,7 +124,9 @@
 //! A connection error, a timeout or a server error is neither a permit nor a rejection: the
 //! [`FailPolicy`] decides. Fail closed (the default): [`SharedError::Unavailable`] with the
 //! cause. Fail open: a permit that nobody counted, marked
-//! ([`SharedPermit::failed_open`]) and announced ([`SharedEvent::Unavailable`]). A timeout or
+//! ([`SharedPermit::failed_open`]) and announced ([`SharedEvent::Unavailable`]). Fail open with
+//! a bound ([`FailPolicy::Local`]): such a permit within this process's own fixed window of
+//! `share` permits per key ([`LocalShare`]), a local rejection past it. A timeout or
 //! a connection lost after the request was sent may hide a script that ran: that attempt may
 //! have counted ([`Unavailable::may_have_counted`]). The limiter never retries an attempt
 //! whose outcome it does not know.
@@ -159,6 +161,8 @@ mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
 mod limiter;
 pub use crate::limiter::SharedRateLimiter;
+mod local_share;
+pub use crate::local_share::LocalShare;
 mod memory;
 pub use crate::memory::DRIFT_ALLOWANCE;
 mod origin;
@@ -178,6 +182,7 @@ mod server;
 pub use crate::server::Server;
 mod service;
 pub use crate::service::{SharedRateLimitLayer, SharedRateLimitService, SharedServiceError};
+mod renewal;
 mod transport;
 mod unavailable;
 pub use crate::unavailable::{Unavailable, UnavailableKind};

@@ -14,6 +14,7 @@ use crate::connection::Connection;
 use crate::error::SharedError;
 use crate::event::SharedEvent;
 use crate::eviction::EvictionRisk;
+use crate::local_share::LocalShare;
 use crate::permit::SharedPermit;
 use crate::protocol::Protocol;
 use crate::registrar::{Background, Registrar};
@@ -21,6 +22,7 @@ use crate::registration::Registration;
 use wait::Awaiting;
 
 mod attempt;
+mod client;
 mod construction;
 mod drain;
 mod limit;
@@ -80,6 +82,9 @@ pub struct SharedRateLimiter<C = SystemClock> {
     /// The local instant (nanoseconds on the clock) of the last background read
     /// of the configuration ([`LIMIT_REFRESH`](crate::LIMIT_REFRESH)).
     refreshed: AtomicU64,
+    /// The in-process windows of [`FailPolicy::Local`](crate::FailPolicy::Local) (none
+    /// under another policy), on this limiter's clock.
+    local: LocalShare,
 }
 
 impl<C: Clock> SharedRateLimiter<C> {
@@ -105,6 +110,8 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// ```
     pub fn with_clock<D: Clock>(self, clock: D) -> SharedRateLimiter<D> {
         let refreshed = AtomicU64::new(clock.now().as_nanos());
+        // The local windows are on the clock's timeline: a new clock starts them afresh.
+        let local = LocalShare::new(self.protocol.config());
         SharedRateLimiter {
             protocol: self.protocol,
             connection: self.connection,
@@ -114,6 +121,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             listeners: self.listeners,
             told: self.told,
             refreshed,
+            local,
         }
     }
 
@@ -616,6 +624,7 @@ impl<C> fmt::Debug for SharedRateLimiter<C> {
             .field("listeners", &self.listeners.len())
             .field("listeners_told", &self.told.load(Ordering::Relaxed))
             .field("clock", &core::any::type_name::<C>())
+            .field("local", &self.local)
             .finish()
     }
 }

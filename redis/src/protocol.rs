@@ -247,7 +247,9 @@ impl Protocol {
 
     fn unavailable(&self, cause: Unavailable) -> Decision {
         match self.config.fail_policy() {
-            FailPolicy::Closed => Decision::Unavailable(cause),
+            // `Local` is decided by the driver, which keeps the in-process windows
+            // ([`LocalShare`](crate::LocalShare)), from this `Unavailable`.
+            FailPolicy::Closed | FailPolicy::Local { .. } => Decision::Unavailable(cause),
             FailPolicy::Open => Decision::FailedOpen(cause),
         }
     }

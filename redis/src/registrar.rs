@@ -11,7 +11,7 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::connection::Link;
-use crate::error::SharedError;
+use crate::error::{Conflict, SharedError};
 use crate::eviction::EvictionRisk;
 use crate::invocation::timed_out;
 use crate::protocol::Protocol;
@@ -37,6 +37,9 @@ pub(crate) struct Registrar {
     eviction: OnceLock<Option<EvictionRisk>>,
     /// Held by the one try in flight; a call that finds it taken waits for that try's outcome.
     trying: tokio::sync::Mutex<()>,
+    /// On a cluster, the conflict that refused the registration: every call is refused with
+    /// it (see [`Registrar::refused`]).
+    refused: OnceLock<Conflict>,
 }
 
 struct State {
@@ -60,6 +63,7 @@ impl Registrar {
             fixed,
             eviction: OnceLock::new(),
             trying: tokio::sync::Mutex::new(()),
+            refused: OnceLock::new(),
         })
     }
 
@@ -75,6 +79,16 @@ impl Registrar {
     #[inline]
     pub(crate) fn is_ready(&self) -> bool {
         self.fixed || self.is_settled()
+    }
+
+    /// The conflict every call of a refused limiter on a cluster ends with. There no call
+    /// reads the configuration key (it lives in another slot than the counters), and a refused
+    /// limiter has no origin to count by: without this, its calls would be answered as not
+    /// registered, and fail open with a permit. (On one node each call carries the
+    /// configuration key, and the server refuses it itself.)
+    #[inline]
+    pub(crate) fn refused(&self) -> Option<&Conflict> {
+        self.refused.get()
     }
 
     pub(crate) fn registration(&self) -> Registration {
@@ -200,6 +214,11 @@ impl Registrar {
         let mut state = self.lock();
         state.registration.record(outcome);
         state.ended += 1;
+        if let Registration::Refused(conflict) = &state.registration
+            && self.protocol.is_cluster()
+        {
+            let _ = self.refused.set(*conflict);
+        }
         if state.registration.is_settled() {
             self.settled.store(true, Ordering::Release);
         }

@@ -21,7 +21,8 @@ use redis::cluster::ClusterClient;
 ///   another slot). The configuration is checked when the process registers, and each counter
 ///   records the settings that wrote it: a process with other settings gets
 ///   [`SharedError::Conflict`](crate::SharedError::Conflict) from the first counter the other
-///   settings wrote. The origin is the one the process registered; a configuration key lost
+///   settings wrote, and a process whose registration was refused gets it from every call.
+///   The origin is the one the process registered; a configuration key lost
 ///   afterwards is stored again by the next process to register, with a new origin, and until
 ///   every process has restarted, windows of either grid are counted: each still holds at most
 ///   `limit` permits, and each begins only after the one it replaces has ended. Attempts are

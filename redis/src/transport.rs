@@ -1,24 +1,29 @@
 //! The connection a limiter's calls go over, one node's or a cluster's.
 
-use redis::aio::{ConnectionLike, ConnectionManager};
-use redis::cluster_async::ClusterConnection;
+use std::sync::Arc;
+
+use redis::aio::ConnectionLike;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 
-/// redis-rs's `ConnectionManager` to one node (it reconnects), or its cluster connection (it
-/// follows `MOVED` and `ASK`, reconnects, and refreshes the slot map). Cloned per call, as both
-/// are handles to one multiplexed connection.
+use crate::renewal::Renewal;
+
+/// redis-rs's `ConnectionManager` to one node (it reconnects after I/O errors), or its cluster
+/// connection (it follows `MOVED` and `ASK`, reconnects, and refreshes the slot map), made anew
+/// when the server refuses this client (see [`Renewal`]). Cloned per call, as it is a handle to
+/// one multiplexed connection.
 #[derive(Clone)]
-pub(crate) enum Transport {
-    Node(ConnectionManager),
-    Cluster(ClusterConnection),
+pub(crate) struct Transport(Arc<Renewal>);
+
+impl Transport {
+    /// The calls over `renewal`'s connection.
+    pub(crate) fn new(renewal: Arc<Renewal>) -> Transport {
+        Transport(renewal)
+    }
 }
 
 impl ConnectionLike for Transport {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match self {
-            Transport::Node(manager) => manager.req_packed_command(cmd),
-            Transport::Cluster(cluster) => cluster.req_packed_command(cmd),
-        }
+        Box::pin(self.0.request(cmd))
     }
 
     fn req_packed_commands<'a>(
@@ -27,16 +32,10 @@ impl ConnectionLike for Transport {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        match self {
-            Transport::Node(manager) => manager.req_packed_commands(pipeline, offset, count),
-            Transport::Cluster(cluster) => cluster.req_packed_commands(pipeline, offset, count),
-        }
+        Box::pin(self.0.request_pipeline(pipeline, offset, count))
     }
 
     fn get_db(&self) -> i64 {
-        match self {
-            Transport::Node(manager) => manager.get_db(),
-            Transport::Cluster(cluster) => cluster.get_db(),
-        }
+        self.0.db()
     }
 }

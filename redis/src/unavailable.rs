@@ -28,7 +28,10 @@ pub enum UnavailableKind {
     Reply,
     /// The server or the TLS handshake refused this client: a wrong user name or password, an
     /// ACL that forbids a command or key the limiter needs, or a server certificate the client
-    /// does not trust. Nothing ran; it lasts until the configuration changes.
+    /// does not trust. Nothing ran. The limiter makes a new connection after a back-off (at
+    /// most 500 ms) while calls come, so it decides again once the credentials, the ACL or the
+    /// certificates work; a rotated password is given with
+    /// [`SharedRateLimiter::set_client`](crate::SharedRateLimiter::set_client).
     Denied,
     /// The limiter has not registered with the server yet (it was started while the server
     /// was unreachable, and no registration has succeeded since), so the attempt was not sent;
@@ -219,9 +222,10 @@ impl From<&redis::RedisError> for Unavailable {
     }
 }
 
-/// Whether the server (or the TLS handshake) refused this client: no retry helps until the
-/// credentials, the ACL or the trusted certificates change.
-fn denied(err: &redis::RedisError) -> bool {
+/// Whether the server (or the TLS handshake) refused this client: no retry over the same
+/// connection helps until the credentials, the ACL or the trusted certificates change, and
+/// the connection is made anew (see `renewal`).
+pub(crate) fn denied(err: &redis::RedisError) -> bool {
     if err.kind() == redis::ErrorKind::AuthenticationFailed
         || matches!(err.code(), Some("NOAUTH" | "NOPERM" | "WRONGPASS"))
     {

@@ -57,6 +57,11 @@ pub enum ConfigError {
     /// A fixed origin was later than [`MAX_ORIGIN_MICROS`](crate::MAX_ORIGIN_MICROS) after the
     /// Unix epoch.
     OriginTooLate(Instant),
+    /// A client given to a running limiter
+    /// ([`set_client`](crate::SharedRateLimiter::set_client)) was of another kind than the one
+    /// it was built with (a cluster's for a node's, or the reverse): the limiter's keys would
+    /// not be where it sends them.
+    OtherServerKind,
 }
 
 impl ConfigError {
@@ -75,6 +80,7 @@ impl ConfigError {
             ConfigError::ZeroTimeout => "timeout",
             ConfigError::EmptyTimeKey => "time_key",
             ConfigError::OriginNotWholeMicros(_) | ConfigError::OriginTooLate(_) => "origin",
+            ConfigError::OtherServerKind => "server",
         }
     }
 }
@@ -106,6 +112,9 @@ impl fmt::Display for ConfigError {
                 f,
                 "origin must be at most {MAX_ORIGIN_MICROS} µs after the Unix epoch, got {} ns",
                 at.as_nanos()
+            ),
+            ConfigError::OtherServerKind => f.write_str(
+                "server must be of the kind the limiter was built with (one node, or a cluster)",
             ),
         }
     }

@@ -79,9 +79,30 @@ impl<C: Clock> SharedRateLimiter<C> {
         self.attempt(&Awaiting, key, weight, now, deadline).await
     }
 
-    /// One attempt, made again (up to [`CHANGE_RETRIES`] times) while it finds the limit
-    /// changed: the decision and the local instant it was known at.
+    /// One attempt: the server's decision, or, if it could not decide and the fail policy is
+    /// [`FailPolicy::Local`](crate::FailPolicy::Local), this process's own.
     pub(super) async fn attempt(
+        &self,
+        wait: &impl Wait,
+        key: &str,
+        weight: Option<u32>,
+        now: Instant,
+        deadline: Instant,
+    ) -> Result<(Instant, Decision), SharedError> {
+        match self
+            .attempt_server(wait, key, weight, now, deadline)
+            .await?
+        {
+            (at, Decision::Unavailable(cause)) if self.local.is_active() => {
+                Ok((at, self.local.decide(key, weight, at, deadline, cause)))
+            }
+            decided => Ok(decided),
+        }
+    }
+
+    /// One attempt on the server, made again (up to [`CHANGE_RETRIES`] times) while it finds
+    /// the limit changed: the decision and the local instant it was known at.
+    async fn attempt_server(
         &self,
         wait: &impl Wait,
         key: &str,
@@ -96,6 +117,9 @@ impl<C: Clock> SharedRateLimiter<C> {
             if let Err(cause) = wait.register(&self.connection, registrar).await {
                 return Ok((self.clock.now(), self.protocol.unregistered(&cause)));
             }
+        }
+        if let Some(conflict) = self.registrar.refused() {
+            return Err(SharedError::Conflict(*conflict));
         }
         self.refresh_limit(now);
         let (mut now, mut tries) = (now, 0);

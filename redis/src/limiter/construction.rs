@@ -11,6 +11,7 @@ use crate::connection::Connection;
 use crate::error::SharedError;
 use crate::invocation::Terms;
 use crate::limiter::SharedRateLimiter;
+use crate::local_share::LocalShare;
 use crate::protocol::Protocol;
 use crate::registrar::Registrar;
 use crate::server::Server;
@@ -189,6 +190,7 @@ impl SharedRateLimiter<SystemClock> {
             Protocol::new(config)
         });
         let registrar = Registrar::new(Arc::clone(connection.link()), Arc::clone(&protocol));
+        let local = LocalShare::new(protocol.config());
         let background = start.then(|| registrar.spawn(connection.handle()));
         SharedRateLimiter {
             protocol,
@@ -199,6 +201,7 @@ impl SharedRateLimiter<SystemClock> {
             listeners: Vec::new(),
             told: AtomicUsize::new(0),
             refreshed: AtomicU64::new(SystemClock.now().as_nanos()),
+            local,
         }
     }
 }

@@ -68,13 +68,18 @@ pub enum Decision {
         /// The time until the next window opens: the server's figure for a server decision,
         /// the latest local estimate for a local one.
         retry_after: Duration,
-        /// Decided from the local memory of full windows, without a round trip.
+        /// Decided in this process: from the local memory of full windows, without a round
+        /// trip, or by the window of [`FailPolicy::Local`](crate::FailPolicy::Local) after the
+        /// server could not decide.
         local: bool,
     },
     /// The server could not decide and the policy is [`FailPolicy::Open`](crate::FailPolicy::Open): a permit nobody
-    /// counted.
+    /// counted; or [`FailPolicy::Local`](crate::FailPolicy::Local): a permit only this
+    /// process counted.
     FailedOpen(Unavailable),
-    /// The server could not decide and the policy is [`FailPolicy::Closed`](crate::FailPolicy::Closed).
+    /// The server could not decide and the policy is [`FailPolicy::Closed`](crate::FailPolicy::Closed) (or
+    /// [`FailPolicy::Local`](crate::FailPolicy::Local), until its driver decides by the local
+    /// window: see [`LocalShare`](crate::LocalShare)).
     Unavailable(Unavailable),
     /// The server holds a different configuration; nothing was counted.
     Conflict(Conflict),

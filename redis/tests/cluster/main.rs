@@ -7,6 +7,8 @@
 //! lands within a round trip of the server's boundary, far inside the period. Every loop is
 //! bounded in count and time.
 
+mod conflict;
+mod credentials;
 mod exact;
 mod failover;
 mod limit;

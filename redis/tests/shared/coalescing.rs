@@ -195,11 +195,10 @@ fn a_lost_reply_leaves_every_attempt_of_its_call_undecided_under_the_policy() ->
     let runtime = runtime()?;
     // Short against the pause, yet long enough for connecting on a loaded machine.
     let short = Duration::from_millis(400);
-    for policy in [FailPolicy::Closed, FailPolicy::Open] {
-        let name = match policy {
-            FailPolicy::Closed => "lost-closed",
-            FailPolicy::Open => "lost-open",
-        };
+    for (name, policy) in [
+        ("lost-closed", FailPolicy::Closed),
+        ("lost-open", FailPolicy::Open),
+    ] {
         let config = Config::of(name, 100, HOUR)?
             .with_timeout(short)?
             .with_fail_policy(policy);

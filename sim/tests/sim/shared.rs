@@ -94,6 +94,7 @@ fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fai
                             );
                             open += 1;
                         }
+                        other => panic!("the simulator draws no {other:?}"),
                     }
                 }
                 _ => {}

@@ -485,6 +485,8 @@ impl Checker<'_> {
             // A drain takes no permit: it fails whatever the policy.
             (FailPolicy::Closed, _) | (_, Weight::Rest) => SharedOutcome::Unavailable,
             (FailPolicy::Open, _) => SharedOutcome::Permitted { remaining: None },
+            // Not drawn by the simulator: its processes fail closed or open.
+            (_, _) => SharedOutcome::Unavailable,
         };
         // Too many permits at once are refused before the server is asked.
         if outcome != expected
