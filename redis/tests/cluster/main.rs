@@ -9,6 +9,7 @@
 
 mod exact;
 mod failover;
+mod isolation;
 mod limit;
 mod migration;
 mod replicated;
