@@ -52,6 +52,7 @@ use crate::shared::scenario::SharedScenario;
 mod calls;
 mod cluster;
 mod end;
+mod lanes;
 mod limits;
 mod requests;
 mod windows;
@@ -215,6 +216,8 @@ struct Checker<'s> {
     counter_keys: HashMap<String, u16>,
     /// The failovers seen, for the stated bound.
     failovers: Vec<cluster::FailoverSeen>,
+    /// What the liveness rule per node follows: attempts waiting, calls ending.
+    lanes: lanes::Lanes,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -297,6 +300,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
             })
             .collect(),
         failovers: Vec::new(),
+        lanes: lanes::Lanes::of(scenario),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -355,6 +359,7 @@ impl Checker<'_> {
                 call.deadline = deadline;
             }
             &SharedRecord::Sent {
+                t,
                 request,
                 caller,
                 process,
@@ -362,14 +367,18 @@ impl Checker<'_> {
                 limit,
                 version,
                 change,
-                ..
-            } => self.sent(
-                request,
-                (caller, change),
-                process,
-                purpose,
-                (limit, version),
-            ),
+            } => {
+                self.lane_sent(t, caller, process, purpose);
+                self.sent(
+                    request,
+                    (caller, change),
+                    process,
+                    purpose,
+                    (limit, version),
+                );
+            }
+            &SharedRecord::Queued { t, caller } => self.attempt_queued(t, caller),
+            &SharedRecord::CallEnded { t, process, slot } => self.call_ended(t, process, slot),
             &SharedRecord::Executed {
                 t,
                 request,
