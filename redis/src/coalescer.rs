@@ -9,9 +9,11 @@
 //! redis-rs's routing, and changes with failovers and migrations), a slot is owned by one
 //! primary at a time, and no coalescing is lost, since attempts of different slots never
 //! shared a call. A lane per `slot % n` would put slots of different primaries in one lane,
-//! and one primary's trouble would reach the others' keys through it. The lanes live in one
-//! map, made when a slot's first attempt arrives and dropped when idle once the map holds
-//! more than [`IDLE_LANES_KEPT`], so memory follows the slots in use.
+//! and one primary's trouble would reach the others' keys through it. A cluster's lanes live
+//! in one map, made when a slot's first attempt arrives and dropped when idle once the map
+//! holds more than [`IDLE_LANES_KEPT`], so memory follows the slots in use; one node's lane
+//! is a field of its own, so that its attempts take the path they took before lanes, with
+//! nothing to hash.
 //!
 //! There is no task of its own: in each lane, the caller that finds no call in flight leads.
 //! It gathers the attempts queued behind it (first letting the callers its predecessor just
@@ -78,7 +80,41 @@ pub(crate) struct Coalescer {
     /// Where the work of a leader that is gone continues.
     handle: Handle,
     /// Each lane's state; one lock for all, held only to queue or take attempts.
-    lanes: Mutex<HashMap<Lane, Waiting>>,
+    lanes: Mutex<Lanes>,
+}
+
+/// The lanes: one node's, and a cluster's per slot.
+#[derive(Default)]
+struct Lanes {
+    node: Waiting,
+    slots: HashMap<Slot, Waiting>,
+}
+
+impl Lanes {
+    /// `lane`'s state, made if it has none.
+    fn get(&mut self, lane: Lane) -> &mut Waiting {
+        match lane {
+            None => &mut self.node,
+            Some(slot) => self.slots.entry(slot).or_default(),
+        }
+    }
+
+    /// `lane`'s state, if it has one.
+    fn peek(&self, lane: Lane) -> Option<&Waiting> {
+        match lane {
+            None => Some(&self.node),
+            Some(slot) => self.slots.get(&slot),
+        }
+    }
+
+    /// `lane`, idle, dropped if more than [`IDLE_LANES_KEPT`] are held (never one node's).
+    fn idle(&mut self, lane: Lane) {
+        if let Some(slot) = lane
+            && self.slots.len() > IDLE_LANES_KEPT
+        {
+            self.slots.remove(&slot);
+        }
+    }
 }
 
 /// The attempts of one lane behind its call in flight, and whether the lane has a leader.
@@ -148,7 +184,7 @@ impl Coalescer {
             script,
             terms,
             handle,
-            lanes: Mutex::new(HashMap::new()),
+            lanes: Mutex::new(Lanes::default()),
         })
     }
 
@@ -166,7 +202,7 @@ impl Coalescer {
         let queued = Queued { call, answer };
         let leads = {
             let mut lanes = self.lock();
-            let waiting = lanes.entry(lane).or_default();
+            let waiting = lanes.get(lane);
             if waiting.led {
                 waiting.queued.push_back(queued);
                 None
@@ -270,7 +306,7 @@ impl Coalescer {
             groups => futures::future::join_all(groups.iter().map(|(call, _)| send(call))).await,
         };
         let answered = groups.iter().map(|(_, answers)| answers.len()).sum();
-        self.lock().entry(lane).or_default().answered = answered;
+        self.lock().get(lane).answered = answered;
         for ((call, answers), reply) in groups.into_iter().zip(replies) {
             for (index, answer) in answers.into_iter().enumerate() {
                 let part = match &reply {
@@ -290,7 +326,7 @@ impl Coalescer {
     async fn gather(&self, lane: Lane, own: Option<Queued>) -> Vec<Queued> {
         let expected = self
             .lock()
-            .get(&lane)
+            .peek(lane)
             .map_or(0, |waiting| waiting.answered)
             .clamp(1, MAX_BATCH);
         let mut batch = Vec::with_capacity(expected);
@@ -298,7 +334,7 @@ impl Coalescer {
         loop {
             {
                 let mut lanes = self.lock();
-                let waiting = lanes.entry(lane).or_default();
+                let waiting = lanes.get(lane);
                 let taken = waiting.queued.len().min(MAX_BATCH - batch.len());
                 batch.extend(waiting.queued.drain(..taken));
             }
@@ -310,7 +346,7 @@ impl Coalescer {
             tokio::task::yield_now().await;
             if self
                 .lock()
-                .get(&lane)
+                .peek(lane)
                 .is_none_or(|waiting| waiting.queued.is_empty())
             {
                 break;
@@ -325,13 +361,10 @@ impl Coalescer {
         loop {
             let next = {
                 let mut lanes = self.lock();
-                let held = lanes.len();
-                let waiting = lanes.entry(lane).or_default();
+                let waiting = lanes.get(lane);
                 let Some(next) = waiting.queued.pop_front() else {
                     waiting.led = false;
-                    if held > IDLE_LANES_KEPT {
-                        lanes.remove(&lane);
-                    }
+                    lanes.idle(lane);
                     return;
                 };
                 next
@@ -353,7 +386,7 @@ impl Coalescer {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<Lane, Waiting>> {
+    fn lock(&self) -> MutexGuard<'_, Lanes> {
         // Nothing panics while holding the lock; were it poisoned, the queues are still whole.
         self.lanes.lock().unwrap_or_else(PoisonError::into_inner)
     }
