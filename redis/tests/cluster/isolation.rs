@@ -5,8 +5,9 @@
 //!
 //! Each test measures, per group of keys (on the troubled primary, on the others), the attempts
 //! made, those `Unavailable` and the median and slowest latency, before the fault (those that
-//! ended before it) and during it (those in flight at any moment of it), and prints them. The latency bound asserted is generous (a round trip on loopback is
-//! well under a millisecond; a call held behind the troubled primary waits its timeout).
+//! ended before it) and during it (those in flight at any moment of it), and prints them. The
+//! latency bound asserted is generous (a round trip on loopback is well under a millisecond; a
+//! call held behind the troubled primary waits its timeout).
 
 use core::time::Duration;
 use std::sync::Arc;

@@ -31,8 +31,8 @@
 //!   process for the whole run: it never registers, and every call it answers is
 //!   `Unavailable` (failing closed) or a permit counted nowhere (failing open).
 //!
-//! Liveness per node (`oracle/lanes.rs`): an attempt that waits for a script call waits only behind a
-//! call of its own hash slot, so one primary's trouble costs only its own keys.
+//! Liveness per node (`oracle/lanes.rs`): an attempt that waits for a script call waits only
+//! behind a call of its own hash slot, so one primary's trouble costs only its own keys.
 //!
 //! Changes of the limit: the model stores the configuration with its version, as the rule
 //! says the server does. A change that ran is in force from that server instant, for the
