@@ -5,8 +5,9 @@
 //! is made by the first registration that reaches the server, so a limiter can exist before
 //! the server does.
 //!
-//! Attempts are coalesced (see [`Coalescer`]): one script call in flight at a time, carrying
-//! every attempt queued while the one before it was in flight.
+//! Attempts are coalesced (see [`Coalescer`]): one script call in flight at a time per lane
+//! (the one node, or each hash slot of a cluster), carrying every attempt queued in that lane
+//! while the one before it was in flight.
 
 use core::fmt;
 use core::future::Future;

@@ -99,8 +99,10 @@
 //! - **Coalesced.** Attempts of one limiter that wait for the server at the same moment go as
 //!   one script call (up to [`MAX_BATCH`]): while a call is in flight new attempts queue, and
 //!   the next call decides them all at one instant of the server's clock, each as it would be
-//!   alone. A lost reply leaves every attempt of its call `Unavailable` (may have counted). All
-//!   of a call's keys share the `{name}` hash tag, so on Redis Cluster they share a slot.
+//!   alone. A lost reply leaves every attempt of its call `Unavailable` (may have counted). On
+//!   one node all of a call's keys share the `{name}` hash tag; on Redis Cluster a call carries
+//!   the attempts of one hash slot, one call in flight per slot, so a primary in trouble holds
+//!   up its own keys alone.
 //! - **Waiting.** With `max_wait`, the deadline is fixed when the call starts (local clock).
 //!   A full window that may open by the deadline is slept through (until the latest local
 //!   instant it can open at, or the deadline), and the call competes again; one that cannot is

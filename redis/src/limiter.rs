@@ -40,7 +40,8 @@ type Listener = Box<dyn Fn(&str, &SharedEvent) + Send + Sync>;
 /// ended. See the [crate documentation](crate) for the rules and what they guarantee.
 ///
 /// Attempts that wait for the server at the same moment are coalesced: while one script call
-/// of this limiter is in flight, new attempts queue, and go together (up to
+/// of this limiter is in flight (on a cluster, one per hash slot: a primary in trouble holds
+/// up its own keys alone), new attempts queue, and go together (up to
 /// [`MAX_BATCH`](crate::MAX_BATCH)) in the next call, each decided as it would be alone, in
 /// order, at one instant of the server's clock. A lost reply makes every attempt of its call
 /// `Unavailable` (under the fail policy), each of which may have counted.

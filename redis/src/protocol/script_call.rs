@@ -406,6 +406,18 @@ impl ScriptCall {
         }
     }
 
+    /// On a cluster, the hash slot of the call's counters, which one primary owns: calls of
+    /// different slots may go to different primaries, and the coalescer keeps them apart so
+    /// that one primary's trouble holds up no other's. `None` for a call to one node (any two
+    /// of one limiter may share a script call) and for a registration.
+    pub(crate) fn slot(&self) -> Option<Slot> {
+        if self.on_cluster() {
+            self.counter_keys.first().map(Slot::for_key)
+        } else {
+            None
+        }
+    }
+
     /// Whether this call counts on a cluster: its counters alone, without the configuration
     /// key.
     fn on_cluster(&self) -> bool {
@@ -415,8 +427,7 @@ impl ScriptCall {
     /// Whether `other`'s counters are in the slot of this call's (on a cluster, one call's
     /// keys must be).
     fn same_slot(&self, other: &ScriptCall) -> bool {
-        let slot = |call: &ScriptCall| call.counter_keys.first().map(Slot::for_key);
-        slot(self) == slot(other)
+        self.slot() == other.slot()
     }
 }
 

@@ -11,6 +11,7 @@ mod conflict;
 mod credentials;
 mod exact;
 mod failover;
+mod isolation;
 mod limit;
 mod migration;
 mod replicated;

@@ -2,52 +2,14 @@
 //! it, and no other, so a stalled replica stops the permits of its primary's slots alone.
 
 use core::time::Duration;
-use std::process::Command;
 
 use fixed_window_redis::{Config, SharedError, SharedRateLimiter, UnavailableKind};
 use fixed_window_redis_test::RedisCluster;
 
-use crate::support::TestResult;
+use crate::support::{Stopped, TestResult};
 
 /// Bounds the waits for a permit while replicas synchronise or continue.
 const DEADLINE: Duration = Duration::from_secs(10);
-
-/// A process stopped with `SIGSTOP`, continued when dropped, whatever the test did meanwhile.
-struct Stopped(u32);
-
-impl Stopped {
-    /// Stops the `redis-server` answering on `port`.
-    fn node(cluster: &RedisCluster, port: u16) -> Result<Stopped, Box<dyn std::error::Error>> {
-        let mut connection = cluster.node_client(port)?.get_connection()?;
-        let info: String = redis::cmd("INFO").arg("server").query(&mut connection)?;
-        let pid: u32 = info
-            .lines()
-            .find_map(|line| line.strip_prefix("process_id:"))
-            .ok_or("no process_id in INFO server")?
-            .trim()
-            .parse()?;
-        signal("-STOP", pid)?;
-        Ok(Stopped(pid))
-    }
-}
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        let _ = signal("-CONT", self.0);
-    }
-}
-
-fn signal(signal: &str, pid: u32) -> Result<(), Box<dyn std::error::Error>> {
-    let status = Command::new("kill")
-        .arg(signal)
-        .arg(pid.to_string())
-        .status()?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("kill {signal} {pid}: {status}").into())
-    }
-}
 
 #[test]
 fn a_stalled_replica_stops_the_permits_of_its_primary_alone() -> TestResult {

@@ -3,9 +3,11 @@
 
 use core::time::Duration;
 use std::collections::BTreeMap;
+use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use fixed_window_redis::{SharedPermit, SharedRateLimiter};
+use fixed_window_redis_test::RedisCluster;
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -170,4 +172,41 @@ pub fn hammer(
         }
         (granted, unavailable)
     })
+}
+
+/// A process stopped with `SIGSTOP`, continued when dropped, whatever the test did meanwhile.
+pub struct Stopped(u32);
+
+impl Stopped {
+    /// Stops the `redis-server` answering on `port`.
+    pub fn node(cluster: &RedisCluster, port: u16) -> Result<Stopped, Box<dyn std::error::Error>> {
+        let mut connection = cluster.node_client(port)?.get_connection()?;
+        let info: String = redis::cmd("INFO").arg("server").query(&mut connection)?;
+        let pid: u32 = info
+            .lines()
+            .find_map(|line| line.strip_prefix("process_id:"))
+            .ok_or("no process_id in INFO server")?
+            .trim()
+            .parse()?;
+        signal("-STOP", pid)?;
+        Ok(Stopped(pid))
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = signal("-CONT", self.0);
+    }
+}
+
+fn signal(signal: &str, pid: u32) -> Result<(), Box<dyn std::error::Error>> {
+    let status = Command::new("kill")
+        .arg(signal)
+        .arg(pid.to_string())
+        .status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("kill {signal} {pid}: {status}").into())
+    }
 }

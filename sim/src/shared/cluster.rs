@@ -28,6 +28,9 @@ pub const SLOTS: u16 = 16_384;
 /// The share of shared scenarios that run on a cluster.
 const CLUSTER_SHARE: f64 = 0.25;
 
+/// The share of cluster scenarios in which primaries stall.
+const STALL_SHARE: f64 = 0.4;
+
 /// CRC16-XMODEM (CCITT polynomial `0x1021`, initial value 0, no reflection): the checksum
 /// Redis Cluster hashes keys with.
 ///
@@ -117,6 +120,15 @@ pub enum ClusterFault {
         /// How long the slots have no primary.
         down_ns: u64,
     },
+    /// Primary `node` stalls for `stall_ns`, as a process stopped with `SIGSTOP`: it reads
+    /// nothing meanwhile, then runs what reached it in order. Its calls wait (their attempts
+    /// may time out); the other primaries serve as before.
+    Stall {
+        /// The primary.
+        node: u8,
+        /// How long it reads nothing.
+        stall_ns: u64,
+    },
 }
 
 /// A cluster a scenario runs on: its primaries and the faults of its slots and primaries, by
@@ -136,6 +148,25 @@ pub(crate) struct Drawn<'a> {
     pub(crate) keys: &'a [String],
     pub(crate) processes: &'a [ProcessSpec],
     pub(crate) span: u64,
+}
+
+/// `spec` with primaries stalling, in [`STALL_SHARE`] of the cluster scenarios, from a
+/// generator of their own, so that the scenario's other draws stay as they were: one or two
+/// stalls of one primary each, from a hundredth of `timeout` to three, anywhere in the run;
+/// its faults in order of time.
+fn with_stalls(mut spec: ClusterSpec, drawn: &Drawn<'_>, timeout: u64) -> ClusterSpec {
+    let mut rng = ChaCha8Rng::seed_from_u64(drawn.seed ^ 0x57A1_1ED0_0DE5);
+    if rng.random_bool(STALL_SHARE) {
+        for _ in 0..rng.random_range(1..=2) {
+            let t = rng.random_range(0..=drawn.span);
+            let node = rng.random_range(0..spec.nodes);
+            let stall_ns = rng.random_range(timeout / 100..=timeout.saturating_mul(3));
+            spec.faults
+                .push((t, ClusterFault::Stall { node, stall_ns }));
+        }
+    }
+    spec.faults.sort_by_key(|&(t, _)| t);
+    spec
 }
 
 /// Draws whether a scenario runs on a cluster (one in four), from a generator of its own, and
@@ -245,8 +276,7 @@ pub(crate) fn pick_cluster(drawn: &Drawn<'_>, faults: &mut Faults) -> Option<Clu
             }
         }
     }
-    spec.faults.sort_by_key(|&(t, _)| t);
-    Some(spec)
+    Some(with_stalls(spec, drawn, timeout))
 }
 
 #[cfg(test)]

@@ -124,7 +124,8 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                 FaultRecord::Crash { .. } => bit(9),
                 FaultRecord::Migrating { .. }
                 | FaultRecord::KeysMigrated { .. }
-                | FaultRecord::Migrated { .. } => 0,
+                | FaultRecord::Migrated { .. }
+                | FaultRecord::ShardStalled { .. } => 0,
                 FaultRecord::ShardFailover { .. } => bit(24),
             },
             SharedRecord::RegistrationFailed { process, .. } => {

@@ -31,6 +31,9 @@
 //!   process for the whole run: it never registers, and every call it answers is
 //!   `Unavailable` (failing closed) or a permit counted nowhere (failing open).
 //!
+//! Liveness per node (`oracle/lanes.rs`): an attempt that waits for a script call waits only
+//! behind a call of its own hash slot, so one primary's trouble costs only its own keys.
+//!
 //! Changes of the limit: the model stores the configuration with its version, as the rule
 //! says the server does. A change that ran is in force from that server instant, for the
 //! windows' counts as they are; an attempt carrying an older version must be answered
@@ -52,6 +55,7 @@ use crate::shared::scenario::SharedScenario;
 mod calls;
 mod cluster;
 mod end;
+mod lanes;
 mod limits;
 mod requests;
 mod windows;
@@ -215,6 +219,8 @@ struct Checker<'s> {
     counter_keys: HashMap<String, u16>,
     /// The failovers seen, for the stated bound.
     failovers: Vec<cluster::FailoverSeen>,
+    /// What the liveness rule per node follows: attempts waiting, calls ending.
+    lanes: lanes::Lanes,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -297,6 +303,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
             })
             .collect(),
         failovers: Vec::new(),
+        lanes: lanes::Lanes::of(scenario),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -355,6 +362,7 @@ impl Checker<'_> {
                 call.deadline = deadline;
             }
             &SharedRecord::Sent {
+                t,
                 request,
                 caller,
                 process,
@@ -362,14 +370,18 @@ impl Checker<'_> {
                 limit,
                 version,
                 change,
-                ..
-            } => self.sent(
-                request,
-                (caller, change),
-                process,
-                purpose,
-                (limit, version),
-            ),
+            } => {
+                self.lane_sent(t, caller, process, purpose);
+                self.sent(
+                    request,
+                    (caller, change),
+                    process,
+                    purpose,
+                    (limit, version),
+                );
+            }
+            &SharedRecord::Queued { t, caller } => self.attempt_queued(t, caller),
+            &SharedRecord::CallEnded { t, process, slot } => self.call_ended(t, process, slot),
             &SharedRecord::Executed {
                 t,
                 request,

@@ -77,11 +77,16 @@ pub enum SharedPlantedBug {
     /// after each script call, and grants the script's permit however few replicas
     /// acknowledged the count, so a failover to the replica forgets permits it granted.
     WaitIgnored,
+    /// One script call in flight per process, not per lane: each batch's calls to every
+    /// primary go together and the next batch waits for all of them, so the slowest primary
+    /// (stalled, failing, or waiting for a stalled replica) sets the pace of every key, and
+    /// an attempt on a healthy primary waits behind calls to another.
+    OneCallInFlight,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 19] = [
+    pub const ALL: [SharedPlantedBug; 20] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -101,6 +106,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::BatchCrossingSlots,
         SharedPlantedBug::AskNotFollowed,
         SharedPlantedBug::WaitIgnored,
+        SharedPlantedBug::OneCallInFlight,
     ];
 
     /// Its name on the command line.
@@ -127,6 +133,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::BatchCrossingSlots => "batch-crossing-slots",
             SharedPlantedBug::AskNotFollowed => "ask-not-followed",
             SharedPlantedBug::WaitIgnored => "wait-ignored",
+            SharedPlantedBug::OneCallInFlight => "one-call-in-flight",
         }
     }
 
@@ -151,7 +158,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::RedirectNotFollowed
             | SharedPlantedBug::BatchCrossingSlots
             | SharedPlantedBug::AskNotFollowed
-            | SharedPlantedBug::WaitIgnored => SCRIPT,
+            | SharedPlantedBug::WaitIgnored
+            | SharedPlantedBug::OneCallInFlight => SCRIPT,
         }
     }
 }
@@ -375,6 +383,7 @@ mod tests {
                     | SharedPlantedBug::BatchCrossingSlots
                     | SharedPlantedBug::AskNotFollowed
                     | SharedPlantedBug::WaitIgnored
+                    | SharedPlantedBug::OneCallInFlight
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -273,6 +273,14 @@ pub enum FaultRecord {
         /// The writes undone.
         undone: Vec<(u32, Box<str>)>,
     },
+    /// A cluster's primary `node` stalled: it reads nothing until `until`, then runs what
+    /// reached it meanwhile.
+    ShardStalled {
+        /// The primary.
+        node: u8,
+        /// When it continues (virtual time).
+        until: u64,
+    },
 }
 
 impl FaultRecord {
@@ -291,6 +299,7 @@ impl FaultRecord {
             FaultRecord::KeysMigrated { .. } => "keys_migrated",
             FaultRecord::Migrated { .. } => "slots_migrated",
             FaultRecord::ShardFailover { .. } => "shard_failover",
+            FaultRecord::ShardStalled { .. } => "shard_stalled",
         }
     }
 }
@@ -432,6 +441,24 @@ pub enum SharedRecord {
         t: u64,
         /// The request.
         request: u32,
+    },
+    /// A caller's attempt waits for a script call: it goes in the next one of its lane.
+    Queued {
+        /// Virtual time.
+        t: u64,
+        /// The caller.
+        caller: u32,
+    },
+    /// A script call carrying callers' attempts ended on its process's connection (answered,
+    /// failed or timed out), freeing its lane: on a cluster, the hash slot of its keys.
+    CallEnded {
+        /// Virtual time.
+        t: u64,
+        /// The process.
+        process: u16,
+        /// The slot of the call's keys on a cluster; `None` on one node.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        slot: Option<u16>,
     },
     /// An attempt's round trip got no usable reply within the timeout.
     TimedOut {

@@ -4,11 +4,12 @@
 //! one simulated [`Server`] running the limiter's script; and the faults.
 //!
 //! A call goes as the production limiter's `acquire` loop does: `begin` an attempt (decided
-//! locally, or a script call to send); queue it on the process's connection, which, as the
-//! production client does, has one batch in flight at a time and sends everything queued when
-//! it returns (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH) attempts) as one script
+//! locally, or a script call to send); queue it in its lane of the process's connection (the
+//! one lane on one node, its key's hash slot on a cluster), which, as the production
+//! coalescer does, has one batch in flight at a time and sends everything queued in it when
+//! that returns (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH) attempts) as one script
 //! call per group that can share one (those made under one version of the limit), the groups'
-//! calls together; send `EVALSHA`, and on
+//! calls together, lanes independently of each other; send `EVALSHA`, and on
 //! `NOSCRIPT` `SCRIPT LOAD` then `EVALSHA` again, as redis-rs's script invocation does, the
 //! whole round trip bounded by the timeout; `finish` each attempt of the batch with its part
 //! of the reply or the cause of its absence; `conclude` it into a result and event, or a
@@ -278,12 +279,12 @@ struct Process {
     unregistered: Option<Unavailable>,
     /// The server refused its configuration, and no registration has succeeded since.
     refused: bool,
-    /// Callers whose attempts wait for the next batch, in order.
+    /// Callers whose attempts wait for the next batch of their lane, in order.
     queued: Vec<u32>,
-    /// The batch in flight: one script call per group of attempts that can share one (on one
-    /// node, those made under one version of the limit), for the attempts of `members` of the
-    /// same index, sent together; `None` once answered. The next batch goes when every group
-    /// is answered.
+    /// The batches in flight: one script call per group of attempts that can share one (of
+    /// one lane, made under one version of the limit), for the attempts of `members` of the
+    /// same index; `None` once answered. A lane's next batch goes when every group of its
+    /// lane is answered; numbered afresh when none is in flight.
     batch: Vec<Option<Attempt>>,
     /// Changes of the limit waiting for the process to have a limiter (registered), in order.
     pending_changes: Vec<u32>,

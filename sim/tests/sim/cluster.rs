@@ -129,6 +129,12 @@ fn an_ask_not_followed_is_caught() {
 }
 
 #[test]
+fn one_call_in_flight_for_every_primary_is_caught() {
+    // An attempt held behind a call to another primary: caught by the liveness rule per node.
+    assert_caught(SharedPlantedBug::OneCallInFlight, Invariant::Liveness);
+}
+
+#[test]
 fn a_batch_crossing_slots_is_refused_and_caught() {
     assert_caught(SharedPlantedBug::BatchCrossingSlots, Invariant::Unavailable);
     // Refused by the primaries: CROSSSLOT, nothing run.

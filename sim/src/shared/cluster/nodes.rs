@@ -77,6 +77,8 @@ struct Node {
     /// Until when (virtual time) it refuses connections: it failed and its replica has not
     /// taken over yet.
     down_until: u64,
+    /// Until when (virtual time) it reads nothing: it is stalled.
+    stalled_until: u64,
 }
 
 /// The cluster's primaries and slot table, and the processes' maps of it.
@@ -134,6 +136,7 @@ impl Cluster {
                         Server::replicated(Rc::clone(replication))
                     }),
                     down_until: 0,
+                    stalled_until: 0,
                 })
                 .collect(),
             tables: vec![(0..SLOTS).map(|s| initial_owner(s, spec.nodes)).collect()],
@@ -174,6 +177,24 @@ impl Cluster {
             self.nodes
                 .get(usize::from(node))
                 .is_some_and(|n| t < n.down_until)
+        }
+    }
+
+    /// Until when `node` (the last of the primaries to continue, for [`ALL_PRIMARIES`]) reads
+    /// nothing, if it is stalled at `t`.
+    pub(crate) fn stalled(&self, node: u8, t: u64) -> Option<u64> {
+        let until = if node == ALL_PRIMARIES {
+            self.nodes.iter().map(|n| n.stalled_until).max()?
+        } else {
+            self.nodes.get(usize::from(node))?.stalled_until
+        };
+        (t < until).then_some(until)
+    }
+
+    /// `node` stalls until `until`.
+    pub(crate) fn stall(&mut self, node: u8, until: u64) {
+        if let Some(node) = self.nodes.get_mut(usize::from(node)) {
+            node.stalled_until = node.stalled_until.max(until);
         }
     }
 

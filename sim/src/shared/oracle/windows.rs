@@ -340,7 +340,8 @@ impl Checker<'_> {
             | FaultRecord::Flush
             // A migration's keys move each with its count.
             | FaultRecord::Migrating { .. }
-            | FaultRecord::KeysMigrated { .. } => {}
+            | FaultRecord::KeysMigrated { .. }
+            | FaultRecord::ShardStalled { .. } => {}
             FaultRecord::Migrated { .. } | FaultRecord::ShardFailover { .. } => {
                 self.cluster_fault(t, fault);
             }

@@ -174,6 +174,10 @@ impl Sim<'_> {
                     asked: None,
                 });
                 self.processes[process as usize].queued.push(caller);
+                self.records.push(SharedRecord::Queued {
+                    t: self.now,
+                    caller,
+                });
                 // The caller's own bound, as the production caller's: from its attempt's
                 // start, whether it waits in the queue or in the batch.
                 self.arm_timeout(process, Owner::Call(caller), number, now);
@@ -188,6 +192,18 @@ impl Sim<'_> {
     /// Group `group` of the batch in flight on `process`'s connection is over: its members,
     /// in order.
     pub(super) fn end_batch(&mut self, process: u16, group: u16) -> Vec<u32> {
+        let lane = self.processes[process as usize]
+            .batch
+            .get(group as usize)
+            .and_then(Option::as_ref)
+            .map(|attempt| self.lane(&attempt.call));
+        if let Some(slot) = lane {
+            self.records.push(SharedRecord::CallEnded {
+                t: self.now,
+                process,
+                slot,
+            });
+        }
         let p = &mut self.processes[process as usize];
         let group = group as usize;
         if let Some(slot) = p.batch.get_mut(group) {

@@ -86,6 +86,13 @@ impl Sim<'_> {
     }
 
     /// Whether `request` goes to a primary that is down now.
+    /// Until when the primary `request` goes to reads nothing, if it is stalled now.
+    pub(super) fn primary_stalled(&self, request: u32) -> Option<u64> {
+        self.cluster
+            .as_ref()?
+            .stalled(self.requests[request as usize].route.node, self.now)
+    }
+
     pub(super) fn primary_down(&self, request: u32) -> bool {
         self.cluster
             .as_ref()
@@ -266,6 +273,11 @@ impl Sim<'_> {
                     slots,
                     undone,
                 }
+            }
+            ClusterFault::Stall { node, stall_ns } => {
+                let until = t.saturating_add(stall_ns);
+                cluster.stall(node, until);
+                FaultRecord::ShardStalled { node, until }
             }
         };
         self.records.push(SharedRecord::Fault { t, fault: record });

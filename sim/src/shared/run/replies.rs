@@ -48,6 +48,10 @@ impl Sim<'_> {
                 attempt.number = number;
             }
             self.processes[process as usize].queued.push(caller);
+            self.records.push(SharedRecord::Queued {
+                t: self.now,
+                caller,
+            });
             let now = self.local(process);
             self.arm_timeout(process, owner, number, now);
             self.pump(process);

@@ -11,6 +11,7 @@ use rand::RngExt;
 use super::cluster::stray;
 use super::digest::{digest, digest_values};
 use super::{Attempt, Event, Owner, Request, Sim, Stage};
+use crate::shared::cluster::key_slot;
 use crate::shared::cluster::nodes::Cluster;
 use crate::shared::engine::Reply;
 use crate::shared::planted::SharedPlantedBug;
@@ -18,34 +19,81 @@ use crate::shared::record::{Loss, Purpose, SharedRecord};
 use crate::shared::server::Command;
 
 impl Sim<'_> {
-    /// Sends the next batch on `process`'s connection if none is in flight: the attempts
-    /// queued (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)), each group that can share
-    /// a script call (on one node, those made under one version of the limit) in one, the
-    /// groups' calls together, as the production client does.
+    /// The lane `call` goes in, as the production coalescer's: on a cluster the hash slot of
+    /// its keys (one primary owns it), on one node the one lane (`None`).
+    pub(super) fn lane(&self, call: &ScriptCall) -> Option<u16> {
+        self.cluster.as_ref()?;
+        call.counter_key(0).map(key_slot)
+    }
+
+    /// Whether the process keeps one batch in flight for all its lanes, as the coalescer did
+    /// before it had lanes ([`SharedPlantedBug::OneCallInFlight`]; a planted client that mixes
+    /// slots in one call batches so as well).
+    fn one_batch(&self) -> bool {
+        matches!(
+            self.planted,
+            Some(SharedPlantedBug::OneCallInFlight | SharedPlantedBug::BatchCrossingSlots)
+        )
+    }
+
+    /// Sends the next batch of each of `process`'s lanes that has none in flight: the
+    /// attempts queued in it (up to [`MAX_BATCH`](fixed_window_redis::MAX_BATCH)), each group
+    /// that can share a script call (those made under one version of the limit) in one, the
+    /// groups' calls together, as the production client does. A lane is the one node, or a
+    /// hash slot of a cluster: lanes go independently, so one primary's slow calls hold up
+    /// no other's.
     pub(super) fn pump(&mut self, process: u16) {
-        let p = &mut self.processes[process as usize];
-        if p.batch.iter().any(Option::is_some) || !p.up || !p.ready || p.queued.is_empty() {
+        let one_batch = self.one_batch();
+        let p = &self.processes[process as usize];
+        if !p.up || !p.ready || p.queued.is_empty() {
             return;
         }
-        let queued = std::mem::take(&mut p.queued);
+        let in_flight = p.batch.iter().any(Option::is_some);
+        if one_batch && in_flight {
+            return;
+        }
+        // The lanes with a call in flight: their attempts wait for it.
+        let busy: Vec<Option<u16>> = p
+            .batch
+            .iter()
+            .flatten()
+            .map(|attempt| self.lane(&attempt.call))
+            .collect();
+        let queued = std::mem::take(&mut self.processes[process as usize].queued);
         let mut groups: Vec<(ScriptCall, Vec<u32>)> = Vec::new();
-        let mut gathered = 0;
+        // Attempts gathered per lane (one count for all with one batch).
+        let mut gathered: Vec<(Option<u16>, usize)> = Vec::new();
         let mut rest = Vec::new();
         let mut strays = Vec::new();
         for caller in queued {
             let Some(attempt) = self.calls[caller as usize]
                 .attempt
-                .as_mut()
+                .as_ref()
                 .filter(|a| a.stage == Stage::Queued)
             else {
                 // Ended meanwhile: nothing to send.
                 continue;
             };
-            if gathered == fixed_window_redis::MAX_BATCH {
+            let lane = self.lane(&attempt.call);
+            if busy.contains(&lane) {
                 rest.push(caller);
                 continue;
             }
-            gathered += 1;
+            let counted = if one_batch { None } else { lane };
+            let index = if let Some(index) = gathered.iter().position(|&(l, _)| l == counted) {
+                index
+            } else {
+                gathered.push((counted, 0));
+                gathered.len() - 1
+            };
+            if gathered[index].1 == fixed_window_redis::MAX_BATCH {
+                rest.push(caller);
+                continue;
+            }
+            gathered[index].1 += 1;
+            let Some(attempt) = self.calls[caller as usize].attempt.as_mut() else {
+                continue;
+            };
             attempt.stage = Stage::Batched;
             let mut call = Some((*attempt.call).clone());
             for (index, (group, members)) in groups.iter_mut().enumerate() {
@@ -66,15 +114,25 @@ impl Sim<'_> {
                 groups.push((call, vec![caller]));
             }
         }
-        if let Some(cluster) = &mut self.cluster {
+        if let Some(cluster) = &mut self.cluster
+            && !in_flight
+        {
             cluster.strays[process as usize] = strays;
         }
         let p = &mut self.processes[process as usize];
         p.queued = rest;
-        p.members = groups.iter().map(|(_, members)| members.clone()).collect();
-        p.batch = vec![None; groups.len()];
+        if !in_flight {
+            // Nothing in flight: the groups are numbered afresh (the first carries a planted
+            // client's strays).
+            p.batch.clear();
+            p.members.clear();
+        }
+        let first = u16::try_from(p.batch.len()).unwrap_or(u16::MAX);
+        p.members
+            .extend(groups.iter().map(|(_, members)| members.clone()));
+        p.batch.extend(groups.iter().map(|_| None));
         let now = self.local(process);
-        for ((call, _), group) in groups.into_iter().zip(0_u16..) {
+        for ((call, _), group) in groups.into_iter().zip(first..) {
             let number = self.next_attempt;
             self.next_attempt += 1;
             let owner = Owner::Batch(process, group);
@@ -273,6 +331,17 @@ impl Sim<'_> {
             self.lose(request, Loss::Down);
             self.requests[request as usize].refused = true;
             self.reply(request);
+            return;
+        }
+        if let Some(until) = self.primary_stalled(request) {
+            // A stalled primary reads the request once it continues.
+            for id in self.ids(request) {
+                self.records.push(SharedRecord::Held {
+                    t: self.now,
+                    request: id,
+                });
+            }
+            self.queue.push(until, Event::AtServer(request));
             return;
         }
         let blocked = self.blocked_until(request);
