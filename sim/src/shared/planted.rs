@@ -77,11 +77,20 @@ pub enum SharedPlantedBug {
     /// after each script call, and grants the script's permit however few replicas
     /// acknowledged the count, so a failover to the replica forgets permits it granted.
     WaitIgnored,
+    /// The local memory of full windows kept across a change of the limit: a process that
+    /// learns a new limit (a raise, which may give a full window room) goes on rejecting,
+    /// without asking the server, the keys it remembered full under the old one, until each
+    /// window's remembered end.
+    MemoryKeptAfterChange,
+    /// With processes waiting for replicas, the count of `WAIT` compared off by one (`>` for
+    /// `>=`): a call whose `WAIT` counted exactly the replicas asked for ends `Unreplicated`,
+    /// by the fail policy, with nothing wrong.
+    WaitCountOffByOne,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 19] = [
+    pub const ALL: [SharedPlantedBug; 21] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -101,6 +110,8 @@ impl SharedPlantedBug {
         SharedPlantedBug::BatchCrossingSlots,
         SharedPlantedBug::AskNotFollowed,
         SharedPlantedBug::WaitIgnored,
+        SharedPlantedBug::MemoryKeptAfterChange,
+        SharedPlantedBug::WaitCountOffByOne,
     ];
 
     /// Its name on the command line.
@@ -127,6 +138,8 @@ impl SharedPlantedBug {
             SharedPlantedBug::BatchCrossingSlots => "batch-crossing-slots",
             SharedPlantedBug::AskNotFollowed => "ask-not-followed",
             SharedPlantedBug::WaitIgnored => "wait-ignored",
+            SharedPlantedBug::MemoryKeptAfterChange => "memory-kept-after-change",
+            SharedPlantedBug::WaitCountOffByOne => "wait-count-off-by-one",
         }
     }
 
@@ -151,7 +164,9 @@ impl SharedPlantedBug {
             | SharedPlantedBug::RedirectNotFollowed
             | SharedPlantedBug::BatchCrossingSlots
             | SharedPlantedBug::AskNotFollowed
-            | SharedPlantedBug::WaitIgnored => SCRIPT,
+            | SharedPlantedBug::WaitIgnored
+            | SharedPlantedBug::MemoryKeptAfterChange
+            | SharedPlantedBug::WaitCountOffByOne => SCRIPT,
         }
     }
 }
@@ -321,6 +336,17 @@ static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
     ])
 });
 
+impl SharedPlantedBug {
+    /// Whether its client keeps a memory of full windows of its own, apart from the
+    /// protocol's, and rejects from it first.
+    pub(crate) fn remembers_apart(self) -> bool {
+        matches!(
+            self,
+            SharedPlantedBug::MemoryPastEnd | SharedPlantedBug::MemoryKeptAfterChange
+        )
+    }
+}
+
 impl fmt::Display for SharedPlantedBug {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -375,6 +401,8 @@ mod tests {
                     | SharedPlantedBug::BatchCrossingSlots
                     | SharedPlantedBug::AskNotFollowed
                     | SharedPlantedBug::WaitIgnored
+                    | SharedPlantedBug::MemoryKeptAfterChange
+                    | SharedPlantedBug::WaitCountOffByOne
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));
