@@ -8,7 +8,7 @@ use std::sync::Arc;
 use redis::{ErrorKind, RedisError, Script, ServerErrorKind};
 
 use crate::config::Config;
-use crate::protocol::ScriptCall;
+use crate::protocol::{ScriptCall, replicated, wait_millis};
 use crate::transport::Transport;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
@@ -35,9 +35,7 @@ impl Terms {
     /// did not acknowledge are told as such, within the call's bound, rather than as a timeout;
     /// at least 1 (0 would wait for ever).
     fn wait_millis(self) -> u64 {
-        u64::try_from(self.timeout.as_millis() / 2)
-            .unwrap_or(u64::MAX)
-            .max(1)
+        wait_millis(self.timeout)
     }
 }
 
@@ -110,17 +108,7 @@ async fn acknowledged(
         }
         answered => answered.map_err(|err| Unavailable::from(&err))?,
     };
-    if acknowledged < terms.replicas {
-        return Err(Unavailable::new(
-            UnavailableKind::Unreplicated,
-            format!(
-                "{acknowledged} of the {} replicas asked for acknowledged the call's writes \
-                 within {} ms",
-                terms.replicas,
-                terms.wait_millis()
-            ),
-        ));
-    }
+    replicated(acknowledged, terms.replicas, terms.wait_millis())?;
     Ok(reply)
 }
 

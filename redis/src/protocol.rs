@@ -20,6 +20,8 @@ mod attempt;
 mod decision;
 mod limit;
 mod registration;
+mod replicated;
+pub(crate) use self::replicated::{replicated, wait_millis};
 mod script_call;
 pub use self::decision::{Begin, Conclusion, Decision};
 pub use self::registration::LIMIT_REFRESH;

@@ -11,7 +11,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 31] = [
+pub const SHARED_FEATURES: [&str; 32] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -43,6 +43,7 @@ pub const SHARED_FEATURES: [&str; 31] = [
     "unreplicated",
     "failover_with_wait",
     "limit_learnt_in_background",
+    "memory_met_limit_change",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -75,6 +76,9 @@ const fn bit(feature: usize) -> u32 {
 /// its `WAIT` counted none, and `failover_with_wait` when the server or a primary failed over.
 /// `limit_learnt_in_background` when a process's background read of the configuration
 /// ([`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH)) was told of a newer limit.
+/// `memory_met_limit_change` when a call began on a key its process had found full (a window
+/// it may remember), after the process learnt a newer limit than that reply's and before the
+/// window opened: where a memory kept across the change would reject it.
 ///
 /// # Examples
 ///
@@ -84,7 +88,7 @@ const fn bit(feature: usize) -> u32 {
 ///
 /// let scenario = SharedScenario::generate(&ScenarioId::seed(3));
 /// let mask = shared_features(&scenario, &run_shared(&scenario, None));
-/// assert!(mask < 1 << SHARED_FEATURES.len());
+/// assert!(u64::from(mask) < 1 << SHARED_FEATURES.len());
 /// ```
 pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
     let mut mask = 0;
@@ -154,7 +158,7 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
         };
     }
     if !scenario.limit_changes.is_empty() {
-        mask |= limit_features(scenario, run);
+        mask |= limit_features(scenario, run) | memory_features(scenario, run);
     }
     if scenario.replication.is_some() {
         mask |= wait_features(run);
@@ -324,4 +328,78 @@ fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
         }
     }
     mask
+}
+
+/// A window a process found full: the version of the limit its request carried, and the
+/// local instant it opens at.
+#[derive(Debug, Clone, Copy)]
+struct FoundFull {
+    version: u32,
+    opens: u128,
+}
+
+/// Whether a call began on a key its process found full under an older version of the limit
+/// than the process holds by then, before that window opened (bit 31).
+fn memory_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
+    // Each request's version, each process's newest version sent, and each (process, key)'s
+    // last window found full.
+    let mut versions: Vec<u32> = Vec::new();
+    let mut learnt = vec![0_u32; scenario.processes.len()];
+    let mut found: Vec<Option<FoundFull>> =
+        vec![None; scenario.processes.len() * scenario.keys.len()];
+    let slot = |caller: u32| {
+        let c = scenario.callers[caller as usize];
+        c.process as usize * scenario.keys.len() + c.key as usize
+    };
+    for record in &run.records {
+        match *record {
+            SharedRecord::Sent {
+                request,
+                process,
+                version,
+                ..
+            } => {
+                let index = request as usize;
+                if versions.len() <= index {
+                    versions.resize(index + 1, 0);
+                }
+                versions[index] = version;
+                learnt[process as usize] = learnt[process as usize].max(version);
+            }
+            SharedRecord::Decided {
+                caller,
+                local,
+                request: Some(request),
+                decision,
+                ..
+            } => {
+                let opens = match decision {
+                    DecisionDigest::Rejected { retry_after, .. } => u128::from(local) + retry_after,
+                    DecisionDigest::Wait { until } => until,
+                    _ => continue,
+                };
+                let version = versions.get(request as usize).copied().unwrap_or(0);
+                found[slot(caller)] = Some(FoundFull { version, opens });
+            }
+            SharedRecord::Start { caller, local, .. } => {
+                let process = scenario.callers[caller as usize].process as usize;
+                if let Some(full) = found[slot(caller)]
+                    && full.version < learnt[process]
+                    && u128::from(local) < full.opens
+                {
+                    return bit(31);
+                }
+            }
+            SharedRecord::Fault {
+                fault: FaultRecord::Crash { process, .. },
+                ..
+            } => {
+                learnt[process as usize] = 0;
+                let keys = scenario.keys.len();
+                found[process as usize * keys..(process as usize + 1) * keys].fill(None);
+            }
+            _ => {}
+        }
+    }
+    0
 }

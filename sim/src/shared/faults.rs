@@ -67,6 +67,9 @@ impl Faults {
     }
 }
 
+/// The largest step of the server's clock drawn, in nanoseconds: a year.
+const MOST_STEP_NS: u64 = 366 * 24 * 3_600 * 1_000_000_000;
+
 /// How many fault kinds [`pick_faults`] chooses among.
 const KINDS: usize = 9;
 
@@ -139,7 +142,9 @@ pub(crate) fn pick_faults(
                         // Seconds: past the counters' expiry margin.
                         _ => rng.random_range(1_000_000..=3_000_000_000),
                     };
-                    let size = i64::try_from(size).unwrap_or(i64::MAX);
+                    // Across a few windows of a day or a century, a year at most: the
+                    // server's clock stays within the years it can read.
+                    let size = i64::try_from(size.min(MOST_STEP_NS)).unwrap_or(i64::MAX);
                     let delta_ns = if rng.random_bool(0.5) { size } else { -size };
                     faults
                         .planned

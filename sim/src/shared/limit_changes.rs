@@ -56,8 +56,11 @@ pub(crate) fn pick_limit_changes(
             let new = match rng.random_range(0..100) {
                 // Lower, when there is room below.
                 0..35 if last > 1 => rng.random_range(1..last),
-                // Higher: up to twice as high.
-                0..75 => rng.random_range(last + 1..=last.saturating_mul(2).max(last + 1)),
+                // Higher: up to twice as high (where there is room above).
+                0..75 if last < u32::MAX => {
+                    rng.random_range(last + 1..=last.saturating_mul(2).max(last + 1))
+                }
+                0..75 => rng.random_range(1..last),
                 75..85 => last,
                 85..95 => 1,
                 _ => 0,

@@ -62,6 +62,7 @@ pub use crate::shared::replication::Replication;
 mod limit_changes;
 pub use crate::shared::limit_changes::LimitChange;
 mod scenario;
+mod wide;
 pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScenario, Weight};
 mod oracle;
 pub use crate::shared::oracle::{check_shared, verdict_shared};

@@ -152,6 +152,9 @@ struct Remembered {
     /// The attempt's local readings: before it was sent, and when the reply came.
     sent: u64,
     received: u64,
+    /// The limit and its version the attempt was sent under.
+    limit: u32,
+    version: u32,
 }
 
 struct Checker<'s> {
@@ -180,6 +183,10 @@ struct Checker<'s> {
     /// remembered from before it estimates a window end that moved.
     last_step: Option<u64>,
     remembered: HashMap<(u16, u16), Remembered>,
+    /// Per process, the newest version of the limit it is known to hold (from the requests
+    /// it sent and the changes it was told of): learning one forgets every window it
+    /// remembered full, and a reply under an older one is not remembered.
+    learnt: Vec<u32>,
     /// Failed attempts, checked for a fault that explains them when the trace has ended
     /// (a late reply comes after): the caller, the requests, whether it failed open.
     failed: Vec<(u32, Vec<u32>, bool, usize)>,
@@ -276,6 +283,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         last_excuse: None,
         last_step: None,
         remembered: HashMap::new(),
+        learnt: vec![0; scenario.processes.len()],
         failed: Vec::new(),
         granted: Vec::new(),
         stored: None,

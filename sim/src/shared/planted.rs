@@ -82,11 +82,20 @@ pub enum SharedPlantedBug {
     /// (stalled, failing, or waiting for a stalled replica) sets the pace of every key, and
     /// an attempt on a healthy primary waits behind calls to another.
     OneCallInFlight,
+    /// The local memory of full windows kept across a change of the limit: a process that
+    /// learns a new limit (a raise, which may give a full window room) goes on rejecting,
+    /// without asking the server, the keys it remembered full under the old one, until each
+    /// window's remembered end.
+    MemoryKeptAfterChange,
+    /// With processes waiting for replicas, the count of `WAIT` compared off by one (`>` for
+    /// `>=`): a call whose `WAIT` counted exactly the replicas asked for ends `Unreplicated`,
+    /// by the fail policy, with nothing wrong.
+    WaitCountOffByOne,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 20] = [
+    pub const ALL: [SharedPlantedBug; 22] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -107,6 +116,8 @@ impl SharedPlantedBug {
         SharedPlantedBug::AskNotFollowed,
         SharedPlantedBug::WaitIgnored,
         SharedPlantedBug::OneCallInFlight,
+        SharedPlantedBug::MemoryKeptAfterChange,
+        SharedPlantedBug::WaitCountOffByOne,
     ];
 
     /// Its name on the command line.
@@ -134,6 +145,8 @@ impl SharedPlantedBug {
             SharedPlantedBug::AskNotFollowed => "ask-not-followed",
             SharedPlantedBug::WaitIgnored => "wait-ignored",
             SharedPlantedBug::OneCallInFlight => "one-call-in-flight",
+            SharedPlantedBug::MemoryKeptAfterChange => "memory-kept-after-change",
+            SharedPlantedBug::WaitCountOffByOne => "wait-count-off-by-one",
         }
     }
 
@@ -159,7 +172,9 @@ impl SharedPlantedBug {
             | SharedPlantedBug::BatchCrossingSlots
             | SharedPlantedBug::AskNotFollowed
             | SharedPlantedBug::WaitIgnored
-            | SharedPlantedBug::OneCallInFlight => SCRIPT,
+            | SharedPlantedBug::OneCallInFlight
+            | SharedPlantedBug::MemoryKeptAfterChange
+            | SharedPlantedBug::WaitCountOffByOne => SCRIPT,
         }
     }
 }
@@ -329,6 +344,17 @@ static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
     ])
 });
 
+impl SharedPlantedBug {
+    /// Whether its client keeps a memory of full windows of its own, apart from the
+    /// protocol's, and rejects from it first.
+    pub(crate) fn remembers_apart(self) -> bool {
+        matches!(
+            self,
+            SharedPlantedBug::MemoryPastEnd | SharedPlantedBug::MemoryKeptAfterChange
+        )
+    }
+}
+
 impl fmt::Display for SharedPlantedBug {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -384,6 +410,8 @@ mod tests {
                     | SharedPlantedBug::AskNotFollowed
                     | SharedPlantedBug::WaitIgnored
                     | SharedPlantedBug::OneCallInFlight
+                    | SharedPlantedBug::MemoryKeptAfterChange
+                    | SharedPlantedBug::WaitCountOffByOne
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -270,8 +270,10 @@ struct Process {
     refreshed: Instant,
     /// The server time its registration saw ([`SharedPlantedBug::OwnOrigin`]).
     own_origin: u64,
-    /// [`SharedPlantedBug::MemoryPastEnd`]: keys known full until these local instants.
-    remembered_past_end: HashMap<u16, Instant>,
+    /// A planted client's own memory of full windows ([`SharedPlantedBug::remembers_apart`]):
+    /// keys it decides locally until the first local instant, whose windows it takes to open
+    /// by the second and at the third.
+    remembered_past_end: HashMap<u16, (Instant, Instant, Instant)>,
     /// Registrations that failed in a row.
     failed_registrations: u32,
     /// Why its last registration failed `Unavailable`, until one succeeds: meanwhile it

@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 use core::time::Duration;
 
-use fixed_window_redis::Config;
+use fixed_window_redis::{Config, MAX_ORIGIN_MICROS};
 
 use crate::scenario::ScenarioId;
 use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
@@ -16,6 +16,7 @@ use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{Misconfiguration, ProcessSpec, pick_processes, slow_down};
 use crate::shared::replication::{Replication, pick_replication};
 use crate::shared::server::SERVER_EPOCH_NS;
+use crate::shared::wide::{MAX_PERIOD_US, Wide};
 
 /// The limiter's name in every process.
 pub const SHARED_NAME: &str = "sim";
@@ -119,6 +120,10 @@ const SLOW_LINK_SHARE: f64 = 0.03;
 /// The share of scenarios whose callers take weights and drain.
 const WEIGHTED_SHARE: f64 = 0.2;
 
+/// The virtual time a scenario with a long period spreads its callers over, at most: 2^36 ns,
+/// some 69 seconds, as long as the ordinary draws' longest (40 windows of 2 s).
+const LONG_PERIOD_SPAN_NS: u64 = 1 << 36;
+
 /// The share of scenarios whose processes are configured with a fixed origin.
 const FIXED_ORIGIN_SHARE: f64 = 0.15;
 
@@ -157,13 +162,31 @@ impl SharedScenario {
             // Windows much shorter than a round trip.
             _ => (slowest / 1_000 / rng.random_range(2..=20)).max(1),
         };
+        // Limits, periods and keys as wide as users meet, in some scenarios, from a generator
+        // of their own.
+        let mut wide = Wide::of(id.seed);
+        let limit = wide.limit().unwrap_or(limit);
+        let long_period = wide.period_us();
+        let period_us = long_period.unwrap_or(period_us);
+        // A long window's traffic lasts at most about a minute, as the ordinary draws' longest:
+        // over hours, the processes restarted while it lasts (refused, or never reaching the
+        // server) would use the run's event budget up.
+        let most_span = long_period.map_or(1 << 50, |_| LONG_PERIOD_SPAN_NS);
         let (key_mode, keys) = pick_keys(&mut rng);
+        let keys = wide.keys(keys.len()).unwrap_or(keys);
         let window_ns = period_us * 1_000;
-        let callers = pick_callers(&mut rng, &processes, keys.len(), limit, window_ns);
+        let callers = pick_callers(
+            &mut rng,
+            &processes,
+            keys.len(),
+            (limit, window_ns),
+            most_span,
+        );
         let span = callers
             .last()
             .map_or(window_ns, |c| c.arrival)
-            .max(window_ns);
+            .max(window_ns)
+            .min(most_span);
         let faults = pick_faults(&mut rng, &processes, span, window_ns);
         // Drawn from a generator of their own, so that every other draw stays what it was.
         let mut apart = ChaCha8Rng::seed_from_u64(id.seed ^ 0x0C0F_1C75);
@@ -172,11 +195,7 @@ impl SharedScenario {
         // Once the stored configuration is lost (a restart, a failover), whichever process runs
         // the script first stores its own, and the others are refused.
         if processes.len() >= 2 && apart.random_bool(0.2) {
-            let misconfiguration = if apart.random_bool(0.5) {
-                Misconfiguration::Limit(limit + 1)
-            } else {
-                Misconfiguration::Period(period_us * 2)
-            };
+            let misconfiguration = misconfigure(&mut apart, limit, period_us);
             if let Some(last) = processes.last_mut() {
                 last.misconfigured = Some(misconfiguration);
             }
@@ -199,28 +218,18 @@ impl SharedScenario {
             let start_us = SERVER_EPOCH_NS / 1_000;
             match apart.random_range(0..3) {
                 0 => 0,
-                1 => start_us - apart.random_range(0..=10 * period_us),
-                _ => start_us + apart.random_range(0..=3 * period_us),
+                1 => start_us.saturating_sub(apart.random_range(0..=10 * period_us)),
+                _ => (start_us + apart.random_range(0..=3 * period_us)).min(MAX_ORIGIN_MICROS),
             }
         });
-        // Weighted callers and drains, in some scenarios: most callers still take one permit.
+        // A long window whose first boundary would come long after the traffic: in half of
+        // them, a fixed origin puts a boundary within it.
+        let origin = match (origin, long_period) {
+            (None, Some(period)) => wide.origin_within(period, span),
+            (origin, _) => origin,
+        };
         let mut callers = callers;
-        if apart.random_bool(WEIGHTED_SHARE) {
-            for caller in &mut callers {
-                caller.weight = match apart.random_range(0..10) {
-                    0..6 => Weight::One,
-                    6..9 => Weight::Units(match apart.random_range(0..8) {
-                        0 => 0,
-                        1 => limit + 1,
-                        _ => apart.random_range(1..=limit),
-                    }),
-                    _ => Weight::Rest,
-                };
-                if caller.weight == Weight::Rest {
-                    caller.waits = false;
-                }
-            }
-        }
+        weigh(&mut apart, &mut callers, limit);
         // Changes of the limit over the whole traffic (drawn before callers are cut, so a
         // shrink keeps them as they were).
         let limit_changes = pick_limit_changes(id.seed, limit, &processes, &callers);
@@ -346,9 +355,43 @@ fn clustered(
         let start_us = SERVER_EPOCH_NS / 1_000;
         *origin = Some(match apart.random_range(0..3) {
             0 => 0,
-            1 => start_us - apart.random_range(0..=10 * period_us),
-            _ => start_us + apart.random_range(0..=3 * period_us),
+            1 => start_us.saturating_sub(apart.random_range(0..=10 * period_us)),
+            _ => (start_us + apart.random_range(0..=3 * period_us)).min(MAX_ORIGIN_MICROS),
         });
+    }
+}
+
+/// Another limit or period than `limit` and `period_us`, either of them, that the limiter
+/// accepts: one more (one less at `u32::MAX`), or twice as long (half, past `MAX_PERIOD`).
+fn misconfigure(apart: &mut ChaCha8Rng, limit: u32, period_us: u64) -> Misconfiguration {
+    if apart.random_bool(0.5) {
+        Misconfiguration::Limit(limit.checked_add(1).unwrap_or(limit - 1))
+    } else if period_us <= MAX_PERIOD_US / 2 {
+        Misconfiguration::Period(period_us * 2)
+    } else {
+        Misconfiguration::Period(period_us / 2)
+    }
+}
+
+/// Weighted callers and drains, in some scenarios: most callers still take one permit.
+fn weigh(apart: &mut ChaCha8Rng, callers: &mut [SharedCaller], limit: u32) {
+    if !apart.random_bool(WEIGHTED_SHARE) {
+        return;
+    }
+    for caller in callers {
+        caller.weight = match apart.random_range(0..10) {
+            0..6 => Weight::One,
+            6..9 => Weight::Units(match apart.random_range(0..8) {
+                0 => 0,
+                // Above the limit, where there is room above it.
+                1 => limit.saturating_add(1),
+                _ => apart.random_range(1..=limit),
+            }),
+            _ => Weight::Rest,
+        };
+        if caller.weight == Weight::Rest {
+            caller.waits = false;
+        }
     }
 }
 
@@ -380,8 +423,8 @@ fn pick_callers(
     rng: &mut ChaCha8Rng,
     processes: &[ProcessSpec],
     keys: usize,
-    limit: u32,
-    period_ns: u64,
+    (limit, period_ns): (u32, u64),
+    most_span: u64,
 ) -> Vec<SharedCaller> {
     let first = processes.iter().map(|p| p.start).min().unwrap_or(0);
     let slowest = processes
@@ -395,7 +438,7 @@ fn pick_callers(
     let span = period_ns
         .saturating_mul(rng.random_range(2..=40))
         .max(slowest.saturating_mul(rng.random_range(5..=50)))
-        .min(1 << 50);
+        .min(most_span);
     let rate = (count as f64) / (span as f64);
     while arrivals.len() < count {
         match rng.random_range(0..4) {
@@ -421,7 +464,10 @@ fn pick_callers(
             2 => {
                 for _ in 0..rng.random_range(1..=4) {
                     let k = rng.random_range(1..=20_u64);
-                    let at = first + k * period_ns;
+                    // Within the span's bound, however long the window.
+                    let at = first
+                        .saturating_add(k.saturating_mul(period_ns))
+                        .min(most_span);
                     let spread = slowest.max(1);
                     for _ in 0..rng.random_range(1..=(limit as usize * 2 + 1).min(count)) {
                         let offset = rng.random_range(0..=spread);

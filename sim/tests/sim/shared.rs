@@ -32,6 +32,46 @@ fn the_real_shared_limiter_breaks_no_rule() {
     );
 }
 
+/// A kind of scenario: its name, and whether a scenario is of it.
+type Kind<'a> = (&'a str, &'a dyn Fn(&SharedScenario) -> bool);
+
+#[test]
+fn limits_periods_and_keys_drawn_as_wide_as_users_meet_break_no_rule() {
+    use fixed_window_redis::{MAX_KEY_LEN, MAX_PERIOD};
+    let longest = u64::try_from(MAX_PERIOD.as_micros()).unwrap();
+    let day = 86_400_000_000;
+    // Limits a few below `u32::MAX`, periods of days and within a day of the longest, keys of
+    // more than half `MAX_KEY_LEN` bytes: a dozen scenarios of each, granting permits.
+    let kinds: [Kind; 4] = [
+        ("limit near u32::MAX", &|s| s.limit >= u32::MAX - 3),
+        ("period of days", &|s| {
+            (day..longest - day).contains(&s.period_us)
+        }),
+        ("period near the longest", &|s| s.period_us >= longest - day),
+        ("long keys", &|s| {
+            s.keys.iter().any(|k| k.len() > MAX_KEY_LEN / 2)
+        }),
+    ];
+    for (name, is_kind) in kinds {
+        let (mut found, mut permits) = (0, 0);
+        for seed in 0..5_000 {
+            let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+            if !is_kind(&scenario) {
+                continue;
+            }
+            let run = run_shared(&scenario, None);
+            assert_eq!(check_shared(&scenario, &run), [], "{name}: seed {seed}");
+            permits += run.stats.permits;
+            found += 1;
+            if found == 12 {
+                break;
+            }
+        }
+        assert_eq!(found, 12, "{name}");
+        assert!(permits > 0, "{name}");
+    }
+}
+
 /// Whether `caller` asks more permits at once than its process's limit: refused before
 /// anything else.
 fn too_many(scenario: &SharedScenario, caller: u32) -> bool {

@@ -146,3 +146,20 @@ fn a_wait_whose_answer_is_ignored_is_caught() {
     // A permit decided on a reply whose WAIT counted no replica.
     assert_caught(SharedPlantedBug::WaitIgnored, Invariant::Events);
 }
+
+#[test]
+fn a_memory_kept_across_a_change_of_the_limit_is_caught() {
+    // A key still rejected from a window remembered full under the old limit, after the
+    // process learnt a raised one.
+    assert_caught(
+        SharedPlantedBug::MemoryKeptAfterChange,
+        Invariant::FalseRejection,
+    );
+}
+
+#[test]
+fn a_count_of_acknowledgements_off_by_one_is_caught() {
+    // Every replica asked for acknowledged, yet the call ends `Unreplicated`: no slow
+    // replication nor replica down explains it.
+    assert_caught(SharedPlantedBug::WaitCountOffByOne, Invariant::Unavailable);
+}

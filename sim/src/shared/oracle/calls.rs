@@ -141,6 +141,9 @@ impl Checker<'_> {
     /// it learnt meanwhile) and makes the attempt again.
     fn told_changed(&mut self, caller: u32, limit: u32, request: u32, reply: Option<ScriptReply>) {
         self.calls[caller as usize].changes += 1;
+        if let Some(ScriptReply::Changed { version, .. }) = reply {
+            self.learn(self.process_of(caller), version);
+        }
         let told = matches!(reply, Some(ScriptReply::Changed { .. }));
         if !told || !self.changed_limits.contains(&limit) {
             self.report(Invariant::Events, Some(caller), || {
@@ -238,15 +241,32 @@ impl Checker<'_> {
         sent: u64,
         received: u64,
     ) {
-        let ran_at = self.requests.get(request as usize).map_or(0, |r| r.ran_at);
+        let (ran_at, (limit, version)) = self
+            .requests
+            .get(request as usize)
+            .map_or((0, (0, 0)), |r| (r.ran_at, r.carried));
+        // A reply under a limit the process has since replaced says nothing of the window
+        // under the new one: the process does not remember it.
+        if version < self.learnt[process as usize] {
+            return;
+        }
         self.remembered.insert(
             (process, key),
             Remembered {
                 ran_at,
                 sent,
                 received,
+                limit,
+                version,
             },
         );
+    }
+
+    /// `process` holds version `version` of the limit (or a newer one).
+    pub(super) fn learn(&mut self, process: u16, version: u32) {
+        if let Some(learnt) = self.learnt.get_mut(process as usize) {
+            *learnt = (*learnt).max(version);
+        }
     }
 
     /// A decision from the local memory at virtual time `t`: the key's window must be full
@@ -261,6 +281,21 @@ impl Checker<'_> {
             });
             return;
         };
+        // Learning a change of the limit forgets every window remembered full: under a raised
+        // limit it may have room.
+        let learnt = self.learnt[process as usize];
+        if source.version < learnt {
+            let limit = self.limit();
+            let invariant = if limit > source.limit {
+                Invariant::FalseRejection
+            } else {
+                Invariant::Events
+            };
+            self.report(invariant, Some(caller), || {
+                format!("decided locally that key {key} is full from a reply under version {} of the limit ({}), after the process learnt version {learnt} (the limit is {limit})", source.version, source.limit)
+            });
+            return;
+        }
         // A raise of the limit since the reply it remembers may have made room; the process
         // learns it from its next round trip.
         if self

@@ -89,6 +89,7 @@ impl Checker<'_> {
         purpose: Purpose,
         carried: (u32, u32),
     ) {
+        self.learn(process, carried.1);
         let info = self.request(request);
         info.caller = caller;
         info.process = process;

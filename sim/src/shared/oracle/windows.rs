@@ -331,6 +331,7 @@ impl Checker<'_> {
             }
             FaultRecord::Crash { process, .. } => {
                 self.remembered.retain(|&(p, _), _| p != *process);
+                self.learnt[*process as usize] = 0;
                 // It starts again as a new process, registering anew.
                 self.registering[*process as usize].clear();
                 self.unregistered[*process as usize] = None;

@@ -136,15 +136,22 @@ impl Sim<'_> {
         call.attempts += 1;
         let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
         self.refresh_limit(process, now);
-        if self.planted == Some(SharedPlantedBug::MemoryPastEnd)
-            && let Some(&until) = self.processes[process as usize]
+        if self.planted.is_some_and(SharedPlantedBug::remembers_apart)
+            && let Some(&(until, opens_by, opens_at)) = self.processes[process as usize]
                 .remembered_past_end
                 .get(&key)
             && now < until
         {
-            let decision = Decision::Rejected {
-                retry_after: until.saturating_duration_since(now),
-                local: true,
+            // As the protocol decides from its memory.
+            let decision = if opens_by <= deadline && now < deadline {
+                Decision::Wait {
+                    until: opens_at.min(deadline),
+                }
+            } else {
+                Decision::Rejected {
+                    retry_after: opens_at.saturating_duration_since(now),
+                    local: true,
+                }
             };
             self.decided(caller, now, None, &decision);
             self.conclude(caller, &decision, now);

@@ -4,7 +4,11 @@
 use core::time::Duration;
 use std::rc::Rc;
 
-use fixed_window_redis::{Decision, ScriptReply, SharedError, Unavailable, UnavailableKind};
+use fixed_window::Instant;
+
+use fixed_window_redis::{
+    DRIFT_ALLOWANCE, Decision, ScriptReply, SharedError, Unavailable, UnavailableKind,
+};
 
 use super::{CHANGE_RETRIES, Event, MOST_BACKOFF, Owner, REFUSALS, Sim, Stage};
 use crate::shared::planted::SharedPlantedBug;
@@ -103,14 +107,26 @@ impl Sim<'_> {
                     let outage = Unavailable::new(UnavailableKind::Server, "conflict");
                     decision = protocol.finish(name, sent, received, deadline, Err(outage));
                 }
-                if self.planted == Some(SharedPlantedBug::MemoryPastEnd)
+                if let Some(planted) = self.planted.filter(|p| p.remembers_apart())
                     && let Ok(values) = &reply
                     && let Some(ScriptReply::Full { retry_after, .. }) = ScriptReply::parse(values)
                 {
-                    let late = Duration::from_micros(retry_after + self.scenario.period_us / 2);
-                    self.processes[process as usize]
-                        .remembered_past_end
-                        .insert(key, received.saturating_add(late));
+                    let memory = &mut self.processes[process as usize].remembered_past_end;
+                    if planted == SharedPlantedBug::MemoryPastEnd {
+                        let late = Duration::from_micros(retry_after + self.scenario.period_us / 2);
+                        let until = received.saturating_add(late);
+                        // Always a rejection: the window is taken to open too late for any wait.
+                        memory.insert(key, (until, Instant::MAX, until));
+                    } else if n == 1 {
+                        // As the protocol remembers it (whatever the version it was sent
+                        // under), and kept whatever the process learns after.
+                        let retry_after = Duration::from_micros(retry_after);
+                        let allowance = retry_after / DRIFT_ALLOWANCE;
+                        let until = sent.saturating_add(retry_after.saturating_sub(allowance));
+                        let opens_by = sent.saturating_add(retry_after);
+                        let opens_at = received.max(sent).saturating_add(retry_after);
+                        memory.insert(key, (until, opens_by, opens_at));
+                    }
                 }
                 if self.planted == Some(SharedPlantedBug::TwoCommands)
                     && let (Decision::Permitted { .. }, Ok(values)) = (&decision, &reply)

@@ -2,9 +2,9 @@
 //! server answers it once the replica acknowledged the connection's writes, or at its timeout
 //! (half the process's, in whole milliseconds), and reads nothing more of that connection
 //! meanwhile; the reply of the pipeline goes back then, and the client reads too few
-//! acknowledgements as `Unavailable` of kind `Unreplicated`, as `invocation.rs` does.
-
-use fixed_window_redis::UnavailableKind;
+//! acknowledgements as `Unavailable` of kind `Unreplicated` by the protocol's rule
+//! ([`Protocol::replicated`](fixed_window_redis::Protocol::replicated)), as the production
+//! client does.
 
 use super::{Event, Owner, Sim};
 use crate::shared::cluster::nodes::ALL_PRIMARIES;
@@ -98,18 +98,26 @@ impl Sim<'_> {
     /// none followed). Otherwise its owner's attempt ends `Unavailable` (`Unreplicated`),
     /// except in a planted client that ignores the count.
     pub(super) fn replicated_enough(&mut self, owner: Owner, request: u32) -> bool {
-        let Some(replication) = &self.replication else {
-            return true;
-        };
-        let wanted = replication.replicas;
-        let acknowledged = self.requests[request as usize].acknowledged.unwrap_or(0);
-        if acknowledged >= wanted || self.planted == Some(SharedPlantedBug::WaitIgnored) {
+        if self.replication.is_none() {
             return true;
         }
-        let message = format!(
-            "{acknowledged} of the {wanted} replicas asked for acknowledged the call's writes in time"
-        );
-        self.failed(owner, UnavailableKind::Unreplicated, &message);
+        let r = &self.requests[request as usize];
+        let mut acknowledged = r.acknowledged.unwrap_or(0);
+        if self.planted == Some(SharedPlantedBug::WaitCountOffByOne) {
+            // `>` for `>=`: exactly the replicas asked for reads as one too few.
+            acknowledged = acknowledged.saturating_sub(1);
+        }
+        // The protocol's rule, as the production client reads `WAIT`'s answer.
+        let Err(unreplicated) = self.processes[r.process as usize]
+            .protocol
+            .replicated(acknowledged)
+        else {
+            return true;
+        };
+        if self.planted == Some(SharedPlantedBug::WaitIgnored) {
+            return true;
+        }
+        self.failed(owner, unreplicated.kind(), unreplicated.message());
         false
     }
 }
