@@ -80,8 +80,8 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         PlantedKeyedLimiter::starting_at(bug, settings, clock, origin)
     }
 
-    /// [`PlantedKeyedLimiter::new`], its windows aligned to `origin` (`Origin::At`) instead:
-    /// readings before it belong to the first window.
+    /// [`PlantedKeyedLimiter::new`], its windows aligned to `origin` (`Origin::At`) instead: a
+    /// boundary of its grid, which has boundaries whole periods before it too.
     ///
     /// # Examples
     ///
@@ -106,7 +106,39 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         origin: Instant,
     ) -> PlantedKeyedLimiter<C> {
         let period = nanos(settings.period());
-        let grid = Grid::new(u128::from(origin.as_nanos()), period);
+        let reading = u128::from(clock.now().as_nanos());
+        let grid = Grid::through(u128::from(origin.as_nanos()), false, period, reading);
+        PlantedKeyedLimiter::on_grid(bug, settings, clock, grid)
+    }
+
+    /// [`PlantedKeyedLimiter::new`], on `grid` (its period is the settings'), as
+    /// [`Grid::unix`] makes for windows at whole periods of Unix time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::num::NonZeroU128;
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let clock = ManualClock::starting_at(Instant::from_nanos(2));
+    /// let settings = Settings::new("api", 1, Duration::from_nanos(10))?;
+    /// let grid = Grid::through(3, true, NonZeroU128::new(10).expect("positive"), 2);
+    /// let limiter =
+    ///     PlantedKeyedLimiter::on_grid(KeyedPlantedBug::ReclaimLive, settings, clock.clone(), grid);
+    /// assert!(limiter.try_acquire(1).is_ok());
+    /// clock.set(Instant::from_nanos(7));
+    /// assert!(limiter.try_acquire(1).is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn on_grid(
+        bug: KeyedPlantedBug,
+        settings: Settings,
+        clock: C,
+        grid: Grid,
+    ) -> PlantedKeyedLimiter<C> {
         PlantedKeyedLimiter {
             bug,
             limit: AtomicU32::new(settings.limit()),

@@ -49,8 +49,9 @@ pub struct PlantedLimiter<S, C> {
     limit: AtomicU32,
     period: NonZeroU128,
     max_wait: Duration,
-    /// The reading the grid starts at: the clock's when the limiter was made.
-    origin: u128,
+    /// The limiter's grid, numbered from the window holding the clock's reading when the
+    /// limiter was made.
+    grid: Grid,
     pub(crate) clock: C,
     state: S,
 }
@@ -85,8 +86,8 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         PlantedLimiter::starting_at(bug, settings, clock, origin)
     }
 
-    /// [`PlantedLimiter::new`], its windows aligned to `origin` (`Origin::At`) instead: readings
-    /// before it belong to the first window.
+    /// [`PlantedLimiter::new`], its windows aligned to `origin` (`Origin::At`) instead: a
+    /// boundary of its grid, which has boundaries whole periods before it too.
     ///
     /// # Panics
     ///
@@ -114,23 +115,78 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         clock: C,
         origin: Instant,
     ) -> PlantedLimiter<S, C> {
+        let reading = u128::from(clock.now().as_nanos());
+        let grid = Grid::through(
+            u128::from(origin.as_nanos()),
+            false,
+            nanos(settings.period()),
+            reading,
+        );
+        PlantedLimiter::on_grid(bug, settings, clock, grid)
+    }
+
+    /// [`PlantedLimiter::new`], on `grid`, numbered from the window holding the clock's
+    /// reading now (as [`Grid::through`] and [`Grid::unix`] number it); its period is the
+    /// settings'.
+    ///
+    /// # Panics
+    ///
+    /// As [`PlantedLimiter::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::num::NonZeroU128;
+    /// use core::time::Duration;
+    /// use fixed_window::{Instant, ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedLimiter, PlantedBug, Wide};
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let clock = ManualClock::starting_at(Instant::from_nanos(2));
+    /// let settings = Settings::new("api", 1, Duration::from_nanos(10))?;
+    /// // Boundaries 3 before the timeline's start and every 10 ns on: the first window ends at 7.
+    /// let grid = Grid::through(3, true, NonZeroU128::new(10).expect("positive"), 2);
+    /// let limiter: PlantedLimiter<Wide, _> =
+    ///     PlantedLimiter::on_grid(PlantedBug::CarryOver, settings, clock.clone(), grid);
+    /// assert!(limiter.try_acquire().is_ok());
+    /// clock.set(Instant::from_nanos(7));
+    /// assert!(limiter.try_acquire().is_ok());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn on_grid(
+        bug: PlantedBug,
+        settings: Settings,
+        clock: C,
+        grid: Grid,
+    ) -> PlantedLimiter<S, C> {
         let limit = settings.limit();
-        let origin = u128::from(origin.as_nanos());
         PlantedLimiter {
             bug,
             limit: AtomicU32::new(limit),
             period: nanos(settings.period()),
             max_wait: settings.max_wait(),
-            origin,
+            grid,
             clock,
-            state: S::new(Window::first(origin), limit),
+            state: S::new(Window::first(grid.start(0)), limit),
+        }
+    }
+
+    /// The grid of the stored window `seen`: the limiter's, numbered from it, for a window on
+    /// it (the first one included, cut at the timeline's start if it began before it); one
+    /// starting at the window's start for a window started off it (`AdvanceFromNow`).
+    fn stored_grid(&self, seen: &Window) -> Grid {
+        if self.grid.start(self.grid.index_of(seen.start)) == seen.start {
+            self.grid.numbered_from(seen.start)
+        } else {
+            Grid::new(seen.start, self.period)
         }
     }
 
     /// [`PlantedLimiter::new`], its windows at whole periods of Unix time
     /// (`Origin::UnixEpoch`), the clock's reading matched with [`Clock::unix_time`] as the
-    /// rule says ([`Grid::unix_origin`](fixed_window_spec::Grid::unix_origin)); under
-    /// [`PlantedBug::EpochOffByOnePeriod`], at the boundary after the reading instead.
+    /// rule says ([`Grid::unix`]); under [`PlantedBug::EpochOffByOnePeriod`], at the boundary
+    /// after the reading instead; under [`PlantedBug::EpochNextBoundaryWhenYoung`], at the
+    /// boundary after the reading if the one before it is before the clock's timeline.
     ///
     /// # Panics
     ///
@@ -155,18 +211,24 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         clock: C,
     ) -> PlantedLimiter<S, C> {
         let reading = u128::from(clock.now().as_nanos());
-        let period = nanos(settings.period()).get();
+        let period = nanos(settings.period());
         let unix = clock.unix_time().as_nanos();
         let last = u128::from(Instant::MAX.as_nanos());
-        let origin = if bug == PlantedBug::EpochOffByOnePeriod {
-            // Rounds up to the next boundary where the rule rounds down.
-            let after = reading.saturating_add(period - unix % period);
-            if after > last { reading } else { after }
-        } else {
-            Grid::unix_origin(reading, period, unix, last)
+        let into = unix % period.get();
+        // The boundary after the reading, or the reading if that is past the timeline's end:
+        // window 0 starts there, and readings before it belong to it.
+        let after = || {
+            let after = reading.saturating_add(period.get() - into);
+            Grid::new(if after > last { reading } else { after }, period)
         };
-        let origin = Instant::from_nanos(u64::try_from(origin).unwrap_or(u64::MAX));
-        PlantedLimiter::starting_at(bug, settings, clock, origin)
+        let grid = match bug {
+            // Rounds up to the next boundary where the rule rounds down.
+            PlantedBug::EpochOffByOnePeriod => after(),
+            // Rounds up where the boundary before is not a reading of the clock.
+            PlantedBug::EpochNextBoundaryWhenYoung if into > reading => after(),
+            _ => Grid::unix(reading, period, unix),
+        };
+        PlantedLimiter::on_grid(bug, settings, clock, grid)
     }
 
     /// The planted bug.
@@ -259,7 +321,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         // The stored window is window 0 of a grid anchored at its start. For a window on the
         // limiter's grid that is the limiter's grid from there on; a window started off it
         // (`AdvanceFromNow`) carries its own.
-        let grid = Grid::new(seen.start, self.period);
+        let grid = self.stored_grid(&seen);
         let at = match self.bug {
             // The bug: the stored window's end still belongs to it.
             PlantedBug::BoundaryOffByOne if grid.end(0) == Some(now) => now - 1,
@@ -382,7 +444,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
         loop {
             let seen = self.state.load();
             let limit = self.limit();
-            let grid = Grid::new(seen.start, self.period);
+            let grid = self.stored_grid(&seen);
             let (index, used) = Count::stored(0, seen.used).at(&grid, now);
             let (start, extra) = match index {
                 0 => (seen.start, seen.extra),
@@ -403,7 +465,7 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
             }
             hint::spin_loop();
         }
-        let grid = Grid::new(self.origin, self.period);
+        let grid = self.grid;
         let end = grid.end(grid.index_of(now)).map_or(NEVER, |end| end - now);
         u64::try_from(end).map_or(Duration::MAX, Duration::from_nanos)
     }

@@ -55,6 +55,12 @@ pub enum PlantedBug {
     /// clock's reading instead of the one at or before it: one period late. Shows only to a
     /// checker that builds limiters so aligned ([`PlantedBug::unix_epoch_only`]).
     EpochOffByOnePeriod,
+    /// Windows aligned to Unix time in a young process, whose clock's timeline started after
+    /// the boundary before the reading, start at the next boundary instead, the readings
+    /// before it counted in a first window that ends a period after it: up to two periods
+    /// long, on another grid than older processes' until it ends. Shows only to a checker that
+    /// builds limiters so aligned in a process that young ([`PlantedBug::unix_epoch_only`]).
+    EpochNextBoundaryWhenYoung,
     /// Each attempt reads the limit before the state instead of after it, so a claim decided
     /// under the limit as it was can land on a count that claims under a limit set since have
     /// raised: after a lowering, the window passes the lowered limit that an earlier claim in
@@ -69,7 +75,7 @@ pub enum PlantedBug {
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 14] = [
+    pub const ALL: [PlantedBug; 15] = [
         PlantedBug::CarryOver,
         PlantedBug::BoundaryOffByOne,
         PlantedBug::AdvanceFromNow,
@@ -82,6 +88,7 @@ impl PlantedBug {
         PlantedBug::WeightCountedAsOne,
         PlantedBug::DrainLeavesOne,
         PlantedBug::EpochOffByOnePeriod,
+        PlantedBug::EpochNextBoundaryWhenYoung,
         PlantedBug::LimitReadBeforeWord,
         PlantedBug::LimitChangeAppliedToPastWindow,
     ];
@@ -109,6 +116,7 @@ impl PlantedBug {
             PlantedBug::WeightCountedAsOne => "weight-counted-as-one",
             PlantedBug::DrainLeavesOne => "drain-leaves-one",
             PlantedBug::EpochOffByOnePeriod => "epoch-off-by-one-period",
+            PlantedBug::EpochNextBoundaryWhenYoung => "epoch-next-boundary-when-young",
             PlantedBug::LimitReadBeforeWord => "limit-read-before-word",
             PlantedBug::LimitChangeAppliedToPastWindow => "limit-change-applied-to-past-window",
         }
@@ -181,10 +189,14 @@ impl PlantedBug {
     /// use fixed_window_broken::PlantedBug;
     ///
     /// assert!(PlantedBug::EpochOffByOnePeriod.unix_epoch_only());
+    /// assert!(PlantedBug::EpochNextBoundaryWhenYoung.unix_epoch_only());
     /// assert!(!PlantedBug::CarryOver.unix_epoch_only());
     /// ```
     pub fn unix_epoch_only(self) -> bool {
-        self == PlantedBug::EpochOffByOnePeriod
+        matches!(
+            self,
+            PlantedBug::EpochOffByOnePeriod | PlantedBug::EpochNextBoundaryWhenYoung
+        )
     }
 
     /// Whether the bug shows only when the limit changes

@@ -2,7 +2,6 @@
 
 use core::fmt;
 use core::num::{NonZeroU32, NonZeroU64};
-use core::time::Duration;
 
 use crate::backoff::Backoff;
 use crate::error::ConfigError;
@@ -137,14 +136,9 @@ impl Claim {
 const LIMIT: Ordering = Ordering::SeqCst;
 
 impl Budget {
-    pub(crate) fn new(
-        origin: Instant,
-        period: Duration,
-        limit: NonZeroU32,
-        backoff: Backoff,
-    ) -> Budget {
+    pub(crate) fn new(grid: Grid, limit: NonZeroU32, backoff: Backoff) -> Budget {
         Budget {
-            grid: Grid::new(origin, period),
+            grid,
             limit: AtomicU32::new(limit.get()),
             backoff,
             #[cfg(feature = "stats")]

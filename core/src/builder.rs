@@ -239,7 +239,8 @@ impl<F, C> LimiterBuilder<F, C> {
     /// Aligns the windows to `origin` instead of the limiter's creation: a given instant of
     /// its clock, or whole periods of Unix time ([`Origin::UnixEpoch`]), so that processes
     /// agree on the boundaries without sharing anything. A limiter remade by a `with_*` keeps
-    /// its choice (for [`Origin::Creation`], a new grid starting then).
+    /// its choice (for [`Origin::Creation`], a new grid starting then). The grid has
+    /// boundaries a whole number of periods before the chosen instant as well as after it.
     ///
     /// # Examples
     ///
@@ -398,12 +399,7 @@ pub(crate) fn policy<L>(
     Policy {
         settings,
         listeners,
-        budget: Budget::new(
-            origin.instant(clock, settings.period),
-            settings.period,
-            settings.limit,
-            backoff,
-        ),
+        budget: Budget::new(origin.grid(clock, settings.period), settings.limit, backoff),
         origin,
     }
 }

@@ -107,16 +107,16 @@ pub trait Clock: Send + Sync {
     ///     }
     /// }
     ///
-    /// // The minute began 25 s before the reading, before the clock's timeline (at -15 s), so
-    /// // the grid starts at the next minute, 35 s on (at 45 s). Readings before it belong to
-    /// // the first window, which ends at 105 s.
+    /// // The minute began 25 s before the reading, before the clock's timeline started (at
+    /// // -15 s): the first window counts from the timeline's start and ends with that minute,
+    /// // 35 s on (at 45 s), as in every process whatever its age.
     /// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(60))?
     ///     .clock(At10)
     ///     .origin(Origin::UnixEpoch)
     ///     .build();
     /// assert!(limiter.try_acquire().is_ok());
     /// let err = limiter.try_acquire().unwrap_err();
-    /// assert_eq!(err.retry_after(), Duration::from_secs(95));
+    /// assert_eq!(err.retry_after(), Duration::from_secs(35));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn unix_time(&self) -> Duration {

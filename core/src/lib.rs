@@ -77,8 +77,10 @@
 //!
 //! In full, with the reasons: `docs/rules.md` in the source repository.
 //!
-//! - The window holding instant `t` is `[origin + k·period, origin + (k+1)·period)`; at exactly
-//!   `origin + k·period` the new window is in effect.
+//! - The window holding instant `t` is `[origin + k·period, origin + (k+1)·period)` for the
+//!   whole `k`, negative too, that puts `t` in it; at exactly `origin + k·period` the new window
+//!   is in effect. A window that began before the clock's timeline started counts from the
+//!   timeline's start and ends on the grid.
 //! - With `max_wait` zero (the default) an excess call is rejected at once. Otherwise its
 //!   deadline is fixed when it starts: if the next window opens at or before the deadline the
 //!   call sleeps until then and competes again; if it opens later, the call is rejected at

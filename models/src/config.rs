@@ -29,8 +29,12 @@ use fixed_window_spec::Grid;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
-    /// The clock reading at the limiter's creation: window 0 starts here.
+    /// The clock reading at the limiter's creation: window 0 holds it.
     pub origin: Instant,
+    /// A boundary of the grid (`Origin::At`): the origin unless the grid was chosen apart
+    /// from the creation, as a limiter aligned to Unix time in a young process has a grid
+    /// whose window 0 began before the clock's timeline and ends before a period is out.
+    pub boundary: Instant,
     /// Permits per window.
     pub limit: u32,
     /// Window length in nanoseconds, at least 1.
@@ -56,10 +60,34 @@ impl Config {
     pub fn new(origin: Instant, limit: u32, period: Duration, max_wait: Duration) -> Config {
         Config {
             origin,
+            boundary: origin,
             limit,
             period: nanos(period).max(1),
             max_wait: nanos(max_wait),
         }
+    }
+
+    /// This configuration on the grid through `boundary` (the limiter built with
+    /// `Origin::At(boundary)`), still created at the origin.
+    ///
+    /// # Examples
+    ///
+    /// A limiter created at 3 on a grid through 7 of 10 ns periods: its first window began
+    /// before the timeline, at -3, and ends at 7.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_models::Config;
+    ///
+    /// let config = Config::new(Instant::from_nanos(3), 1, Duration::from_nanos(10), Duration::ZERO)
+    ///     .through(Instant::from_nanos(7));
+    /// assert_eq!(config.window_end(0), Some(Instant::from_nanos(7)));
+    /// assert_eq!(config.window_of(Instant::from_nanos(7)), 1);
+    /// ```
+    #[must_use]
+    pub fn through(self, boundary: Instant) -> Config {
+        Config { boundary, ..self }
     }
 
     /// The period as a `Duration`.
@@ -160,7 +188,12 @@ impl Config {
     pub fn grid(&self) -> Grid {
         // `new` keeps the period at one nanosecond or more.
         let period = NonZeroU128::new(u128::from(self.period)).unwrap_or(NonZeroU128::MIN);
-        Grid::new(u128::from(self.origin.as_nanos()), period)
+        Grid::through(
+            u128::from(self.boundary.as_nanos()),
+            false,
+            period,
+            u128::from(self.origin.as_nanos()),
+        )
     }
 }
 

@@ -28,8 +28,8 @@ pub struct Planted<C> {
 }
 
 impl<C: Clock> Planted<C> {
-    /// A limiter with `bug`, `config`'s limit, period and max wait, whose first window starts
-    /// at `clock.now()`.
+    /// A limiter with `bug`, `config`'s limit, period and max wait, on the grid through
+    /// `config.boundary`, built at `clock.now()`.
     ///
     /// # Panics
     ///
@@ -39,7 +39,7 @@ impl<C: Clock> Planted<C> {
         let settings = Settings::new("planted", config.limit, config.period_duration())
             .expect("a model's configuration has a positive limit and period")
             .with_max_wait(config.max_wait_duration());
-        let limiter = PlantedLimiter::new(bug, settings, clock);
+        let limiter = PlantedLimiter::starting_at(bug, settings, clock, config.boundary);
         Planted { limiter, events }
     }
 

@@ -95,6 +95,44 @@ impl Script {
         }
     }
 
+    /// A limiter built in a young process, whose first window began before its clock's
+    /// timeline: limit 1 per 10 ns on the grid through 7, built at 3, so window 0 is [-3, 7),
+    /// cut to [0, 7), and its permit is taken at 3. One thread moves the clock to the boundary
+    /// at 7 while another claims; then two claims at 7 (window 1, one permit between the race
+    /// and them) and one at 17 (window 2, fresh).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window::Instant;
+    ///
+    /// let script = fixed_window_models::scenario::Script::young_first_window();
+    /// assert_eq!(script.config.window_end(0), Some(Instant::from_nanos(7)));
+    /// ```
+    pub fn young_first_window() -> Script {
+        let try_acquire = Step::Do(Kind::TryAcquire);
+        Script {
+            config: Config::new(
+                Instant::from_nanos(3),
+                1,
+                Duration::from_nanos(10),
+                Duration::ZERO,
+            )
+            .through(Instant::from_nanos(7)),
+            before: vec![try_acquire],
+            threads: vec![
+                vec![Step::Advance(Duration::from_nanos(4))],
+                vec![try_acquire],
+            ],
+            after: vec![
+                try_acquire,
+                try_acquire,
+                Step::Set(Instant::from_nanos(17)),
+                try_acquire,
+            ],
+        }
+    }
+
     /// A waiter against a claimer at the boundary: limit 1 per 10 ns, max wait 10 ns, the
     /// permit of window 0 taken; one thread waits for the next window (its sleep moves the
     /// clock to exactly 10) while another claims.

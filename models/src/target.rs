@@ -1,6 +1,6 @@
 //! Which limiter a model runs, the real core or a planted one, and how it is built.
 
-use fixed_window::{Backoff, Clock, RateLimiter};
+use fixed_window::{Backoff, Clock, Origin, RateLimiter};
 
 use crate::config::Config;
 use crate::planted::{Planted, PlantedBug};
@@ -52,16 +52,18 @@ impl Target {
             }
             Target::CoreWithBackoff(backoff) => {
                 let sink = events.clone();
-                let limiter = RateLimiter::of("model", config.limit, config.period_duration())
+                let limiter = RateLimiter::builder("model", config.limit, config.period_duration())
                     .expect("a model's configuration has a positive limit and period")
+                    .origin(Origin::At(config.boundary))
+                    .clock(clock)
+                    .build()
                     .with_max_wait(config.max_wait_duration())
                     .with_backoff(backoff)
                     .with_listener(move |event| {
                         if let Some(event) = record(event) {
                             sink.push(event);
                         }
-                    })
-                    .with_clock(clock);
+                    });
                 Box::new(limiter)
             }
             Target::Planted(bug) => Box::new(Planted::new(bug, config, clock, events.clone())),

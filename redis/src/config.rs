@@ -179,7 +179,9 @@ impl Config {
     /// the server's time when the first process stored the configuration, learnt by
     /// registering; [`Origin::UnixEpoch`] is whole periods since 1970, as envoy's ratelimit
     /// aligns its windows; [`Origin::At`] is that instant read as nanoseconds since the Unix
-    /// epoch. A fixed origin (the last two) needs no registration: a limiter
+    /// epoch, a boundary of a grid that has boundaries whole periods before it too (stored as
+    /// the first of them at or after the epoch, so that every boundary of one grid names the
+    /// same origin). A fixed origin (the last two) needs no registration: a limiter
     /// [started](crate::SharedRateLimiter::start) with one sends its first call at once. It is
     /// part of the shared configuration, stored and checked like the limit and period.
     ///
@@ -204,7 +206,8 @@ impl Config {
     /// # Ok::<(), ConfigError>(())
     /// ```
     pub fn with_origin(self, origin: Origin) -> Result<Config, ConfigError> {
-        let origin_arg = fixed_micros(origin)?.map(|micros| micros.to_string().into());
+        let origin_arg =
+            fixed_micros(origin, self.period())?.map(|micros| micros.to_string().into());
         Ok(Config {
             origin,
             origin_arg,

@@ -87,6 +87,29 @@ impl ClockModel {
         )
     }
 
+    /// This model with every reading `by` earlier (none below zero): the same clock in a
+    /// process whose timeline started `by` later.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::ClockModel;
+    ///
+    /// assert_eq!(ClockModel::ordinary(42).younger(42).reading(7), 7);
+    /// ```
+    #[must_use]
+    pub fn younger(&self, by: u64) -> ClockModel {
+        let segments = self
+            .segments
+            .iter()
+            .map(|segment| Segment {
+                base: segment.base.saturating_sub(by),
+                ..*segment
+            })
+            .collect();
+        ClockModel::new(self.kind, segments)
+    }
+
     /// Which kind of clock this is.
     pub fn kind(&self) -> ClockKind {
         self.kind

@@ -16,8 +16,10 @@
 //! ([`reclamation`] states it).
 
 use core::cell::Cell;
+use core::num::NonZeroU128;
 
-use fixed_window_spec::{Rules, Waiting};
+use fixed_window::Origin;
+use fixed_window_spec::{Grid, Rules, Waiting};
 
 mod attempts;
 mod budget;
@@ -149,11 +151,17 @@ pub fn check(scenario: &Scenario, run: &Run) -> Vec<Violation> {
 pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
     let config = &scenario.config;
     let Some(rules) = Rules::new(
-        u128::from(scenario.origin()),
+        0,
         config.limit,
         config.period.as_nanos(),
         config.max_wait.as_nanos(),
-    ) else {
+    )
+    .and_then(|rules| {
+        Some(Rules {
+            grid: judged_grid(scenario)?,
+            ..rules
+        })
+    }) else {
         return Verdict {
             violations: vec![Violation {
                 invariant: Invariant::Events,
@@ -516,4 +524,23 @@ impl Checker {
             });
         }
     }
+}
+
+/// The grid the oracle judges the limiter by, numbered from the window holding the clock's
+/// reading at virtual time 0 (when the limiter is built); `None` for a zero period.
+///
+/// Windows at whole periods of Unix time are worked out here from the wall time alone, not
+/// by the rule the limiter and the specification share ([`Grid::unix`]): the clock's first
+/// reading stands for the scenario's Unix time, and the Unix time moves with the reading (as
+/// the virtual clock's does), so the first boundary after that reading lies the rest of the
+/// period on, at `reading + period − unix mod period`: a grid through it, whatever the
+/// process's age.
+fn judged_grid(scenario: &Scenario) -> Option<Grid> {
+    let period = NonZeroU128::new(scenario.config.period.as_nanos())?;
+    if scenario.origin_choice != Origin::UnixEpoch {
+        return scenario.grid();
+    }
+    let reading = u128::from(scenario.clock.reading(0));
+    let next = reading + (period.get() - u128::from(scenario.unix_time) % period.get());
+    Some(Grid::through(next, false, period, reading))
 }

@@ -10,7 +10,7 @@
 
 use core::time::Duration;
 
-use fixed_window::{ConfigError, Instant, Interrupt, Origin, RateLimiterError, Settings};
+use fixed_window::{ConfigError, Interrupt, Origin, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, Refusal, Wide};
 
 use crate::record::{OpOutput, Record};
@@ -32,7 +32,8 @@ pub struct Planted {
 impl Planted {
     /// A planted limiter with `bug`, configured as `scenario`'s, on `clock`, its windows
     /// aligned as the scenario's: to Unix time as the planted limiter aligns them (the one
-    /// place [`PlantedBug::EpochOffByOnePeriod`] shows), or else at the scenario's origin.
+    /// place [`PlantedBug::EpochOffByOnePeriod`] and [`PlantedBug::EpochNextBoundaryWhenYoung`]
+    /// show), or else on the scenario's grid.
     ///
     /// # Errors
     ///
@@ -48,9 +49,11 @@ impl Planted {
             Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
         let limiter = if scenario.origin_choice == Origin::UnixEpoch {
             fixed_window_broken::PlantedLimiter::aligned_to_unix_time(bug, settings, clock)
+        } else if let Some(grid) = scenario.grid() {
+            fixed_window_broken::PlantedLimiter::on_grid(bug, settings, clock, grid)
         } else {
-            let origin = Instant::from_nanos(scenario.origin());
-            fixed_window_broken::PlantedLimiter::starting_at(bug, settings, clock, origin)
+            // A zero period, which the settings refuse before this.
+            fixed_window_broken::PlantedLimiter::new(bug, settings, clock)
         };
         Ok(Planted {
             name,

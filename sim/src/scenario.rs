@@ -2,6 +2,7 @@
 //! seed, swarm style: each seed picks its own mix of workloads, clocks and entry points, so a
 //! sweep covers combinations no one wrote down.
 
+use core::num::NonZeroU128;
 use core::time::Duration;
 
 use fixed_window::Origin;
@@ -196,7 +197,14 @@ impl Scenario {
             // Thousands of panics would cost a flood more than its calls.
             panicking_listeners.clear();
         }
-        let (origin_choice, unix_time) = origin::draw(seed, clock.reading(0), period);
+        let (origin_choice, unix_time, age_zero) = origin::draw(seed, clock.reading(0), period);
+        // A process of age zero builds its limiter at its clock's first reading. Near the end
+        // of time a clock stays as drawn: that is what it is there for.
+        let clock = if age_zero && clock.kind() != ClockKind::NearMax {
+            clock.younger(clock.reading(0))
+        } else {
+            clock
+        };
         let limit_changes = if patterns == [Pattern::Flood] {
             Vec::new()
         } else {
@@ -230,9 +238,10 @@ impl Scenario {
         self
     }
 
-    /// The limiter's origin, by the rules ([`Grid::unix_origin`] for Unix time): the instant
-    /// drawn for it, the boundary of Unix time its first reading falls in, or else the clock's
-    /// reading at virtual time 0, when it is created.
+    /// The limiter's grid by the rules ([`Grid::through`], [`Grid::unix`]), numbered from the
+    /// window holding the clock's reading at virtual time 0, when it is built: through the
+    /// instant drawn for it, through whole periods of Unix time, or else from that reading;
+    /// `None` for a zero period.
     ///
     /// # Examples
     ///
@@ -242,31 +251,52 @@ impl Scenario {
     /// use fixed_window_sim::{ClockModel, Scenario, ScenarioId};
     ///
     /// let mut scenario = Scenario::generate(&ScenarioId::seed(7));
+    /// scenario.config.period = Duration::from_nanos(100);
+    /// scenario.clock = ClockModel::ordinary(1_000);
     /// scenario.origin_choice = Origin::At(Instant::from_nanos(5));
-    /// assert_eq!(scenario.origin(), 5);
+    /// let grid = scenario.grid().expect("a positive period");
+    /// assert_eq!((grid.start(0), grid.end(0)), (905, Some(1_005)));
+    /// scenario.origin_choice = Origin::Creation;
+    /// assert_eq!(scenario.grid().map(|grid| grid.start(0)), Some(1_000));
+    /// // Unix time 1,234,567 at reading 1,000: the boundary before it is at reading 933.
+    /// scenario.origin_choice = Origin::UnixEpoch;
+    /// scenario.unix_time = 1_234_567;
+    /// assert_eq!(scenario.grid().map(|grid| grid.start(0)), Some(933));
+    /// // At reading 10, that boundary is before the timeline's start: the first window is
+    /// // cut to [0, 43).
+    /// scenario.clock = ClockModel::ordinary(10);
+    /// let grid = scenario.grid().expect("a positive period");
+    /// assert_eq!((grid.start(0), grid.end(0)), (0, Some(43)));
+    /// ```
+    pub fn grid(&self) -> Option<Grid> {
+        let reading = u128::from(self.clock.reading(0));
+        let period = NonZeroU128::new(self.config.period.as_nanos())?;
+        Some(match self.origin_choice {
+            Origin::At(at) => Grid::through(u128::from(at.as_nanos()), false, period, reading),
+            Origin::UnixEpoch => Grid::unix(reading, period, u128::from(self.unix_time)),
+            _ => Grid::new(reading, period),
+        })
+    }
+
+    /// Where the window the limiter is built in starts ([`Scenario::grid`]'s window 0), the
+    /// timeline's start if it began before it: what a trace and the console show as its
+    /// origin.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window::Origin;
+    /// use fixed_window_sim::{ClockModel, Scenario, ScenarioId};
+    ///
+    /// let mut scenario = Scenario::generate(&ScenarioId::seed(7));
     /// scenario.clock = ClockModel::ordinary(1_000);
     /// scenario.origin_choice = Origin::Creation;
     /// assert_eq!(scenario.origin(), 1_000);
-    /// scenario.config.period = Duration::from_nanos(100);
-    /// scenario.origin_choice = Origin::UnixEpoch;
-    /// scenario.unix_time = 1_234_567;
-    /// assert_eq!(scenario.origin(), 933);
     /// ```
     pub fn origin(&self) -> u64 {
-        let reading = self.clock.reading(0);
-        match self.origin_choice {
-            Origin::At(at) => at.as_nanos(),
-            Origin::UnixEpoch => {
-                let origin = Grid::unix_origin(
-                    u128::from(reading),
-                    self.config.period.as_nanos(),
-                    u128::from(self.unix_time),
-                    u128::from(u64::MAX),
-                );
-                u64::try_from(origin).unwrap_or(reading)
-            }
-            _ => reading,
-        }
+        self.grid()
+            .and_then(|grid| u64::try_from(grid.start(0)).ok())
+            .unwrap_or_else(|| self.clock.reading(0))
     }
 }
 

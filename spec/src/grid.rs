@@ -1,16 +1,22 @@
 //! The grid of windows: "The window is aligned to the instant the limiter was created (not to
-//! wall-clock boundaries like the top of the minute) and advances in whole periods."
+//! wall-clock boundaries like the top of the minute) and advances in whole periods", or to a
+//! chosen boundary or whole periods of Unix time (`docs/rules.md`: Origin). A grid is every
+//! boundary a whole number of periods before or after one of them, those before the clock's
+//! timeline starts included: the window holding an instant is `[b, b + period)` for the
+//! boundary `b` at or before it, cut at the timeline's start if `b` is before it.
 
 use core::num::NonZeroU128;
 
 use crate::time::END_OF_TIME;
 
 /// Windows of one period each from an origin: window `k` is
-/// `[origin + k·period, origin + (k+1)·period)`.
+/// `[origin + k·period, origin + (k+1)·period)`, or, for a grid whose window 0 began `lead`
+/// before the timeline's start (its origin is then 0), `[k·period − lead, (k+1)·period −
+/// lead)`, window 0 cut to `[0, period − lead)`.
 ///
-/// At exactly `origin + k·period` window `k` is in effect. An instant before the origin (a
-/// clock that stepped back) belongs to window 0. All arithmetic is exact: windows that start
-/// past [`END_OF_TIME`] are reported as absent, never wrapped.
+/// At exactly a window's start it is in effect. An instant before the origin (a clock that
+/// stepped back before the window a limiter was built in) belongs to window 0. All arithmetic
+/// is exact: windows that start past [`END_OF_TIME`] are reported as absent, never wrapped.
 ///
 /// # Examples
 ///
@@ -27,6 +33,9 @@ use crate::time::END_OF_TIME;
 pub struct Grid {
     origin: u128,
     period: u128,
+    /// How long before the timeline's start window 0 began: 0, or below the period with the
+    /// origin 0.
+    lead: u128,
 }
 
 impl Grid {
@@ -46,6 +55,100 @@ impl Grid {
         Grid {
             origin,
             period: period.get(),
+            lead: 0,
+        }
+    }
+
+    /// The grid with a boundary `boundary` after the timeline's start, or `before` the start
+    /// if `before` (a boundary of the timeline of a clock that could read it), and windows
+    /// `period` long, numbered from the window holding `reading`: `Origin::At` (a boundary
+    /// after the start) and `Origin::Creation` (the reading) for a limiter built at `reading`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::num::NonZeroU128;
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let period = NonZeroU128::new(10).expect("positive");
+    /// // A boundary at 45, built at 12: window 0 is [5, 15).
+    /// let grid = Grid::through(45, false, period, 12);
+    /// assert_eq!((grid.start(0), grid.end(0)), (5, Some(15)));
+    /// // Built at 2: window 0 began at -5, and is cut to [0, 5).
+    /// let grid = Grid::through(45, false, period, 2);
+    /// assert_eq!((grid.start(0), grid.end(0)), (0, Some(5)));
+    /// // A boundary 3 before the timeline's start, built at 2: [0, 7).
+    /// let grid = Grid::through(3, true, period, 2);
+    /// assert_eq!((grid.start(0), grid.end(0)), (0, Some(7)));
+    /// ```
+    pub fn through(boundary: u128, before: bool, period: NonZeroU128, reading: u128) -> Grid {
+        let p = period.get();
+        // How far the window holding the reading began before it: the distance from the
+        // boundary to the reading, modulo the period, on whichever side the boundary is.
+        let into = if before {
+            (boundary % p + reading % p) % p
+        } else if boundary <= reading {
+            (reading - boundary) % p
+        } else {
+            (p - (boundary - reading) % p) % p
+        };
+        match reading.checked_sub(into) {
+            Some(origin) => Grid::new(origin, period),
+            None => Grid {
+                origin: 0,
+                period: p,
+                lead: into - reading,
+            },
+        }
+    }
+
+    /// The grid of windows at whole periods of Unix time (`Origin::UnixEpoch`) of a limiter
+    /// built at `reading` on a clock whose reading `reading` stands for `unix` nanoseconds
+    /// after 1970, numbered from the window holding the reading: the boundary before it lies
+    /// `unix mod period` before it, before the timeline's start if the clock is younger than
+    /// that.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::num::NonZeroU128;
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let s = 1_000_000_000;
+    /// let minute = NonZeroU128::new(60 * s).expect("positive");
+    /// // 25 s into a minute at reading 100 s: the minute began at reading 75 s.
+    /// let grid = Grid::unix(100 * s, minute, 1_800_000_025 * s);
+    /// assert_eq!((grid.start(0), grid.end(0)), (75 * s, Some(135 * s)));
+    /// // At reading 10 s it began before the timeline, and ends at 45 s all the same.
+    /// let grid = Grid::unix(10 * s, minute, 1_800_000_025 * s);
+    /// assert_eq!((grid.start(0), grid.end(0)), (0, Some(45 * s)));
+    /// ```
+    pub fn unix(reading: u128, period: NonZeroU128, unix: u128) -> Grid {
+        let into = unix % period.get();
+        match reading.checked_sub(into) {
+            Some(boundary) => Grid::through(boundary, false, period, reading),
+            None => Grid::through(into - reading, true, period, reading),
+        }
+    }
+
+    /// This grid numbered from the window holding `at`: the same windows, window 0 the one
+    /// holding `at` (cut at the timeline's start if it began before it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_spec::Grid;
+    ///
+    /// let grid = Grid::checked(5, 10).expect("a positive period").numbered_from(27);
+    /// assert_eq!((grid.start(0), grid.end(0)), (25, Some(35)));
+    /// ```
+    #[must_use]
+    pub fn numbered_from(&self, at: u128) -> Grid {
+        let period = NonZeroU128::new(self.period).unwrap_or(NonZeroU128::MIN);
+        if self.lead > 0 {
+            Grid::through(self.lead, true, period, at)
+        } else {
+            Grid::through(self.origin, false, period, at)
         }
     }
 
@@ -64,34 +167,7 @@ impl Grid {
         NonZeroU128::new(period).map(|period| Grid::new(origin, period))
     }
 
-    /// The origin of windows at whole periods of Unix time (`Origin::UnixEpoch`), for a clock
-    /// whose reading `reading` stands for `unix` nanoseconds after 1970: the boundary at or
-    /// before the reading; the next one if that is before the clock's timeline (below zero);
-    /// the reading itself if the boundary is past `last` (the clock's last instant).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use fixed_window_spec::Grid;
-    ///
-    /// // 25 s into a minute at reading 100 s: the minute began at reading 75 s.
-    /// let s = 1_000_000_000;
-    /// assert_eq!(Grid::unix_origin(100 * s, 60 * s, 1_800_000_025 * s, u128::from(u64::MAX)), 75 * s);
-    /// // At reading 10 s it began before the timeline: the next minute, at 45 s.
-    /// assert_eq!(Grid::unix_origin(10 * s, 60 * s, 1_800_000_025 * s, u128::from(u64::MAX)), 45 * s);
-    /// // And past the timeline's end, the reading.
-    /// assert_eq!(Grid::unix_origin(10 * s, 60 * s, 1_800_000_025 * s, 20 * s), 10 * s);
-    /// ```
-    pub fn unix_origin(reading: u128, period: u128, unix: u128, last: u128) -> u128 {
-        let into = unix % period.max(1);
-        let boundary = match reading.checked_sub(into) {
-            Some(before) => before,
-            None => reading.saturating_add(period - into),
-        };
-        if boundary > last { reading } else { boundary }
-    }
-
-    /// Where window 0 starts.
+    /// Where window 0 starts (the timeline's start if it began before it).
     ///
     /// # Examples
     ///
@@ -132,7 +208,7 @@ impl Grid {
     /// ```
     #[inline]
     pub fn index_of(&self, at: u128) -> u128 {
-        at.saturating_sub(self.origin) / self.period
+        at.saturating_sub(self.origin).saturating_add(self.lead) / self.period
     }
 
     /// Where window `index` starts (saturating at `u128::MAX`, far past [`END_OF_TIME`]).
@@ -155,7 +231,9 @@ impl Grid {
         } else {
             index.saturating_mul(self.period)
         };
-        product.saturating_add(self.origin)
+        product
+            .saturating_add(self.origin)
+            .saturating_sub(self.lead)
     }
 
     /// Where window `index` ends and the next one starts, or `None` if the next window would
@@ -199,7 +277,8 @@ impl Grid {
         if at < self.origin {
             return false;
         }
-        let since = at - self.origin;
+        // Below 2^64 as long as `at` and the lead are (the lead is below a 64-bit period).
+        let since = (at - self.origin).saturating_add(self.lead);
         // Within 64 bits (as a clock's nanoseconds are), one remainder, rather than a call to
         // the `u128` one at every sleep and rejection a checker judges.
         if (since | self.period) >> 64 == 0 {

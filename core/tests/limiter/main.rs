@@ -1,6 +1,7 @@
 //! Integration tests of the limiter, almost all on the manual clock so that every instant is
 //! exact and no test really sleeps.
 
+mod ages;
 mod asynchronous;
 mod backwards;
 mod boundaries;

@@ -2,6 +2,7 @@
 //! `fixed-window-spec` models them: exact in `u128`, sharing no code with the crate, so it
 //! cannot overflow where the crate must not, nor repeat the crate's bugs.
 
+use core::num::NonZeroU128;
 use core::time::Duration;
 use std::collections::BTreeMap;
 
@@ -22,6 +23,20 @@ impl Model {
         let rules = Rules::new(origin.into(), limit, period.into(), 0)?;
         Some(Model {
             rules,
+            count: Count::new(),
+        })
+    }
+
+    /// The model of a limiter built at `start` on the grid with a boundary at `boundary`.
+    fn through(boundary: u64, start: u64, period: u64, limit: u32) -> Option<Model> {
+        let period = NonZeroU128::new(period.into())?;
+        let grid = Grid::through(boundary.into(), false, period, start.into());
+        Some(Model {
+            rules: Rules {
+                grid,
+                limit,
+                max_wait: 0,
+            },
             count: Count::new(),
         })
     }
@@ -264,7 +279,7 @@ proptest! {
             .clock(clock.clone())
             .origin(Origin::At(Instant::from_nanos(origin)))
             .build();
-        let mut model = Model::new(origin, period, limit).unwrap();
+        let mut model = Model::through(origin, start, period, limit).unwrap();
         follow(&limiter, &clock, &mut model, start, steps)?;
     }
 

@@ -50,3 +50,8 @@ fn the_retry_loop_spins_then_yields() {
         Script::claim_race(3, 3, 10),
     );
 }
+
+#[test]
+fn a_young_processs_first_window_ends_on_the_grid_while_a_claim_races_the_clock() {
+    check(Target::Core, Script::young_first_window());
+}

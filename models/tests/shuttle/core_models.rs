@@ -61,3 +61,8 @@ fn the_window_advance_races_a_claim() {
 fn a_waiter_races_a_claimer_at_the_boundary() {
     check(Target::Core, Script::boundary_waiter());
 }
+
+#[test]
+fn a_young_processs_first_window_ends_on_the_grid_while_a_claim_races_the_clock() {
+    check(Target::Core, Script::young_first_window());
+}

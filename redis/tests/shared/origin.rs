@@ -49,10 +49,40 @@ fn a_given_origin_aligns_the_windows_to_it() -> TestResult {
     let config =
         on_time_key("given", 1, Duration::from_millis(400))?.with_origin(Origin::At(at))?;
     let limiter = connect(&server, config)?;
-    assert_eq!(limiter.origin(), Some(NOW - 150_000));
+    // Stored as the grid's first boundary after the epoch.
+    assert_eq!(limiter.origin(), Some((NOW - 150_000) % 400_000));
     limiter.try_acquire("k")?;
     assert_eq!(
         rejected_after(limiter.try_acquire("k")),
+        Duration::from_millis(250)
+    );
+    Ok(())
+}
+
+#[test]
+fn a_given_origin_after_the_servers_time_extends_its_grid_back() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, NOW)?;
+    // A boundary three windows and 250 ms after NOW: NOW is 150 ms into a window of the grid,
+    // which ends 250 ms on, not a window counted from the boundary.
+    let at = Instant::from_nanos((NOW + 3 * 400_000 + 250_000) * 1_000);
+    let config =
+        on_time_key("ahead", 1, Duration::from_millis(400))?.with_origin(Origin::At(at))?;
+    let limiter = connect(&server, config)?;
+    limiter.try_acquire("k")?;
+    assert_eq!(
+        rejected_after(limiter.try_acquire("k")),
+        Duration::from_millis(250)
+    );
+    // Another process naming an earlier boundary of the same grid agrees with it.
+    let earlier = Instant::from_nanos((NOW - 150_000) * 1_000);
+    let config =
+        on_time_key("ahead", 1, Duration::from_millis(400))?.with_origin(Origin::At(earlier))?;
+    let other = connect(&server, config)?;
+    assert_eq!(other.origin(), limiter.origin());
+    assert_eq!(
+        rejected_after(other.try_acquire("k")),
         Duration::from_millis(250)
     );
     Ok(())

@@ -4,7 +4,7 @@
 use core::time::Duration;
 
 use fixed_window::Origin;
-use fixed_window_spec::Grid;
+use fixed_window_spec::END_OF_TIME;
 
 use crate::clock_model::ClockKind;
 use crate::record::{CallKind, Outcome, Record};
@@ -87,10 +87,17 @@ const TOO_MANY_AFTER_LOWERING: u32 = 1 << 20;
 pub fn plain_features(scenario: &Scenario, run: &Run) -> u32 {
     let config = &scenario.config;
     let mut mask = drawn_features(scenario);
-    let Some(grid) = Grid::checked(u128::from(scenario.origin()), config.period.as_nanos()) else {
+    let Some(grid) = scenario.grid() else {
         return mask;
     };
-    let boundary = Boundary::new(scenario.origin(), config.period);
+    // A boundary of the grid within the timeline: window 0's start, or its end if it began
+    // before the timeline (a grid with none has no boundary to see).
+    let first = if grid.on_boundary(grid.start(0)) {
+        grid.start(0)
+    } else {
+        grid.end(0).unwrap_or(END_OF_TIME)
+    };
+    let boundary = Boundary::new(u64::try_from(first).unwrap_or(u64::MAX), config.period);
     // The window each caller began its last sleep in, while its call lasts.
     let mut slept: Vec<Option<u128>> = vec![None; scenario.callers.len()];
     // The limit in force, and whether each caller's weight fitted it when its call began.
@@ -237,6 +244,8 @@ impl Boundary {
 
 #[cfg(test)]
 mod tests {
+    use fixed_window_spec::Grid;
+
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@
 
 use core::time::Duration;
 
-use fixed_window::{ConfigError, Instant, Interrupt, RateLimiterError, Settings};
+use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, KeyedPlantedBug, PlantedKeyedLimiter as Catalogued, Refusal};
 
 use crate::planted::too_many;
@@ -35,8 +35,11 @@ impl PlantedKeyed {
         let config = scenario.config;
         let settings =
             Settings::new(name, config.limit, config.period)?.with_max_wait(config.max_wait);
-        let origin = Instant::from_nanos(scenario.origin());
-        let limiter = Catalogued::starting_at(bug, settings, clock, origin);
+        let limiter = match scenario.grid() {
+            Some(grid) => Catalogued::on_grid(bug, settings, clock, grid),
+            // A zero period, which the settings refuse before this.
+            None => Catalogued::new(bug, settings, clock),
+        };
         Ok(PlantedKeyed {
             name,
             scenario_config: config,

@@ -213,7 +213,8 @@ impl SharedScenario {
             }
         }
         // A fixed origin: the Unix epoch, or an instant some periods before the server's time
-        // at the start, or a little after it (readings before it are in the first window).
+        // at the start, or a little after it (a boundary all the same: the grid extends back
+        // from it).
         let origin = apart.random_bool(FIXED_ORIGIN_SHARE).then(|| {
             let start_us = SERVER_EPOCH_NS / 1_000;
             match apart.random_range(0..3) {

@@ -66,6 +66,14 @@ fn an_epoch_origin_off_by_one_period_is_caught() {
 }
 
 #[test]
+fn an_epoch_origin_at_the_next_boundary_in_a_young_process_is_caught() {
+    assert_caught(
+        PlantedBug::EpochNextBoundaryWhenYoung,
+        Invariant::FalseRejection,
+    );
+}
+
+#[test]
 fn a_limit_change_applied_to_the_past_window_is_caught() {
     assert_caught(
         PlantedBug::LimitChangeAppliedToPastWindow,

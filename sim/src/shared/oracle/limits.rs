@@ -92,11 +92,17 @@ impl Checker<'_> {
         expect
     }
 
-    /// The grid of `period` µs from the fixed origin, or else from `server_us`.
+    /// The grid of `period` µs through the fixed origin, or else from `server_us`. A fixed
+    /// origin is a boundary of a grid that has boundaries whole periods before it too, and is
+    /// stored as the first of them after the epoch (`docs/rules.md`: The origin): the grid is
+    /// numbered from there.
     fn grid_of(&self, period: u64, server_us: u64) -> Grid {
         let period = NonZeroU128::new(u128::from(period)).unwrap_or(NonZeroU128::MIN);
-        let origin = self.scenario.origin.unwrap_or(server_us);
-        Grid::new(u128::from(origin), period)
+        let origin = self
+            .scenario
+            .origin
+            .map_or(u128::from(server_us), |origin| u128::from(origin) % period);
+        Grid::new(origin, period)
     }
 
     /// What an attempt counting on a cluster must do, by the settings its key's counter
