@@ -79,22 +79,67 @@
 -- (C's strtoul) and written with string.format('%x') (C's long): exact wherever long has 64
 -- bits, as on the 64-bit Linux and macOS builds of Redis and Valkey.
 --
--- Cost: the server's time goes to each redis.call and to converting numbers to text and back,
--- and every string or table made is garbage the server collects every fifty scripts. So an
--- attempt in a window its key has counted in already makes four calls (TIME, a GET of each
--- key, SET with KEEPTTL: the expiry set when the window began stays right), recognises the
--- stored settings by comparing text, and writes the counter's window start back as the text
--- it read. The counter is hexadecimal because Lua 5.1 reads and writes that with strtoul and
--- sprintf's integer path, where a 16-digit decimal time goes through strtod's and printf's
--- multiple-precision paths (and tonumber parses a decimal twice). The origin is parsed, the
--- window found from it and the expiry computed only when a key's window begins. A batch of
--- one makes the same calls; a batch of many adds one GET and one SET per other key. Counting
--- on a cluster makes three calls (no configuration to read). A changed limit costs nothing
--- more: its version is part of the settings' text, compared as before; a stored version is
--- parsed only where the text differs.
+-- Cost: the server's time goes mostly to each redis.call, then to converting numbers to text
+-- and back, and every string or table made is garbage the server collects every fifty
+-- scripts. So an attempt of one permit in a window its key has counted in already takes the
+-- hot path at the top: four calls (TIME, a GET of each key, SET with KEEPTTL: the expiry set
+-- when the window began stays right; a rejection writes nothing), the stored settings
+-- recognised by comparing text, no other argument validated, and the counter's window start
+-- written back as the text it read. The counter is hexadecimal because Lua 5.1 reads and
+-- writes that with strtoul and sprintf's integer path, where a 16-digit decimal time goes
+-- through strtod's and printf's multiple-precision paths (and tonumber parses a decimal
+-- twice). The origin is parsed, the window found from it and the expiry computed only when a
+-- key's window begins (the full path, which reuses the hot path's time and texts). A batch
+-- of many makes four calls and adds one GET and one SET per other key. Counting on a cluster
+-- makes three calls (no configuration to read), on the full path. A changed limit costs
+-- nothing more: its version is part of the settings' text, compared as before; a stored
+-- version is parsed only where the text differs.
 
 local period = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
+
+-- The hot path: one attempt of one permit on one node, in a window its key has counted in,
+-- under the settings stored. It makes the calls the decision needs (TIME, a GET of the
+-- configuration and of the counter, and for a permit one SET), recognises the settings by one
+-- comparison of text, and validates nothing else: whatever it does not recognise (no
+-- configuration or counter, other settings, a window over, a counter it cannot read, a batch,
+-- weights, a time key) it leaves to the full path below, which reuses the time and the texts
+-- read here and validates everything. It writes only when it decides, and decides as the full
+-- path would.
+local now, stored, counter, fetched
+if ARGV[4] == 'acquire' and ARGV[5] == '1' and #KEYS == 2 and (ARGV[7] or '') == '' then
+  local time = redis.call('TIME')
+  now = time[1] * 1000000 + time[2]
+  stored, counter, fetched = redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]), true
+  local fixed, version = ARGV[6] or '', ARGV[8] or ''
+  local settings = ':' .. ARGV[1] .. ':' .. ARGV[2]
+  if version ~= '' and version ~= '0' then
+    settings = settings .. '/' .. version
+  end
+  -- The configuration ends with the settings (as the full path's check below), or with a
+  -- fixed origin is that origin followed by them.
+  if counter and stored and period and limit
+      and ((fixed == '' and string.find(stored, settings, -#settings, true))
+        or (fixed ~= '' and stored == fixed .. settings)) then
+    -- The window start's text is kept to be written back: one string made fewer than
+    -- formatting it with the count.
+    local colon = string.find(counter, ':', 1, true)
+    local text = colon and string.sub(counter, 1, colon - 1)
+    local start = text and tonumber(text, 16)
+    local used = start and tonumber(string.sub(counter, colon + 1), 16)
+    if used then
+      if now < start + period then
+        if used + 1 > limit then
+          return { 0, start + period - now, now, start }
+        end
+        used = used + 1
+        redis.call('SET', KEYS[2], text .. ':' .. string.format('%x', used), 'KEEPTTL')
+        return { 1, used < limit and limit - used or 0, now, start }
+      end
+    end
+  end
+end
+
 local margin = tonumber(ARGV[3])
 local n = tonumber(ARGV[5])
 -- Counting on a cluster, the counters come first and the origin is an argument.
@@ -107,13 +152,12 @@ if not period or period < 1 or not limit or limit < 1 or not margin or margin < 
   return redis.error_reply('fixed-window: bad arguments')
 end
 
-local now
 if KEYS[n + first] then
   now = tonumber(redis.call('GET', KEYS[n + first]))
   if not now or now < 0 then
     return redis.error_reply('fixed-window: the time key holds no time')
   end
-else
+elseif not now then
   local time = redis.call('TIME')
   now = time[1] * 1000000 + time[2]
 end
@@ -147,10 +191,9 @@ end
 local settings = ':' .. ARGV[1] .. ':' .. ARGV[2] .. mark
 -- What a counter's text ends with: the settings and origin on a cluster, nothing on one node.
 local tail = ''
-local stored
 if count then
   tail = ':' .. ARGV[1] .. ':' .. ARGV[2] .. ':' .. ARGV[6] .. mark
-else
+elseif not fetched then
   stored = redis.call('GET', KEYS[1])
 end
 -- A stored configuration's parts: origin, period, limit and version (none: 0).
@@ -240,7 +283,10 @@ while i <= n + first - 1 do
   -- written only on the origin's grid, so a start after now - period is this window's or a
   -- later one's; an earlier window is over and counts nothing.
   local start, used, prefix, stale, newer = nil, 0, false, false, nil
-  local state = redis.call('GET', key)
+  local state = counter
+  if not fetched then
+    state = redis.call('GET', key)
+  end
   if state then
     local colon = string.find(state, ':', 1, true)
     local second = colon and string.find(state, ':', colon + 1, true)

@@ -8,6 +8,7 @@ mod ci;
 mod models;
 mod mutants;
 mod report;
+mod server_cost;
 mod simulate;
 
 use std::process::ExitCode;
@@ -35,6 +36,9 @@ enum Command {
     Report(report::Args),
     /// Run cargo-mutants over the core crate, or the redis crate's decision code (slow; not part of CI).
     Mutants(mutants::Args),
+    /// Measure what a decision costs the Redis server: envoy's pair, the floor script and the
+    /// shared limiter's script, from `INFO commandstats` and the main thread's CPU.
+    ServerCost(server_cost::Args),
     /// Run everything CI runs.
     Ci(ci::Args),
 }
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Mutants(args) => mutants::run(&args),
+        Command::ServerCost(args) => server_cost::run(&args),
         Command::Ci(args) => ci::run(&args),
     };
     match result {

@@ -155,7 +155,7 @@ fn each_planted_script_differs_from_the_production_one_only_by_its_bug() {
             PlantedBug::FirstHitExpiry => {
                 // The naive count returns before the production counter is read.
                 let naive = script.find("'PX', math.ceil(period / 1000)");
-                let counter = script.find("local state = redis.call('GET', key)");
+                let counter = script.find("state = redis.call('GET', key)");
                 assert!(naive.is_some() && naive < counter, "{script}");
             }
         }

@@ -292,15 +292,21 @@ static DRAIN_LEAVES_ONE: LazyLock<&'static str> = LazyLock::new(|| {
 static FIXED_ORIGIN_IGNORED: LazyLock<&'static str> =
     LazyLock::new(|| variant(&[("  origin = origin or now\n", "  origin = now\n")]));
 
+/// The test that sends an attempt down the script's hot path.
+const HOT_PATH: &str =
+    "if ARGV[4] == 'acquire' and ARGV[5] == '1' and #KEYS == 2 and (ARGV[7] or '') == '' then";
+
 static LIMIT_CHANGE_PAST_WINDOW: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
         (
             "local tail = ''\n",
             "local tail = ''\nlocal stamp = (not count and known > 0) and ('|' .. ARGV[8]) or ''\n",
         ),
+        // Every attempt takes the full path, where the stamp is read: the bug is there.
+        (HOT_PATH, "if false then"),
         (
-            "  local state = redis.call('GET', key)\n",
-            "  local state = redis.call('GET', key)
+            "    state = redis.call('GET', key)\n  end\n",
+            "    state = redis.call('GET', key)\n  end
   if state then
     local bar = string.find(state, '|', 1, true)
     if (bar and string.sub(state, bar) or '') ~= stamp then
