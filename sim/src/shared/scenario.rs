@@ -229,6 +229,9 @@ impl SharedScenario {
             (None, Some(period)) => wide.origin_within(period, span),
             (origin, _) => origin,
         };
+        // Each process's age, from a generator of its own so that every other draw stays
+        // what it was.
+        draw_ages(id.seed, &mut processes);
         let mut callers = callers;
         weigh(&mut apart, &mut callers, limit);
         // Changes of the limit over the whole traffic (drawn before callers are cut, so a
@@ -525,5 +528,30 @@ mod tests {
                 .iter()
                 .all(|s| s.callers.is_sorted_by_key(|c| c.arrival))
         );
+    }
+}
+
+/// The share of processes whose age is drawn apart from the ordinary clock offset.
+const AGED_SHARE: f64 = 0.3;
+
+/// Draws the age of some processes: where each clock's timeline starts, which the ordinary
+/// draw (a reading of up to 2^45 ns, about ten hours, at virtual time zero) leaves almost
+/// never young and never far. A process born with its clock (its timeline starting at zero,
+/// as `SystemClock`'s does at its first reading), one a few nanoseconds to a second old, or
+/// one whose clock reads years to a century: processes of different ages on one limiter.
+fn draw_ages(seed: u64, processes: &mut [ProcessSpec]) {
+    let mut ages = ChaCha8Rng::seed_from_u64(seed ^ 0x0A6E_5A6E);
+    for process in processes.iter_mut() {
+        if !ages.random_bool(AGED_SHARE) {
+            continue;
+        }
+        process.clock.offset_ns = match ages.random_range(0..4) {
+            // Born with its clock: the timeline starts at the process's first moment.
+            0 => 0,
+            1 => ages.random_range(1..=1_000),
+            2 => ages.random_range(1_000..=1_000_000_000),
+            // Years to a century and a half: far from zero, never near `Instant::MAX`.
+            _ => ages.random_range(1_u64 << 55..=1_u64 << 62),
+        };
     }
 }

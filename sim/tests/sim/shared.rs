@@ -36,13 +36,14 @@ fn the_real_shared_limiter_breaks_no_rule() {
 type Kind<'a> = (&'a str, &'a dyn Fn(&SharedScenario) -> bool);
 
 #[test]
-fn limits_periods_and_keys_drawn_as_wide_as_users_meet_break_no_rule() {
+fn limits_periods_keys_and_ages_drawn_as_wide_as_users_meet_break_no_rule() {
     use fixed_window_redis::{MAX_KEY_LEN, MAX_PERIOD};
     let longest = u64::try_from(MAX_PERIOD.as_micros()).unwrap();
     let day = 86_400_000_000;
     // Limits a few below `u32::MAX`, periods of days and within a day of the longest, keys of
-    // more than half `MAX_KEY_LEN` bytes: a dozen scenarios of each, granting permits.
-    let kinds: [Kind; 4] = [
+    // more than half `MAX_KEY_LEN` bytes, processes born with their clock beside older ones and
+    // clocks that read a century: a dozen scenarios of each, granting permits.
+    let kinds: [Kind; 6] = [
         ("limit near u32::MAX", &|s| s.limit >= u32::MAX - 3),
         ("period of days", &|s| {
             (day..longest - day).contains(&s.period_us)
@@ -50,6 +51,16 @@ fn limits_periods_and_keys_drawn_as_wide_as_users_meet_break_no_rule() {
         ("period near the longest", &|s| s.period_us >= longest - day),
         ("long keys", &|s| {
             s.keys.iter().any(|k| k.len() > MAX_KEY_LEN / 2)
+        }),
+        (
+            "processes of different ages, one born with its clock",
+            &|s| {
+                s.processes.iter().any(|p| p.clock.offset_ns == 0)
+                    && s.processes.iter().any(|p| p.clock.offset_ns > 1 << 30)
+            },
+        ),
+        ("a clock that reads years", &|s| {
+            s.processes.iter().any(|p| p.clock.offset_ns >= 1 << 55)
         }),
     ];
     for (name, is_kind) in kinds {
