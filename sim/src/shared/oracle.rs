@@ -53,6 +53,7 @@ mod calls;
 mod cluster;
 mod end;
 mod limits;
+mod local_share;
 mod requests;
 mod windows;
 
@@ -136,6 +137,8 @@ struct CallInfo {
     last: Option<(DecisionDigest, Option<u32>)>,
     /// Requests of this call the server counted.
     counted: Vec<u32>,
+    /// Waits on its process's local share, each followed by another attempt on the server.
+    share_waits: usize,
     /// Attempts it made again because the limit had changed: each a round trip more.
     changes: u64,
 }
@@ -179,6 +182,9 @@ struct Checker<'s> {
     /// Failed attempts, checked for a fault that explains them when the trace has ended
     /// (a late reply comes after): the caller, the requests, whether it failed open.
     failed: Vec<(u32, Vec<u32>, bool, usize)>,
+    /// Under `FailPolicy::Local`: the permits each process's local share granted, per
+    /// (process, key, window of the process's own grid).
+    shares: HashMap<(u16, u16, u64), u32>,
     granted: Vec<bool>,
     /// The configuration the server stores in this epoch: that of the process whose script
     /// run found none, then as changes of the limit (and processes knowing a newer version
@@ -271,6 +277,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         last_step: None,
         remembered: HashMap::new(),
         failed: Vec::new(),
+        shares: HashMap::new(),
         granted: Vec::new(),
         stored: None,
         config_writes: Vec::new(),
@@ -424,6 +431,7 @@ impl Checker<'_> {
                 request,
                 decision,
             } => self.decided(t, caller, local, at, request, decision),
+            SharedRecord::Shared { .. } => self.shared(record),
             &SharedRecord::Sleep { caller, until, .. } => self.slept(caller, until),
             &SharedRecord::Finish {
                 caller,

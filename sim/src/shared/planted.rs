@@ -77,11 +77,15 @@ pub enum SharedPlantedBug {
     /// after each script call, and grants the script's permit however few replicas
     /// acknowledged the count, so a failover to the replica forgets permits it granted.
     WaitIgnored,
+    /// Under `FailPolicy::Local`, the share ignored: an attempt the server could not decide
+    /// gets a permit without the local limiter, as under the fail-open policy, however many
+    /// the process has granted in its window.
+    ShareIgnored,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 19] = [
+    pub const ALL: [SharedPlantedBug; 20] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -101,6 +105,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::BatchCrossingSlots,
         SharedPlantedBug::AskNotFollowed,
         SharedPlantedBug::WaitIgnored,
+        SharedPlantedBug::ShareIgnored,
     ];
 
     /// Its name on the command line.
@@ -127,6 +132,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::BatchCrossingSlots => "batch-crossing-slots",
             SharedPlantedBug::AskNotFollowed => "ask-not-followed",
             SharedPlantedBug::WaitIgnored => "wait-ignored",
+            SharedPlantedBug::ShareIgnored => "share-ignored",
         }
     }
 
@@ -151,7 +157,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::RedirectNotFollowed
             | SharedPlantedBug::BatchCrossingSlots
             | SharedPlantedBug::AskNotFollowed
-            | SharedPlantedBug::WaitIgnored => SCRIPT,
+            | SharedPlantedBug::WaitIgnored
+            | SharedPlantedBug::ShareIgnored => SCRIPT,
         }
     }
 }
@@ -375,6 +382,7 @@ mod tests {
                     | SharedPlantedBug::BatchCrossingSlots
                     | SharedPlantedBug::AskNotFollowed
                     | SharedPlantedBug::WaitIgnored
+                    | SharedPlantedBug::ShareIgnored
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));
