@@ -35,7 +35,8 @@ pub enum Invariant {
     /// a fault explains it (a request or reply lost or late, a reset, a server down; for a
     /// call answered by a process whose registration failed, a fault of that registration),
     /// and each only under its own policy; a process whose link is slower than its timeout
-    /// answers every call so.
+    /// answers every call so. Under `FailPolicy::Local { share }`, the permits a process
+    /// grants without the server stay within `share` per key per window of its own grid.
     Unavailable,
     /// (Shared limiter) A call counts at most one permit on the server, whatever its
     /// retries.

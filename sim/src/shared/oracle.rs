@@ -57,6 +57,7 @@ mod cluster;
 mod end;
 mod lanes;
 mod limits;
+mod local_share;
 mod requests;
 mod windows;
 
@@ -140,6 +141,8 @@ struct CallInfo {
     last: Option<(DecisionDigest, Option<u32>)>,
     /// Requests of this call the server counted.
     counted: Vec<u32>,
+    /// Waits on its process's local share, each followed by another attempt on the server.
+    share_waits: usize,
     /// Attempts it made again because the limit had changed: each a round trip more.
     changes: u64,
 }
@@ -190,6 +193,9 @@ struct Checker<'s> {
     /// Failed attempts, checked for a fault that explains them when the trace has ended
     /// (a late reply comes after): the caller, the requests, whether it failed open.
     failed: Vec<(u32, Vec<u32>, bool, usize)>,
+    /// Under `FailPolicy::Local`: the permits each process's local share granted, per
+    /// (process, key, window of the process's own grid).
+    shares: HashMap<(u16, u16, u64), u32>,
     granted: Vec<bool>,
     /// The configuration the server stores in this epoch: that of the process whose script
     /// run found none, then as changes of the limit (and processes knowing a newer version
@@ -285,6 +291,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         remembered: HashMap::new(),
         learnt: vec![0; scenario.processes.len()],
         failed: Vec::new(),
+        shares: HashMap::new(),
         granted: Vec::new(),
         stored: None,
         config_writes: Vec::new(),
@@ -444,6 +451,7 @@ impl Checker<'_> {
                 request,
                 decision,
             } => self.decided(t, caller, local, at, request, decision),
+            SharedRecord::Shared { .. } => self.shared(record),
             &SharedRecord::Sleep { caller, until, .. } => self.slept(caller, until),
             &SharedRecord::Finish {
                 caller,

@@ -91,11 +91,15 @@ pub enum SharedPlantedBug {
     /// `>=`): a call whose `WAIT` counted exactly the replicas asked for ends `Unreplicated`,
     /// by the fail policy, with nothing wrong.
     WaitCountOffByOne,
+    /// Under `FailPolicy::Local`, the share ignored: an attempt the server could not decide
+    /// gets a permit without the local limiter, as under the fail-open policy, however many
+    /// the process has granted in its window.
+    ShareIgnored,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 22] = [
+    pub const ALL: [SharedPlantedBug; 23] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -118,6 +122,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::OneCallInFlight,
         SharedPlantedBug::MemoryKeptAfterChange,
         SharedPlantedBug::WaitCountOffByOne,
+        SharedPlantedBug::ShareIgnored,
     ];
 
     /// Its name on the command line.
@@ -147,6 +152,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::OneCallInFlight => "one-call-in-flight",
             SharedPlantedBug::MemoryKeptAfterChange => "memory-kept-after-change",
             SharedPlantedBug::WaitCountOffByOne => "wait-count-off-by-one",
+            SharedPlantedBug::ShareIgnored => "share-ignored",
         }
     }
 
@@ -174,7 +180,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::WaitIgnored
             | SharedPlantedBug::OneCallInFlight
             | SharedPlantedBug::MemoryKeptAfterChange
-            | SharedPlantedBug::WaitCountOffByOne => SCRIPT,
+            | SharedPlantedBug::WaitCountOffByOne
+            | SharedPlantedBug::ShareIgnored => SCRIPT,
         }
     }
 }
@@ -418,6 +425,7 @@ mod tests {
                     | SharedPlantedBug::OneCallInFlight
                     | SharedPlantedBug::MemoryKeptAfterChange
                     | SharedPlantedBug::WaitCountOffByOne
+                    | SharedPlantedBug::ShareIgnored
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -143,6 +143,25 @@ pub(crate) fn slow_down(rng: &mut ChaCha8Rng, process: &mut ProcessSpec) {
     process.timeout = Duration::from_nanos(timeout_ns);
 }
 
+/// `processes` with about a third of those drawn `Closed` failing by `Local { share }`
+/// instead, the share a part of the limit (from 1 to all of it), drawn by a generator of its
+/// own, so that every other draw of a seed stays as it was.
+pub(crate) fn with_local_shares(
+    seed: u64,
+    limit: u32,
+    mut processes: Vec<ProcessSpec>,
+) -> Vec<ProcessSpec> {
+    let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x10CA_15AE);
+    for process in &mut processes {
+        if process.fail_policy == FailPolicy::Closed && rng.random_bool(1.0 / 3.0) {
+            process.fail_policy = FailPolicy::Local {
+                share: rng.random_range(1..=limit.max(1)),
+            };
+        }
+    }
+    processes
+}
+
 pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
     let count: u16 = match rng.random_range(0..100) {
         0..25 => 1,

@@ -482,6 +482,23 @@ pub enum SharedRecord {
         /// The decision.
         decision: DecisionDigest,
     },
+    /// An attempt the server could not decide ([`DecisionDigest::Unavailable`], decided just
+    /// before) decided again by its process's local share, under
+    /// [`FailPolicy::Local`](fixed_window_redis::FailPolicy::Local): a permit only the process
+    /// counted ([`DecisionDigest::FailedOpen`]), a wait for the next window of its own grid,
+    /// a rejection by it, or still [`DecisionDigest::Unavailable`] (a drain, or more than the
+    /// share at once). Distinct from a decision of the local memory of full windows.
+    Shared {
+        /// Virtual time.
+        t: u64,
+        /// The caller.
+        caller: u32,
+        /// The process's reading it was decided at, which places it in a window of the
+        /// process's own grid.
+        at: u64,
+        /// The local share's decision.
+        decision: DecisionDigest,
+    },
     /// A caller began a sleep.
     Sleep {
         /// Virtual time.

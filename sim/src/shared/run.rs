@@ -42,7 +42,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use fixed_window::{Instant, Origin};
-use fixed_window_redis::{Config, Decision, Protocol, ScriptCall, Unavailable};
+use fixed_window_redis::{Config, Decision, LocalShare, Protocol, ScriptCall, Unavailable};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -60,6 +60,7 @@ mod cluster;
 mod digest;
 mod faults;
 mod limits;
+mod local_share;
 mod replies;
 mod wait;
 mod wire;
@@ -235,7 +236,9 @@ struct CallState {
     done: bool,
 }
 
-#[derive(Debug)]
+/// A process connects as it starts, before its registration's timeout: its first connection
+/// (the default) needs no reconnect.
+#[derive(Debug, Default)]
 struct Connection {
     /// Bumped at every reset: requests of an older generation are gone.
     generation: u32,
@@ -255,6 +258,10 @@ struct Connection {
 #[derive(Debug)]
 struct Process {
     protocol: Protocol,
+    /// Its in-process limit while the server cannot decide (active under
+    /// [`FailPolicy::Local`](fixed_window_redis::FailPolicy::Local)): the product's own,
+    /// driven with the process's readings.
+    share: LocalShare,
     up: bool,
     ready: bool,
     /// Bumped at every crash.
@@ -429,18 +436,11 @@ impl<'s> Sim<'s> {
         let processes = (0..scenario.processes.len())
             .map(|index| Process {
                 protocol: protocol(scenario, index),
+                share: LocalShare::new(&config(scenario, index)),
                 up: false,
                 ready: false,
                 generation: 0,
-                connection: Connection {
-                    generation: 0,
-                    last_to_server: 0,
-                    last_to_client: 0,
-                    // A process connects as it starts, before its registration's timeout.
-                    reconnect: false,
-                    last_write: Vec::new(),
-                    blocked: Vec::new(),
-                },
+                connection: Connection::default(),
                 pending: Vec::new(),
                 registering: None,
                 refreshing: None,

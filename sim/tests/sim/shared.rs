@@ -96,7 +96,7 @@ pub(crate) const PLANTED_SEEDS: u64 = 400;
 #[test]
 fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fail_policy() {
     use fixed_window_redis::FailPolicy;
-    let (mut slow, mut closed, mut open) = (0, 0, 0);
+    let (mut slow, mut closed, mut open, mut local) = (0, 0, 0, 0);
     for seed in 0..PLANTED_SEEDS {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         let slow_processes: Vec<u16> = (0_u16..)
@@ -145,6 +145,20 @@ fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fai
                             );
                             open += 1;
                         }
+                        FailPolicy::Local { share } => {
+                            // Its local share decides: a permit, or a rejection by its window;
+                            // more than the share at once fails closed.
+                            let above = spec.weight.permits().is_some_and(|n| n > share);
+                            assert!(
+                                matches!(
+                                    outcome,
+                                    SharedOutcome::Permitted { remaining: None }
+                                        | SharedOutcome::Rejected { .. }
+                                ) || (above && outcome == SharedOutcome::Unavailable),
+                                "seed {seed}: {outcome:?}"
+                            );
+                            local += 1;
+                        }
                         other => panic!("the simulator draws no {other:?}"),
                     }
                 }
@@ -164,7 +178,10 @@ fn a_link_slower_than_its_timeout_is_drawn_and_every_call_is_answered_by_the_fai
         assert_eq!(answered, calls, "seed {seed}");
     }
     assert!(slow >= 5, "only {slow} scenarios with a slow link");
-    assert!(closed > 0 && open > 0, "{closed} closed, {open} open");
+    assert!(
+        closed > 0 && open > 0 && local > 0,
+        "{closed} closed, {open} open, {local} local"
+    );
 }
 
 #[test]
@@ -369,6 +386,7 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
 
 #[test]
 fn skewed_client_clocks_change_no_outcome_but_the_clients_clock_plant_does() {
+    use fixed_window_redis::FailPolicy;
     // Time comes from the server: shifting every process's clock by its own amount must leave
     // every call's outcome as it was. The planted client that sends its own reading breaks it.
     let outcomes = |scenario: &SharedScenario, planted| -> Vec<(u32, SharedOutcome)> {
@@ -385,7 +403,13 @@ fn skewed_client_clocks_change_no_outcome_but_the_clients_clock_plant_does() {
     };
     let mut differed_planted = 0;
     for seed in 0..200 {
-        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        let mut scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        // Except under `FailPolicy::Local`, whose windows are each process's own, on its clock.
+        for process in &mut scenario.processes {
+            if matches!(process.fail_policy, FailPolicy::Local { .. }) {
+                process.fail_policy = FailPolicy::Closed;
+            }
+        }
         let mut skewed = scenario.clone();
         for (n, process) in (1_u64..).zip(&mut skewed.processes) {
             process.clock.offset_ns += n * 7_777_777_777_777;

@@ -163,3 +163,31 @@ fn a_count_of_acknowledgements_off_by_one_is_caught() {
     // replication nor replica down explains it.
     assert_caught(SharedPlantedBug::WaitCountOffByOne, Invariant::Unavailable);
 }
+
+#[test]
+fn a_local_share_ignored_is_caught_by_its_bound() {
+    use fixed_window_redis::FailPolicy;
+    // Permits granted without the server and without the local limiter: a process under
+    // `FailPolicy::Local` grants more than its share in a window of its own grid.
+    let over_share = |seed: u64| {
+        let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        let run = run_shared(&scenario, Some(SharedPlantedBug::ShareIgnored));
+        check_shared(&scenario, &run).iter().any(|v| {
+            v.invariant == Invariant::Unavailable
+                && v.detail.contains("over its share")
+                && v.caller.is_some_and(|c| {
+                    let process = scenario.callers[c as usize].process;
+                    matches!(
+                        scenario.processes[process as usize].fail_policy,
+                        FailPolicy::Local { .. }
+                    )
+                })
+        })
+    };
+    let seed = (0..PLANTED_SEEDS)
+        .find(|&seed| over_share(seed))
+        .expect("share-ignored went unnoticed");
+    let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+    assert_eq!(check_shared(&scenario, &run_shared(&scenario, None)), []);
+    assert_caught(SharedPlantedBug::ShareIgnored, Invariant::Unavailable);
+}

@@ -518,15 +518,21 @@ impl Checker<'_> {
         let policy = process.fail_policy;
         let expected = match (policy, self.scenario.callers[caller as usize].weight) {
             // A drain takes no permit: it fails whatever the policy.
-            (FailPolicy::Closed, _) | (_, Weight::Rest) => SharedOutcome::Unavailable,
-            (FailPolicy::Open, _) => SharedOutcome::Permitted { remaining: None },
-            // Not drawn by the simulator: its processes fail closed or open.
-            (_, _) => SharedOutcome::Unavailable,
+            (FailPolicy::Closed, _) | (_, Weight::Rest) => outcome == SharedOutcome::Unavailable,
+            (FailPolicy::Open, _) => outcome == SharedOutcome::Permitted { remaining: None },
+            // The local share decides: a permit it counts, a rejection by its window, or
+            // `Unavailable` for more than the share at once (the bound is its own rule).
+            (FailPolicy::Local { .. }, _) => matches!(
+                outcome,
+                SharedOutcome::Permitted { remaining: None }
+                    | SharedOutcome::Rejected { .. }
+                    | SharedOutcome::Unavailable
+            ),
+            // Not drawn by the simulator.
+            (_, _) => outcome == SharedOutcome::Unavailable,
         };
         // Too many permits at once are refused before the server is asked.
-        if outcome != expected
-            && !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::TooMany)
-        {
+        if !expected && !matches!(outcome, SharedOutcome::Crashed | SharedOutcome::TooMany) {
             self.report(Invariant::Unavailable, Some(caller), || {
                 format!("ended {outcome:?}, but its process's link is slower than its timeout: it can only fail {policy:?}")
             });

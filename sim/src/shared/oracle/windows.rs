@@ -95,7 +95,7 @@ impl Checker<'_> {
             .push(LedgerOp::Grant(request, limit));
         let call = &mut self.calls[caller as usize];
         call.counted.push(request);
-        if call.counted.len() > 1 {
+        if call.counted.len() > 1 + call.share_waits {
             let counted = call.counted.clone();
             self.report(Invariant::DoubleCount, Some(caller), || {
                 format!(
@@ -306,6 +306,7 @@ impl Checker<'_> {
     }
 
     pub(super) fn fault(&mut self, t: u64, fault: &FaultRecord) {
+        self.share_fault(fault);
         match fault {
             FaultRecord::Restart { .. } => {
                 self.new_epoch();

@@ -92,6 +92,12 @@ impl Sim<'_> {
     /// by the process's fail policy, without a round trip.
     pub(super) fn answer_unregistered(&mut self, caller: u32, cause: Unavailable) {
         self.start_call(caller);
+        self.decide_unregistered(caller, cause);
+    }
+
+    /// One attempt of `caller`, whose process has no limiter (its registration failed for
+    /// `cause`): decided by the fail policy without a round trip.
+    fn decide_unregistered(&mut self, caller: u32, cause: Unavailable) {
         let call = &mut self.calls[caller as usize];
         call.attempts += 1;
         let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
@@ -245,6 +251,8 @@ impl Sim<'_> {
 
     /// What the call does after `decision`, known at `at`: end, or sleep.
     pub(super) fn conclude(&mut self, caller: u32, decision: &Decision, at: Instant) {
+        let shared = self.by_local_share(caller, decision, at);
+        let decision = shared.as_ref().unwrap_or(decision);
         if self.scenario.callers[caller as usize].weight == Weight::Rest {
             // A drain ends with the window full, or with the error that kept it from it; it
             // tells no listener.
@@ -304,6 +312,16 @@ impl Sim<'_> {
         let call = &mut self.calls[caller as usize];
         call.slept_from = Some(call.now);
         call.now = now;
+        // A call that waited on its process's local share may wake while the process still
+        // has no limiter: as the limiter's attempt, it is then answered by the fail policy.
+        if let Some(cause) = self.processes[process as usize]
+            .unregistered
+            .clone()
+            .filter(|_| !self.processes[process as usize].ready)
+        {
+            self.decide_unregistered(caller, cause);
+            return;
+        }
         self.attempt(caller);
     }
 

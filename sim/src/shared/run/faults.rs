@@ -1,9 +1,9 @@
 //! The faults a run injects: a server's restart or failover, a script flush, a clock step, a
 //! connection reset, a client crash.
 
-use fixed_window_redis::UnavailableKind;
+use fixed_window_redis::{LocalShare, UnavailableKind};
 
-use super::{Event, Owner, Sim, protocol};
+use super::{Event, Owner, Sim, config, protocol};
 use crate::shared::faults::Fault;
 use crate::shared::record::{EventDigest, FaultRecord, Loss, SharedOutcome, SharedRecord};
 use crate::shared::server::Command;
@@ -166,6 +166,8 @@ impl Sim<'_> {
         p.connection.last_write.clear();
         p.remembered_past_end.clear();
         p.protocol = protocol(self.scenario, process as usize);
+        // A new process: its local share starts empty.
+        p.share = LocalShare::new(&config(self.scenario, process as usize));
         if let Some(cluster) = &mut self.cluster {
             cluster.forget_map(process);
         }

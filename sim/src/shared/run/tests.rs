@@ -145,6 +145,31 @@ fn a_link_that_loses_every_request_leaves_a_closed_process_unavailable_and_an_op
 }
 
 #[test]
+fn a_link_that_loses_every_request_leaves_a_local_process_its_share() {
+    let mut scenario = one_process(5, 10);
+    scenario.faults.request_loss_ppm = 1_000_000;
+    scenario.processes[0].fail_policy = FailPolicy::Local { share: 2 };
+    let outcomes = outcomes(&scenario);
+    let granted = outcomes
+        .iter()
+        .filter(|outcome| **outcome == SharedOutcome::Permitted { remaining: None })
+        .count();
+    let rejected = outcomes
+        .iter()
+        .filter(|outcome| matches!(outcome, SharedOutcome::Rejected { .. }))
+        .count();
+    assert_eq!((granted, rejected), (2, 3), "{outcomes:?}");
+    assert_eq!(check_shared(&scenario, &run_shared(&scenario, None)), []);
+    // Without its local limiter, every call gets a permit: over the share, caught.
+    let ignored = run_shared(&scenario, Some(SharedPlantedBug::ShareIgnored));
+    assert!(
+        check_shared(&scenario, &ignored)
+            .iter()
+            .any(|v| v.invariant == Invariant::Unavailable && v.detail.contains("over its share"))
+    );
+}
+
+#[test]
 fn a_crash_ends_the_calls_in_flight_and_the_process_serves_again_after_it() {
     let mut scenario = one_process(2, 10);
     // The second caller arrives while the first's request is on the wire; the crash takes
