@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use fixed_window::{Attempt, Instant, KeyedRateLimiter, Origin, RateLimiterError};
+use fixed_window::{Attempt, Instant, KeyedRateLimiter, ManualClock, RateLimiterError};
 
 use crate::config::{Config, FailPolicy};
 use crate::protocol::Decision;
@@ -42,7 +42,10 @@ use crate::unavailable::Unavailable;
 /// ```
 pub struct LocalShare {
     /// Boxed: most limiters have none, and a limiter is moved by value.
-    limiter: Option<Box<KeyedRateLimiter<String>>>,
+    /// On a clock that stands at zero: the windows are numbered from the one holding the
+    /// clock's reading at build, and every decision is made at the caller's instant, so the
+    /// grid is `[k·period, (k+1)·period)` of the caller's clock, whatever its age.
+    limiter: Option<Box<KeyedRateLimiter<String, ManualClock>>>,
 }
 
 impl LocalShare {
@@ -66,7 +69,7 @@ impl LocalShare {
             FailPolicy::Local { share } => {
                 KeyedRateLimiter::builder(config.name(), share, config.period())
                     .ok()
-                    .map(|builder| Box::new(builder.origin(Origin::At(Instant::ZERO)).build()))
+                    .map(|builder| Box::new(builder.clock(ManualClock::new()).build()))
             }
             _ => None,
         };
