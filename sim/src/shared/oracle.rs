@@ -363,6 +363,14 @@ impl Checker<'_> {
         &mut self.requests[index]
     }
 
+    /// Caller `caller` began at `local` on its process's clock, its deadline `deadline`.
+    fn call_started(&mut self, caller: u32, local: u64, deadline: u64) {
+        let call = &mut self.calls[caller as usize];
+        call.started = true;
+        call.start = local;
+        call.deadline = deadline;
+    }
+
     fn read(&mut self, record: &SharedRecord) {
         match record {
             &SharedRecord::Start {
@@ -370,12 +378,7 @@ impl Checker<'_> {
                 local,
                 deadline,
                 ..
-            } => {
-                let call = &mut self.calls[caller as usize];
-                call.started = true;
-                call.start = local;
-                call.deadline = deadline;
-            }
+            } => self.call_started(caller, local, deadline),
             &SharedRecord::Sent {
                 t,
                 request,

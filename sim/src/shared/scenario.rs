@@ -510,29 +510,6 @@ fn pick_callers(
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scenarios_draw_every_key_mode_and_the_whole_range_of_processes() {
-        let scenarios: Vec<_> = (0..300)
-            .map(|seed| SharedScenario::generate(&ScenarioId::seed(seed)))
-            .collect();
-        for mode in [KeyMode::Hot, KeyMode::Few, KeyMode::Many] {
-            assert!(scenarios.iter().any(|s| s.key_mode == mode), "{mode:?}");
-        }
-        assert!(scenarios.iter().any(|s| s.processes.len() == 1));
-        assert!(scenarios.iter().any(|s| s.processes.len() >= 12));
-        assert!(scenarios.iter().all(|s| s.processes.len() <= 16));
-        assert!(
-            scenarios
-                .iter()
-                .all(|s| s.callers.is_sorted_by_key(|c| c.arrival))
-        );
-    }
-}
-
 /// The share of processes whose age is drawn apart from the ordinary clock offset.
 const AGED_SHARE: f64 = 0.3;
 
@@ -555,5 +532,28 @@ fn draw_ages(seed: u64, processes: &mut [ProcessSpec]) {
             // Years to a century and a half: far from zero, never near `Instant::MAX`.
             _ => ages.random_range(1_u64 << 55..=1_u64 << 62),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenarios_draw_every_key_mode_and_the_whole_range_of_processes() {
+        let scenarios: Vec<_> = (0..300)
+            .map(|seed| SharedScenario::generate(&ScenarioId::seed(seed)))
+            .collect();
+        for mode in [KeyMode::Hot, KeyMode::Few, KeyMode::Many] {
+            assert!(scenarios.iter().any(|s| s.key_mode == mode), "{mode:?}");
+        }
+        assert!(scenarios.iter().any(|s| s.processes.len() == 1));
+        assert!(scenarios.iter().any(|s| s.processes.len() >= 12));
+        assert!(scenarios.iter().all(|s| s.processes.len() <= 16));
+        assert!(
+            scenarios
+                .iter()
+                .all(|s| s.callers.is_sorted_by_key(|c| c.arrival))
+        );
     }
 }
