@@ -169,8 +169,7 @@ fn measure(
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let limiter =
-        Arc::new(runtime.block_on(SharedRateLimiter::connect(config, cluster.client()?))?);
+    let limiter = Arc::new(runtime.block_on(connect_when_replicated(config, cluster))?);
     let stop = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = keys
         .iter()
@@ -236,6 +235,29 @@ fn measure(
 }
 
 /// A configuration that every attempt takes to the server: a limit no test reaches.
+/// Connects the limiter. One that waits for a replica may find it still synchronising when the
+/// cluster first reports itself ok (and slower still when several clusters start at once): the
+/// registration's `WAIT` then counts none and `connect` fails `Unreplicated`, so it is tried
+/// again, 100 ms apart, for up to about 10 s.
+async fn connect_when_replicated(
+    config: Config,
+    cluster: &RedisCluster,
+) -> Result<SharedRateLimiter, Box<dyn std::error::Error>> {
+    let client = cluster.client()?;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match SharedRateLimiter::connect(config.clone(), client.clone()).await {
+            Err(SharedError::Unavailable { cause, .. })
+                if cause.kind() == UnavailableKind::Unreplicated && tries < 100 =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            connected => return Ok(connected?),
+        }
+    }
+}
+
 fn config(name: &'static str) -> Result<Config, Box<dyn std::error::Error>> {
     Ok(Config::of(name, 1_000_000_000, Duration::from_secs(3600))?
         .with_local_memory(0)
