@@ -82,6 +82,18 @@ struct Measured {
 }
 
 impl Measured {
+    /// Prints the figures of `fault`, then requires the healthy keys isolated from it and
+    /// the troubled primary's keys to have gone `Unavailable`: the fault was real.
+    fn judge(&self, fault: &str, during: Duration) {
+        self.print(fault, during);
+        self.assert_isolated();
+        assert!(
+            self.troubled_during.unavailable > 0,
+            "{:?}",
+            self.troubled_during
+        );
+    }
+
     fn print(&self, fault: &str, during: Duration) {
         let per_second = |figures: &Figures, span: Duration| {
             u64::try_from(figures.attempts).unwrap_or(u64::MAX) * 1_000
@@ -286,14 +298,7 @@ fn a_stalled_replica_slows_only_its_primarys_keys() -> TestResult {
     let measured = measure(&mut cluster, config, &keys, during, |cluster| {
         Ok(Some(Stopped::node(cluster, replica)?))
     })?;
-    measured.print("stalled replica", during);
-    measured.assert_isolated();
-    // The troubled primary's keys did go unreplicated: the fault was real.
-    assert!(
-        measured.troubled_during.unavailable > 0,
-        "{:?}",
-        measured.troubled_during
-    );
+    measured.judge("stalled replica", during);
     Ok(())
 }
 
@@ -308,13 +313,7 @@ fn a_stalled_primary_slows_only_its_own_keys() -> TestResult {
     let measured = measure(&mut cluster, config, &keys, during, |cluster| {
         Ok(Some(Stopped::node(cluster, troubled)?))
     })?;
-    measured.print("stalled primary", during);
-    measured.assert_isolated();
-    assert!(
-        measured.troubled_during.unavailable > 0,
-        "{:?}",
-        measured.troubled_during
-    );
+    measured.judge("stalled primary", during);
     Ok(())
 }
 
@@ -330,12 +329,6 @@ fn a_killed_primary_slows_only_its_own_keys() -> TestResult {
         cluster.kill_master(troubled)?;
         Ok(None)
     })?;
-    measured.print("killed primary", during);
-    measured.assert_isolated();
-    assert!(
-        measured.troubled_during.unavailable > 0,
-        "{:?}",
-        measured.troubled_during
-    );
+    measured.judge("killed primary", during);
     Ok(())
 }
