@@ -129,7 +129,10 @@ fn the_manual_clock_aligns_to_its_own_unix_time_not_the_wall_clock() {
         .origin(Origin::UnixEpoch)
         .build();
     assert!(plain.try_acquire().is_ok());
-    assert_eq!(plain.try_acquire().unwrap_err().retry_after(), Duration::from_secs(20));
+    assert_eq!(
+        plain.try_acquire().unwrap_err().retry_after(),
+        Duration::from_secs(20)
+    );
     // Time and Unix time move together: 5 s later a limiter made now ends on the same boundary.
     clock.advance(Duration::from_secs(5));
     assert_eq!(clock.unix_time(), Duration::from_secs(1_800_000_045));
@@ -143,7 +146,10 @@ fn the_manual_clock_aligns_to_its_own_unix_time_not_the_wall_clock() {
         keyed.try_acquire(&"a").unwrap_err().retry_after(),
         Some(Duration::from_secs(15))
     );
-    assert_eq!(plain.try_acquire().unwrap_err().retry_after(), Duration::from_secs(15));
+    assert_eq!(
+        plain.try_acquire().unwrap_err().retry_after(),
+        Duration::from_secs(15)
+    );
     // And backwards: setting the clock back sets its Unix time back as far.
     clock.set(Instant::from_nanos(1_000_000_000));
     assert_eq!(clock.unix_time(), Duration::from_secs(1_800_000_041));
@@ -156,7 +162,10 @@ fn the_manual_clock_aligns_to_its_own_unix_time_not_the_wall_clock() {
         .origin(Origin::UnixEpoch)
         .build();
     assert!(aligned.try_acquire().is_ok());
-    assert_eq!(aligned.try_acquire().unwrap_err().retry_after(), Duration::from_secs(3));
+    assert_eq!(
+        aligned.try_acquire().unwrap_err().retry_after(),
+        Duration::from_secs(3)
+    );
 }
 
 proptest! {
