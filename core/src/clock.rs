@@ -434,6 +434,10 @@ impl Clock for ManualClock {
     }
 }
 
+#[expect(
+    clippy::missing_fields_in_debug,
+    reason = "`nanos` is shown as `now`, the reading it holds"
+)]
 impl fmt::Debug for ManualClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ManualClock")
