@@ -64,11 +64,11 @@
 //!   [`unregistered`](Protocol::unregistered).
 //!
 //! Events and errors
-//! - [`SharedEvent`]: core's [`RateLimiterEvent`](fixed_window::RateLimiterEvent)s,
+//! - [`SharedEvent`]: core's [`RateLimiterEvent`]s,
 //!   `Unavailable` (failed open or closed), and `EvictionRisk` ([`EvictionRisk`]: the server's
 //!   memory policy may evict the limiter's keys).
-//! - [`SharedError`]: core's [`RateLimiterError`](fixed_window::RateLimiterError) (rejected,
-//!   interrupted), `Unavailable`, [`Conflict`], `InvalidKey` ([`KeyError`]).
+//! - [`SharedError`]: core's [`RateLimiterError`] (rejected,
+//!   interrupted, too many at once), `Unavailable`, [`Conflict`], `InvalidKey` ([`KeyError`]).
 //!
 //! From `fixed-window` (re-exported, so that one dependency names everything the API takes
 //! and returns)
