@@ -60,7 +60,8 @@
 //! Time
 //! - [`Instant`]: nanoseconds on a clock's timeline, with [`Instant::MAX`].
 //! - [`Clock`]: reading and sleeping; [`SystemClock`] (the default, monotonic) and
-//!   [`ManualClock`] (for tests). [`Sleep`]: an asynchronous sleep.
+//!   [`ManualClock`] (for tests; its Unix time is set by hand too, so that windows aligned
+//!   to the Unix epoch replay exactly). [`Sleep`]: an asynchronous sleep.
 //! - [`Interrupt`]: a handle that interrupts blocking waits; [`Interrupted`]: a clock's report
 //!   that it was.
 //!
