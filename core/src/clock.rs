@@ -230,7 +230,11 @@ impl Clock for SystemClock {
 /// A clock that moves only when told to, for tests; clones share one time.
 ///
 /// [`advance`](ManualClock::advance) and [`set`](ManualClock::set) move it (`set` may move it
-/// backwards, to test that case). Sleeping never blocks: a sleep of `d` moves the clock to
+/// backwards, to test that case). Its [Unix time](Clock::unix_time) is manual too: the Unix
+/// time of its zero reading, fixed when it is made (the Unix epoch itself, unless made with
+/// [`at_unix_time`](ManualClock::at_unix_time)), plus its reading, so it moves with the clock
+/// and a limiter aligned to [`Origin::UnixEpoch`](crate::Origin::UnixEpoch) on it is as
+/// deterministic as any other. Sleeping never blocks: a sleep of `d` moves the clock to
 /// at least the reading at the start of the sleep plus `d`, so a test that makes calls wait
 /// runs instantly and ends at the time the wait would have ended. An interrupted
 /// [`Interrupt`] makes its sleep fail without moving the clock.
@@ -261,23 +265,62 @@ impl Clock for SystemClock {
 #[derive(Clone)]
 pub struct ManualClock {
     nanos: Arc<AtomicU64>,
+    /// The Unix time the reading [`Instant::ZERO`] stands for; a reading `t` stands for this
+    /// plus `t`. Fixed at construction, so clones agree on it as they agree on the time.
+    unix_at_zero: Duration,
 }
 
 impl ManualClock {
-    /// A manual clock reading [`Instant::ZERO`].
+    /// A manual clock reading [`Instant::ZERO`], which stands for the Unix epoch: its
+    /// [`unix_time`](Clock::unix_time) is its reading.
     ///
     /// # Examples
     ///
     /// ```
+    /// use core::time::Duration;
     /// use fixed_window::{Clock, Instant, ManualClock};
     ///
-    /// assert_eq!(ManualClock::new().now(), Instant::ZERO);
+    /// let clock = ManualClock::new();
+    /// assert_eq!((clock.now(), clock.unix_time()), (Instant::ZERO, Duration::ZERO));
     /// ```
     pub fn new() -> ManualClock {
         ManualClock::starting_at(Instant::ZERO)
     }
 
-    /// A manual clock reading `start`.
+    /// A manual clock reading [`Instant::ZERO`], which stands for `unix` after the Unix
+    /// epoch: its [`unix_time`](Clock::unix_time) is `unix` plus its reading, moving with it
+    /// (forwards and backwards), never with the real wall clock.
+    ///
+    /// # Examples
+    ///
+    /// A limiter aligned to whole minutes of Unix time, made 50 s into a minute: its first
+    /// window ends 10 s later, on every run.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Clock, ManualClock, Origin, RateLimiter};
+    ///
+    /// let clock = ManualClock::at_unix_time(Duration::from_secs(1_800_000_050));
+    /// let limiter = RateLimiter::builder("api", 1, Duration::from_secs(60))?
+    ///     .clock(clock.clone())
+    ///     .origin(Origin::UnixEpoch)
+    ///     .build();
+    /// assert!(limiter.try_acquire().is_ok());
+    /// assert_eq!(limiter.try_acquire().unwrap_err().retry_after(), Duration::from_secs(10));
+    /// clock.advance(Duration::from_secs(10));
+    /// assert_eq!(clock.unix_time(), Duration::from_secs(1_800_000_060));
+    /// assert!(limiter.try_acquire().is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn at_unix_time(unix: Duration) -> ManualClock {
+        ManualClock {
+            nanos: Arc::new(AtomicU64::new(0)),
+            unix_at_zero: unix,
+        }
+    }
+
+    /// A manual clock reading `start`, which stands for `start` after the Unix epoch (as
+    /// every reading of [`new`](ManualClock::new)'s clock does).
     ///
     /// # Examples
     ///
@@ -293,6 +336,7 @@ impl ManualClock {
     pub fn starting_at(start: Instant) -> ManualClock {
         ManualClock {
             nanos: Arc::new(AtomicU64::new(start.as_nanos())),
+            unix_at_zero: Duration::ZERO,
         }
     }
 
@@ -381,12 +425,24 @@ impl Clock for ManualClock {
             Ok(())
         })
     }
+
+    /// The Unix time of the zero reading plus the reading: set by hand, never the real wall
+    /// clock, so that epoch alignment replays exactly.
+    fn unix_time(&self) -> Duration {
+        self.unix_at_zero
+            .saturating_add(Duration::from_nanos(self.now().as_nanos()))
+    }
 }
 
+#[expect(
+    clippy::missing_fields_in_debug,
+    reason = "`nanos` is shown as `now`, the reading it holds"
+)]
 impl fmt::Debug for ManualClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ManualClock")
             .field("now", &self.now())
+            .field("unix_at_zero", &self.unix_at_zero)
             .finish()
     }
 }

@@ -34,9 +34,15 @@
 //! - [`RateLimiter`]: made with [`RateLimiter::builder`] (a [`Builder`]) or
 //!   [`RateLimiter::of`]; [`call`](RateLimiter::call),
 //!   [`try_acquire`](RateLimiter::try_acquire), [`acquire`](RateLimiter::acquire), their
-//!   interruptible and async forms, and the sans-IO step [`attempt`](RateLimiter::attempt).
+//!   interruptible and async forms, each also for `n` permits at once
+//!   ([`call_n`](RateLimiter::call_n), [`try_acquire_n`](RateLimiter::try_acquire_n),
+//!   [`acquire_n`](RateLimiter::acquire_n), ...), and the sans-IO step
+//!   [`attempt`](RateLimiter::attempt). The three limiters' operations side by side:
+//!   `docs/api.md` in the source repository.
 //! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit. [`Rejection`]:
-//!   `try_acquire`'s rejection, borrowing the limiter.
+//!   `try_acquire`'s rejection, borrowing the limiter. [`WeightedRejection`]:
+//!   `try_acquire_n`'s, the same `Rejection` for a window short of the weight or `TooMany` for
+//!   a weight above the limit.
 //! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
 //!
 //! Configuration
@@ -54,7 +60,8 @@
 //! Time
 //! - [`Instant`]: nanoseconds on a clock's timeline, with [`Instant::MAX`].
 //! - [`Clock`]: reading and sleeping; [`SystemClock`] (the default, monotonic) and
-//!   [`ManualClock`] (for tests). [`Sleep`]: an asynchronous sleep.
+//!   [`ManualClock`] (for tests; its Unix time is set by hand too, so that windows aligned
+//!   to the Unix epoch replay exactly). [`Sleep`]: an asynchronous sleep.
 //! - [`Interrupt`]: a handle that interrupts blocking waits; [`Interrupted`]: a clock's report
 //!   that it was.
 //!
@@ -70,7 +77,8 @@
 //!
 //! Events and errors
 //! - [`RateLimiterEvent`]: `Permitted` and `Rejected`, to listeners.
-//! - [`RateLimiterError`]: `Rejected` (with the estimated wait) and `Interrupted`.
+//! - [`RateLimiterError`]: `Rejected` (with the estimated wait), `Interrupted`, and `TooMany`
+//!   (a weight above the limit, which no window grants).
 //! - [`ConfigError`]: a configuration the rules forbid.
 //!
 //! # Rules
@@ -156,6 +164,8 @@ mod tokio_clock;
 pub use crate::tokio_clock::TokioClock;
 mod waiting;
 mod weight;
+mod weighted_rejection;
+pub use crate::weighted_rejection::WeightedRejection;
 mod window;
 
 /// The README's examples, run as doc-tests with the features they use

@@ -196,8 +196,7 @@ impl Config {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use fixed_window::{Instant, Origin};
-    /// use fixed_window_redis::{Config, ConfigError};
+    /// use fixed_window_redis::{Config, ConfigError, Instant, Origin};
     ///
     /// let config = Config::of("api", 100, Duration::from_secs(60))?.with_origin(Origin::UnixEpoch)?;
     /// assert_eq!(config.origin(), Origin::UnixEpoch);

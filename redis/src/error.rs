@@ -98,9 +98,10 @@ impl std::error::Error for Conflict {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SharedError {
-    /// No permit within `max_wait` ([`RateLimiterError::Rejected`]) or the wait was
-    /// interrupted ([`RateLimiterError::Interrupted`]), exactly as the in-process limiter
-    /// reports them.
+    /// No permit within `max_wait` ([`RateLimiterError::Rejected`]), the wait was
+    /// interrupted ([`RateLimiterError::Interrupted`]), or more permits at once than a window
+    /// holds ([`RateLimiterError::TooMany`], refused without a round trip), exactly as the
+    /// in-process limiters report them.
     Limited(RateLimiterError),
     /// The server could not decide (see [`Unavailable`]) and the policy is
     /// [`FailPolicy::Closed`](crate::FailPolicy::Closed).

@@ -42,7 +42,9 @@
 //!   the server ([`start`](SharedRateLimiter::start),
 //!   [`start_blocking`](SharedRateLimiter::start_blocking)), and takes permits per key:
 //!   [`try_acquire`](SharedRateLimiter::try_acquire), [`acquire`](SharedRateLimiter::acquire),
-//!   [`call`](SharedRateLimiter::call), their interruptible and async forms; changes the limit
+//!   [`call`](SharedRateLimiter::call), their interruptible and async forms, each also for `n`
+//!   permits at once ([`call_n`](SharedRateLimiter::call_n),
+//!   [`try_acquire_n`](SharedRateLimiter::try_acquire_n), ...); changes the limit
 //!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)).
 //! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
 //!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
@@ -62,11 +64,21 @@
 //!   [`unregistered`](Protocol::unregistered).
 //!
 //! Events and errors
-//! - [`SharedEvent`]: core's [`RateLimiterEvent`](fixed_window::RateLimiterEvent)s,
+//! - [`SharedEvent`]: core's [`RateLimiterEvent`]s,
 //!   `Unavailable` (failed open or closed), and `EvictionRisk` ([`EvictionRisk`]: the server's
 //!   memory policy may evict the limiter's keys).
-//! - [`SharedError`]: core's [`RateLimiterError`](fixed_window::RateLimiterError) (rejected,
-//!   interrupted), `Unavailable`, [`Conflict`], `InvalidKey` ([`KeyError`]).
+//! - [`SharedError`]: core's [`RateLimiterError`] (rejected,
+//!   interrupted, too many at once), `Unavailable`, [`Conflict`], `InvalidKey` ([`KeyError`]).
+//!
+//! From `fixed-window` (re-exported, so that one dependency names everything the API takes
+//! and returns)
+//! - [`Origin`] for [`Config::with_origin`]; [`Settings`] for [`Config::from_settings`].
+//! - [`Clock`], [`SystemClock`], [`ManualClock`], [`Sleep`], [`Interrupted`] for
+//!   [`with_clock`](SharedRateLimiter::with_clock); [`Instant`], the clock's readings;
+//!   [`Interrupt`] for the interruptible calls.
+//! - [`RateLimiterError`] inside [`SharedError::Limited`], [`RateLimiterEvent`] inside
+//!   [`SharedEvent`]; the whole crate as [`fixed_window`](mod@fixed_window) (its
+//!   `ConfigError`, inside [`ConfigError::Settings`], among the rest).
 //!
 //! Integrations
 //! - [`SharedRateLimitLayer`], [`SharedRateLimitService`], [`SharedServiceError`]: a tower
@@ -191,3 +203,10 @@ pub use crate::unavailable::{Unavailable, UnavailableKind};
 
 /// The redis-rs crate this limiter is built on, for making a [`redis::Client`].
 pub use redis;
+
+/// The in-process limiter's crate, whose types this crate's API takes and returns.
+pub use fixed_window;
+pub use fixed_window::{
+    Clock, Instant, Interrupt, Interrupted, ManualClock, Origin, RateLimiterError,
+    RateLimiterEvent, Settings, Sleep, SystemClock,
+};

@@ -1,11 +1,13 @@
 //! Weighted permits per key: `n` permits of the key's window at once, all or none.
 
+use core::future::IntoFuture;
 use core::hash::{BuildHasher, Hash};
 
 use crate::attempt::Attempt;
 use crate::clock::Clock;
 use crate::error::RateLimiterError;
 use crate::instant::Instant;
+use crate::interrupt::Interrupt;
 use crate::keyed::{KeyedRateLimiter, KeyedRateLimiterError};
 use crate::permit::Permit;
 use crate::waiting;
@@ -87,6 +89,146 @@ where
                 waiting::wait_blocking(&self.policy, &self.source(key), &self.clock, None, units)
             })
             .map_err(|error| KeyedRateLimiterError::new(key, error))
+    }
+
+    /// Like [`acquire_n`](KeyedRateLimiter::acquire_n), but a wait ends at once when
+    /// `interrupt` is interrupted (from any thread), and the call fails.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_n`](KeyedRateLimiter::acquire_n); [`RateLimiterError::Interrupted`] when
+    /// `interrupt` is interrupted before or during a wait.
+    ///
+    /// # Examples
+    ///
+    /// An already interrupted handle fails a call that would have to wait.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Interrupt, KeyedRateLimiter, ManualClock, RateLimiterError};
+    ///
+    /// let limiter = KeyedRateLimiter::of("tokens", 4, Duration::from_secs(1))?
+    ///     .with_clock(ManualClock::new())
+    ///     .with_max_wait(Duration::from_secs(1));
+    /// let interrupt = Interrupt::new();
+    /// interrupt.interrupt();
+    /// assert_eq!(limiter.acquire_n_interruptible(&"k", 3, &interrupt)?.remaining(), 1);
+    /// let err = limiter.acquire_n_interruptible(&"k", 3, &interrupt).unwrap_err();
+    /// assert_eq!(err.error(), RateLimiterError::Interrupted { name: "tokens" });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn acquire_n_interruptible<'k>(
+        &self,
+        key: &'k K,
+        n: u32,
+        interrupt: &Interrupt,
+    ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
+        self.policy
+            .units(n)
+            .and_then(|units| {
+                waiting::wait_blocking(
+                    &self.policy,
+                    &self.source(key),
+                    &self.clock,
+                    Some(interrupt),
+                    units,
+                )
+            })
+            .map_err(|error| KeyedRateLimiterError::new(key, error))
+    }
+
+    /// Like [`call_n`](KeyedRateLimiter::call_n), with waits interruptible through
+    /// `interrupt`.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_n_interruptible`](KeyedRateLimiter::acquire_n_interruptible); `op` does
+    /// not run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{Interrupt, KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("tokens", 4, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// assert_eq!(limiter.call_n_interruptible(&7, 4, &Interrupt::new(), || 1), Ok(1));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn call_n_interruptible<'k, T>(
+        &self,
+        key: &'k K,
+        n: u32,
+        interrupt: &Interrupt,
+        op: impl FnOnce() -> T,
+    ) -> Result<T, KeyedRateLimiterError<&'k K>> {
+        self.acquire_n_interruptible(key, n, interrupt)?;
+        Ok(op())
+    }
+
+    /// Runs `op` if `n` permits for `key` at once are granted (waiting up to `max_wait`, as
+    /// [`acquire_n`](KeyedRateLimiter::acquire_n)), returning its result as it is: the weighted
+    /// [`call`](KeyedRateLimiter::call).
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_n`](KeyedRateLimiter::acquire_n); `op` does not run.
+    ///
+    /// # Examples
+    ///
+    /// Each tenant has 10 tokens a minute; a request of 7 runs once per tenant.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock, RateLimiterError};
+    ///
+    /// let limiter = KeyedRateLimiter::of("tokens", 10, Duration::from_secs(60))?.with_clock(ManualClock::new());
+    /// assert_eq!(limiter.call_n(&"alice", 7, || "answered"), Ok("answered"));
+    /// assert!(limiter.call_n(&"alice", 7, || "answered").is_err());
+    /// assert_eq!(limiter.call_n(&"bob", 7, || "answered"), Ok("answered"));
+    /// let too_many = limiter.call_n(&"carol", 11, || "answered").unwrap_err();
+    /// assert!(matches!(too_many.error(), RateLimiterError::TooMany { requested: 11, .. }));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn call_n<'k, T>(
+        &self,
+        key: &'k K,
+        n: u32,
+        op: impl FnOnce() -> T,
+    ) -> Result<T, KeyedRateLimiterError<&'k K>> {
+        self.acquire_n(key, n)?;
+        Ok(op())
+    }
+
+    /// Runs the future `op` if `n` permits for `key` at once are granted (awaiting up to
+    /// `max_wait`, as [`acquire_n_async`](KeyedRateLimiter::acquire_n_async)); `op` is not
+    /// polled at all without them.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_n_async`](KeyedRateLimiter::acquire_n_async); `op` is dropped unpolled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{KeyedRateLimiter, ManualClock};
+    ///
+    /// let limiter = KeyedRateLimiter::of("tokens", 4, Duration::from_secs(1))?.with_clock(ManualClock::new());
+    /// let first = futures::executor::block_on(limiter.call_n_async(&1, 3, async { 7 }));
+    /// let second = futures::executor::block_on(limiter.call_n_async(&1, 3, async { 8 }));
+    /// assert_eq!(first, Ok(7));
+    /// assert!(second.is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub async fn call_n_async<'k, F: IntoFuture>(
+        &self,
+        key: &'k K,
+        n: u32,
+        op: F,
+    ) -> Result<F::Output, KeyedRateLimiterError<&'k K>> {
+        self.acquire_n_async(key, n).await?;
+        Ok(op.await)
     }
 
     /// Takes `n` permits for `key` at once, awaiting the clock's asynchronous sleep up to

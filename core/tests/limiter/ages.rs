@@ -117,6 +117,57 @@ fn a_chosen_boundary_after_the_reading_extends_the_grid_backwards() {
     );
 }
 
+#[test]
+fn the_manual_clock_aligns_to_its_own_unix_time_not_the_wall_clock() {
+    // 40 s into a minute of Unix time by the manual clock; whatever the real time, the first
+    // window of every limiter made on it ends 20 s later, and the keyed one's too.
+    let clock = ManualClock::at_unix_time(Duration::from_secs(1_800_000_040));
+    let minute = Duration::from_secs(60);
+    let plain = RateLimiter::builder("manual-unix", 1, minute)
+        .unwrap()
+        .clock(clock.clone())
+        .origin(Origin::UnixEpoch)
+        .build();
+    assert!(plain.try_acquire().is_ok());
+    assert_eq!(
+        plain.try_acquire().unwrap_err().retry_after(),
+        Duration::from_secs(20)
+    );
+    // Time and Unix time move together: 5 s later a limiter made now ends on the same boundary.
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(clock.unix_time(), Duration::from_secs(1_800_000_045));
+    let keyed = KeyedRateLimiter::builder("manual-unix", 1, minute)
+        .unwrap()
+        .clock(clock.clone())
+        .origin(Origin::UnixEpoch)
+        .build();
+    assert!(keyed.try_acquire(&"a").is_ok());
+    assert_eq!(
+        keyed.try_acquire(&"a").unwrap_err().retry_after(),
+        Some(Duration::from_secs(15))
+    );
+    assert_eq!(
+        plain.try_acquire().unwrap_err().retry_after(),
+        Duration::from_secs(15)
+    );
+    // And backwards: setting the clock back sets its Unix time back as far.
+    clock.set(Instant::from_nanos(1_000_000_000));
+    assert_eq!(clock.unix_time(), Duration::from_secs(1_800_000_041));
+    // A plain manual clock's zero reading is the epoch itself: windows on the creation grid.
+    let epoch = ManualClock::starting_at(Instant::from_nanos(7 * SECOND));
+    assert_eq!(epoch.unix_time(), Duration::from_secs(7));
+    let aligned = RateLimiter::builder("manual-unix", 1, Duration::from_secs(10))
+        .unwrap()
+        .clock(epoch)
+        .origin(Origin::UnixEpoch)
+        .build();
+    assert!(aligned.try_acquire().is_ok());
+    assert_eq!(
+        aligned.try_acquire().unwrap_err().retry_after(),
+        Duration::from_secs(3)
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 

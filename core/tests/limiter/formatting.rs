@@ -43,9 +43,17 @@ fn instants_print_in_nanoseconds() {
 }
 
 #[test]
-fn a_manual_clock_prints_its_reading() {
+fn a_manual_clock_prints_its_reading_and_unix_time() {
     let clock = ManualClock::starting_at(at(77));
-    assert_eq!(format!("{clock:?}"), "ManualClock { now: Instant(77ns) }");
+    assert_eq!(
+        format!("{clock:?}"),
+        "ManualClock { now: Instant(77ns), unix_at_zero: 0ns }"
+    );
+    let clock = ManualClock::at_unix_time(Duration::from_secs(5));
+    assert_eq!(
+        format!("{clock:?}"),
+        "ManualClock { now: Instant(0ns), unix_at_zero: 5s }"
+    );
 }
 
 #[test]

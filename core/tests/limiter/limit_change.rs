@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 use fixed_window::{
     Attempt, Clock, Instant, Interrupt, Interrupted, KeyedRateLimiter, ManualClock, RateLimiter,
-    RateLimiterError, RateLimiterEvent, Sleep,
+    RateLimiterError, RateLimiterEvent, Sleep, WeightedRejection,
 };
 
 use crate::support::Recorder;
@@ -163,13 +163,19 @@ fn a_try_whose_weight_a_lowering_passes_before_its_claim_is_too_many_and_no_reje
     // The weight is checked against 4; the clock, read after that, lowers the limit to 2
     // before the claim reads it.
     clock.arm_on_read();
-    assert_eq!(limiter.0.try_acquire_n(3), Err(too_many(2, 3)));
+    assert_eq!(
+        limiter
+            .0
+            .try_acquire_n(3)
+            .map_err(WeightedRejection::to_error),
+        Err(too_many(2, 3))
+    );
     assert!(recorder.events().is_empty());
     // A weight that fits the lowered limit but not the window is still a rejection.
     assert!(limiter.0.try_acquire_n(2).is_ok());
     assert!(matches!(
         limiter.0.try_acquire_n(1),
-        Err(RateLimiterError::Rejected { limit: 2, .. })
+        Err(WeightedRejection::Full(rejection)) if rejection.limit() == 2
     ));
 }
 

@@ -7,7 +7,7 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 
 use fixed_window::{
-    Clock, ConfigError, Instant, ManualClock, Origin, RateLimiter, RateLimiterError,
+    Clock, ConfigError, Instant, ManualClock, Origin, RateLimiter, WeightedRejection,
 };
 use fixed_window_spec::{Count, Decision, Grid, NEVER, Rules};
 use proptest::prelude::*;
@@ -191,9 +191,9 @@ proptest! {
                 Step::Acquire(calls) => {
                     for _ in 0..calls {
                         let actual = limiter.try_acquire_n(n).map(|permit| permit.remaining()).map_err(|err| match err {
-                            RateLimiterError::TooMany { .. } => None,
-                            err => {
-                                let retry = err.retry_after().unwrap_or(Duration::MAX);
+                            WeightedRejection::TooMany { .. } => None,
+                            WeightedRejection::Full(rejection) => {
+                                let retry = rejection.retry_after();
                                 (retry != Duration::MAX).then_some(retry.as_nanos())
                             }
                         });
@@ -242,18 +242,15 @@ proptest! {
                 Step::Acquire(calls) => {
                     for _ in 0..calls {
                         let outcome = limiter.try_acquire_n(n);
-                        if let Err(
-                            RateLimiterError::Rejected { limit, .. }
-                            | RateLimiterError::TooMany { limit, .. },
-                        ) = outcome
-                        {
+                        if let Err(rejection) = outcome {
+                            let limit = rejection.limit();
                             // Errors name the limit the decision used: the one in force.
                             prop_assert_eq!(limit, model.rules.limit);
                         }
                         let actual = outcome.map(|permit| permit.remaining()).map_err(|err| match err {
-                            RateLimiterError::TooMany { .. } => None,
-                            err => {
-                                let retry = err.retry_after().unwrap_or(Duration::MAX);
+                            WeightedRejection::TooMany { .. } => None,
+                            WeightedRejection::Full(rejection) => {
+                                let retry = rejection.retry_after();
                                 (retry != Duration::MAX).then_some(retry.as_nanos())
                             }
                         });

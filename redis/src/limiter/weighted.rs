@@ -1,7 +1,9 @@
 //! Weighted permits on the shared limiter: `n` permits of a key's window at once, all or none,
 //! counted by the server as one permit is.
 
-use fixed_window::Clock;
+use core::future::IntoFuture;
+
+use fixed_window::{Clock, Interrupt};
 
 use crate::error::SharedError;
 use crate::limiter::SharedRateLimiter;
@@ -70,6 +72,135 @@ impl<C: Clock> SharedRateLimiter<C> {
     pub fn acquire_n(&self, key: &str, n: u32) -> Result<SharedPermit, SharedError> {
         self.weigh(n)?;
         self.acquire_blocking(key, n, None)
+    }
+
+    /// Like [`acquire_n`](SharedRateLimiter::acquire_n), but a wait ends at once when
+    /// `interrupt` is interrupted (from any thread), and the call fails.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_n`](SharedRateLimiter::acquire_n);
+    /// [`Limited(Interrupted)`](fixed_window::RateLimiterError::Interrupted) when `interrupt`
+    /// is interrupted before or during a wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Interrupt, SharedRateLimiter, redis};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("tokens", 4, Duration::from_secs(3600))?, client)?;
+    /// let permit = limiter.acquire_n_interruptible("k", 3, &Interrupt::new())?;
+    /// assert_eq!(permit.remaining(), Some(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn acquire_n_interruptible(
+        &self,
+        key: &str,
+        n: u32,
+        interrupt: &Interrupt,
+    ) -> Result<SharedPermit, SharedError> {
+        self.weigh(n)?;
+        self.acquire_blocking(key, n, Some(interrupt))
+    }
+
+    /// Like [`call_n`](SharedRateLimiter::call_n), with waits interruptible through
+    /// `interrupt`.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_n_interruptible`](SharedRateLimiter::acquire_n_interruptible); `op` does
+    /// not run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Interrupt, SharedRateLimiter, redis};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("tokens", 4, Duration::from_secs(3600))?, client)?;
+    /// assert_eq!(limiter.call_n_interruptible("k", 4, &Interrupt::new(), || "ran")?, "ran");
+    /// assert!(limiter.call_n_interruptible("k", 1, &Interrupt::new(), || "ran").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn call_n_interruptible<T>(
+        &self,
+        key: &str,
+        n: u32,
+        interrupt: &Interrupt,
+        op: impl FnOnce() -> T,
+    ) -> Result<T, SharedError> {
+        self.acquire_n_interruptible(key, n, interrupt)?;
+        Ok(op())
+    }
+
+    /// Runs `op` if `n` permits for `key` at once are granted (waiting up to `max_wait`, as
+    /// [`acquire_n`](SharedRateLimiter::acquire_n)), returning its result as it is: the
+    /// weighted [`call`](SharedRateLimiter::call).
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_n`](SharedRateLimiter::acquire_n); `op` does not run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, RateLimiterError, SharedError, SharedRateLimiter, redis};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("tokens", 10, Duration::from_secs(3600))?, client)?;
+    /// assert_eq!(limiter.call_n("alice", 7, || "answered")?, "answered");
+    /// assert!(limiter.call_n("alice", 7, || unreachable!("3 left: this never runs")).is_err());
+    /// let too_many = limiter.call_n("bob", 11, || "answered").unwrap_err();
+    /// assert!(matches!(too_many, SharedError::Limited(RateLimiterError::TooMany { requested: 11, .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn call_n<T>(&self, key: &str, n: u32, op: impl FnOnce() -> T) -> Result<T, SharedError> {
+        self.acquire_n(key, n)?;
+        Ok(op())
+    }
+
+    /// Runs the future `op` if `n` permits for `key` at once are granted (awaiting up to
+    /// `max_wait`, as [`acquire_n_async`](SharedRateLimiter::acquire_n_async)); `op` is not
+    /// polled at all without them.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire_n_async`](SharedRateLimiter::acquire_n_async); `op` is dropped unpolled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let limiter = SharedRateLimiter::connect_blocking(Config::of("tokens", 4, Duration::from_secs(3600))?, client)?;
+    /// let first = futures::executor::block_on(limiter.call_n_async("k", 3, async { 7 }));
+    /// let second = futures::executor::block_on(limiter.call_n_async("k", 3, async { 8 }));
+    /// assert_eq!(first, Ok(7));
+    /// assert!(second.is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn call_n_async<F: IntoFuture>(
+        &self,
+        key: &str,
+        n: u32,
+        op: F,
+    ) -> Result<F::Output, SharedError> {
+        self.acquire_n_async(key, n).await?;
+        Ok(op.await)
     }
 
     /// [`try_acquire_n`](SharedRateLimiter::try_acquire_n), awaiting the round trip.

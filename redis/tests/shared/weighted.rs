@@ -54,6 +54,44 @@ fn weighted_attempts_take_all_or_nothing_of_one_window() -> TestResult {
 }
 
 #[test]
+fn weighted_calls_run_the_operation_only_with_all_their_permits() -> TestResult {
+    let server = server()?;
+    set_time(&mut raw(&server)?, T0)?;
+    let limiter = connect(&server, on_time_key("weighted-calls", 5, HOUR)?)?;
+    let runs = AtomicU32::new(0);
+    let run_once = || runs.fetch_add(1, Ordering::SeqCst);
+    assert_eq!(limiter.call_n("k", 3, run_once)?, 0);
+    // Two left: the operation does not run, and nothing is taken.
+    assert!(matches!(
+        limiter.call_n("k", 3, run_once),
+        Err(SharedError::Limited(RateLimiterError::Rejected { .. }))
+    ));
+    // Above the limit: refused at once, the operation does not run either.
+    assert!(matches!(
+        limiter.call_n("k", 6, run_once),
+        Err(SharedError::Limited(RateLimiterError::TooMany {
+            requested: 6,
+            ..
+        }))
+    ));
+    let interrupt = fixed_window_redis::Interrupt::new();
+    assert_eq!(
+        limiter.call_n_interruptible("k", 2, &interrupt, run_once)?,
+        1
+    );
+    assert!(
+        limiter
+            .call_n_interruptible("k", 1, &interrupt, run_once)
+            .is_err()
+    );
+    let later = futures::executor::block_on(limiter.call_n_async("j", 5, async { 7 }))?;
+    assert_eq!(later, 7);
+    assert!(futures::executor::block_on(limiter.call_n_async("j", 1, async { 8 })).is_err());
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    Ok(())
+}
+
+#[test]
 fn threads_on_two_replicas_never_take_more_units_than_the_limit() -> TestResult {
     let server = server()?;
     let config = on_time_key("weighted-threads", 40, HOUR)?;
