@@ -25,8 +25,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, measurement::WallTime};
-use fixed_window_redis::{Config, SharedError, SharedRateLimiter};
+use fixed_window_redis::{Config, SharedRateLimiter};
 use fixed_window_redis_test::{RedisCluster, RedisServer};
+use fixed_window_redis_tests::connect_when_replicated;
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster_async::ClusterConnection;
 use tokio::runtime::Runtime;
@@ -163,7 +164,9 @@ async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern, Pattern) {
     let waiting = Config::of("bench-wait", OPEN, HOUR)
         .expect("config")
         .with_wait_for_replicas(1);
-    let waiting = connect_when_replicated(&waiting, &client).await;
+    let waiting = connect_when_replicated(&waiting, &client)
+        .await
+        .expect("connect to the cluster, waiting for a replica");
     let connection = client
         .get_async_connection()
         .await
@@ -173,27 +176,6 @@ async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern, Pattern) {
         Pattern::Shared(Arc::new(waiting)),
         Pattern::EnvoyCluster(connection),
     )
-}
-
-/// Connects a limiter that waits for a replica: one may still be synchronising when the
-/// cluster first reports itself ok, and until it acknowledges, the registration's `WAIT` counts
-/// none and `connect` fails `Unavailable` (`Unreplicated`). Tried again for up to about 10 s.
-async fn connect_when_replicated(
-    config: &Config,
-    client: &redis::cluster::ClusterClient,
-) -> SharedRateLimiter {
-    const TRIES: u32 = 100;
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        match SharedRateLimiter::connect(config.clone(), client.clone()).await {
-            Ok(limiter) => return limiter,
-            Err(SharedError::Unavailable { .. }) if tries < TRIES => {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Err(err) => panic!("connect to the cluster, waiting for a replica: {err:?}"),
-        }
-    }
 }
 
 /// The two patterns over one node.

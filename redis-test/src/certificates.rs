@@ -1,87 +1,15 @@
-//! A TLS server's throwaway certificates: a certificate authority made for one server, and the
-//! server's certificate it signed, for `127.0.0.1` and `localhost`.
+//! A TLS server's throwaway certificates, made with the feature `tls` (rcgen, and rustls for
+//! the clients that trust them). A build without it has no value of [`Certificates`]: it starts
+//! no TLS server, and builds neither rcgen nor rustls, which a user of plain servers (the
+//! limiter's doc examples) then does not compile.
 
-use std::io;
-use std::path::Path;
+#[cfg(feature = "tls")]
+mod made;
+#[cfg(feature = "tls")]
+pub(crate) use self::made::Certificates;
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
-
-/// The PEM texts a TLS server and its clients need.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Certificates {
-    /// The authority's certificate: what a client trusts.
-    pub(crate) authority: String,
-    /// The server's certificate, signed by the authority.
-    pub(crate) certificate: String,
-    /// The server certificate's private key.
-    pub(crate) key: String,
-}
-
-impl Certificates {
-    /// A new authority, and a server certificate it signed.
-    pub(crate) fn generate() -> io::Result<Certificates> {
-        let authority_key = KeyPair::generate().map_err(io::Error::other)?;
-        let mut authority =
-            CertificateParams::new(Vec::<String>::new()).map_err(io::Error::other)?;
-        authority.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        authority
-            .distinguished_name
-            .push(DnType::CommonName, "fixed-window test authority");
-        authority.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let authority_certificate = authority
-            .self_signed(&authority_key)
-            .map_err(io::Error::other)?;
-        let issuer = Issuer::new(authority, authority_key);
-
-        let key = KeyPair::generate().map_err(io::Error::other)?;
-        let mut server =
-            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-                .map_err(io::Error::other)?;
-        server
-            .distinguished_name
-            .push(DnType::CommonName, "fixed-window test server");
-        let certificate = server.signed_by(&key, &issuer).map_err(io::Error::other)?;
-        Ok(Certificates {
-            authority: authority_certificate.pem(),
-            certificate: certificate.pem(),
-            key: key.serialize_pem(),
-        })
-    }
-}
-
-impl Certificates {
-    /// Writes the files a TLS server serves with into `dir`.
-    pub(crate) fn write(&self, dir: &Path) -> io::Result<TlsFiles> {
-        let write = |name: &str, text: &str| -> io::Result<String> {
-            let path = dir.join(name);
-            std::fs::write(&path, text)?;
-            Ok(path.to_string_lossy().into_owned())
-        };
-        Ok(TlsFiles {
-            authority: write("authority.pem", &self.authority)?,
-            certificate: write("certificate.pem", &self.certificate)?,
-            key: write("key.pem", &self.key)?,
-        })
-    }
-
-    /// A redis-rs client for `url` that trusts this authority.
-    pub(crate) fn client(&self, url: String) -> redis::RedisResult<redis::Client> {
-        install_crypto_provider();
-        redis::Client::build_with_tls(url, self.trusted())
-    }
-
-    /// What a redis-rs client is given to trust this authority.
-    pub(crate) fn trusted(&self) -> redis::TlsCertificates {
-        redis::TlsCertificates {
-            client_tls: None,
-            root_cert: Some(self.authority.clone().into_bytes()),
-        }
-    }
-}
+#[cfg(not(feature = "tls"))]
+pub(crate) use self::none::Certificates;
 
 /// Where a TLS server's files are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,10 +42,45 @@ impl TlsFiles {
     }
 }
 
-/// rustls needs a process-wide crypto provider: ring's, unless one is installed already.
-pub(crate) fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may install one meanwhile; either serves.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+/// Without the feature `tls`: no certificates exist, so every TLS branch is one the compiler
+/// knows is never taken.
+#[cfg(not(feature = "tls"))]
+mod none {
+    use std::io;
+    use std::path::Path;
+
+    use super::TlsFiles;
+
+    /// No value: a build without the feature `tls` starts no TLS server.
+    #[derive(Clone, PartialEq, Eq)]
+    pub(crate) enum Certificates {}
+
+    impl Certificates {
+        /// Refused: TLS servers need the feature. Never reached through the public API, whose
+        /// TLS options (`ServerOptions::with_tls`, `RedisCluster::start_tls`) exist only with it.
+        pub(crate) fn generate() -> io::Result<Certificates> {
+            Err(io::Error::other(
+                "a TLS server needs fixed-window-redis-test's feature `tls`",
+            ))
+        }
+
+        pub(crate) fn write(&self, _dir: &Path) -> io::Result<TlsFiles> {
+            match *self {}
+        }
+
+        pub(crate) fn authority(&self) -> &str {
+            match *self {}
+        }
+
+        pub(crate) fn client(&self, _url: String) -> redis::RedisResult<redis::Client> {
+            match *self {}
+        }
+
+        pub(crate) fn cluster_client(
+            &self,
+            _builder: redis::cluster::ClusterClientBuilder,
+        ) -> redis::RedisResult<redis::cluster::ClusterClient> {
+            match *self {}
+        }
     }
 }

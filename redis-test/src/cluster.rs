@@ -122,7 +122,7 @@ impl RedisCluster {
     /// replicas and on the cluster bus (`--tls-port`, `--tls-cluster`, `--tls-replication`),
     /// with a certificate for `127.0.0.1` signed by an authority made for this cluster
     /// ([`authority`](RedisCluster::authority)), which its [`client`](RedisCluster::client)
-    /// trusts.
+    /// trusts. With the feature `tls` only.
     ///
     /// # Errors
     ///
@@ -136,6 +136,7 @@ impl RedisCluster {
     /// assert!(cluster.authority().is_some());
     /// # Ok::<(), std::io::Error>(())
     /// ```
+    #[cfg(feature = "tls")]
     pub fn start_tls() -> io::Result<RedisCluster> {
         RedisCluster::start_as(true)
     }
@@ -318,10 +319,7 @@ impl RedisCluster {
     pub fn client(&self) -> redis::RedisResult<redis::cluster::ClusterClient> {
         let builder = redis::cluster::ClusterClient::builder(self.urls());
         match &self.tls {
-            Some(tls) => {
-                crate::certificates::install_crypto_provider();
-                builder.certs(tls.certificates.trusted()).build()
-            }
+            Some(tls) => tls.certificates.cluster_client(builder),
             None => builder.build(),
         }
     }
@@ -337,9 +335,7 @@ impl RedisCluster {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn authority(&self) -> Option<&str> {
-        self.tls
-            .as_ref()
-            .map(|tls| tls.certificates.authority.as_str())
+        self.tls.as_ref().map(|tls| tls.certificates.authority())
     }
 
     /// A plain redis-rs client for the one node on `port`, which answers for its own slots only

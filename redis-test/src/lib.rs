@@ -21,7 +21,7 @@
 //!   [`url`](RedisServer::url) or a redis-rs [`client`](RedisServer::client).
 //! - [`ServerOptions`]: what [`RedisServer::start_with`] starts a server with: a port chosen
 //!   beforehand ([`RedisServer::free_port`]), TLS with a certificate authority of its own
-//!   ([`RedisServer::authority`]), a password, ACL users
+//!   ([`RedisServer::authority`]; feature `tls`), a password, ACL users
 //!   ([`RedisServer::client_as`]), a memory limit and eviction policy.
 //! - [`RedisCluster`]: a Redis Cluster of six `redis-server` processes, three masters with one
 //!   replica each; its [`urls`](RedisCluster::urls), a redis-rs cluster

@@ -80,7 +80,7 @@ impl ServerOptions {
     /// and `localhost` signed by a certificate authority made for this server alone: its
     /// [`client`](crate::RedisServer::client)s trust that authority
     /// ([`authority`](crate::RedisServer::authority)); a client that does not refuses the
-    /// server. Clients need no certificate of their own.
+    /// server. Clients need no certificate of their own. With the feature `tls` only.
     ///
     /// # Examples
     ///
@@ -96,6 +96,7 @@ impl ServerOptions {
     /// assert!(untrusting.get_connection().is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg(feature = "tls")]
     #[must_use]
     pub fn with_tls(self) -> ServerOptions {
         ServerOptions { tls: true, ..self }

@@ -212,9 +212,7 @@ impl RedisServer {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn authority(&self) -> Option<&str> {
-        self.certificates
-            .as_ref()
-            .map(|certificates| certificates.authority.as_str())
+        self.certificates.as_ref().map(Certificates::authority)
     }
 
     /// A redis-rs client for it.

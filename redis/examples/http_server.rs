@@ -37,7 +37,8 @@ use tracing::{debug, info, warn};
 /// An HTTP service whose clients share one limit across every process on the same Redis.
 #[derive(Debug, Parser)]
 struct Flags {
-    /// The Redis server (`redis://`, or `rediss://` for TLS; user and password in the URL).
+    /// The Redis server (`redis://`, or `rediss://` for TLS when built with `--features tls`;
+    /// user and password in the URL).
     #[arg(long, default_value = "redis://127.0.0.1:6379/")]
     redis: String,
     /// The address to serve on.

@@ -1,7 +1,8 @@
 //! `cargo xtask mutants`: cargo-mutants over the core crate, judged by the whole test suite:
 //! core's own tests (doctests included), the simulator's and the models' normal-build tests;
 //! or (`--crate redis`) over the shared limiter's decision code (its protocol, its memory of
-//! full windows, its coalescing), judged by its tests on real servers and the simulator's.
+//! full windows, its coalescing), judged by its own tests, its tests on real servers
+//! (`fixed-window-redis-tests`), the fault tests and the simulator's.
 //!
 //! Slow (every mutant is a rebuild and a test run), so it is not part of CI. cargo-mutants
 //! copies the workspace to a scratch directory and builds there, so it never touches the
@@ -70,6 +71,7 @@ impl Mutated {
             Mutated::Core => &["fixed-window", "fixed-window-sim", "fixed-window-models"],
             Mutated::Redis => &[
                 "fixed-window-redis",
+                "fixed-window-redis-tests",
                 "fixed-window-faults",
                 "fixed-window-sim",
             ],

@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use fixed_window_redis::{Config, SharedError, SharedRateLimiter, UnavailableKind};
+use fixed_window_redis::{Config, SharedError, UnavailableKind};
 use fixed_window_redis_test::RedisCluster;
+use fixed_window_redis_tests::connect_when_replicated;
 
 use crate::support::{Stopped, TestResult};
 
@@ -172,7 +173,7 @@ fn spread_keys(
 /// returns once the fault is on), measures for `during`, then calls `end` and stops the tasks.
 fn measure(
     cluster: &mut RedisCluster,
-    config: Config,
+    config: &Config,
     keys: &[(String, bool)],
     during: Duration,
     fault: impl FnOnce(&mut RedisCluster) -> Result<Option<Stopped>, Box<dyn std::error::Error>>,
@@ -181,7 +182,8 @@ fn measure(
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let limiter = Arc::new(runtime.block_on(connect_when_replicated(config, cluster))?);
+    let client = cluster.client()?;
+    let limiter = Arc::new(runtime.block_on(connect_when_replicated(config, &client))?);
     let stop = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = keys
         .iter()
@@ -247,29 +249,6 @@ fn measure(
 }
 
 /// A configuration that every attempt takes to the server: a limit no test reaches.
-/// Connects the limiter. One that waits for a replica may find it still synchronising when the
-/// cluster first reports itself ok (and slower still when several clusters start at once): the
-/// registration's `WAIT` then counts none and `connect` fails `Unreplicated`, so it is tried
-/// again, 100 ms apart, for up to about 10 s.
-async fn connect_when_replicated(
-    config: Config,
-    cluster: &RedisCluster,
-) -> Result<SharedRateLimiter, Box<dyn std::error::Error>> {
-    let client = cluster.client()?;
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        match SharedRateLimiter::connect(config.clone(), client.clone()).await {
-            Err(SharedError::Unavailable { cause, .. })
-                if cause.kind() == UnavailableKind::Unreplicated && tries < 100 =>
-            {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            connected => return Ok(connected?),
-        }
-    }
-}
-
 fn config(name: &'static str) -> Result<Config, Box<dyn std::error::Error>> {
     Ok(Config::of(name, 1_000_000_000, Duration::from_secs(3600))?
         .with_local_memory(0)
@@ -295,7 +274,7 @@ fn a_stalled_replica_slows_only_its_primarys_keys() -> TestResult {
         .port;
     // A replica's absence does not fail the cluster: the fault may last.
     let during = Duration::from_secs(2);
-    let measured = measure(&mut cluster, config, &keys, during, |cluster| {
+    let measured = measure(&mut cluster, &config, &keys, during, |cluster| {
         Ok(Some(Stopped::node(cluster, replica)?))
     })?;
     measured.judge("stalled replica", during);
@@ -310,7 +289,7 @@ fn a_stalled_primary_slows_only_its_own_keys() -> TestResult {
     // Continued within the cluster's node timeout (1 s), so that no failover starts and no
     // node declares the cluster down meanwhile.
     let during = Duration::from_millis(800);
-    let measured = measure(&mut cluster, config, &keys, during, |cluster| {
+    let measured = measure(&mut cluster, &config, &keys, during, |cluster| {
         Ok(Some(Stopped::node(cluster, troubled)?))
     })?;
     measured.judge("stalled primary", during);
@@ -325,7 +304,7 @@ fn a_killed_primary_slows_only_its_own_keys() -> TestResult {
     // Measured within the cluster's node timeout (1 s): once the primary is marked failed
     // until its replica takes over, every node answers `CLUSTERDOWN`, the server's doing.
     let during = Duration::from_millis(800);
-    let measured = measure(&mut cluster, config, &keys, during, |cluster| {
+    let measured = measure(&mut cluster, &config, &keys, during, |cluster| {
         cluster.kill_master(troubled)?;
         Ok(None)
     })?;
