@@ -213,9 +213,9 @@ impl<C: Clock> SharedRateLimiter<C> {
         let times = (sent, received, deadline);
         // A drain's reply is a permit leaving none, read as one permit's.
         let n = weight.unwrap_or(1);
-        let reply = match &reply {
-            Ok(reply) => Ok(&reply[..]),
-            Err(cause) => Err(cause.clone()),
+        let reply = match reply {
+            Ok(ref reply) => Ok(&reply[..]),
+            Err(cause) => Err(cause),
         };
         let decision = if lease {
             self.protocol.finish_lease(key, n, version, times, reply)
