@@ -237,7 +237,7 @@ impl Lease {
 /// // The server read 1,000,000 µs; its window ends at 1,100,000 µs: 100 ms left, less 0.1 %.
 /// assert_eq!(
 ///     lease_deadline(sent, 1_000_000, 1_100_000),
-///     Some(sent + Duration::from_micros(99_900))
+///     Some(sent.saturating_add(Duration::from_micros(99_900)))
 /// );
 /// ```
 pub fn lease_deadline(sent: Instant, server_now: u64, window_end: u64) -> Option<Instant> {
