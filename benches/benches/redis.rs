@@ -6,6 +6,9 @@
 //!   `callers` concurrent (so its inverse is the throughput of them all together):
 //!   - `shared`: `SharedRateLimiter::try_acquire_async` (tasks) or `try_acquire` (threads),
 //!     one `EVALSHA` of the script;
+//!   - `leased`: the same under `Config::with_lease(Lease::new(64))`: one lease call per
+//!     share of 64 permits, the rest granted in-process (a limit no window reaches, so every
+//!     share is the largest);
 //!   - `envoy`: envoy's ratelimit pattern, `INCRBY` and `EXPIRE` pipelined in one round trip,
 //!     the window's index (from the client's clock) in the key;
 //!   - `naive`: `INCR`, then `EXPIRE` in a second round trip when the count is 1;
@@ -36,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, measurement::WallTime};
 use fixed_window::RateLimiter;
-use fixed_window_redis::{Config, SharedRateLimiter};
+use fixed_window_redis::{Config, Lease, SharedRateLimiter};
 use fixed_window_redis_test::RedisServer;
 use redis::aio::ConnectionManager;
 use tokio::runtime::Runtime;
@@ -270,6 +273,8 @@ fn elapsed_nanos(start: Instant) -> u64 {
 struct Subjects {
     /// The shared limiter, for tasks.
     shared: Arc<SharedRateLimiter>,
+    /// The shared limiter leasing shares of 64, for tasks.
+    leased: Arc<SharedRateLimiter>,
     /// A connection for envoy's pattern and the naive one.
     manager: ConnectionManager,
     /// The shared limiter, for threads (blocking calls).
@@ -281,15 +286,21 @@ struct Subjects {
 }
 
 fn connect(setup: &Setup) -> Subjects {
-    let (shared, manager) = setup.runtime.block_on(async {
+    let (shared, leased, manager) = setup.runtime.block_on(async {
         let config = Config::of("bench", OPEN, HOUR).expect("config");
         let limiter = SharedRateLimiter::connect(config, setup.client.clone())
+            .await
+            .expect("connect");
+        let config = Config::of("bench-leased", OPEN, HOUR)
+            .expect("config")
+            .with_lease(Lease::new(64).expect("a share"));
+        let leased = SharedRateLimiter::connect(config, setup.client.clone())
             .await
             .expect("connect");
         let manager = ConnectionManager::new(setup.client.clone())
             .await
             .expect("connect");
-        (Arc::new(limiter), manager)
+        (Arc::new(limiter), Arc::new(leased), manager)
     });
     let blocking = Arc::new(
         SharedRateLimiter::connect_blocking(
@@ -309,6 +320,7 @@ fn connect(setup: &Setup) -> Subjects {
     };
     Subjects {
         shared,
+        leased,
         manager,
         blocking,
         local: full("bench-local", 16),
@@ -334,6 +346,13 @@ fn bench_all(c: &mut Criterion) {
                 "shared",
                 callers,
                 &Pattern::Shared(Arc::clone(&subjects.shared)),
+            );
+            bench_tasks(
+                &mut group,
+                &setup,
+                "leased",
+                callers,
+                &Pattern::Shared(Arc::clone(&subjects.leased)),
             );
             bench_tasks(
                 &mut group,
@@ -403,6 +422,7 @@ fn count_commands(setup: &Setup, subjects: &Subjects) -> BTreeMap<String, u64> {
     let mut commands = BTreeMap::new();
     for (function, pattern) in [
         ("shared", Pattern::Shared(Arc::clone(&subjects.shared))),
+        ("leased", Pattern::Shared(Arc::clone(&subjects.leased))),
         ("envoy", Pattern::Envoy(subjects.manager.clone())),
         ("naive", Pattern::Naive(subjects.manager.clone())),
     ] {

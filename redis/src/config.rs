@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use fixed_window::{Origin, Settings};
 
+use crate::lease::Lease;
 use crate::origin::fixed_micros;
 
 mod error;
@@ -70,6 +71,7 @@ pub struct Config {
     timeout: Duration,
     local_memory: usize,
     wait_for_replicas: u32,
+    lease: Option<Lease>,
     time_key: Option<Arc<str>>,
     origin: Origin,
     /// A fixed origin in decimal microseconds, as the script takes it; `None` for the first
@@ -145,6 +147,7 @@ impl Config {
             timeout: DEFAULT_TIMEOUT,
             local_memory: DEFAULT_LOCAL_MEMORY,
             wait_for_replicas: 0,
+            lease: None,
             time_key: None,
             origin: Origin::Creation,
             origin_arg: None,
@@ -309,6 +312,51 @@ impl Config {
             wait_for_replicas: replicas,
             ..self
         }
+    }
+
+    /// This configuration leasing shares of each key's window: a process takes a share of the
+    /// key's current window in one script call, counted on the server before any of it is
+    /// spent (on the counter exact processes use, so that both kinds share one count), and
+    /// grants permits from it in-process, without a round trip, until it is spent or its
+    /// local deadline passes ([`lease_deadline`](crate::lease_deadline)). Shares shrink as the
+    /// window fills ([`Lease::share`]), and the permits a window may refuse while it still has
+    /// room are bounded ([`Lease::under_admission_bound`]). A share is dropped, never spent,
+    /// once the process learns of a limit change, a conflict or a failed call. See
+    /// docs/rules.md for how leases meet weights, drains, waiting calls, origins, clusters,
+    /// replicas and the fail policies.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Lease};
+    ///
+    /// let config = Config::of("api", 1_000, Duration::from_secs(1))?.with_lease(Lease::new(32)?);
+    /// assert_eq!(config.lease().map(|lease| lease.max_share()), Some(32));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_lease(self, lease: Lease) -> Config {
+        Config {
+            lease: Some(lease),
+            ..self
+        }
+    }
+
+    /// How this configuration leases shares of a window, if it does
+    /// ([`with_lease`](Config::with_lease)); `None`, the default, counts every attempt on the
+    /// server.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// assert_eq!(fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?.lease(), None);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn lease(&self) -> Option<Lease> {
+        self.lease
     }
 
     /// This configuration reading the server's time from the Redis key `key` (an integer

@@ -48,6 +48,9 @@
 //!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)).
 //! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
 //!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
+//! - [`Lease`]: leased shares of a window, spent in-process ([`Config::with_lease`]), with
+//!   their local deadline ([`lease_deadline`]) and the bound on what they may refuse while a
+//!   window has room ([`Lease::under_admission_bound`]).
 //! - [`SharedPermit`]: a permit, counted or granted by the fail-open policy.
 //! - [`Registration`]: where a limiter stands with the server (pending, registered, refused),
 //!   and when a started one tries again ([`REGISTRATION_RETRY_MIN`], [`REGISTRATION_RETRY_MAX`]).
@@ -173,6 +176,8 @@ pub use crate::eviction::EvictionRisk;
 mod invocation;
 mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
+mod lease;
+pub use crate::lease::{DEFAULT_LEASE_DIVISOR, DEFAULT_LEASED_KEYS, Lease, lease_deadline};
 mod limiter;
 pub use crate::limiter::SharedRateLimiter;
 mod local_share;

@@ -40,13 +40,20 @@ impl FullWindow {
         received: Instant,
         retry_after: Duration,
     ) -> Option<FullWindow> {
-        let allowance = retry_after / DRIFT_ALLOWANCE;
         Some(FullWindow {
-            reject_until: sent.checked_add(retry_after.saturating_sub(allowance))?,
+            reject_until: latest_local_end(sent, retry_after)?,
             opens_by: sent.checked_add(retry_after)?,
             opens_at: received.max(sent).checked_add(retry_after)?,
         })
     }
+}
+
+/// The local instant until which a process may act on a window the server said ends `left`
+/// after it decided, the request having been sent at `sent`: `sent + left − left /
+/// DRIFT_ALLOWANCE`. Local rejections end there, and leased shares are spent only before it.
+/// `None` if the local clock cannot represent it.
+pub(crate) fn latest_local_end(sent: Instant, left: Duration) -> Option<Instant> {
+    sent.checked_add(left.saturating_sub(left / DRIFT_ALLOWANCE))
 }
 
 /// Full windows by key, at most `capacity` of them.

@@ -13,6 +13,7 @@ use fixed_window::{Instant, RateLimiterError};
 
 use crate::config::{Config, FailPolicy};
 use crate::error::{Conflict, SharedError};
+use crate::lease::Shares;
 use crate::memory::{FullWindow, FullWindows};
 use crate::unavailable::{Unavailable, UnavailableKind};
 
@@ -25,7 +26,7 @@ pub(crate) use self::replicated::{replicated, wait_millis};
 mod script_call;
 pub use self::decision::{Begin, Conclusion, Decision};
 pub use self::registration::LIMIT_REFRESH;
-use self::script_call::LimitArgs;
+use self::script_call::{LeaseArgs, LimitArgs};
 pub use self::script_call::{MAX_BATCH, ScriptCall};
 
 /// The sans-IO shared limiter of one process: its [`Config`] and its memory of full windows.
@@ -76,6 +77,8 @@ pub struct Protocol {
     configured: Arc<LimitArgs>,
     /// The script's arguments for the limit in effect once it changed, made once per change.
     changed: Mutex<Option<Arc<LimitArgs>>>,
+    /// Under a lease ([`Config::with_lease`]), the shares held and the lease's arguments.
+    leasing: Option<(Shares, Arc<LeaseArgs>)>,
 }
 
 impl Protocol {
@@ -93,7 +96,15 @@ impl Protocol {
     /// ```
     pub fn new(config: Config) -> Protocol {
         let memory = FullWindows::new(config.local_memory());
+        let leasing = config.lease().map(|lease| {
+            let args = Arc::new(LeaseArgs {
+                max_share: lease.max_share().to_string().into(),
+                divisor: lease.divisor().to_string().into(),
+            });
+            (Shares::new(lease, config.timeout()), args)
+        });
         Protocol {
+            leasing,
             current: AtomicU64::new(u64::from(config.limit())),
             configured: LimitArgs::new(config.limit(), 0),
             config,
@@ -244,6 +255,7 @@ impl Protocol {
             origin: None,
             weights: Vec::new(),
             weights_arg: None,
+            lease: None,
         }
     }
 

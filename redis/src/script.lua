@@ -21,6 +21,8 @@
 --   KEYS[n+1]      optional: the time key, as above
 --   ARGV[6]        the origin the process registered, or its fixed origin (decimal
 --                  microseconds)
+-- "lease", "lease-count"
+--   as "acquire" and "count", each attempt leasing a share of its window (see ARGV[9])
 -- "register"
 --   KEYS[1], and KEYS[2] optional: the configuration and the time key, as for "acquire"
 -- "limit"
@@ -33,7 +35,8 @@
 -- ARGV[2]  limit
 -- ARGV[3]  expiry margin in milliseconds
 -- ARGV[4]  the mode: "acquire", "count", "register" to store or check the configuration
---          without counting, or "limit" to change the limit
+--          without counting, "limit" to change the limit, or "lease", "lease-count" to lease
+--          shares
 -- ARGV[5]  n, the number of attempts (0 to register)
 -- ARGV[6]  optional on one node: a fixed origin (decimal microseconds), stored with the
 --          configuration if absent, and otherwise checked against the stored one like the
@@ -48,6 +51,7 @@
 --          a counter) of a newer version answers "changed" instead of deciding; one of an
 --          older version is written with the caller's limit and version (a counter keeps its
 --          count); one of the same version and another limit is a conflict
+-- ARGV[9]  leasing only: the largest share; ARGV[10] the divisor of the share's rule
 --
 -- Replies (arrays of integers):
 --   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
@@ -59,6 +63,7 @@
 --                                                counter has none); nothing counted ("count": the
 --                                                batch's keys before that counter counted,
 --                                                and none of its attempts is granted)
+--   { 4, share, now, window_start }              per attempt, leasing: a share counted
 --   { 2, origin, now, 0 }                        registered
 --   { 3, limit, version, origin }                the limit was changed: the one in effect and
 --                                                its version, and the origin. Once, whatever
@@ -143,7 +148,7 @@ end
 local margin = tonumber(ARGV[3])
 local n = tonumber(ARGV[5])
 -- Counting on a cluster, the counters come first and the origin is an argument.
-local count = ARGV[4] == 'count'
+local count = ARGV[4] == 'count' or ARGV[4] == 'lease-count'
 local first = count and 1 or 2
 local keys = #KEYS
 if not period or period < 1 or not limit or limit < 1 or not margin or margin < 0
@@ -275,6 +280,21 @@ if ARGV[7] and ARGV[7] ~= '' then
   end
 end
 
+-- Leasing: "lease" has the layout of "acquire", "lease-count" that of "count"; ARGV[9] is the
+-- largest share and ARGV[10] the divisor (ARGV[6..8] present, empty where there is nothing
+-- to give). An attempt that fits takes a share of what its window has left,
+-- clamp(floor(left / divisor), its permits, largest share), counted as permits are, and is
+-- answered { 4, share, now, window_start }; one that does not fit is refused as any attempt
+-- is. Everything else (settings, versions, conflicts, origins, expiry) is as for counting.
+local lease_max, lease_divisor
+if ARGV[4] == 'lease' or ARGV[4] == 'lease-count' then
+  lease_max, lease_divisor = tonumber(ARGV[9]), tonumber(ARGV[10])
+  if not lease_max or lease_max < 1 or lease_max % 1 ~= 0
+      or not lease_divisor or lease_divisor < 1 or lease_divisor % 1 ~= 0 then
+    return redis.error_reply('fixed-window: bad arguments')
+  end
+end
+
 local reply, i = { 0, 0, 0, 0 }, first
 while i <= n + first - 1 do
   local key = KEYS[i]
@@ -356,9 +376,15 @@ while i <= n + first - 1 do
       if weight > 0 and used + weight > limit then
         reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
       else
+        if lease_max and weight > 0 then
+          weight = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), weight)
+        end
         used = used + weight
         -- Nothing left, not less, where a lowered limit left the count above it (a zero weight).
         reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, used < limit and limit - used or 0, now, start
+        if lease_max and weight > 0 then
+          reply[at + 1], reply[at + 2] = 4, weight
+        end
       end
     end
     i = i + 1

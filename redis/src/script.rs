@@ -32,6 +32,7 @@ const FULL: i64 = 0;
 const CONFLICT: i64 = -1;
 const REGISTERED: i64 = 2;
 const CHANGED: i64 = 3;
+const LEASED: i64 = 4;
 
 /// A reply of [`SCRIPT`], read from the array of integers the server returns. Times are
 /// microseconds on the server's clock.
@@ -86,6 +87,16 @@ pub enum ScriptReply {
         origin: u64,
         /// The server's time when the script ran.
         now: u64,
+    },
+    /// A share of the window was leased and counted (a `lease` call): the caller's permits
+    /// come out of it, and the rest may be spent in-process before the window ends.
+    Leased {
+        /// The permits counted for the share (at least the caller's).
+        granted: u32,
+        /// The server's time when the script ran.
+        now: u64,
+        /// The start of the window the share counts in.
+        window_start: u64,
     },
     /// The limit in effect is of a newer version than the caller's (nothing was counted for
     /// the attempt), or a `limit` call stored it.
@@ -144,6 +155,11 @@ impl ScriptReply {
                 version: u32::try_from(b).ok()?,
                 origin: c,
             }),
+            LEASED if a > 0 => Some(ScriptReply::Leased {
+                granted: u32::try_from(a).ok()?,
+                now: b,
+                window_start: c,
+            }),
             _ => None,
         }
     }
@@ -162,7 +178,16 @@ mod tests {
         assert_eq!(ScriptReply::parse(&[0, 0, 3, 4]), None);
         assert_eq!(ScriptReply::parse(&[3, 0, 3, 4]), None);
         assert_eq!(ScriptReply::parse(&[3, 2, 0, 4]), None);
-        assert_eq!(ScriptReply::parse(&[4, 1, 1, 4]), None);
+        assert_eq!(ScriptReply::parse(&[4, 0, 1, 4]), None);
+        assert_eq!(ScriptReply::parse(&[5, 1, 1, 4]), None);
+        assert_eq!(
+            ScriptReply::parse(&[4, 8, 1, 0]),
+            Some(ScriptReply::Leased {
+                granted: 8,
+                now: 1,
+                window_start: 0
+            })
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `cargo xtask server-cost`: what one decision costs the Redis server, for envoy's pair of
 //! commands, the least script that decides on the server's clock, and the shared limiter's
-//! script (a permit on a begun window, a rejection on a full one).
+//! script (a permit on a begun window, a rejection on a full one, and a leased share of a
+//! begun window, per permit granted and per script call).
 //!
 //! It starts its own `redis-server` (no persistence, loopback), and for each variant drives
 //! the server from concurrent clients for a few seconds, bounded in calls too. Between
@@ -17,14 +18,14 @@
 //! variant that measured something else fails the command. The variants run in turns, `runs`
 //! times, so that the machine's noise spreads over all of them; the table gives each figure's
 //! median with its lowest and highest, and `target/server-cost.json` the same in µs, named by
-//! variant. The shared limiter's leased mode is not built: it has no row.
+//! variant.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use fixed_window_redis::{Begin, Config, Protocol, SCRIPT};
+use fixed_window_redis::{Begin, Config, Lease, Protocol, SCRIPT};
 use fixed_window_redis_test::RedisServer;
 
 use crate::cargo::Failure;
@@ -72,17 +73,23 @@ const PERIOD: Duration = Duration::from_secs(3_600);
 /// A limit no window of a run reaches.
 const UNREACHED_LIMIT: u32 = 1_000_000_000;
 
+/// The largest share of the leased rows: with a limit no window reaches, every lease call is
+/// granted this many permits.
+const LEASED_SHARE: u32 = 64;
+
 /// What one variant sends, and the reply's first element it expects.
 #[derive(Clone)]
 enum Load {
     /// Envoy ratelimit's pair, pipelined: `INCRBY key 1`, `EXPIRE key period`.
     Pair { key: String },
-    /// `EVALSHA sha keys args`, each reply starting with `expect`.
+    /// `EVALSHA sha keys args`, each reply starting with `expect` (and, if given, its second
+    /// element `second`: a lease's share).
     Script {
         sha: String,
         keys: Vec<String>,
         args: Vec<String>,
         expect: i64,
+        second: Option<i64>,
     },
 }
 
@@ -92,8 +99,11 @@ struct Variant {
     what: &'static str,
     load: Load,
     /// The `INFO commandstats` lines its commands are counted under; decisions are the
-    /// first's calls.
+    /// first's calls times `per_call`.
     commands: &'static [&'static str],
+    /// Decisions per call of the first command: 1, or a leased share's permits for the
+    /// `leased-permit` row.
+    per_call: u64,
 }
 
 /// One variant's figures from one run.
@@ -173,6 +183,7 @@ fn variants(admin: &mut redis::Connection, script: &str) -> Result<Vec<Variant>,
     let period_ms = PERIOD.as_millis().to_string();
     let permit = exact(admin, &sha, "cost-permit", UNREACHED_LIMIT, 1)?;
     let rejection = exact(admin, &sha, "cost-rejection", 1, 0)?;
+    let leased = leased(admin, &sha)?;
     Ok(vec![
         Variant {
             name: "envoy",
@@ -181,6 +192,7 @@ fn variants(admin: &mut redis::Connection, script: &str) -> Result<Vec<Variant>,
                 key: "cost-envoy".into(),
             },
             commands: &["incrby", "expire"],
+            per_call: 1,
         },
         Variant {
             name: "floor",
@@ -190,22 +202,75 @@ fn variants(admin: &mut redis::Connection, script: &str) -> Result<Vec<Variant>,
                 keys: vec!["cost-floor".into()],
                 args: vec![period_ms, UNREACHED_LIMIT.to_string()],
                 expect: 1,
+                second: None,
             },
             commands: &["evalsha"],
+            per_call: 1,
         },
         Variant {
             name: "exact-permit",
             what: "ours, exact: a permit on a begun window",
             load: permit,
             commands: &["evalsha"],
+            per_call: 1,
         },
         Variant {
             name: "exact-rejection",
             what: "ours, exact: a rejection on a full window",
             load: rejection,
             commands: &["evalsha"],
+            per_call: 1,
+        },
+        Variant {
+            name: "leased-permit",
+            what: "ours, leased: per permit of a share of 64 on a begun window",
+            load: leased.clone(),
+            commands: &["evalsha"],
+            per_call: u64::from(LEASED_SHARE),
+        },
+        Variant {
+            name: "leased-call",
+            what: "ours, leased: per script call leasing a share of 64",
+            load: leased,
+            commands: &["evalsha"],
+            per_call: 1,
         },
     ])
+}
+
+/// The shared limiter's lease call for key `hot` (largest share [`LEASED_SHARE`], a limit no
+/// window reaches), registered, its window begun by one lease: each call is granted the
+/// largest share.
+fn leased(admin: &mut redis::Connection, sha: &str) -> Result<Load, Failure> {
+    let lease = Lease::new(LEASED_SHARE).map_err(|err| err.to_string())?;
+    let config = Config::of("cost-leased", UNREACHED_LIMIT, PERIOD)
+        .map_err(|err| err.to_string())?
+        .with_lease(lease);
+    let protocol = Protocol::new(config);
+    let register = protocol.register_call();
+    evalsha(admin, sha, &owned(register.keys()), &owned(register.args()))?;
+    let now = fixed_window::Instant::ZERO;
+    let Ok(Begin::Call(call)) = protocol.begin("hot", now, now) else {
+        return Err("the protocol decided a lease without the server".into());
+    };
+    if !call.is_lease() {
+        return Err("the protocol made no lease call".into());
+    }
+    let (keys, args) = (owned(call.keys()), owned(call.args()));
+    let share = i64::from(LEASED_SHARE);
+    let first = evalsha(admin, sha, &keys, &args)?;
+    if first.get(..2) != Some(&[4, share][..]) {
+        return Err(format!(
+            "cost-leased: the first lease was not granted {share}: {first:?}"
+        ));
+    }
+    Ok(Load::Script {
+        sha: sha.to_owned(),
+        keys,
+        args,
+        expect: 4,
+        second: Some(share),
+    })
 }
 
 /// The shared limiter's call for one permit of key `hot` under a configuration named `name`,
@@ -239,6 +304,7 @@ fn exact(
         keys,
         args,
         expect,
+        second: None,
     })
 }
 
@@ -322,7 +388,7 @@ fn measure(
         let (c, u) = command_stats(&stats, command)
             .ok_or_else(|| format!("{}: no cmdstat_{command} line in INFO", variant.name))?;
         if index == 0 {
-            decisions = c;
+            decisions = c * variant.per_call;
         }
         calls += c;
         usec += u;
@@ -374,10 +440,15 @@ fn drive(
                 keys,
                 args,
                 expect,
+                second,
             } => {
                 let reply = evalsha(connection, sha, keys, args)?;
-                if reply.first() != Some(expect) {
-                    return Err(format!("expected a reply starting {expect}, got {reply:?}"));
+                if reply.first() != Some(expect)
+                    || second.is_some_and(|second| reply.get(1) != Some(&second))
+                {
+                    return Err(format!(
+                        "expected a reply starting {expect}, {second:?}, got {reply:?}"
+                    ));
                 }
             }
         }
@@ -490,10 +561,6 @@ fn table(variants: &[Variant], figures: &[Vec<Figures>], args: &Args, version: &
             ratio(envoy, 2),
         );
     }
-    let _ = writeln!(
-        out,
-        "| leased-permit, leased-call | the leased mode | not built | | | | |"
-    );
     out
 }
 

@@ -17,6 +17,7 @@ mod expiry;
 mod fail_local;
 mod http;
 mod layer;
+mod lease;
 mod limit;
 mod local;
 mod memory;

@@ -62,6 +62,10 @@ pub enum ConfigError {
     /// it was built with (a cluster's for a node's, or the reverse): the limiter's keys would
     /// not be where it sends them.
     OtherServerKind,
+    /// A lease's largest share ([`Lease::new`](crate::Lease::new)) was 0.
+    ZeroLeaseShare,
+    /// A lease's divisor ([`Lease::with_divisor`](crate::Lease::with_divisor)) was 0.
+    ZeroLeaseDivisor,
 }
 
 impl ConfigError {
@@ -81,6 +85,7 @@ impl ConfigError {
             ConfigError::EmptyTimeKey => "time_key",
             ConfigError::OriginNotWholeMicros(_) | ConfigError::OriginTooLate(_) => "origin",
             ConfigError::OtherServerKind => "server",
+            ConfigError::ZeroLeaseShare | ConfigError::ZeroLeaseDivisor => "lease",
         }
     }
 }
@@ -116,6 +121,12 @@ impl fmt::Display for ConfigError {
             ConfigError::OtherServerKind => f.write_str(
                 "server must be of the kind the limiter was built with (one node, or a cluster)",
             ),
+            ConfigError::ZeroLeaseShare => {
+                f.write_str("lease's largest share must be at least 1 permit, got 0")
+            }
+            ConfigError::ZeroLeaseDivisor => {
+                f.write_str("lease's divisor must be at least 1, got 0")
+            }
         }
     }
 }

@@ -129,8 +129,9 @@ impl<C: Clock> SharedRateLimiter<C> {
                 Begin::Decided(decision) => return Ok((now, decision)),
                 Begin::Call(call) => {
                     let version = call.limit_version();
+                    let lease = call.is_lease();
                     let reply = wait.acquire(&self.connection, call).await;
-                    self.finish(key, weight, version, now, deadline, reply)
+                    self.finish(key, (weight, version, lease), now, deadline, reply)
                 }
             };
             if !matches!(decision, Decision::LimitChanged { .. }) || tries > CHANGE_RETRIES {
@@ -198,11 +199,12 @@ impl<C: Clock> SharedRateLimiter<C> {
         })
     }
 
+    /// Finishes an attempt for `weight` permits (a drain: `None`) sent under `version` of
+    /// the limit, a lease call if `lease`.
     pub(super) fn finish(
         &self,
         key: &str,
-        weight: Option<u32>,
-        version: u32,
+        (weight, version, lease): (Option<u32>, u32, bool),
         sent: Instant,
         deadline: Instant,
         reply: Result<Vec<i64>, Unavailable>,
@@ -211,9 +213,14 @@ impl<C: Clock> SharedRateLimiter<C> {
         let times = (sent, received, deadline);
         // A drain's reply is a permit leaving none, read as one permit's.
         let n = weight.unwrap_or(1);
-        let decision = match reply {
-            Ok(reply) => self.protocol.finish_at(key, n, version, times, Ok(&reply)),
-            Err(cause) => self.protocol.finish_at(key, n, version, times, Err(cause)),
+        let reply = match reply {
+            Ok(ref reply) => Ok(&reply[..]),
+            Err(cause) => Err(cause),
+        };
+        let decision = if lease {
+            self.protocol.finish_lease(key, n, version, times, reply)
+        } else {
+            self.protocol.finish_at(key, n, version, times, reply)
         };
         (received, decision)
     }

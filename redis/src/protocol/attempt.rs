@@ -9,10 +9,14 @@ use fixed_window::Instant;
 use super::{Begin, Conclusion, Decision, Protocol, ScriptCall};
 use crate::error::SharedError;
 use crate::key::{KeyError, check_key};
+use crate::lease::{Take, lease_deadline};
 use crate::memory::FullWindow;
 use crate::permit::SharedPermit;
 use crate::script::ScriptReply;
 use crate::unavailable::{Unavailable, UnavailableKind};
+
+/// The first element of the script's reply to a lease call that leased a share.
+const LEASED_CODE: i64 = 4;
 
 impl Protocol {
     /// Starts an attempt on `key` at local instant `now`, for a call whose wait must end by
@@ -84,31 +88,89 @@ impl Protocol {
                 limit,
             }));
         }
+        // Under a lease, a share held is spent first: its permits were counted on the server
+        // (a window remembered full may be full of them).
+        let mut lease = false;
+        if n > 0
+            && let Some((shares, _)) = &self.leasing
+        {
+            match shares.take(key, n, now, self.limit_version()) {
+                Take::Granted { left, ends } => {
+                    return Ok(Begin::Decided(Decision::Permitted {
+                        remaining: left,
+                        reset: ends.saturating_duration_since(now),
+                    }));
+                }
+                Take::Lease => lease = true,
+                Take::Exact => {}
+            }
+        }
         if n > 0
             && let Some(window) = self.memory.get(key, now)
         {
+            if lease {
+                self.lease_settled(key);
+            }
             return Ok(Begin::Decided(decide_full(window, now, deadline, true)));
         }
-        Ok(match self.counting_call(key) {
+        Ok(match self.counting_call(key, lease) {
             Ok(call) => Begin::Call(call.weighing(Some(n))),
-            Err(decision) => Begin::Decided(decision),
+            Err(decision) => {
+                if lease {
+                    self.lease_settled(key);
+                }
+                Begin::Decided(decision)
+            }
         })
+    }
+
+    /// The lease call for `key` ended without a share: another may be sent.
+    fn lease_settled(&self, key: &str) {
+        if let Some((shares, _)) = &self.leasing {
+            shares.settled(key);
+        }
+    }
+
+    /// Drops every share held: a call failed or met a conflict, so what they were counted
+    /// against may be gone.
+    fn drop_shares(&self) {
+        if let Some((shares, _)) = &self.leasing {
+            shares.drop_all();
+        }
     }
 
     /// The call counting one attempt on `key`: with the configuration key on one node (and
     /// the origin, if the configuration fixes it), with the registered or fixed origin on a
     /// cluster, or, on a cluster not registered yet, the fail policy's answer.
-    fn counting_call(&self, key: &str) -> Result<ScriptCall, Decision> {
+    /// A lease call (`lease`) is the same with the lease's arguments, in mode "lease" on one
+    /// node and "lease-count" on a cluster.
+    fn counting_call(&self, key: &str, lease: bool) -> Result<ScriptCall, Decision> {
+        let lease_args = match &self.leasing {
+            Some((_, args)) if lease => Some(Arc::clone(args)),
+            _ => None,
+        };
         match &self.cluster {
             None => {
-                let mut call = self.call(Some(key), "acquire");
+                let mode = if lease_args.is_some() {
+                    "lease"
+                } else {
+                    "acquire"
+                };
+                let mut call = self.call(Some(key), mode);
                 call.origin = self.config.origin_arg().cloned();
+                call.lease = lease_args;
                 Ok(call)
             }
             Some(registered) => match registered.get() {
                 Some(origin) => {
-                    let mut call = self.call(Some(key), "count");
+                    let mode = if lease_args.is_some() {
+                        "lease-count"
+                    } else {
+                        "count"
+                    };
+                    let mut call = self.call(Some(key), mode);
                     call.origin = Some(Arc::clone(origin));
+                    call.lease = lease_args;
                     Ok(call)
                 }
                 None => Err(self.unregistered(&Unavailable::new(
@@ -146,10 +208,14 @@ impl Protocol {
     /// ```
     pub fn begin_drain(&self, key: &str, now: Instant) -> Result<Begin, KeyError> {
         check_key(key)?;
+        // A drain leaves the window full for this process too: its own share goes.
+        if let Some((shares, _)) = &self.leasing {
+            shares.drop_key(key);
+        }
         if let Some(window) = self.memory.get(key, now) {
             return Ok(Begin::Decided(decide_full(window, now, now, true)));
         }
-        Ok(match self.counting_call(key) {
+        Ok(match self.counting_call(key, false) {
             Ok(call) => Begin::Call(call.weighing(None)),
             Err(decision) => Begin::Decided(decision),
         })
@@ -257,9 +323,38 @@ impl Protocol {
         let current = version == self.limit_version();
         let reply = match reply {
             Ok(reply) => reply,
-            Err(cause) => return self.unavailable(cause),
+            Err(cause) => {
+                // A lost reply, a timeout, a lost connection or a failover: shares counted on
+                // a server that may have lost them, or a lease that may have counted, go.
+                self.drop_shares();
+                return self.unavailable(cause);
+            }
         };
         match ScriptReply::parse(reply) {
+            Some(ScriptReply::Leased {
+                granted,
+                now,
+                window_start,
+            }) => {
+                let end = self.window_end_micros(window_start);
+                let reset = end.saturating_sub(now);
+                let left = match &self.leasing {
+                    Some((shares, _)) if current => {
+                        // The deadline from the send; a window whose end the local clock
+                        // cannot represent leaves nothing to spend.
+                        let deadline = lease_deadline(sent, now, end).unwrap_or(Instant::ZERO);
+                        let ends = received
+                            .max(sent)
+                            .saturating_add(Duration::from_micros(reset));
+                        shares.granted(key, (n, granted, version), (received, deadline, ends))
+                    }
+                    _ => 0,
+                };
+                Decision::Permitted {
+                    remaining: left,
+                    reset: Duration::from_micros(reset),
+                }
+            }
             Some(ScriptReply::Permitted {
                 remaining,
                 now,
@@ -294,18 +389,69 @@ impl Protocol {
                 period,
                 limit,
                 origin,
-            }) => Decision::Conflict(self.conflict(period, limit, origin)),
+            }) => {
+                self.drop_shares();
+                Decision::Conflict(self.conflict(period, limit, origin))
+            }
             Some(ScriptReply::Changed { limit, version, .. }) => {
                 self.adopt(limit, version);
                 Decision::LimitChanged {
                     limit: self.limit(),
                 }
             }
-            Some(ScriptReply::Registered { .. }) | None => self.unavailable(Unavailable::new(
-                UnavailableKind::Reply,
-                format!("the script never answers {reply:?}"),
-            )),
+            Some(ScriptReply::Registered { .. }) | None => {
+                self.drop_shares();
+                self.unavailable(Unavailable::new(
+                    UnavailableKind::Reply,
+                    format!("the script never answers {reply:?}"),
+                ))
+            }
         }
+    }
+
+    /// Finishes a lease call ([`ScriptCall::is_lease`]) for `n` permits of `key`, as
+    /// [`finish_at`](Protocol::finish_at) does an attempt: a share granted is held (the
+    /// caller's `n` out of it, the rest to be spent before its local deadline,
+    /// [`lease_deadline`](crate::lease_deadline)) and its remainder is the permit's
+    /// `remaining`; any other outcome lets the key lease again. Every lease call must be
+    /// finished so (or the key is counted exactly until the call's timeout has passed).
+    ///
+    /// # Examples
+    ///
+    /// A share of 8 for one permit: 7 more are granted in-process, then the key leases again.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Decision, Lease, Protocol};
+    ///
+    /// let config = Config::of("api", 100, Duration::from_secs(1))?.with_lease(Lease::new(8)?);
+    /// let protocol = Protocol::new(config);
+    /// let t = Instant::ZERO;
+    /// let Begin::Call(call) = protocol.begin("k", t, t)? else { panic!("no share yet") };
+    /// // The server: 8 permits leased at 1,000,000 µs, in the window that began then.
+    /// let decision = protocol.finish_lease("k", 1, call.limit_version(), (t, t, t), Ok(&[4, 8, 1_000_000, 1_000_000]));
+    /// assert!(matches!(decision, Decision::Permitted { remaining: 7, .. }));
+    /// for left in (0..7).rev() {
+    ///     assert!(matches!(protocol.begin("k", t, t)?, Begin::Decided(Decision::Permitted { remaining, .. }) if remaining == left));
+    /// }
+    /// assert!(matches!(protocol.begin("k", t, t)?, Begin::Call(call) if call.is_lease()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn finish_lease(
+        &self,
+        key: &str,
+        n: u32,
+        version: u32,
+        times: (Instant, Instant, Instant),
+        reply: Result<&[i64], Unavailable>,
+    ) -> Decision {
+        let leased = matches!(reply, Ok(reply) if reply.first() == Some(&LEASED_CODE));
+        let decision = self.finish_at(key, n, version, times, reply);
+        if !leased {
+            self.lease_settled(key);
+        }
+        decision
     }
 
     /// What the call does after `decision`, known at local instant `at`: the result and the

@@ -132,7 +132,8 @@ impl Protocol {
     }
 
     /// Adopts `limit` of `version` if that is newer than the one in effect, forgetting every
-    /// window remembered full (under a higher limit it may have room). Whether it did.
+    /// window remembered full (under a higher limit it may have room) and dropping every
+    /// leased share (counted under the old limit). Whether it did.
     pub(super) fn adopt(&self, limit: u32, version: u32) -> bool {
         let new = pack(limit, version);
         let mut current = self.current.load(Ordering::Acquire);
@@ -151,6 +152,9 @@ impl Protocol {
             }
         }
         self.memory.clear();
+        if let Some((shares, _)) = &self.leasing {
+            shares.drop_all();
+        }
         true
     }
 

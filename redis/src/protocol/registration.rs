@@ -13,13 +13,15 @@ use crate::unavailable::{Unavailable, UnavailableKind};
 /// that a change of the limit made by another process reaches it: on a cluster, where
 /// attempts do not read the configuration, even on keys whose counters no process of the new
 /// limit has written; on one node, while it remembers windows full, which it rejects without
-/// asking the server (a raise may have given them room).
+/// asking the server (a raise may have given them room); and under a lease, whose shares are
+/// spent without asking it (a change drops them).
 pub const LIMIT_REFRESH: Duration = Duration::from_secs(1);
 
 impl Protocol {
     /// Whether a limiter that last read the configuration (or was made) at `last` reads it
-    /// again at `now`, in the background: on a cluster, or while it remembers windows full,
-    /// once [`LIMIT_REFRESH`] has passed.
+    /// again at `now`, in the background: on a cluster, while it remembers windows full, or
+    /// under a lease (shares are spent without asking the server), once [`LIMIT_REFRESH`] has
+    /// passed.
     ///
     /// # Examples
     ///
@@ -38,7 +40,8 @@ impl Protocol {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn refresh_due(&self, last: Instant, now: Instant) -> bool {
-        (self.is_cluster() || self.remembered() > 0) && now >= last.saturating_add(LIMIT_REFRESH)
+        (self.is_cluster() || self.remembered() > 0 || self.leasing.is_some())
+            && now >= last.saturating_add(LIMIT_REFRESH)
     }
 
     /// The call that stores this process's configuration on the server if none is stored

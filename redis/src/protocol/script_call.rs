@@ -58,6 +58,15 @@ pub struct ScriptCall {
     pub(super) weights_arg: Option<String>,
     /// `counter_keys.len()` as the script's argument.
     pub(super) attempts: String,
+    /// For a lease call ("lease", "lease-count"), the lease's arguments.
+    pub(super) lease: Option<Arc<LeaseArgs>>,
+}
+
+/// A lease's largest share and divisor, as the script's `ARGV[9]` and `ARGV[10]`.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct LeaseArgs {
+    pub(super) max_share: Box<str>,
+    pub(super) divisor: Box<str>,
 }
 
 /// A limit and its version, as a call carries them (shared by the calls made under them).
@@ -149,8 +158,9 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn args(&self) -> impl Iterator<Item = &str> {
+        let leasing = self.lease.is_some();
         let version = self.limit.version.as_deref();
-        let versioned = version.is_some();
+        let versioned = version.is_some() || leasing;
         [
             &*self.period,
             &*self.limit.limit,
@@ -169,7 +179,35 @@ impl ScriptCall {
             None if versioned => Some(""),
             None => None,
         })
-        .chain(version)
+        .chain(version.or(leasing.then_some("")))
+        .chain(
+            self.lease
+                .iter()
+                .flat_map(|lease| [&*lease.max_share, &*lease.divisor]),
+        )
+    }
+
+    /// Whether this call leases shares of its keys' windows (see
+    /// [`Config::with_lease`](crate::Config::with_lease)): finish it with
+    /// [`Protocol::finish_lease`](crate::Protocol::finish_lease).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Lease, Protocol};
+    ///
+    /// let config = Config::of("api", 100, Duration::from_secs(1))?.with_lease(Lease::new(8)?);
+    /// let Begin::Call(call) = Protocol::new(config).begin("k", Instant::ZERO, Instant::ZERO)? else {
+    ///     panic!("no share is held yet");
+    /// };
+    /// assert!(call.is_lease());
+    /// assert!(call.args().eq(["1000000", "100", "1000", "lease", "1", "", "", "", "8", "4"]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_lease(&self) -> bool {
+        self.lease.is_some()
     }
 
     /// The version of the limit the call was made under: 0 for the limit the process was
@@ -323,6 +361,7 @@ impl ScriptCall {
             && self.time_key == other.time_key
             && self.period == other.period
             && self.limit == other.limit
+            && self.lease == other.lease
             && self.attempts() + other.attempts() <= MAX_BATCH;
         if !same || (self.on_cluster() && !self.same_slot(&other)) {
             return Err(Box::new(other));
@@ -421,7 +460,7 @@ impl ScriptCall {
     /// Whether this call counts on a cluster: its counters alone, without the configuration
     /// key.
     fn on_cluster(&self) -> bool {
-        self.mode == "count"
+        self.mode == "count" || self.mode == "lease-count"
     }
 
     /// Whether `other`'s counters are in the slot of this call's (on a cluster, one call's

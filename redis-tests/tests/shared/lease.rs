@@ -1,0 +1,276 @@
+//! Leased shares of a window ([`Config::with_lease`]): leasing and exact processes on one key
+//! share one count and never pass the limit; a share is spent only before its local deadline,
+//! is dropped when the limit changes, and a server that loses its data lets through no more
+//! than the exact mode does; what a window refuses while it has room stays within the stated
+//! bound.
+
+use core::time::Duration;
+
+use fixed_window::{Clock, ManualClock};
+use fixed_window_redis::{Config, Lease, SharedRateLimiter};
+
+use crate::support::{HOUR, TestResult, connect, on_time_key, raw, server, set_time};
+
+const T0: u64 = 1_000_000_000;
+
+/// The largest share in these tests.
+const SHARE: u32 = 8;
+
+fn leasing(
+    name: &'static str,
+    limit: u32,
+    period: Duration,
+) -> Result<Config, Box<dyn std::error::Error>> {
+    Ok(on_time_key(name, limit, period)?.with_lease(Lease::new(SHARE)?))
+}
+
+/// The count the server holds for `key` of limiter `name` (0 if no counter).
+fn counted(
+    redis: &mut redis::Connection,
+    name: &str,
+    key: &str,
+) -> Result<u64, Box<dyn std::error::Error>> {
+    let counter: Option<String> = redis::cmd("GET")
+        .arg(format!("fixed-window:{{{name}}}:{key}"))
+        .query(redis)?;
+    let Some(counter) = counter else {
+        return Ok(0);
+    };
+    let used = counter.split(':').nth(1).ok_or("a counter is start:used")?;
+    Ok(u64::from_str_radix(used, 16)?)
+}
+
+/// Takes permits of `key` from each limiter in turn until every one has been refused (or
+/// `rounds` rounds): how many each was granted.
+fn round_robin<C: Clock>(limiters: &[&SharedRateLimiter<C>], key: &str, rounds: usize) -> Vec<u32> {
+    let mut granted = vec![0; limiters.len()];
+    let mut refused = vec![false; limiters.len()];
+    for _ in 0..rounds {
+        for (index, limiter) in limiters.iter().enumerate() {
+            match limiter.try_acquire(key) {
+                Ok(_) => granted[index] += 1,
+                Err(_) => refused[index] = true,
+            }
+        }
+        if refused.iter().all(|&r| r) {
+            break;
+        }
+    }
+    granted
+}
+
+#[test]
+fn leasing_and_exact_processes_on_one_key_never_pass_the_limit() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let limit = 50;
+    let a = connect(&server, leasing("mixed", limit, HOUR)?)?;
+    let b = connect(&server, leasing("mixed", limit, HOUR)?)?;
+    let c = connect(&server, leasing("mixed", limit, HOUR)?)?;
+    let exact = connect(&server, on_time_key("mixed", limit, HOUR)?)?;
+    for window in 0..3 {
+        set_time(&mut redis, T0 + window * 3_600_000_000)?;
+        let granted = round_robin(&[&a, &b, &c, &exact], "k", 200);
+        let total: u32 = granted.iter().sum();
+        assert!(
+            total <= limit,
+            "window {window}: {granted:?} granted, limit {limit}"
+        );
+        // Nothing was dropped (no deadline passed, nothing failed): every share was spent.
+        assert_eq!(total, limit, "window {window}: {granted:?}");
+        assert!(counted(&mut redis, "mixed", "k")? <= u64::from(limit));
+        // Every process was granted something: the exact one too, as the shares shrank.
+        assert!(
+            granted.iter().all(|&g| g > 0),
+            "window {window}: {granted:?}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_share_is_never_spent_at_or_after_its_local_deadline() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let period = Duration::from_secs(1);
+    let clock = ManualClock::new();
+    let limiter = connect(&server, leasing("deadline", 100, period)?)?.with_clock(clock.clone());
+    // 10 ms before the window's end on the server's clock: the share's deadline is 10 ms
+    // after the send, less 0.1 % (10 µs).
+    set_time(&mut redis, T0 + 990_000)?;
+    assert_eq!(limiter.try_acquire("k")?.remaining(), Some(SHARE - 1));
+    assert_eq!(counted(&mut redis, "deadline", "k")?, u64::from(SHARE));
+    clock.advance(Duration::from_micros(9_989));
+    assert_eq!(limiter.try_acquire("k")?.remaining(), Some(SHARE - 2));
+    assert_eq!(counted(&mut redis, "deadline", "k")?, u64::from(SHARE));
+
+    // At the deadline the share is dropped: the permit is the next window's, counted there.
+    clock.advance(Duration::from_micros(1));
+    set_time(&mut redis, T0 + 1_000_000)?;
+    assert_eq!(limiter.try_acquire("k")?.remaining(), Some(99));
+    assert_eq!(counted(&mut redis, "deadline", "k")?, 1);
+    Ok(())
+}
+
+#[test]
+fn a_share_is_dropped_when_the_limit_changes() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    // A manual clock standing still: no background read of the configuration, so this
+    // process hears of another's change only through its own calls.
+    let a = connect(&server, leasing("change", 100, HOUR)?)?.with_clock(ManualClock::new());
+    assert_eq!(a.try_acquire("k")?.remaining(), Some(SHARE - 1));
+    a.set_limit(60)?;
+    // Under the new limit the old share is not spent: a new one is leased and counted.
+    assert_eq!(a.try_acquire("k")?.remaining(), Some(SHARE - 1));
+    assert_eq!(counted(&mut redis, "change", "k")?, u64::from(2 * SHARE));
+
+    // Another process's change reaches this one at its next call to the server.
+    let b = connect(&server, leasing("change", 60, HOUR)?)?;
+    b.set_limit(30)?;
+    for _ in 0..SHARE - 1 {
+        a.try_acquire("k")?;
+    }
+    // a's share is spent; its next lease meets the change and is made again under it: the
+    // window holds 16 of 30, so the share is 14 / 4 = 3.
+    assert_eq!(a.limit(), 60);
+    assert_eq!(a.try_acquire("k")?.remaining(), Some(2));
+    assert_eq!(a.limit(), 30);
+    // Its own change drops the 2 left: the next share is (40 - 19) / 4 = 5.
+    a.set_limit(40)?;
+    assert_eq!(a.try_acquire("k")?.remaining(), Some(4));
+    assert_eq!(
+        counted(&mut redis, "change", "k")?,
+        u64::from(2 * SHARE + 3 + 5)
+    );
+    Ok(())
+}
+
+/// A server that loses its data (`FLUSHALL`, or a restart without persistence) starts the
+/// window's count again, as it does for exact processes: every permit spent was counted by
+/// the server before or after the loss, never by neither.
+#[test]
+fn a_server_losing_its_data_lets_through_no_more_than_the_exact_mode() -> TestResult {
+    let mut server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let limit = 40;
+    let a = connect(&server, leasing("lost", limit, HOUR)?)?;
+    let b = connect(&server, leasing("lost", limit, HOUR)?)?;
+    let exact = connect(&server, on_time_key("lost", limit, HOUR)?)?;
+    let mut spent = 0;
+    for _ in 0..3 {
+        spent += u64::from(a.try_acquire("k").is_ok()) + u64::from(b.try_acquire("k").is_ok());
+    }
+    let before = counted(&mut redis, "lost", "k")?;
+    redis::cmd("FLUSHALL").exec(&mut redis)?;
+    set_time(&mut redis, T0 + 10)?;
+    let granted = round_robin(&[&a, &b, &exact], "k", 200);
+    spent += u64::from(granted.iter().sum::<u32>());
+    let flushed = counted(&mut redis, "lost", "k")?;
+    assert!(
+        spent <= before + flushed,
+        "{spent} spent, {before} + {flushed} counted"
+    );
+    assert!(spent <= 2 * u64::from(limit));
+
+    // A restart, in the next window, while a and b hold the rest of their shares.
+    set_time(&mut redis, T0 + 3_600_000_000)?;
+    let mut spent = 0;
+    for _ in 0..3 {
+        spent += u64::from(a.try_acquire("k").is_ok()) + u64::from(b.try_acquire("k").is_ok());
+    }
+    let before = counted(&mut redis, "lost", "k")?;
+    server.restart()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0 + 3_600_000_020)?;
+    spent += u64::from(restarted_round_robin(&[&a, &b, &exact], "k")?);
+    let after = counted(&mut redis, "lost", "k")?;
+    assert!(
+        spent <= before + after,
+        "{spent} spent, {before} + {after} counted"
+    );
+    Ok(())
+}
+
+/// [`round_robin`] after a restart: the first calls of each limiter may fail (the connection
+/// is made again), and those are not permits.
+fn restarted_round_robin(
+    limiters: &[&SharedRateLimiter],
+    key: &str,
+) -> Result<u32, Box<dyn std::error::Error>> {
+    let mut granted = 0;
+    let mut refused = vec![false; limiters.len()];
+    for _ in 0..200 {
+        for (index, limiter) in limiters.iter().enumerate() {
+            match limiter.try_acquire(key) {
+                Ok(_) => granted += 1,
+                Err(error) if error.retry_after().is_some() => refused[index] = true,
+                Err(_) => {}
+            }
+        }
+        if refused.iter().all(|&r| r) {
+            return Ok(granted);
+        }
+    }
+    Err("the limiters did not fill the window again after the restart".into())
+}
+
+/// Two processes take a few permits and stop, holding the rest of their shares; a third fills
+/// the window. What it refuses while the window has room (the others' unspent remainders) is
+/// within `Lease::under_admission_bound`.
+#[test]
+fn a_window_refuses_no_more_than_the_stated_bound_while_it_has_room() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let limit = 100;
+    let lease = Lease::new(SHARE)?;
+    let limiters = [
+        connect(&server, leasing("room", limit, HOUR)?)?,
+        connect(&server, leasing("room", limit, HOUR)?)?,
+        connect(&server, leasing("room", limit, HOUR)?)?,
+    ];
+    let mut spent = 0;
+    for limiter in &limiters[..2] {
+        for _ in 0..3 {
+            spent += u32::from(limiter.try_acquire("k").is_ok());
+        }
+    }
+    let mut refused = false;
+    for _ in 0..2 * limit {
+        if limiters[2].try_acquire("k").is_ok() {
+            spent += 1;
+        } else {
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused);
+    assert_eq!(counted(&mut redis, "room", "k")?, u64::from(limit));
+    let room = u64::from(limit - spent);
+    let bound = lease.under_admission_bound(3, limit);
+    assert!(room <= bound, "{room} refused with room, bound {bound}");
+    // The two held remainders are the room: 5 each.
+    assert_eq!(room, 2 * u64::from(SHARE - 3));
+    Ok(())
+}
+
+#[test]
+fn a_bad_lease_is_a_clear_configuration_error() {
+    assert_eq!(
+        Lease::new(0).map_err(|e| (e.field(), e.to_string())),
+        Err((
+            "lease",
+            "lease's largest share must be at least 1 permit, got 0".to_owned()
+        ))
+    );
+    assert!(
+        Lease::new(1)
+            .and_then(|lease| lease.with_divisor(0))
+            .is_err()
+    );
+}
