@@ -38,6 +38,8 @@
 //! - [`Attempt`]: what one step decided. [`Permit`]: a granted permit. [`Rejection`]:
 //!   `try_acquire`'s rejection, borrowing the limiter.
 //! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
+//! - [`Peek`]: what [`peek`](RateLimiter::peek) answers (the permits left and the time to the
+//!   window's end), taking nothing.
 //!
 //! Configuration
 //! - [`Settings`]: name, limit, period and `max_wait`, checked once, where every limiter (and
@@ -137,6 +139,8 @@ mod limiter;
 pub use crate::limiter::RateLimiter;
 mod origin;
 pub use crate::origin::Origin;
+mod peek;
+pub use crate::peek::Peek;
 mod permit;
 pub use crate::permit::Permit;
 mod policy;
