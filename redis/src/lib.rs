@@ -172,9 +172,13 @@ pub use crate::origin::MAX_ORIGIN_MICROS;
 mod permit;
 pub use crate::permit::SharedPermit;
 mod protocol;
+pub use crate::protocol::PeekBegin;
 pub use crate::protocol::{
     Begin, Conclusion, Decision, LIMIT_REFRESH, MAX_BATCH, Protocol, ScriptCall,
 };
+/// What [`SharedRateLimiter::peek`] answers: core's [`Peek`](fixed_window::Peek), the same
+/// type the in-process limiters answer with.
+pub use fixed_window::Peek;
 mod registrar;
 mod registration;
 pub use crate::registration::{REGISTRATION_RETRY_MAX, REGISTRATION_RETRY_MIN, Registration};

@@ -26,6 +26,7 @@ mod client;
 mod construction;
 mod drain;
 mod limit;
+mod peek;
 mod wait;
 mod weighted;
 

@@ -98,7 +98,7 @@ impl Protocol {
     /// The call counting one attempt on `key`: with the configuration key on one node (and
     /// the origin, if the configuration fixes it), with the registered or fixed origin on a
     /// cluster, or, on a cluster not registered yet, the fail policy's answer.
-    fn counting_call(&self, key: &str) -> Result<ScriptCall, Decision> {
+    pub(super) fn counting_call(&self, key: &str) -> Result<ScriptCall, Decision> {
         match &self.cluster {
             None => {
                 let mut call = self.call(Some(key), "acquire");

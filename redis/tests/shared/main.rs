@@ -22,6 +22,7 @@ mod local;
 mod memory;
 mod origin;
 mod outage;
+mod peek;
 mod reload;
 mod replicated;
 mod secure;
