@@ -43,7 +43,9 @@
 //!   [`start_blocking`](SharedRateLimiter::start_blocking)), and takes permits per key:
 //!   [`try_acquire`](SharedRateLimiter::try_acquire), [`acquire`](SharedRateLimiter::acquire),
 //!   [`call`](SharedRateLimiter::call), their interruptible and async forms; changes the limit
-//!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)).
+//!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)); asks what a key's
+//!   window has left without counting ([`peek`](SharedRateLimiter::peek), answering core's
+//!   [`Peek`]).
 //! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
 //!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
 //! - [`SharedPermit`]: a permit, counted or granted by the fail-open policy.
@@ -57,6 +59,8 @@
 //!   [`ScriptCall`]), [`finish`](Protocol::finish) it with the reply or the [`Unavailable`]
 //!   cause, and [`conclude`](Protocol::conclude) the call ([`Conclusion`]): its result and
 //!   event, or a sleep.
+//!   A peek: [`begin_peek`](Protocol::begin_peek) ([`PeekBegin`]) and
+//!   [`finish_peek`](Protocol::finish_peek).
 //!   Before registering, [`register_call`](Protocol::register_call) and
 //!   [`registered`](Protocol::registered); an attempt made while not registered,
 //!   [`unregistered`](Protocol::unregistered).

@@ -248,10 +248,12 @@ elseif (origin and stored ~= ARGV[6] .. settings)
     return { -1, p, l, o }
   end
   origin = o
-  if v < known and not peek then
+  if v < known then
     -- Stored anew (the key was lost) by a process that had not learnt the change: the newer
-    -- version is the one in effect.
-    redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit) .. mark)
+    -- version is the one in effect (a peek writes nothing).
+    if not peek then
+      redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit) .. mark)
+    end
   end
 end
 
