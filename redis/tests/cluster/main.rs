@@ -14,6 +14,7 @@ mod failover;
 mod isolation;
 mod limit;
 mod migration;
+mod peek;
 mod replicated;
 mod secure;
 mod spread;
