@@ -4,7 +4,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use fixed_window::{Clock, ConfigError, Instant, Interrupt, Settings};
+use fixed_window::{Clock, ConfigError, Instant, Interrupt, Peek, Settings};
 use fixed_window_spec::{Decision, Grid, NEVER, deadline};
 
 use crate::limiter::nanos;
@@ -357,6 +357,40 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
     /// ```
     pub async fn acquire_n_async(&self, key: u64, n: u32) -> Result<Grant, Refusal> {
         call(&self.for_key(key), true, n, &mut Async).await
+    }
+
+    /// What `key`'s window in effect has left under the limit and the time to its end,
+    /// taking nothing and adding no key (`docs/rules.md`: Peeking), as `KeyedRateLimiter::peek`
+    /// answers; a key absent, or whose slot was reclaimed, counts from the horizon's window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let clock = ManualClock::new();
+    /// let limiter =
+    ///     PlantedKeyedLimiter::new(KeyedPlantedBug::ReclaimLive, Settings::new("api", 3, Duration::from_nanos(10))?, clock.clone());
+    /// assert!(limiter.try_acquire(9).is_ok());
+    /// clock.advance(Duration::from_nanos(4));
+    /// let peek = limiter.peek(9);
+    /// assert_eq!((peek.remaining(), peek.resets_in()), (2, Duration::from_nanos(6)));
+    /// assert_eq!(limiter.peek(8).remaining(), 3);
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn peek(&self, key: u64) -> Peek {
+        let now = u128::from(self.clock.now().as_nanos());
+        let stored = match self.bug {
+            KeyedPlantedBug::SharedCount => 0,
+            _ => key,
+        };
+        let limit = self.limit();
+        crate::limiter::peek_of(
+            self.table.count_of(stored).peek(&self.grid, limit, now),
+            limit,
+        )
     }
 
     /// Drains `key`'s window in effect now: it counts as full until it ends (`docs/rules.md`:

@@ -5,8 +5,8 @@ use core::fmt;
 use core::num::NonZeroU128;
 use core::time::Duration;
 
-use fixed_window::{Clock, ConfigError, Instant, Settings};
-use fixed_window_spec::{Count, Decision, Grid, NEVER, deadline};
+use fixed_window::{Clock, ConfigError, Instant, Peek, Settings};
+use fixed_window_spec::{Count, Decision, Grid, NEVER, Peeked, deadline};
 
 use crate::cell::{Cell, Window};
 use crate::pause::Pause;
@@ -420,6 +420,45 @@ impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
 }
 
 impl<S: Cell, C: Clock> PlantedLimiter<S, C> {
+    /// What the window in effect has left under the limit and the time to its end, taking
+    /// nothing (`docs/rules.md`: Peeking), as `RateLimiter::peek` answers; under
+    /// [`PlantedBug::PeekFromStaleWindow`], from the stored window even once it has ended.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{PlantedBug, PlantedLimiter, Wide};
+    ///
+    /// let clock = ManualClock::new();
+    /// let settings = Settings::new("api", 2, Duration::from_nanos(10))?;
+    /// let limiter: PlantedLimiter<Wide, _> = PlantedLimiter::new(PlantedBug::CarryOver, settings, clock.clone());
+    /// assert!(limiter.try_acquire().is_ok());
+    /// clock.advance(Duration::from_nanos(3));
+    /// assert_eq!((limiter.peek().remaining(), limiter.peek().resets_in()), (1, Duration::from_nanos(7)));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn peek(&self) -> Peek {
+        let now = u128::from(self.clock.now().as_nanos());
+        let seen = self.state.load();
+        let limit = self.limit();
+        let grid = self.stored_grid(&seen);
+        let (index, used) = match self.bug {
+            // The bug: the stored window is taken for the one in effect, though it has ended.
+            PlantedBug::PeekFromStaleWindow => (0, seen.used),
+            _ => Count::stored(0, seen.used).at(&grid, now),
+        };
+        let extra = if index == 0 { seen.extra } else { 0 };
+        let remaining = limit.saturating_add(extra).saturating_sub(used);
+        let resets_in = grid.end(index).map_or(NEVER, |end| end.saturating_sub(now));
+        Peek::new(
+            remaining,
+            limit,
+            u64::try_from(resets_in).map_or(Duration::MAX, Duration::from_nanos),
+        )
+    }
+
     /// Drains the window in effect now: it counts as full until it ends (`docs/rules.md`:
     /// Draining). Returns the time from the reading until the window holding it ends,
     /// `Duration::MAX` if none follows it.
@@ -590,4 +629,10 @@ impl<S, C> fmt::Debug for PlantedLimiter<S, C> {
 pub(crate) fn nanos(period: Duration) -> NonZeroU128 {
     // The fallback is never taken: a settings' period is positive.
     NonZeroU128::new(period.as_nanos()).unwrap_or(NonZeroU128::MIN)
+}
+
+/// The spec's answer to a peek as the limiters give it, under `limit`.
+pub(crate) fn peek_of(peeked: Peeked, limit: u32) -> Peek {
+    let resets_in = u64::try_from(peeked.resets_in).map_or(Duration::MAX, Duration::from_nanos);
+    Peek::new(peeked.remaining, limit, resets_in)
 }

@@ -71,11 +71,15 @@ pub enum PlantedBug {
     /// window grants the new limit afresh, on top of what it had granted. Shows only to a
     /// checker that changes the limit ([`PlantedBug::limit_change_only`]).
     LimitChangeAppliedToPastWindow,
+    /// A peek answers from the stored window even once it has ended: the permits of a window
+    /// past, and a negative time to its end taken as none. Shows only to a checker that
+    /// peeks ([`PlantedBug::peek_only`]).
+    PeekFromStaleWindow,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 15] = [
+    pub const ALL: [PlantedBug; 16] = [
         PlantedBug::CarryOver,
         PlantedBug::BoundaryOffByOne,
         PlantedBug::AdvanceFromNow,
@@ -91,6 +95,7 @@ impl PlantedBug {
         PlantedBug::EpochNextBoundaryWhenYoung,
         PlantedBug::LimitReadBeforeWord,
         PlantedBug::LimitChangeAppliedToPastWindow,
+        PlantedBug::PeekFromStaleWindow,
     ];
 
     /// The planted bug's name on a command line, in kebab case.
@@ -119,6 +124,7 @@ impl PlantedBug {
             PlantedBug::EpochNextBoundaryWhenYoung => "epoch-next-boundary-when-young",
             PlantedBug::LimitReadBeforeWord => "limit-read-before-word",
             PlantedBug::LimitChangeAppliedToPastWindow => "limit-change-applied-to-past-window",
+            PlantedBug::PeekFromStaleWindow => "peek-from-stale-window",
         }
     }
 
@@ -216,6 +222,24 @@ impl PlantedBug {
             self,
             PlantedBug::LimitReadBeforeWord | PlantedBug::LimitChangeAppliedToPastWindow
         )
+    }
+}
+
+impl PlantedBug {
+    /// Whether the bug shows only to a peek
+    /// ([`PlantedLimiter::peek`](crate::PlantedLimiter::peek)): a checker that never peeks
+    /// behaves as with a correct limiter, and skips it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_broken::PlantedBug;
+    ///
+    /// assert!(PlantedBug::PeekFromStaleWindow.peek_only());
+    /// assert!(!PlantedBug::CarryOver.peek_only());
+    /// ```
+    pub fn peek_only(self) -> bool {
+        self == PlantedBug::PeekFromStaleWindow
     }
 }
 

@@ -2,10 +2,12 @@
 
 use core::fmt;
 use core::num::{NonZeroU32, NonZeroU64};
+use core::time::Duration;
 
 use crate::backoff::Backoff;
 use crate::error::ConfigError;
 use crate::instant::Instant;
+use crate::peek::Peek;
 use crate::state::{Cell, State, Wide};
 #[cfg(feature = "stats")]
 use crate::sync::atomic::AtomicU64;
@@ -295,27 +297,7 @@ impl Budget {
         now: Instant,
         weight: W,
     ) -> Result<R, S::Raw> {
-        let (stored_index, stored_used) = cell.decode(current);
-        // A window whose end lies past Instant::MAX never ends, so `None` means "still
-        // current". Arithmetic here is exact on u64 nanoseconds: the elapsed time since the
-        // origin and the number of whole periods in it always fit, so the spec's fallback for
-        // an overflowing advance (reset the window to now) has no case left to handle.
-        let end = self.grid.end(stored_index);
-        // `next` is the end of the window in effect: what a full one reports.
-        let (index, used, next) = match end {
-            // Advance by however many whole periods have passed; the count restarts at zero,
-            // whatever was left unclaimed. A weight checked against an older, higher limit can
-            // find even this empty window full, so its end is worked out here, off the path
-            // that stays in the stored window.
-            Some(end) if now >= end => {
-                let index = self.grid.index_of(now);
-                (index, 0, self.grid.end(index))
-            }
-            // Also taken when the clock reads before the stored window's start (it stepped
-            // backwards): the call counts against the stored window, so a backwards step can
-            // never reopen permits, and the window ends at its usual instant.
-            _ => (stored_index, stored_used, end),
-        };
+        let (index, used, next) = self.in_effect(cell.decode(current), now);
         // The limit is loaded after the word, on every round. That keeps the claim
         // linearizable while `set_limit` runs: a round that read the old limit loaded its word
         // before it loaded that limit, so before the new limit's store; a claim that used the
@@ -343,6 +325,57 @@ impl Budget {
         }
         cell.compare_exchange(current, cell.encode(index, after))
             .map(|()| R::permitted(limit - after))
+    }
+
+    /// The window in effect at `now` for a word storing `(stored_index, stored_used)`: its
+    /// index, its count and its end (`next`, `None` past `Instant::MAX`), as both the claim
+    /// and a peek read it.
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    fn in_effect(
+        &self,
+        (stored_index, stored_used): (u64, u32),
+        now: Instant,
+    ) -> (u64, u32, Option<Instant>) {
+        // A window whose end lies past Instant::MAX never ends, so `None` means "still
+        // current". Arithmetic here is exact on u64 nanoseconds: the elapsed time since the
+        // origin and the number of whole periods in it always fit, so the spec's fallback for
+        // an overflowing advance (reset the window to now) has no case left to handle.
+        let end = self.grid.end(stored_index);
+        // `next` is the end of the window in effect: what a full one reports.
+        match end {
+            // Advance by however many whole periods have passed; the count restarts at zero,
+            // whatever was left unclaimed. A weight checked against an older, higher limit can
+            // find even this empty window full, so its end is worked out here, off the path
+            // that stays in the stored window.
+            Some(end) if now >= end => {
+                let index = self.grid.index_of(now);
+                (index, 0, self.grid.end(index))
+            }
+            // Also taken when the clock reads before the stored window's start (it stepped
+            // backwards): the call counts against the stored window, so a backwards step can
+            // never reopen permits, and the window ends at its usual instant.
+            _ => (stored_index, stored_used, end),
+        }
+    }
+
+    /// What a claim at `now` would find in the word `current`, loaded from `cell`, without
+    /// writing: the permits left in the window in effect under the limit in force, and the
+    /// time to its end. The limit is loaded after the word, as a claim's round loads it, so
+    /// the answer is one a claim at that moment could have decided.
+    pub(crate) fn look<S: Cell>(&self, cell: &S, current: S::Raw, now: Instant) -> Peek {
+        let (_, used, next) = self.in_effect(cell.decode(current), now);
+        let limit = self.limit();
+        let resets_in = next.map_or(Duration::MAX, |next| next.saturating_duration_since(now));
+        Peek::new(limit.saturating_sub(used), limit, resets_in)
+    }
+
+    /// [`look`](Budget::look) at `state`, a word made by [`Budget::state`], at `now`.
+    pub(crate) fn peek(&self, state: &State, now: Instant) -> Peek {
+        match state {
+            State::Packed(cell) => self.look(cell, cell.load(), now),
+            State::Wide(cell) => self.look(cell, cell.load(), now),
+        }
     }
 
     /// Compare-and-set attempts lost to another caller since the budget was made.

@@ -45,6 +45,7 @@ mod shards;
 use self::shards as table;
 mod drain;
 mod limit;
+mod peek;
 mod slot;
 mod sweep;
 mod weighted;

@@ -44,6 +44,8 @@
 //!   `try_acquire_n`'s, the same `Rejection` for a window short of the weight or `TooMany` for
 //!   a weight above the limit.
 //! - [`Backoff`]: spin-then-yield after a lost compare-and-set.
+//! - [`Peek`]: what [`peek`](RateLimiter::peek) answers (the permits left and the time to the
+//!   window's end), taking nothing.
 //!
 //! Configuration
 //! - [`Settings`]: name, limit, period and `max_wait`, checked once, where every limiter (and
@@ -145,6 +147,8 @@ mod limiter;
 pub use crate::limiter::RateLimiter;
 mod origin;
 pub use crate::origin::Origin;
+mod peek;
+pub use crate::peek::Peek;
 mod permit;
 pub use crate::permit::Permit;
 mod policy;

@@ -23,6 +23,7 @@ use crate::weight::One;
 
 mod drain;
 mod limit;
+mod peek;
 mod weighted;
 
 /// A fixed-window rate limiter: at most `limit` calls start per `period`, in windows aligned

@@ -45,7 +45,9 @@
 //!   [`call`](SharedRateLimiter::call), their interruptible and async forms, each also for `n`
 //!   permits at once ([`call_n`](SharedRateLimiter::call_n),
 //!   [`try_acquire_n`](SharedRateLimiter::try_acquire_n), ...); changes the limit
-//!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)).
+//!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)); asks what a key's
+//!   window has left without counting ([`peek`](SharedRateLimiter::peek), answering core's
+//!   [`Peek`]).
 //! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
 //!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
 //! - [`Lease`]: leased shares of a window, spent in-process ([`Config::with_lease`]), with
@@ -62,6 +64,8 @@
 //!   [`ScriptCall`]), [`finish`](Protocol::finish) it with the reply or the [`Unavailable`]
 //!   cause, and [`conclude`](Protocol::conclude) the call ([`Conclusion`]): its result and
 //!   event, or a sleep.
+//!   A peek: [`begin_peek`](Protocol::begin_peek) ([`PeekBegin`]) and
+//!   [`finish_peek`](Protocol::finish_peek).
 //!   Before registering, [`register_call`](Protocol::register_call) and
 //!   [`registered`](Protocol::registered); an attempt made while not registered,
 //!   [`unregistered`](Protocol::unregistered).
@@ -189,9 +193,13 @@ pub use crate::origin::MAX_ORIGIN_MICROS;
 mod permit;
 pub use crate::permit::SharedPermit;
 mod protocol;
+pub use crate::protocol::PeekBegin;
 pub use crate::protocol::{
     Begin, Conclusion, Decision, LIMIT_REFRESH, MAX_BATCH, Protocol, ScriptCall,
 };
+/// What [`SharedRateLimiter::peek`] answers: core's [`Peek`](fixed_window::Peek), the same
+/// type the in-process limiters answer with.
+pub use fixed_window::Peek;
 mod registrar;
 mod registration;
 pub use crate::registration::{REGISTRATION_RETRY_MAX, REGISTRATION_RETRY_MIN, Registration};

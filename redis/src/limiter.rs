@@ -26,6 +26,7 @@ mod client;
 mod construction;
 mod drain;
 mod limit;
+mod peek;
 mod settings;
 mod wait;
 mod weighted;

@@ -20,6 +20,8 @@ use crate::unavailable::{Unavailable, UnavailableKind};
 mod attempt;
 mod decision;
 mod limit;
+mod peek;
+pub use self::peek::PeekBegin;
 mod registration;
 mod replicated;
 pub(crate) use self::replicated::{replicated, wait_millis};

@@ -25,6 +25,10 @@
 --   as "acquire" and "count", each attempt leasing a share of its window (see ARGV[9])
 -- "register"
 --   KEYS[1], and KEYS[2] optional: the configuration and the time key, as for "acquire"
+-- "peek" and "peek-count" (a peek: read-only)
+--   the layout of "acquire" and of "count": each attempt takes nothing, and nothing is
+--   written whatever is found (no configuration stored, no counter rewritten), so the call
+--   makes TIME and GETs only; a key never counted answers the whole limit
 -- "limit"
 --   KEYS[1], and KEYS[2] optional, as for "register": ARGV[2] is the new limit, stored with
 --   the next version of the limit (one above the stored one or ARGV[8], whichever is
@@ -35,8 +39,8 @@
 -- ARGV[2]  limit
 -- ARGV[3]  expiry margin in milliseconds
 -- ARGV[4]  the mode: "acquire", "count", "register" to store or check the configuration
---          without counting, "limit" to change the limit, or "lease", "lease-count" to lease
---          shares
+--          without counting, "peek" or "peek-count" to ask without counting or writing,
+--          "limit" to change the limit, or "lease", "lease-count" to lease shares
 -- ARGV[5]  n, the number of attempts (0 to register)
 -- ARGV[6]  optional on one node: a fixed origin (decimal microseconds), stored with the
 --          configuration if absent, and otherwise checked against the stored one like the
@@ -77,7 +81,8 @@
 -- one after the other, in order (a key's counter is read once and written once, whatever the
 -- number of its attempts), attempts on different keys each on their own counter.
 --
--- Commands used: TIME, GET, SET (with NX, PX or KEEPTTL: Redis 6.0 or newer). Nothing else.
+-- Commands used: TIME, GET, SET (with NX, PX or KEEPTTL: Redis 6.0 or newer). Nothing else;
+-- a peek, TIME and GET only.
 --
 -- Numbers are Lua 5.1 doubles: every value here stays below 2^53 (the client bounds the
 -- period), so all arithmetic is exact. The hexadecimal counter is read with tonumber(s, 16)
@@ -147,8 +152,10 @@ end
 
 local margin = tonumber(ARGV[3])
 local n = tonumber(ARGV[5])
+-- A peek decides as an attempt of no permit and writes nothing.
+local peek = ARGV[4] == 'peek' or ARGV[4] == 'peek-count'
 -- Counting on a cluster, the counters come first and the origin is an argument.
-local count = ARGV[4] == 'count' or ARGV[4] == 'lease-count'
+local count = ARGV[4] == 'count' or ARGV[4] == 'lease-count' or ARGV[4] == 'peek-count'
 local first = count and 1 or 2
 local keys = #KEYS
 if not period or period < 1 or not limit or limit < 1 or not margin or margin < 0
@@ -223,7 +230,9 @@ elseif ARGV[4] == 'limit' then
   return { 3, limit, v + 1, o }
 elseif not stored then
   origin = origin or now
-  redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit) .. mark, 'NX')
+  if not peek then
+    redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit) .. mark, 'NX')
+  end
 elseif (origin and stored ~= ARGV[6] .. settings)
     or (not origin and string.sub(stored, -#settings) ~= settings) then
   local o, p, l, v = string.match(stored, config_pattern)
@@ -245,8 +254,10 @@ elseif (origin and stored ~= ARGV[6] .. settings)
   origin = o
   if v < known then
     -- Stored anew (the key was lost) by a process that had not learnt the change: the newer
-    -- version is the one in effect.
-    redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit) .. mark)
+    -- version is the one in effect (a peek writes nothing).
+    if not peek then
+      redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f', origin, period, limit) .. mark)
+    end
   end
 end
 
@@ -366,6 +377,9 @@ while i <= n + first - 1 do
       reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = newer[1], newer[2], newer[3], newer[4]
     else
       local weight = weights and weights[i - first + 1] or 1
+      if peek then
+        weight = 0
+      end
       if weight == 'r' then
         -- A limit lowered below the count leaves nothing to take.
         weight = math.max(limit - used, 0)
@@ -394,7 +408,7 @@ while i <= n + first - 1 do
   -- that took nothing (zero permits, or refused) write nothing, as in core: a counter of an
   -- earlier window stays what it was. A counter written under an older limit is written
   -- with this call's settings even so, so that processes still on the older limit are told.
-  if newer or (used == read and not stale) then
+  if newer or peek or (used == read and not stale) then
     -- Nothing to write.
   elseif not prefix then
     local ttl = math.ceil((start + period - now) / 1000) + margin

@@ -254,7 +254,8 @@ mod tests {
                     | Record::Interrupt { .. }
                     | Record::Drained { .. }
                     | Record::Held { .. }
-                    | Record::LimitSet { .. } => other_lines += 1,
+                    | Record::LimitSet { .. }
+                    | Record::Peeked { .. } => other_lines += 1,
                     Record::Permitted { .. } => {}
                 }
             }

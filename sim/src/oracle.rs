@@ -323,6 +323,13 @@ impl Checker {
                 at,
                 retry_after,
             } => self.drained(caller, at, retry_after),
+            Record::Peeked {
+                caller,
+                at,
+                remaining,
+                limit,
+                resets_in,
+            } => self.peeked(caller, at, (remaining, limit, resets_in)),
             Record::OpRan {
                 caller: Some(caller),
                 at,

@@ -10,7 +10,7 @@
 
 use core::time::Duration;
 
-use fixed_window::{ConfigError, Interrupt, Origin, RateLimiterError, Settings};
+use fixed_window::{ConfigError, Interrupt, Origin, Peek, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, Refusal, Wide};
 
 use crate::record::{OpOutput, Record};
@@ -140,6 +140,10 @@ impl Subject for Planted {
 
     fn drain(&self) -> Duration {
         self.limiter.drain()
+    }
+
+    fn peek(&self) -> Peek {
+        self.limiter.peek()
     }
 
     fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {

@@ -173,6 +173,20 @@ pub enum Record {
         /// Whether the limiter took it.
         accepted: bool,
     },
+    /// A caller peeked (`peek()`, `peek(&key)`) at the start of its call, before its attempt:
+    /// what the peek answered. A peek emits no event and changes no count.
+    Peeked {
+        /// The peeking caller.
+        caller: u32,
+        /// The reading the peek made.
+        at: u64,
+        /// `Peek::remaining`.
+        remaining: u32,
+        /// `Peek::limit`.
+        limit: u32,
+        /// `Peek::resets_in`, in nanoseconds (`u128` holds `Duration::MAX`).
+        resets_in: u128,
+    },
     /// A drain returned (it emits no event: the simulator records what it returned).
     Drained {
         /// The draining caller.

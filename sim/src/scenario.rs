@@ -20,6 +20,8 @@ mod flood;
 mod id;
 mod limit_changes;
 mod origin;
+mod peeks;
+pub(crate) use self::peeks::Peeks;
 mod weights;
 
 pub use self::cuts::Cuts;

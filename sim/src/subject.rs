@@ -8,7 +8,7 @@ use core::time::Duration;
 use std::panic::{self, PanicHookInfo};
 use std::sync::Once;
 
-use fixed_window::{ConfigError, Interrupt, RateLimiter, RateLimiterError};
+use fixed_window::{ConfigError, Interrupt, Peek, RateLimiter, RateLimiterError};
 
 use crate::record::{OpKind, OpOutput, Record};
 use crate::virtual_clock::VirtualClock;
@@ -98,6 +98,10 @@ pub trait Subject: Send + Sync + 'static {
     /// time to the next window.
     fn drain(&self) -> Duration;
 
+    /// What the window in effect (the caller's key's, for a keyed limiter) has left, taking
+    /// nothing.
+    fn peek(&self) -> Peek;
+
     /// Puts `limit` in force at once, the window's count kept.
     ///
     /// # Errors
@@ -155,6 +159,10 @@ impl Subject for RateLimiter<VirtualClock> {
 
     fn drain(&self) -> Duration {
         RateLimiter::drain(self)
+    }
+
+    fn peek(&self) -> Peek {
+        RateLimiter::peek(self)
     }
 
     fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {

@@ -93,6 +93,19 @@ pub enum TraceLine {
         /// The keys held (the limiter's `len()`).
         len: u64,
     },
+    /// A caller peeked at the window in effect, before its attempt.
+    Peeked {
+        /// The reading the peek made.
+        at: u64,
+        /// The peeking caller.
+        caller: u32,
+        /// The permits it said are left.
+        remaining: u32,
+        /// The limit it named.
+        limit: u32,
+        /// The time it said the window ends in.
+        resets_in_ns: u64,
+    },
     /// A caller drained the window in effect.
     Drained {
         /// The reading when it drained.
@@ -272,6 +285,7 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 key: key_of(&starts, caller),
             },
             Record::Held { caller, key, len } => TraceLine::Held { caller, key, len },
+            Record::Peeked { .. } => peeked_line(record),
             Record::Drained {
                 caller,
                 at,
@@ -315,6 +329,26 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
         write_line(out, &line)?;
     }
     Ok(())
+}
+
+/// A peek's line.
+fn peeked_line(record: &Record) -> TraceLine {
+    match *record {
+        Record::Peeked {
+            caller,
+            at,
+            remaining,
+            limit,
+            resets_in,
+        } => TraceLine::Peeked {
+            at,
+            caller,
+            remaining,
+            limit,
+            resets_in_ns: saturate(resets_in),
+        },
+        _ => TraceLine::Unknown,
+    }
 }
 
 /// The trace's first line: what the scenario is.

@@ -25,6 +25,8 @@
 //! - [`Count`] and [`Decision`]: the stored window and its used permits, and what one attempt
 //!   decides for it: a permit with `remaining`, a wait until the next window, or a rejection
 //!   with `retry_after` (`docs/rules.md`: Windows, Waiting, Events).
+//! - [`Peeked`]: what a peek answers ([`Count::peek`], [`Rules::peek`]): the permits left and
+//!   the time to the window's end, changing no count (`docs/rules.md`: Peeking).
 //! - [`Rules`]: a limiter's configuration as the model sees it: its grid, limit and `max_wait`.
 //! - [`Waiting`]: a waiting call's deadline, fixed at its start, and what it does after each
 //!   decision, the stalled-clock rule included (`docs/rules.md`: Waiting, Extreme values,
@@ -57,6 +59,7 @@ mod count;
 mod grid;
 mod keyed;
 mod origin;
+mod peek;
 mod rules;
 mod time;
 mod waiting;
@@ -65,6 +68,7 @@ pub use crate::count::{Count, Decision};
 pub use crate::grid::Grid;
 pub use crate::keyed::Keyed;
 pub use crate::origin::{Conflict, Ledger, Origin};
+pub use crate::peek::Peeked;
 pub use crate::rules::Rules;
 pub use crate::time::{END_OF_TIME, NEVER, deadline};
 pub use crate::waiting::{Next, Waiting};

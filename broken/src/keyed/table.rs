@@ -100,6 +100,20 @@ impl Table {
         (Arc::clone(slot), added)
     }
 
+    /// `key`'s count as a claim would start from, without adding the key: its slot's, or, for
+    /// a key the table does not hold or whose slot was reclaimed, nothing used in the
+    /// horizon's window.
+    pub(crate) fn count_of(&self, key: u64) -> Count {
+        let horizon = self
+            .rounds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .horizon;
+        let slot = self.shard(key).get(&key).map(Arc::clone);
+        slot.and_then(|slot| slot.load())
+            .unwrap_or(Count::stored(horizon, 0))
+    }
+
     /// Takes `key`'s reclaimed `slot` out of the table, unless it was replaced already.
     pub(crate) fn remove_reclaimed(&self, key: u64, slot: &Arc<Slot>) {
         let mut shard = self.shard(key);

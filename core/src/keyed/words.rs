@@ -7,6 +7,7 @@ use core::fmt;
 use crate::budget::{Budget, Claim, Outcome};
 use crate::event::RateLimiterEvent;
 use crate::instant::Instant;
+use crate::peek::Peek;
 use crate::policy::Source;
 use crate::state::{Cell, Packed, State, Wide};
 use crate::sync::atomic::{AtomicU64, AtomicU128};
@@ -274,6 +275,61 @@ where
         (0..SHARDS)
             .map(|shard| self.reclaim(budget, shard, window))
             .sum()
+    }
+
+    /// What a claim for `key` (whose hash is `hash`) at `now` would find, without writing
+    /// and without adding the key: a key absent, or whose word has been reclaimed (its window
+    /// ended), answers as an empty window. Takes no sweeping turn.
+    pub(crate) fn peek(&self, budget: &Budget, hash: u64, key: &K, now: Instant) -> Peek {
+        match &self.words {
+            Words::Packed(codec, table) => self.peek_in(budget, codec, table, hash, key, now),
+            Words::Wide(codec, table) => self.peek_in(budget, codec, table, hash, key, now),
+        }
+    }
+
+    fn peek_in<P, W>(
+        &self,
+        budget: &Budget,
+        codec: &P,
+        table: &Table<K, W>,
+        hash: u64,
+        key: &K,
+        now: Instant,
+    ) -> Peek
+    where
+        P: Cell<Raw = W::Raw>,
+        W: Word,
+    {
+        let marks = Marks::of(codec);
+        let shard = table.pin(hash);
+        match shard.get(hash, key) {
+            // A reference under papaya, an `Arc` under the model checkers' stand-in.
+            Some(found) => self.look_word(budget, codec, found.borrow(), now),
+            None => self.look_word(budget, codec, &W::new(marks.empty), now),
+        }
+    }
+
+    /// What a claim at `now` would find in `word`, without writing.
+    fn look_word<P, W>(&self, budget: &Budget, codec: &P, word: &W, now: Instant) -> Peek
+    where
+        P: Cell<Raw = W::Raw>,
+        W: Word,
+    {
+        let marks = Marks::of(codec);
+        let slot = Slot::new(
+            codec,
+            marks,
+            word,
+            self.sweep.horizon(),
+            budget.grid().last_index(),
+        );
+        // One load: a reclaimed word reads as full forever (so that a claim looks the key up
+        // again), but its window has ended, and it holds what an absent key holds.
+        let mut current = slot.load();
+        if current == marks.reclaimed {
+            current = marks.empty;
+        }
+        budget.look(&slot, current, now)
     }
 
     /// How many keys hold a word.

@@ -18,13 +18,14 @@ fn verdicts(target: Target) -> [bool; 2] {
 /// read the clock to fix its deadline, so a permit that came late cannot be told from one that
 /// came in time, and the script's one waiting call has its next window within reach anyway.
 /// Nor a bug of weighted calls or drains, of windows aligned to Unix time, or of a limit
-/// changed while callers claim, which the script does not make.
+/// changed while callers claim, or of a peek, which the script does not make.
 fn shows_alone(bug: PlantedBug) -> bool {
     !bug.races_only()
         && !bug.extremes_only()
         && !bug.weighted_or_drained_only()
         && !bug.unix_epoch_only()
         && !bug.limit_change_only()
+        && !bug.peek_only()
         && bug != PlantedBug::DeadlineOvershoot
 }
 

@@ -15,6 +15,7 @@ mod isolation;
 mod lease;
 mod limit;
 mod migration;
+mod peek;
 mod replicated;
 mod secure;
 mod spread;

@@ -23,6 +23,7 @@ mod local;
 mod memory;
 mod origin;
 mod outage;
+mod peek;
 mod reload;
 mod replicated;
 mod secure;

@@ -18,7 +18,7 @@ use crate::unavailable::Unavailable;
 
 /// How many times an attempt that finds the limit changed (another process changed it
 /// through the server) is made again under the new one before the call gives up.
-const CHANGE_RETRIES: u32 = 3;
+pub(super) const CHANGE_RETRIES: u32 = 3;
 
 impl<C: Clock> SharedRateLimiter<C> {
     /// A waiting call for `n` permits, blocking the thread; `interrupt` ends its sleeps.

@@ -144,7 +144,7 @@ impl Protocol {
     /// cluster, or, on a cluster not registered yet, the fail policy's answer.
     /// A lease call (`lease`) is the same with the lease's arguments, in mode "lease" on one
     /// node and "lease-count" on a cluster.
-    fn counting_call(&self, key: &str, lease: bool) -> Result<ScriptCall, Decision> {
+    pub(super) fn counting_call(&self, key: &str, lease: bool) -> Result<ScriptCall, Decision> {
         let lease_args = match &self.leasing {
             Some((_, args)) if lease => Some(Arc::clone(args)),
             _ => None,

@@ -457,10 +457,10 @@ impl ScriptCall {
         }
     }
 
-    /// Whether this call counts on a cluster: its counters alone, without the configuration
-    /// key.
+    /// Whether this call counts (or peeks) on a cluster: its counters alone, without the
+    /// configuration key.
     fn on_cluster(&self) -> bool {
-        self.mode == "count" || self.mode == "lease-count"
+        self.mode == "count" || self.mode == "lease-count" || self.mode == "peek-count"
     }
 
     /// Whether `other`'s counters are in the slot of this call's (on a cluster, one call's

@@ -4,7 +4,7 @@
 
 use core::time::Duration;
 
-use fixed_window::{ConfigError, Interrupt, RateLimiterError, Settings};
+use fixed_window::{ConfigError, Interrupt, Peek, RateLimiterError, Settings};
 use fixed_window_broken::{Grant, KeyedPlantedBug, PlantedKeyedLimiter as Catalogued, Refusal};
 
 use crate::planted::too_many;
@@ -132,6 +132,10 @@ impl Subject for PlantedKeyed {
 
     fn drain(&self) -> Duration {
         self.limiter.drain(self.key())
+    }
+
+    fn peek(&self) -> Peek {
+        self.limiter.peek(self.key())
     }
 
     fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {

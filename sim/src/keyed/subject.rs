@@ -8,7 +8,7 @@ use std::hash::DefaultHasher;
 use std::sync::{Arc, Weak};
 
 use fixed_window::{
-    ConfigError, Interrupt, KeyedRateLimiter, KeyedRateLimiterError, RateLimiterError,
+    ConfigError, Interrupt, KeyedRateLimiter, KeyedRateLimiterError, Peek, RateLimiterError,
 };
 
 use crate::record::{OpOutput, Record};
@@ -135,6 +135,10 @@ impl Subject for KeyedSubject {
 
     fn drain(&self) -> Duration {
         self.limiter.drain(&self.key())
+    }
+
+    fn peek(&self) -> Peek {
+        self.limiter.peek(&self.key())
     }
 
     fn set_limit(&self, limit: u32) -> Result<(), ConfigError> {

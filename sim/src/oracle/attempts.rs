@@ -189,6 +189,30 @@ impl Checker {
     /// A drain at `at` that returned `retry_after`: the window in effect is full from now. To
     /// a keyed limiter it is an attempt (with its turn at sweeping) that writes the key's count,
     /// as a permit does.
+    /// A peek at `at` that answered `(remaining, limit, resets_in)`: the window the model holds
+    /// for the caller's key must answer the same. It is no attempt: it takes no turn of
+    /// sweeping and counts nothing, so the model's count is left as it was, and every later
+    /// decision is judged as if the peek had not been made (a peek that took a permit shows
+    /// there).
+    pub(super) fn peeked(&mut self, caller: u32, at: u64, answer: (u32, u32, u128)) {
+        let Some(state) = self.caller(caller) else {
+            return;
+        };
+        let key = state.key;
+        self.checks.count(&[Invariant::Events]);
+        let mut answer = answer;
+        self.judge(
+            key,
+            &mut answer,
+            false,
+            #[inline(always)]
+            |rules, budget, answer, found| {
+                budget.peeked(rules, at, *answer, found);
+            },
+        );
+        self.report_found(caller);
+    }
+
     pub(super) fn drained(&mut self, caller: u32, at: u64, retry_after: u128) {
         self.attempt(at);
         let Some(state) = self.caller(caller) else {

@@ -2,7 +2,7 @@
 //! on, and beside it a tally of permits per window kept without the spec's decisions, so that
 //! a carried-over permit or a window over its limit is named as such.
 
-use fixed_window_spec::{Count, Decision, NEVER, Next, Rules, Waiting};
+use fixed_window_spec::{Count, Decision, NEVER, Next, Peeked, Rules, Waiting};
 
 use super::Invariant;
 
@@ -114,6 +114,37 @@ impl Budget {
             found.push((
                 Invariant::WindowLimit,
                 format!("{counted} permits in window {window} (limit {limit})"),
+            ));
+        }
+    }
+
+    /// A peek at `at` that answered `(remaining, limit, resets_in)`: the spec's answer from
+    /// this count (`Rules::peek`), which it leaves as it was. Nothing runs between a peek's
+    /// start and end in the simulator (it is one step of one caller), so the window just
+    /// before it and just after it are this one, and its answer must lie between the two.
+    pub(super) fn peeked(
+        &self,
+        rules: &Rules,
+        at: u64,
+        (remaining, limit, resets_in): (u32, u32, u128),
+        found: &mut Found,
+    ) {
+        let expected = rules.peek(&self.count, u128::from(at));
+        let answer = Peeked {
+            remaining,
+            resets_in,
+        };
+        if !answer.lies_between(expected, expected)
+            || resets_in != expected.resets_in
+            || limit != rules.limit
+        {
+            found.push((
+                Invariant::Events,
+                format!(
+                    "a peek at {at} answered {remaining} of {limit} left for {resets_in} ns, \
+                     expected {} of {} for {} ns",
+                    expected.remaining, rules.limit, expected.resets_in
+                ),
             ));
         }
     }

@@ -15,7 +15,7 @@ use super::{EVENT_BUDGET, Stats};
 use crate::coroutine::Handback;
 use crate::event_queue::EventQueue;
 use crate::record::{CallKind, OpOutput, Outcome, Record};
-use crate::scenario::Scenario;
+use crate::scenario::{Peeks, Scenario};
 use crate::subject::{Granted, Operation, Subject};
 use crate::world::{Moment, Timer, World};
 
@@ -73,6 +73,8 @@ struct Simulation<'a, S, C, A> {
     world: &'a World,
     /// The scenario being run.
     scenario: &'a Scenario,
+    /// Which of its callers peek before their call.
+    peeks: Peeks,
     /// The limiter under test, by `Arc` because blocking calls hold it too: their
     /// coroutines, pooled, outlive the run.
     subject: &'a Arc<S>,
@@ -128,6 +130,7 @@ where
         sleeping.resize(scenario.callers.len(), None);
         Simulation {
             world,
+            peeks: Peeks::draw(scenario.id.seed),
             scenario,
             subject,
             call,
@@ -197,6 +200,32 @@ where
         self.queue.pop()
     }
 
+    /// `caller` peeks before its call: a peek emits no event and takes nothing, so only its
+    /// answer is recorded. Whether the call goes on: a panic escaping the peek ends it, judged
+    /// as any.
+    #[cold]
+    fn peek(&mut self, caller: u32) -> bool {
+        let subject: &'a S = self.subject;
+        let world = self.world;
+        match world.turn(caller, || catch_unwind(AssertUnwindSafe(|| subject.peek()))) {
+            Ok(peek) => {
+                world.record(Record::Peeked {
+                    caller,
+                    at: world.now().reading,
+                    remaining: peek.remaining(),
+                    limit: peek.limit(),
+                    resets_in: peek.resets_in().as_nanos(),
+                });
+                true
+            }
+            Err(payload) => {
+                let outcome = self.panicked(caller, &*payload);
+                self.end(caller, outcome);
+                false
+            }
+        }
+    }
+
     fn arrive(&mut self, caller: u32) {
         // By reference: a copy of the caller's and the limiter's settings cost every arrival
         // more than what it reads of them.
@@ -222,6 +251,9 @@ where
         }
         let subject: &'a S = self.subject;
         let world = self.world;
+        if spec.kind != CallKind::Drain && self.peeks.before(caller) && !self.peek(caller) {
+            return;
+        }
         match spec.kind {
             CallKind::TryAcquire => {
                 let result = world.turn(caller, || {

@@ -82,6 +82,11 @@ fn a_limit_change_applied_to_the_past_window_is_caught() {
 }
 
 #[test]
+fn a_peek_from_a_stale_window_is_caught() {
+    assert_caught(PlantedBug::PeekFromStaleWindow, Invariant::Events);
+}
+
+#[test]
 fn false_rejection_is_caught() {
     assert_caught(PlantedBug::FalseRejection, Invariant::FalseRejection);
 }

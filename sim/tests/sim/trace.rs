@@ -28,6 +28,7 @@ fn every_written_line_reads_back_and_writes_again_to_the_same_bytes() {
         "interrupt",
         "limit_set",
         "op",
+        "peeked",
         "permitted",
         "rejected",
         "scenario",
