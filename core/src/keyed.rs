@@ -45,6 +45,8 @@ mod shards;
 use self::shards as table;
 mod drain;
 mod limit;
+mod own_limits;
+mod per_key;
 mod slot;
 mod sweep;
 mod weighted;

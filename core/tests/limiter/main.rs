@@ -20,6 +20,7 @@ mod keyed_properties;
 mod limit_change;
 mod listeners;
 mod operations;
+mod per_key;
 mod properties;
 mod shared_clocks;
 mod support;
