@@ -17,6 +17,7 @@ use crate::sync::Mutex;
 use crate::sync::atomic::{AtomicU32, Ordering};
 
 use super::hasher::KeyHasher;
+use super::words::KeyedWords;
 
 /// A rule giving some keys a limit of their own: `None` leaves a key the default.
 pub(crate) type LimitRule<K> = Box<dyn Fn(&K) -> Option<NonZeroU32> + Send + Sync>;
@@ -99,10 +100,16 @@ impl<K: Hash + Eq> OwnLimits<K> {
         removed
     }
 
-    /// The limit in force for `key`: the map's, else the rule's (at most `ceiling`, what the
-    /// words count up to), else `default`.
+    /// The limit in force for `key`: the map's, else the rule's (at most what `ceiling`
+    /// says the words count up to), else `default`. The ceiling is worked out only for a
+    /// rule's answer, off the path of a limiter without own limits.
     #[inline]
-    pub(crate) fn limit_of(&self, key: &K, ceiling: u32, default: impl FnOnce() -> u32) -> u32 {
+    pub(crate) fn limit_of(
+        &self,
+        key: &K,
+        ceiling: impl FnOnce() -> u32,
+        default: impl FnOnce() -> u32,
+    ) -> u32 {
         if self.active.load(ACTIVE) == 0 {
             return default();
         }
@@ -111,14 +118,14 @@ impl<K: Hash + Eq> OwnLimits<K> {
 
     /// The key's own limit, if it has one.
     #[cold]
-    fn own(&self, key: &K, ceiling: u32) -> Option<u32> {
+    fn own(&self, key: &K, ceiling: impl FnOnce() -> u32) -> Option<u32> {
         if let Some(&limit) = self.lock().get(key) {
             return Some(limit);
         }
         self.rule
             .as_ref()
             .and_then(|rule| rule(key))
-            .map(|limit| limit.get().min(ceiling))
+            .map(|limit| limit.get().min(ceiling()))
     }
 
     /// The map, whatever a panic while it was held left: every write is one insert or
@@ -132,9 +139,8 @@ impl<K: Hash + Eq> OwnLimits<K> {
 
 /// One key's limit, read by each round of its claim.
 pub(crate) struct KeyLimit<'a, K> {
-    pub(crate) limits: &'a OwnLimits<K>,
+    pub(crate) words: &'a KeyedWords<K>,
     pub(crate) key: &'a K,
-    pub(crate) ceiling: u32,
 }
 
 impl<K> Clone for KeyLimit<'_, K> {
@@ -145,11 +151,10 @@ impl<K> Clone for KeyLimit<'_, K> {
 
 impl<K> Copy for KeyLimit<'_, K> {}
 
-impl<K: Hash + Eq> LimitOf for KeyLimit<'_, K> {
+impl<K: Hash + Eq + Clone + Send + Sync + 'static> LimitOf for KeyLimit<'_, K> {
     #[inline]
     fn load(self, budget: &Budget) -> u32 {
-        self.limits
-            .limit_of(self.key, self.ceiling, || budget.limit())
+        self.words.limit_of(budget, self.key)
     }
 }
 

@@ -78,8 +78,10 @@ where
     }
 
     /// The limit in force for `key`: its own, or `budget`'s.
+    #[inline]
     pub(crate) fn limit_of(&self, budget: &Budget, key: &K) -> u32 {
-        self.limits.limit_of(key, self.ceiling(), || budget.limit())
+        self.limits
+            .limit_of(key, || self.ceiling(), || budget.limit())
     }
 
     /// The largest limit the keys' words can count up to (see [`State::ceiling`]).
@@ -188,11 +190,7 @@ where
             self.sweep.horizon(),
             budget.grid().last_index(),
         );
-        let limit = KeyLimit {
-            limits: &self.limits,
-            key,
-            ceiling: self.ceiling(),
-        };
+        let limit = KeyLimit { words: self, key };
         let claim = budget.claim_cell(&slot, now, weight, limit);
         match claim.outcome() {
             Outcome::Full { wait: None, .. } if slot.is_reclaimed() => None,
