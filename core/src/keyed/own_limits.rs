@@ -4,7 +4,11 @@
 //! A key's own limit is not stored in its state word's entry, which stays as small as without
 //! one: it is looked up on every round of the claim, after the word is loaded, as the
 //! limiter's limit is (see `Budget::round`). A limiter that gives no key a limit of its own
-//! pays one atomic load a round for it, and takes no lock.
+//! pays one atomic load a round for it, and takes no lock: under callgrind, per call on the
+//! manual clock with 1,000 keys (`benches/examples/keyed_hot_path.rs`), the keyed permit took
+//! 218 instructions against 211 before own limits, the rejection 265 against 249. The
+//! ceiling a rule's answer is held to is worked out only when a rule answers: worked out for
+//! every claim, it cost the permit 8 instructions more (226) and the rejection 2 (267).
 
 use core::fmt;
 use core::hash::Hash;
