@@ -16,7 +16,9 @@ use crate::waiting::{Steps, call};
 
 pub(crate) mod planted_bug;
 pub use self::planted_bug::{KeyedPlantedBug, UnknownKeyedPlantedBug};
+mod own_limits;
 mod table;
+use self::own_limits::OwnLimits;
 use self::table::Table;
 
 /// A keyed fixed-window limiter with one [`KeyedPlantedBug`], on clock `C`, its keys `u64`.
@@ -56,6 +58,8 @@ pub struct PlantedKeyedLimiter<C> {
     max_wait: Duration,
     clock: C,
     table: Table,
+    /// The limits some keys have of their own.
+    own: OwnLimits,
 }
 
 impl<C: Clock> PlantedKeyedLimiter<C> {
@@ -146,6 +150,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
             clock,
             table: Table::new(&grid),
             grid,
+            own: OwnLimits::new(),
         }
     }
 
@@ -417,6 +422,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         let reading = self.clock.now();
         let now = u128::from(reading.as_nanos());
         self.table.take_turn(&self.grid, now, self.bug);
+        let limit = self.key_limit(key);
         let stored = match self.bug {
             KeyedPlantedBug::SharedCount => 0,
             _ => key,
@@ -429,7 +435,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
                 continue;
             };
             let mut drained = count;
-            drained.drain(&self.grid, self.limit(), now);
+            drained.drain(&self.grid, limit, now);
             if slot.compare_exchange(seen, Some(drained)) {
                 break;
             }
@@ -490,6 +496,57 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         Ok(())
     }
 
+    /// The limit in force for `key`: its own, or the limiter's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let settings = Settings::new("keyed", 2, Duration::from_secs(1))?;
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, settings, ManualClock::new());
+    /// limiter.set_key_limit(7, Some(5))?;
+    /// assert_eq!((limiter.key_limit(7), limiter.key_limit(8)), (5, 2));
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn key_limit(&self, key: u64) -> u32 {
+        match self.bug {
+            // The bug: a key's own limit is never read.
+            KeyedPlantedBug::DefaultLimitForOwnKey => self.limit(),
+            _ => self.own.of(key).unwrap_or_else(|| self.limit()),
+        }
+    }
+
+    /// Gives `key` a limit of its own (`Some`), or takes it away (`None`), at once and for
+    /// its current window too, its count kept, as `KeyedRateLimiter::set_key_limit` and
+    /// `clear_key_limit` do.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroLimit`] for `Some(0)`; the key's limit is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::{ManualClock, Settings};
+    /// use fixed_window_broken::{KeyedPlantedBug, PlantedKeyedLimiter};
+    ///
+    /// let settings = Settings::new("keyed", 1, Duration::from_secs(1))?;
+    /// let limiter = PlantedKeyedLimiter::new(KeyedPlantedBug::NeverReclaims, settings, ManualClock::new());
+    /// limiter.set_key_limit(7, Some(2))?;
+    /// assert!(limiter.try_acquire(7).is_ok());
+    /// assert!(limiter.try_acquire(7).is_ok());
+    /// assert!(limiter.try_acquire(7).is_err());
+    /// assert!(limiter.set_key_limit(7, Some(0)).is_err());
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn set_key_limit(&self, key: u64, limit: Option<u32>) -> Result<(), ConfigError> {
+        self.own.set(key, limit)
+    }
+
     fn for_key(&self, key: u64) -> ForKey<'_, C> {
         ForKey { limiter: self, key }
     }
@@ -506,6 +563,7 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         pause: &mut impl Pause,
     ) -> Decision {
         self.table.take_turn(&self.grid, now, self.bug);
+        let own_key = key;
         let key = match self.bug {
             // The bug: every key claims from the same count.
             KeyedPlantedBug::SharedCount => 0,
@@ -515,9 +573,10 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
             let (slot, added) = self.table.slot(key);
             // The bug: the limit is read before the count, so the count can hold claims
             // decided under a limit set after the one this attempt decides under.
-            let early = (self.bug == KeyedPlantedBug::LimitReadBeforeWord).then(|| self.limit());
+            let early =
+                (self.bug == KeyedPlantedBug::LimitReadBeforeWord).then(|| self.key_limit(own_key));
             let seen = slot.load();
-            let limit = early.unwrap_or_else(|| self.limit());
+            let limit = early.unwrap_or_else(|| self.key_limit(own_key));
             // A count found in the table may be swept before the claim; one just added is
             // claimed at once, as its adder is the only one to know it yet.
             if self.bug.races_only() && !added {

@@ -137,6 +137,25 @@ impl Claim {
 /// The ordering of the limit's loads and stores: see [`Budget::round`].
 const LIMIT: Ordering = Ordering::SeqCst;
 
+/// Where a round of the claim reads the limit it decides by, after it has loaded the word
+/// (see [`Budget::round`] for why after): the budget's own limit, or one key's.
+pub(crate) trait LimitOf: Copy {
+    /// The limit in force for the word being claimed.
+    fn load(self, budget: &Budget) -> u32;
+}
+
+/// The budget's own limit, in force for every word that has no limit of its own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BudgetLimit;
+
+impl LimitOf for BudgetLimit {
+    #[expect(clippy::inline_always, reason = "measured on the hot path")]
+    #[inline(always)]
+    fn load(self, budget: &Budget) -> u32 {
+        budget.limit()
+    }
+}
+
 impl Budget {
     pub(crate) fn new(grid: Grid, limit: NonZeroU32, backoff: Backoff) -> Budget {
         Budget {
@@ -225,9 +244,9 @@ impl Budget {
             State::Packed(cell) => {
                 let current = cell.load();
                 let now = read();
-                let outcome = match self.round(cell, current, now, weight) {
+                let outcome = match self.round(cell, current, now, weight, BudgetLimit) {
                     Ok(outcome) => outcome,
-                    Err(found) => self.claim_contended(cell, now, found, weight),
+                    Err(found) => self.claim_contended(cell, now, found, weight, BudgetLimit),
                 };
                 (now, outcome)
             }
@@ -244,34 +263,37 @@ impl Budget {
     #[cold]
     #[inline(never)]
     fn claim_wide<W: Weight>(&self, cell: &Wide, now: Instant, weight: W) -> Claim {
-        self.claim_cell(cell, now, weight)
+        self.claim_cell(cell, now, weight, BudgetLimit)
     }
 
     /// Claims a permit from the window holding `now` in any word seen through [`Cell`]: the
-    /// claim of a word outside a [`State`], such as one key's of a keyed limiter.
+    /// claim of a word outside a [`State`], such as one key's of a keyed limiter, under the
+    /// limit `limit` reads.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    pub(crate) fn claim_cell<S: Cell, W: Weight>(
+    pub(crate) fn claim_cell<S: Cell, W: Weight, L: LimitOf>(
         &self,
         cell: &S,
         now: Instant,
         weight: W,
+        limit: L,
     ) -> Claim {
-        match self.round(cell, cell.load(), now, weight) {
+        match self.round(cell, cell.load(), now, weight, limit) {
             Ok(claim) => claim,
-            Err(found) => self.claim_contended(cell, now, found, weight),
+            Err(found) => self.claim_contended(cell, now, found, weight, limit),
         }
     }
 
     /// Retries after a lost race, under the backoff, until a round decides.
     #[cold]
     #[inline(never)]
-    fn claim_contended<S: Cell, W: Weight, R: Decided>(
+    fn claim_contended<S: Cell, W: Weight, R: Decided, L: LimitOf>(
         &self,
         cell: &S,
         now: Instant,
         mut current: S::Raw,
         weight: W,
+        limit: L,
     ) -> R {
         let mut retry = 0;
         loop {
@@ -279,7 +301,7 @@ impl Budget {
             self.cas_retries.fetch_add(1, Ordering::Relaxed);
             self.backoff.snooze(retry);
             retry = retry.saturating_add(1);
-            match self.round(cell, current, now, weight) {
+            match self.round(cell, current, now, weight, limit) {
                 Ok(decided) => return decided,
                 Err(found) => current = found,
             }
@@ -290,12 +312,13 @@ impl Budget {
     /// another caller wrote first if the compare-and-set lost.
     #[expect(clippy::inline_always, reason = "measured on the hot path")]
     #[inline(always)]
-    fn round<S: Cell, W: Weight, R: Decided>(
+    fn round<S: Cell, W: Weight, R: Decided, L: LimitOf>(
         &self,
         cell: &S,
         current: S::Raw,
         now: Instant,
         weight: W,
+        limit: L,
     ) -> Result<R, S::Raw> {
         let (index, used, next) = self.in_effect(cell.decode(current), now);
         // The limit is loaded after the word, on every round. That keeps the claim
@@ -305,8 +328,9 @@ impl Budget {
         // too. If the two claims overlap, the new limit's claim wrote after the old one loaded
         // its word, and the old one's compare-and-set fails and retries under the new limit.
         // Both loads and the store are sequentially consistent, so that "after" holds across
-        // the two locations (on x86-64 a SeqCst load is a plain load).
-        let limit = self.limit();
+        // the two locations (on x86-64 a SeqCst load is a plain load). A key's own limit is
+        // read at the same point, by the same argument (see `keyed/own_limits.rs`).
+        let limit = limit.load(self);
         let Some(after) = weight.claimed(used, limit) else {
             // Full, decided from the loaded word alone, without writing; `next` lies after
             // `now`.
@@ -361,11 +385,17 @@ impl Budget {
 
     /// What a claim at `now` would find in the word `current`, loaded from `cell`, without
     /// writing: the permits left in the window in effect under the limit in force, and the
-    /// time to its end. The limit is loaded after the word, as a claim's round loads it, so
-    /// the answer is one a claim at that moment could have decided.
-    pub(crate) fn look<S: Cell>(&self, cell: &S, current: S::Raw, now: Instant) -> Peek {
+    /// time to its end. The limit (the budget's or one key's) is loaded after the word, as a
+    /// claim's round loads it, so the answer is one a claim at that moment could have decided.
+    pub(crate) fn look<S: Cell, L: LimitOf>(
+        &self,
+        cell: &S,
+        current: S::Raw,
+        now: Instant,
+        limit: L,
+    ) -> Peek {
         let (_, used, next) = self.in_effect(cell.decode(current), now);
-        let limit = self.limit();
+        let limit = limit.load(self);
         let resets_in = next.map_or(Duration::MAX, |next| next.saturating_duration_since(now));
         Peek::new(limit.saturating_sub(used), limit, resets_in)
     }
@@ -373,8 +403,8 @@ impl Budget {
     /// [`look`](Budget::look) at `state`, a word made by [`Budget::state`], at `now`.
     pub(crate) fn peek(&self, state: &State, now: Instant) -> Peek {
         match state {
-            State::Packed(cell) => self.look(cell, cell.load(), now),
-            State::Wide(cell) => self.look(cell, cell.load(), now),
+            State::Packed(cell) => self.look(cell, cell.load(), now, BudgetLimit),
+            State::Wide(cell) => self.look(cell, cell.load(), now, BudgetLimit),
         }
     }
 

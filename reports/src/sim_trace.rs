@@ -255,7 +255,8 @@ mod tests {
                     | Record::Drained { .. }
                     | Record::Held { .. }
                     | Record::LimitSet { .. }
-                    | Record::Peeked { .. } => other_lines += 1,
+                    | Record::Peeked { .. }
+                    | Record::KeyLimitSet { .. } => other_lines += 1,
                     Record::Permitted { .. } => {}
                 }
             }

@@ -76,7 +76,8 @@ mod record;
 pub use crate::record::{CallKind, CallOutcome, OpKind, OpOutput, Outcome, Record};
 mod scenario;
 pub use crate::scenario::{
-    CallerSpec, Config, Cuts, PanickingListener, ParseIdError, Pattern, Scenario, ScenarioId,
+    CallerSpec, Config, Cuts, KeyLimitChange, KeyLimits, PanickingListener, ParseIdError, Pattern,
+    Scenario, ScenarioId,
 };
 pub mod shared;
 mod shrink;

@@ -92,6 +92,9 @@ struct Checker {
     built_limit: u32,
     /// What is known of each key's window, by key.
     keys: Vec<KeyState>,
+    /// Each key's own limit, if it has one (`docs/rules.md`: Limits per key), by key: the
+    /// limit its window is judged by in place of the limiter's.
+    own_limits: Vec<Option<u32>>,
     callers: Vec<Caller>,
     /// A keyed limiter's reclamation, as its documentation describes it; `None` for the
     /// plain limiter.
@@ -182,7 +185,17 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
             usize::try_from(key).map_or(usize::MAX, |key| key + 1)
         });
     let keyed = scenario.keys.is_some();
+    let mut own_limits = vec![None; keys];
+    for &(key, limit) in &scenario.key_limits.built {
+        if let Some(own) = usize::try_from(key)
+            .ok()
+            .and_then(|key| own_limits.get_mut(key))
+        {
+            *own = Some(limit);
+        }
+    }
     let mut checker = Checker {
+        own_limits,
         built_limit: rules.limit,
         rules,
         keys: vec![
@@ -353,6 +366,13 @@ impl Checker {
                 ceiling,
                 accepted,
             } => self.limit_set(at, limit, ceiling, accepted),
+            Record::KeyLimitSet {
+                at,
+                key,
+                limit,
+                ceiling,
+                accepted,
+            } => self.key_limit_set(at, key, limit, ceiling, accepted),
             Record::Interrupt { caller, sleeping } => {
                 if let Some(state) = self.callers.get_mut(caller as usize) {
                     state.interrupt_sent = true;
@@ -478,8 +498,49 @@ impl Checker {
         }
     }
 
+    /// The scenario changed one key's own limit: taken if it is from one to the ceiling, or
+    /// taken away (`None`); in force at once for that key alone, its window's count as it is.
+    fn key_limit_set(
+        &mut self,
+        at: u64,
+        key: u64,
+        limit: Option<u32>,
+        ceiling: u32,
+        accepted: bool,
+    ) {
+        self.checks.count(&[Invariant::Events]);
+        let takes = limit.is_none_or(|limit| (1..=ceiling).contains(&limit));
+        if accepted != takes {
+            self.report_for(Invariant::Events, None, || {
+                format!(
+                    "set_key_limit({key}, {limit:?}) at {at} with a ceiling of {ceiling} was {}",
+                    if accepted { "taken" } else { "refused" }
+                )
+            });
+        }
+        if let Some(own) = usize::try_from(key)
+            .ok()
+            .and_then(|key| self.own_limits.get_mut(key))
+            .filter(|_| accepted)
+        {
+            *own = limit;
+        }
+    }
+
+    /// The limit `key`'s window is judged by: its own, or the limiter's.
+    fn limit_of(&self, key: u64) -> u32 {
+        usize::try_from(key)
+            .ok()
+            .and_then(|key| self.own_limits.get(key).copied().flatten())
+            .unwrap_or(self.rules.limit)
+    }
+
     fn finish(&mut self, caller: u32, at: u64, outcome: Outcome) {
-        let (no_jumps, limit) = (self.no_jumps, self.rules.limit);
+        let key = self
+            .callers
+            .get(caller as usize)
+            .map_or(0, |state| state.key);
+        let (no_jumps, limit) = (self.no_jumps, self.limit_of(key));
         let Some(state) = self.caller(caller) else {
             return;
         };

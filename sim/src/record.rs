@@ -187,6 +187,20 @@ pub enum Record {
         /// `Peek::resets_in`, in nanoseconds (`u128` holds `Duration::MAX`).
         resets_in: u128,
     },
+    /// The scenario changed one key's own limit (`set_key_limit`, or `clear_key_limit` for
+    /// `None`), between two events of the run.
+    KeyLimitSet {
+        /// The reading then.
+        at: u64,
+        /// The key whose limit changed.
+        key: u64,
+        /// The limit asked for; `None` took the key's own limit away.
+        limit: Option<u32>,
+        /// What the limiter says it can count up to (`limit_ceiling`).
+        ceiling: u32,
+        /// Whether the limiter took it.
+        accepted: bool,
+    },
     /// A drain returned (it emits no event: the simulator records what it returned).
     Drained {
         /// The draining caller.

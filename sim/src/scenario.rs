@@ -18,6 +18,7 @@ use crate::record::{CallKind, OpKind};
 mod cuts;
 mod flood;
 mod id;
+mod key_limits;
 mod limit_changes;
 mod origin;
 mod peeks;
@@ -28,6 +29,8 @@ pub use self::cuts::Cuts;
 pub(crate) use self::flood::KEYED_ONE_IN as KEYED_FLOOD_ONE_IN;
 use self::flood::{Flood, PLAIN_ONE_IN as PLAIN_FLOOD_ONE_IN};
 pub use self::id::{ParseIdError, ScenarioId};
+pub(crate) use self::key_limits::draw as draw_key_limits;
+pub use self::key_limits::{KeyLimitChange, KeyLimits};
 pub use self::limit_changes::LimitChange;
 pub(crate) use self::weights::draw as draw_weights;
 
@@ -119,6 +122,8 @@ pub struct Scenario {
     pub unix_time: u64,
     /// The limit changes made while the callers run, in order of virtual time.
     pub limit_changes: Vec<LimitChange>,
+    /// The limits of their own some keys have, for a keyed limiter: none for the plain one.
+    pub key_limits: KeyLimits,
 }
 
 /// Scenarios larger than this many callers are not drawn; it keeps a sweep's memory flat.
@@ -222,6 +227,7 @@ impl Scenario {
             origin_choice,
             unix_time,
             limit_changes,
+            key_limits: KeyLimits::default(),
             patterns,
             keys: None,
         }

@@ -112,6 +112,18 @@ pub trait Subject: Send + Sync + 'static {
     /// The largest limit [`set_limit`](Subject::set_limit) takes.
     fn limit_ceiling(&self) -> u32;
 
+    /// Gives `key` a limit of its own at once (`None`: takes it away), its window's count
+    /// kept. A limiter without keys has no key to give one to: it refuses (the simulator draws
+    /// keys' limits for keyed scenarios only).
+    ///
+    /// # Errors
+    ///
+    /// As the keyed limiter's `set_key_limit`: a zero limit, or one above the ceiling.
+    fn set_key_limit(&self, key: u64, limit: Option<u32>) -> Result<(), ConfigError> {
+        let _ = (key, limit);
+        Err(ConfigError::ZeroLimit)
+    }
+
     /// Runs `op` if a permit is granted, blocking in the clock's sleep for a later window.
     ///
     /// # Errors

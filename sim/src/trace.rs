@@ -124,6 +124,17 @@ pub enum TraceLine {
         /// Whether the limiter took it.
         accepted: bool,
     },
+    /// The scenario changed one key's own limit (`None`: took it away).
+    KeyLimitSet {
+        /// The reading then.
+        at: u64,
+        /// The key whose limit changed.
+        key: u64,
+        /// The limit asked for.
+        limit: Option<u32>,
+        /// Whether the limiter took it.
+        accepted: bool,
+    },
     /// A caller began a sleep on the clock.
     Sleep {
         /// The reading when the sleep began.
@@ -237,6 +248,10 @@ fn saturate(n: u128) -> u64 {
 /// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per kind of record, each a line of the trace"
+)]
 pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::Result<()> {
     let keyed = scenario.keys.is_some();
     write_line(out, &header(scenario))?;
@@ -302,6 +317,18 @@ pub fn write_trace(out: &mut impl Write, scenario: &Scenario, run: &Run) -> io::
                 ..
             } => TraceLine::LimitSet {
                 at,
+                limit,
+                accepted,
+            },
+            Record::KeyLimitSet {
+                at,
+                key,
+                limit,
+                accepted,
+                ..
+            } => TraceLine::KeyLimitSet {
+                at,
+                key,
                 limit,
                 accepted,
             },

@@ -31,8 +31,8 @@
 //! - [`Waiting`]: a waiting call's deadline, fixed at its start, and what it does after each
 //!   decision, the stalled-clock rule included (`docs/rules.md`: Waiting, Extreme values,
 //!   Clocks that stand still or step back).
-//! - [`Keyed`]: one [`Count`] per key on one shared grid, and the bound on the keys a keyed
-//!   limiter may keep alive.
+//! - [`Keyed`]: one [`Count`] per key on one shared grid, a key's own limit in place of the
+//!   limiter's where it has one, and the bound on the keys a keyed limiter may keep alive.
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
 //!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
 //!

@@ -40,16 +40,20 @@ pub enum KeyedPlantedBug {
     /// earlier claim in it already saw. Shows only to a checker that changes the limit while
     /// callers claim ([`KeyedPlantedBug::limit_change_only`]), and then only under a race.
     LimitReadBeforeWord,
+    /// A key given a limit of its own is decided by the limiter's limit all the same. Shows
+    /// only to a checker that gives keys limits of their own.
+    DefaultLimitForOwnKey,
 }
 
 impl KeyedPlantedBug {
     /// Every keyed planted bug.
-    pub const ALL: [KeyedPlantedBug; 5] = [
+    pub const ALL: [KeyedPlantedBug; 6] = [
         KeyedPlantedBug::ReclaimLive,
         KeyedPlantedBug::ClaimLostToRemoval,
         KeyedPlantedBug::SharedCount,
         KeyedPlantedBug::NeverReclaims,
         KeyedPlantedBug::LimitReadBeforeWord,
+        KeyedPlantedBug::DefaultLimitForOwnKey,
     ];
 
     /// The planted bug's name on a command line, in kebab case.
@@ -68,6 +72,7 @@ impl KeyedPlantedBug {
             KeyedPlantedBug::SharedCount => "shared-count",
             KeyedPlantedBug::NeverReclaims => "never-reclaims",
             KeyedPlantedBug::LimitReadBeforeWord => "limit-read-before-word",
+            KeyedPlantedBug::DefaultLimitForOwnKey => "default-limit-for-own-key",
         }
     }
 

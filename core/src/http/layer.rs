@@ -209,10 +209,11 @@ where
         let limiter = Arc::clone(&self.limiter);
         let key = self.key.extract(&request);
         Box::pin(async move {
-            let fields = limiter.fields();
-            let decision = match key {
-                Ok(key) => limiter.decide(key).await,
-                Err(rejection) => Decision::Refused(rejection),
+            // A key's fields are read before its decision: the fields report the key's own
+            // limit, as in force when the request came.
+            let (fields, decision) = match key {
+                Ok(key) => (limiter.fields_of(&key), limiter.decide(key).await),
+                Err(rejection) => (limiter.fields(), Decision::Refused(rejection)),
             };
             if let Some(answer) = decision.answer(&fields) {
                 return Ok(answer);

@@ -39,6 +39,14 @@ pub trait HttpLimiter<K>: Send + Sync + 'static {
     /// What the `RateLimit-Policy` and `RateLimit` fields say of this limiter.
     fn fields(&self) -> RateLimitFields;
 
+    /// What the fields say of requests limited under `key`: [`fields`](HttpLimiter::fields)
+    /// with the key's own limit, for a limiter that gives keys limits of their own (by
+    /// default, `fields()`).
+    fn fields_of(&self, key: &K) -> RateLimitFields {
+        let _ = key;
+        self.fields()
+    }
+
     /// Decides one request limited under `key`.
     fn decide(&self, key: K) -> impl Future<Output = Decision> + Send;
 }
@@ -80,6 +88,10 @@ where
 {
     fn fields(&self) -> RateLimitFields {
         RateLimitFields::new(self.name(), self.limit(), self.period())
+    }
+
+    fn fields_of(&self, key: &K) -> RateLimitFields {
+        RateLimitFields::new(self.name(), self.key_limit(key), self.period())
     }
 
     async fn decide(&self, key: K) -> Decision {

@@ -11,6 +11,7 @@ use crate::settings::Settings;
 
 use super::KeyedRateLimiter;
 use super::hasher::KeyHasher;
+use super::own_limits::OwnLimits;
 use super::words::{KeyedListener, KeyedWords};
 
 /// The builder of a [`KeyedRateLimiter`] for keys `K` on clock `C`, hashing keys with `S`,
@@ -58,6 +59,8 @@ pub type KeyedBuilder<K, C = SystemClock, S = KeyHasher> = LimiterBuilder<KeyedO
 pub struct KeyedOptions<K, S = KeyHasher> {
     listeners: Vec<KeyedListener<K>>,
     hasher: S,
+    /// The limits some keys have of their own.
+    pub(super) limits: OwnLimits<K>,
 }
 
 impl<K> From<Settings> for KeyedBuilder<K> {
@@ -70,6 +73,7 @@ impl<K> From<Settings> for KeyedBuilder<K> {
             KeyedOptions {
                 listeners: Vec::new(),
                 hasher: KeyHasher::default(),
+                limits: OwnLimits::new(),
             },
         )
     }
@@ -141,6 +145,7 @@ impl<K, C, S> KeyedBuilder<K, C, S> {
             options: KeyedOptions {
                 listeners: self.options.listeners,
                 hasher,
+                limits: self.options.limits,
             },
             clock: self.clock,
             backoff: self.backoff,
@@ -183,7 +188,7 @@ where
             (self.origin, &self.clock),
         );
         KeyedRateLimiter {
-            words: KeyedWords::new(&policy.budget),
+            words: KeyedWords::new(&policy.budget, self.options.limits),
             policy,
             clock: self.clock,
             hasher: self.options.hasher,
@@ -200,6 +205,7 @@ impl<K, C, S> KeyedRateLimiter<K, C, S> {
             options: KeyedOptions {
                 listeners: self.policy.listeners,
                 hasher: self.hasher,
+                limits: self.words.into_limits(),
             },
             clock: self.clock,
             backoff: self.policy.budget.backoff(),
@@ -214,6 +220,7 @@ impl<K, S> fmt::Debug for KeyedOptions<K, S> {
         f.debug_struct("KeyedOptions")
             .field("listeners", &self.listeners.len())
             .field("hasher", &core::any::type_name::<S>())
+            .field("limits", &self.limits)
             .finish()
     }
 }

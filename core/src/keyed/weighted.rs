@@ -46,8 +46,7 @@ where
         n: u32,
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
         let units = self
-            .policy
-            .units(n)
+            .units(key, n)
             .map_err(|error| KeyedRateLimiterError::new(key, error))?;
         self.policy
             .try_acquire(&self.source(key), || self.clock.now(), units)
@@ -83,8 +82,7 @@ where
         key: &'k K,
         n: u32,
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
-        self.policy
-            .units(n)
+        self.units(key, n)
             .and_then(|units| {
                 waiting::wait_blocking(&self.policy, &self.source(key), &self.clock, None, units)
             })
@@ -256,8 +254,7 @@ where
         n: u32,
     ) -> Result<Permit, KeyedRateLimiterError<&'k K>> {
         let units = self
-            .policy
-            .units(n)
+            .units(key, n)
             .map_err(|error| KeyedRateLimiterError::new(key, error))?;
         waiting::wait_async(&self.policy, &self.source(key), &self.clock, units)
             .await
@@ -290,7 +287,7 @@ where
         now: Instant,
         deadline: Instant,
     ) -> Result<Attempt, RateLimiterError> {
-        let units = self.policy.units(n)?;
+        let units = self.units(key, n)?;
         self.policy
             .attempt(&self.source(key), now, deadline, units)
             .map_err(|excess| self.policy.settings.too_many(excess))

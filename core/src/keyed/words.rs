@@ -3,6 +3,7 @@
 
 use core::borrow::Borrow;
 use core::fmt;
+use core::hash::Hash;
 
 use crate::budget::{Budget, Claim, Outcome};
 use crate::event::RateLimiterEvent;
@@ -13,6 +14,7 @@ use crate::state::{Cell, Packed, State, Wide};
 use crate::sync::atomic::{AtomicU64, AtomicU128};
 use crate::weight::Weight;
 
+use super::own_limits::{KeyLimit, OwnLimits};
 use super::slot::{Marks, Slot, Word};
 use super::sweep::Sweep;
 use super::table::{Pinned, SHARDS, Table};
@@ -24,6 +26,8 @@ pub(crate) type KeyedListener<K> = Box<dyn Fn(&K, &RateLimiterEvent) + Send + Sy
 pub(crate) struct KeyedWords<K> {
     words: Words<K>,
     sweep: Sweep,
+    /// The keys' own limits, outside their words' entries.
+    limits: OwnLimits<K>,
 }
 
 /// The keys' words, in the encoding the budget picks (as a [`State`] does for the plain
@@ -41,21 +45,44 @@ pub(crate) struct KeyWord<'a, K> {
     key: &'a K,
 }
 
+impl<K> KeyedWords<K> {
+    /// The keys' own limits.
+    pub(crate) fn limits(&self) -> &OwnLimits<K> {
+        &self.limits
+    }
+
+    /// The limits, handed back to a builder.
+    pub(crate) fn into_limits(self) -> OwnLimits<K> {
+        self.limits
+    }
+}
+
 impl<K> KeyedWords<K>
 where
-    K: Eq + Clone + Send + Sync + 'static,
+    K: Hash + Eq + Clone + Send + Sync + 'static,
 {
-    /// No keys yet, for words claimed by `budget`.
-    pub(crate) fn new(budget: &Budget) -> KeyedWords<K> {
-        // The codec's own word is never used: each key has its own, in the table.
-        let words = match budget.state() {
+    /// No keys yet, for words claimed by `budget`, some keys having the limits of their own
+    /// that `limits` gives.
+    pub(crate) fn new(budget: &Budget, limits: OwnLimits<K>) -> KeyedWords<K> {
+        // The words count up to the largest limit given at build, so that every such limit
+        // fits; the codec's own word is never used: each key has its own, in the table.
+        let largest = budget.limit().max(limits.largest());
+        let words = match State::new(largest, budget.grid().last_index()) {
             State::Packed(codec) => Words::Packed(codec, Table::new()),
             State::Wide(codec) => Words::Wide(codec, Table::new()),
         };
         KeyedWords {
             words,
             sweep: Sweep::new(budget.grid()),
+            limits,
         }
+    }
+
+    /// The limit in force for `key`: its own, or `budget`'s.
+    #[inline]
+    pub(crate) fn limit_of(&self, budget: &Budget, key: &K) -> u32 {
+        self.limits
+            .limit_of(key, || self.ceiling(), || budget.limit())
     }
 
     /// The largest limit the keys' words can count up to (see [`State::ceiling`]).
@@ -129,7 +156,7 @@ where
         let reclaimed = match shard.get(hash, key) {
             // A reference under papaya, an `Arc` under the model checkers' stand-in.
             Some(found) => {
-                match self.claim_word::<P, W, G>(budget, codec, found.borrow(), now, weight) {
+                match self.claim_word::<P, W, G>(budget, codec, found.borrow(), key, now, weight) {
                     Some(claim) => return claim,
                     None => true,
                 }
@@ -148,6 +175,7 @@ where
         budget: &Budget,
         codec: &P,
         word: &W,
+        key: &K,
         now: Instant,
         weight: G,
     ) -> Option<Claim>
@@ -163,7 +191,8 @@ where
             self.sweep.horizon(),
             budget.grid().last_index(),
         );
-        let claim = budget.claim_cell(&slot, now, weight);
+        let limit = KeyLimit { words: self, key };
+        let claim = budget.claim_cell(&slot, now, weight, limit);
         match claim.outcome() {
             Outcome::Full { wait: None, .. } if slot.is_reclaimed() => None,
             _ => Some(claim),
@@ -204,7 +233,7 @@ where
             }
             if let Some(found) = shard.get(hash, key) {
                 if let Some(claim) =
-                    self.claim_word::<P, W, G>(budget, codec, found.borrow(), now, weight)
+                    self.claim_word::<P, W, G>(budget, codec, found.borrow(), key, now, weight)
                 {
                     return claim;
                 }
@@ -214,13 +243,13 @@ where
                 // decided on an empty count that is never added: an added one would record no
                 // window, so no sweep would ever reclaim it and the key would stay past the
                 // memory bound.
-                if weight.takes_nothing() || weight.fits(budget.limit()).is_err() {
+                if weight.takes_nothing() || weight.fits(self.limit_of(budget, key)).is_err() {
                     let empty = W::new(marks.empty);
                     // Full on an empty count: the weight is above the limit the claim read.
                     // Otherwise, unless it takes nothing, the limit was raised since it was
                     // read: claimed below on an added word, the empty one's claim forgotten.
                     if let Some(claim) =
-                        self.claim_word::<P, W, G>(budget, codec, &empty, now, weight)
+                        self.claim_word::<P, W, G>(budget, codec, &empty, key, now, weight)
                         && (weight.takes_nothing()
                             || matches!(claim.outcome(), Outcome::Full { .. }))
                     {
@@ -304,13 +333,13 @@ where
         let shard = table.pin(hash);
         match shard.get(hash, key) {
             // A reference under papaya, an `Arc` under the model checkers' stand-in.
-            Some(found) => self.look_word(budget, codec, found.borrow(), now),
-            None => self.look_word(budget, codec, &W::new(marks.empty), now),
+            Some(found) => self.look_word(budget, codec, found.borrow(), key, now),
+            None => self.look_word(budget, codec, &W::new(marks.empty), key, now),
         }
     }
 
     /// What a claim at `now` would find in `word`, without writing.
-    fn look_word<P, W>(&self, budget: &Budget, codec: &P, word: &W, now: Instant) -> Peek
+    fn look_word<P, W>(&self, budget: &Budget, codec: &P, word: &W, key: &K, now: Instant) -> Peek
     where
         P: Cell<Raw = W::Raw>,
         W: Word,
@@ -329,7 +358,7 @@ where
         if current == marks.reclaimed {
             current = marks.empty;
         }
-        budget.look(&slot, current, now)
+        budget.look(&slot, current, now, KeyLimit { words: self, key })
     }
 
     /// How many keys hold a word.
@@ -343,7 +372,7 @@ where
 
 impl<K> Source for KeyWord<'_, K>
 where
-    K: Eq + Clone + Send + Sync + 'static,
+    K: Hash + Eq + Clone + Send + Sync + 'static,
 {
     type Listener = KeyedListener<K>;
 

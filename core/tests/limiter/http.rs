@@ -187,3 +187,55 @@ async fn a_request_without_its_key_header_is_a_400_and_never_counted() {
     assert_eq!(keyed.status(), StatusCode::OK);
     assert_eq!(limiter.len(), 1);
 }
+
+#[tokio::test]
+async fn the_fields_report_each_keys_own_limit_as_it_changes() {
+    let paid = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+    let limiter = Arc::new(
+        KeyedRateLimiter::<IpAddr, _>::builder("per-client", 1, Duration::from_secs(60))
+            .and_then(|builder| builder.key_limit(paid, 3))
+            .expect("a valid configuration")
+            .clock(ManualClock::new())
+            .build(),
+    );
+    let layer = HttpRateLimitLayer::new(Arc::clone(&limiter), PeerIp);
+    let address = serve(app().layer(layer)).await;
+    let free = client_from(Ipv4Addr::LOCALHOST);
+    let paying = client_from(Ipv4Addr::new(127, 0, 0, 2));
+
+    let response = get_from(&paying, address).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        header(&response, "ratelimit-policy"),
+        Some("\"per-client\";q=3;w=60")
+    );
+    assert_eq!(
+        header(&response, "ratelimit"),
+        Some("\"per-client\";r=2;t=60")
+    );
+    let response = get_from(&free, address).await;
+    assert_eq!(
+        header(&response, "ratelimit-policy"),
+        Some("\"per-client\";q=1;w=60")
+    );
+    assert_eq!(
+        header(&response, "ratelimit"),
+        Some("\"per-client\";r=0;t=60")
+    );
+
+    // Lowered to one in the same window, the paying key's one permit fills it: a 429 that
+    // reports the new limit.
+    limiter
+        .set_key_limit(paid, 1)
+        .expect("a limit the words hold");
+    let response = get_from(&paying, address).await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        header(&response, "ratelimit-policy"),
+        Some("\"per-client\";q=1;w=60")
+    );
+    assert_eq!(
+        header(&response, "ratelimit"),
+        Some("\"per-client\";r=0;t=60")
+    );
+}

@@ -21,6 +21,7 @@ mod limit_change;
 mod listeners;
 mod operations;
 mod peek;
+mod per_key;
 mod properties;
 mod shared_clocks;
 mod support;

@@ -40,6 +40,9 @@ impl PlantedKeyed {
             // A zero period, which the settings refuse before this.
             None => Catalogued::new(bug, settings, clock),
         };
+        for &(key, limit) in &scenario.key_limits.built {
+            limiter.set_key_limit(key, Some(limit))?;
+        }
         Ok(PlantedKeyed {
             name,
             scenario_config: config,
@@ -94,7 +97,7 @@ impl PlantedKeyed {
                 let config = &self.scenario_config;
                 Err(RateLimiterError::Rejected {
                     name: self.name,
-                    limit: self.limiter.limit(),
+                    limit: self.limiter.key_limit(key),
                     period: config.period,
                     max_wait: config.max_wait,
                     retry_after,
@@ -119,14 +122,14 @@ impl Subject for PlantedKeyed {
     }
 
     async fn acquire_async(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, self.limiter.limit(), n)?;
         let key = self.key();
+        too_many(self.name, self.limiter.key_limit(key), n)?;
         self.answer(key, self.limiter.acquire_n_async(key, n).await, n)
     }
 
     fn try_acquire(&self, n: u32) -> Result<Granted, RateLimiterError> {
-        too_many(self.name, self.limiter.limit(), n)?;
         let key = self.key();
+        too_many(self.name, self.limiter.key_limit(key), n)?;
         self.answer(key, self.limiter.try_acquire_n(key, n), n)
     }
 
@@ -144,6 +147,10 @@ impl Subject for PlantedKeyed {
 
     fn limit_ceiling(&self) -> u32 {
         u32::MAX
+    }
+
+    fn set_key_limit(&self, key: u64, limit: Option<u32>) -> Result<(), ConfigError> {
+        self.limiter.set_key_limit(key, limit)
     }
 
     fn call_blocking(

@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::clock_model::ClockKind;
 use crate::record::{CallKind, OpKind};
 use crate::scenario::{
-    CallerSpec, KEYED_FLOOD_ONE_IN, Pattern, Scenario, ScenarioId, period_nanos,
+    CallerSpec, KEYED_FLOOD_ONE_IN, Pattern, Scenario, ScenarioId, draw_key_limits, period_nanos,
 };
 
 /// How a keyed scenario's callers are spread over keys.
@@ -158,6 +158,12 @@ impl Scenario {
             scenario.callers.sort_by_key(|caller| caller.arrival);
         }
         scenario.draw_weights();
+        if scenario.patterns != [Pattern::Flood] {
+            let keys = scenario.callers.iter().map(|caller| caller.key + 1).max();
+            let span = scenario.callers.last().map_or(0, |caller| caller.arrival);
+            scenario.key_limits =
+                draw_key_limits(id.seed, scenario.config.limit, keys.unwrap_or(0), span);
+        }
         scenario.keys = Some(population);
         scenario.keep(id)
     }

@@ -37,7 +37,12 @@ impl KeyedSubject {
         clock: VirtualClock,
     ) -> Result<Arc<KeyedSubject>, ConfigError> {
         let config = &scenario.config;
-        let builder = KeyedRateLimiter::<u64>::builder(LIMITER_NAME, config.limit, config.period)?
+        let mut builder =
+            KeyedRateLimiter::<u64>::builder(LIMITER_NAME, config.limit, config.period)?;
+        for &(key, limit) in &scenario.key_limits.built {
+            builder = builder.key_limit(key, limit)?;
+        }
+        let builder = builder
             .max_wait(config.max_wait)
             .origin(scenario.origin_choice)
             .hasher(FixedHasher::default())
@@ -147,6 +152,14 @@ impl Subject for KeyedSubject {
 
     fn limit_ceiling(&self) -> u32 {
         self.limiter.limit_ceiling()
+    }
+
+    fn set_key_limit(&self, key: u64, limit: Option<u32>) -> Result<(), ConfigError> {
+        if let Some(limit) = limit {
+            return self.limiter.set_key_limit(key, limit);
+        }
+        self.limiter.clear_key_limit(&key);
+        Ok(())
     }
 
     fn call_blocking(

@@ -14,6 +14,8 @@ use fixed_window_spec::Rules;
 /// (perf: a tenth of the oracle's time on that one load).
 struct Judge<'a> {
     rules: &'a Rules,
+    /// Each key's own limit, by key (see [`Checker`]).
+    own_limits: &'a [Option<u32>],
     keys: &'a mut [KeyState],
     reclamation: &'a mut Option<Reclamation>,
     found: &'a mut budget::Found,
@@ -41,7 +43,14 @@ impl Judge<'_> {
         if let Some(reclamation) = self.reclamation {
             state.meet(reclamation);
         }
-        let rules = self.rules;
+        // A key with a limit of its own is judged by the rules with that limit.
+        let own = self
+            .own_limits
+            .get(state_index(key))
+            .copied()
+            .flatten()
+            .and_then(|limit| self.rules.with_limit(limit));
+        let rules = own.as_ref().unwrap_or(self.rules);
         // The closures here and in each attempt's handler are inlined into the oracle's loop
         // with the rule they call: left to itself, the compiler made each judgement a call
         // through them.
@@ -57,11 +66,17 @@ impl Judge<'_> {
     }
 }
 
+/// The index of `key`'s entries, past every entry if it has none.
+fn state_index(key: u64) -> usize {
+    usize::try_from(key).unwrap_or(usize::MAX)
+}
+
 impl Checker {
     /// The parts a judgement uses, and apart from them the callers' states.
     fn judging(&mut self) -> (Judge<'_>, &mut [Caller]) {
         let judge = Judge {
             rules: &self.rules,
+            own_limits: &self.own_limits,
             keys: &mut self.keys,
             reclamation: &mut self.reclamation,
             found: &mut self.found,
@@ -186,9 +201,6 @@ impl Checker {
         self.report_found(caller);
     }
 
-    /// A drain at `at` that returned `retry_after`: the window in effect is full from now. To
-    /// a keyed limiter it is an attempt (with its turn at sweeping) that writes the key's count,
-    /// as a permit does.
     /// A peek at `at` that answered `(remaining, limit, resets_in)`: the window the model holds
     /// for the caller's key must answer the same. It is no attempt: it takes no turn of
     /// sweeping and counts nothing, so the model's count is left as it was, and every later
@@ -213,6 +225,9 @@ impl Checker {
         self.report_found(caller);
     }
 
+    /// A drain at `at` that returned `retry_after`: the window in effect is full from now. To
+    /// a keyed limiter it is an attempt (with its turn at sweeping) that writes the key's count,
+    /// as a permit does.
     pub(super) fn drained(&mut self, caller: u32, at: u64, retry_after: u128) {
         self.attempt(at);
         let Some(state) = self.caller(caller) else {

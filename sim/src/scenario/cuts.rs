@@ -39,7 +39,7 @@ pub struct Cuts {
     pub creation_origin: bool,
     /// Every caller takes one permit: weights dropped, drains made single attempts.
     pub single_permits: bool,
-    /// The limit never changes: the scenario's limit changes dropped.
+    /// The limit never changes: the scenario's limit changes, and its keys', dropped.
     pub fixed_limit: bool,
 }
 
@@ -62,6 +62,7 @@ impl Cuts {
         }
         if self.fixed_limit {
             scenario.limit_changes.clear();
+            scenario.key_limits.changes.clear();
         }
         if self.single_permits {
             for caller in &mut scenario.callers {

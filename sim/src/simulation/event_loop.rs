@@ -35,6 +35,8 @@ enum Event {
     Poll(u32),
     /// The scenario's limit change of this index.
     SetLimit(usize),
+    /// The scenario's key limit change of this index.
+    SetKeyLimit(usize),
 }
 
 /// The memory of the last run's per-caller tables on this thread, for the next: a sweep runs
@@ -174,6 +176,7 @@ where
                 Event::Cancel(caller) => self.cancel(caller),
                 Event::Poll(caller) => self.poll(caller),
                 Event::SetLimit(change) => self.set_limit(change),
+                Event::SetKeyLimit(change) => self.set_key_limit(change),
             }
         }
         self.stats.simulated_ns = self.world.now().time;
@@ -439,6 +442,20 @@ where
         });
     }
 
+    /// Makes the scenario's change `change` of one key's own limit, between callers' turns,
+    /// and records what the limiter answered.
+    fn set_key_limit(&mut self, change: usize) {
+        let change = self.scenario.key_limits.changes[change];
+        let accepted = self.subject.set_key_limit(change.key, change.limit).is_ok();
+        self.world.record(Record::KeyLimitSet {
+            at: self.world.now().reading,
+            key: change.key,
+            limit: change.limit,
+            ceiling: self.subject.limit_ceiling(),
+            accepted,
+        });
+    }
+
     fn cancel(&mut self, caller: u32) {
         if let Slot::Async(_) = self.slots[caller as usize] {
             // Dropping the future cancels its sleep; that is the cancellation under test.
@@ -574,6 +591,9 @@ fn planned(scenario: &Scenario, mut planned: Vec<(u64, Event)>) -> Vec<(u64, Eve
     }
     for (change, planned_change) in scenario.limit_changes.iter().enumerate() {
         planned.push((planned_change.at, Event::SetLimit(change)));
+    }
+    for (change, planned_change) in scenario.key_limits.changes.iter().enumerate() {
+        planned.push((planned_change.at, Event::SetKeyLimit(change)));
     }
     // Stable, so equal times keep the order above.
     planned.sort_by_key(|&(t, _)| t);

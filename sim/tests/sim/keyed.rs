@@ -8,8 +8,8 @@ use core::time::Duration;
 use std::collections::BTreeSet;
 
 use fixed_window_sim::{
-    CallKind, CallerSpec, ClockModel, Config, Invariant, KeyedPlantedBug, OpKind, Outcome,
-    Population, Record, Run, Scenario, ScenarioId, Stats, Target, check, run, verdict,
+    CallKind, CallerSpec, ClockModel, Config, Invariant, KeyLimits, KeyedPlantedBug, OpKind,
+    Outcome, Population, Record, Run, Scenario, ScenarioId, Stats, Target, check, run, verdict,
 };
 
 use crate::coverage::{REQUIRED, note};
@@ -113,7 +113,8 @@ fn on_one_key_the_keyed_limiter_is_the_plain_one() {
         let Some(scenario) = keyed(seed) else {
             continue;
         };
-        if scenario.keys != Some(Population::Hot) {
+        // A key's own limit is the keyed limiter's alone.
+        if scenario.keys != Some(Population::Hot) || !scenario.key_limits.is_empty() {
             continue;
         }
         // The keyed scenario draws no zero weights (it asks for one permit instead): the plain
@@ -190,6 +191,43 @@ fn a_limiter_that_never_reclaims_is_caught() {
     assert_caught(KeyedPlantedBug::NeverReclaims, Invariant::Memory);
 }
 
+#[test]
+fn the_default_limit_used_for_a_key_with_its_own_is_caught() {
+    assert_caught(
+        KeyedPlantedBug::DefaultLimitForOwnKey,
+        Invariant::FalseRejection,
+    );
+}
+
+#[test]
+fn keyed_scenarios_give_keys_limits_of_their_own_and_change_them() {
+    let scenarios: Vec<Scenario> = (0..SEEDS).filter_map(keyed).collect();
+    let giving = scenarios
+        .iter()
+        .filter(|scenario| !scenario.key_limits.is_empty())
+        .count();
+    assert!(
+        giving * 5 >= scenarios.len(),
+        "{giving} of {}",
+        scenarios.len()
+    );
+    let mut changed = 0;
+    for scenario in scenarios
+        .iter()
+        .filter(|s| !s.key_limits.changes.is_empty())
+        .take(20)
+    {
+        let real = run(scenario, Target::Keyed).expect("a valid configuration");
+        changed += real
+            .records
+            .iter()
+            .filter(|record| matches!(record, Record::KeyLimitSet { accepted: true, .. }))
+            .count();
+        assert!(check(scenario, &real).is_empty(), "{:?}", scenario.id);
+    }
+    assert!(changed > 0, "no key's limit changed in a run");
+}
+
 /// A keyed scenario of `limit` permits per 10 ns from reading 0, with `callers` callers of
 /// `try_acquire` (their keys are in the records).
 fn scenario(limit: u32, callers: usize) -> Scenario {
@@ -202,6 +240,7 @@ fn scenario(limit: u32, callers: usize) -> Scenario {
     scenario.clock = ClockModel::ordinary(0);
     scenario.origin_choice = fixed_window::Origin::Creation;
     scenario.panicking_listeners.clear();
+    scenario.key_limits = KeyLimits::default();
     scenario.keys = Some(Population::Few {
         keys: 100,
         skewed: false,
