@@ -443,10 +443,11 @@ fn refusals(
     credentials
 }
 
-/// Adds to `callers` (kept in order of arrival) a few calls of `try_acquire` after each
-/// refusal of `credentials` has ended, later than the longest back-off between two
-/// connections and the slowest round trip, so that a process that does not make its
-/// connection anew shows it; drawn from a generator of their own.
+/// Adds to `callers` (kept in order of arrival) calls of `try_acquire` after each refusal of
+/// `credentials` has ended, later than the longest back-off between two connections and the
+/// slowest round trip: one or two processes each calling four to ten times, 50 to 400 ms
+/// apart, so that a process that does not make its connection anew, or waits too long before
+/// it does, shows it; drawn from a generator of their own.
 fn calls_after_refusals(
     seed: u64,
     credentials: &[(u64, Fault)],
@@ -476,17 +477,24 @@ fn calls_after_refusals(
         let Some(until) = refused_until(at, fault) else {
             continue;
         };
-        for _ in 0..rng.random_range(2..=8) {
-            added.push(SharedCaller {
-                arrival: until
-                    .saturating_add(after)
-                    .max(last)
-                    .saturating_add(rng.random_range(0..=2_000_000_000)),
-                process: rng.random_range(0..process_count),
-                key: rng.random_range(0..key_count),
-                waits: false,
-                weight: Weight::One,
-            });
+        // One or two processes calling every 50 to 400 ms for a while: a process that waits
+        // longer than it should before it connects anew is refused between two of them.
+        for _ in 0..rng.random_range(1..=2) {
+            let process = rng.random_range(0..process_count);
+            let mut arrival = until
+                .saturating_add(after)
+                .max(last)
+                .saturating_add(rng.random_range(0..=500_000_000));
+            for _ in 0..rng.random_range(4..=10) {
+                added.push(SharedCaller {
+                    arrival,
+                    process,
+                    key: rng.random_range(0..key_count),
+                    waits: false,
+                    weight: Weight::One,
+                });
+                arrival = arrival.saturating_add(rng.random_range(50_000_000..=400_000_000));
+            }
         }
     }
     // Stable: callers arriving at once keep the order they were drawn in.
