@@ -69,6 +69,9 @@
 //!   Before registering, [`register_call`](Protocol::register_call) and
 //!   [`registered`](Protocol::registered); an attempt made while not registered,
 //!   [`unregistered`](Protocol::unregistered).
+//! - [`renewal_wait`]: how long the connection layer waits, after the server refused this
+//!   client, before it makes a connection anew ([`RENEWAL_MIN`] doubled, at most
+//!   [`RENEWAL_MAX`]).
 //!
 //! Events and errors
 //! - [`SharedEvent`]: core's [`RateLimiterEvent`]s,
@@ -210,6 +213,8 @@ pub use crate::server::Server;
 mod service;
 pub use crate::service::{SharedRateLimitLayer, SharedRateLimitService, SharedServiceError};
 mod renewal;
+mod renewal_wait;
+pub use crate::renewal_wait::{RENEWAL_MAX, RENEWAL_MIN, renewal_wait};
 mod transport;
 mod unavailable;
 pub use crate::unavailable::{Unavailable, UnavailableKind};

@@ -22,14 +22,11 @@ use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisError, RedisResult, Value};
 use tokio::time::Instant;
 
+use crate::renewal_wait::renewal_wait;
+#[cfg(doc)]
+use crate::renewal_wait::{RENEWAL_MAX, RENEWAL_MIN};
 use crate::server::Server;
 use crate::unavailable::denied;
-
-/// The wait after a refused connection before a call makes another.
-pub(crate) const RENEWAL_MIN: Duration = Duration::from_millis(50);
-
-/// The longest wait between two renewals while the server keeps refusing.
-pub(crate) const RENEWAL_MAX: Duration = Duration::from_millis(500);
 
 /// The connection the calls go over, and the client it is made from.
 pub(crate) struct Renewal {
@@ -195,12 +192,10 @@ impl Renewal {
     }
 
     /// One more refusal (of a connection, or of a renewal): the next renewal waits
-    /// [`RENEWAL_MIN`] doubled per refusal before this one, at most [`RENEWAL_MAX`], from now.
+    /// [`renewal_wait`] of the refusals before this one ([`RENEWAL_MIN`] doubled per refusal,
+    /// at most [`RENEWAL_MAX`]), from now.
     fn back_off(&self) {
-        let refusals = self.refusals.fetch_add(1, Ordering::Relaxed);
-        let wait = RENEWAL_MIN
-            .saturating_mul(1 << refusals.min(16))
-            .min(RENEWAL_MAX);
+        let wait = renewal_wait(self.refusals.fetch_add(1, Ordering::Relaxed));
         *lock(&self.not_before) = Instant::now() + wait;
         self.due.store(true, Ordering::Release);
     }

@@ -3,6 +3,7 @@
 //! permit counted on a fixed origin, calls of each weight ending as only they can, and the
 //! changes of the limit.
 
+use crate::shared::faults::Refusal;
 use crate::shared::record::{
     DecisionDigest, FaultRecord, LimitOutcome, Loss, Purpose, RedirectKind, ReplyDigest,
     SharedOutcome, SharedRecord,
@@ -11,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 32] = [
+pub const SHARED_FEATURES: [&str; 35] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -44,10 +45,13 @@ pub const SHARED_FEATURES: [&str; 32] = [
     "failover_with_wait",
     "limit_learnt_in_background",
     "memory_met_limit_change",
+    "user_refused",
+    "permission_revoked",
+    "recovered_from_refusal",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
-const fn bit(feature: usize) -> u32 {
+const fn bit(feature: usize) -> u64 {
     1 << feature
 }
 
@@ -78,7 +82,10 @@ const fn bit(feature: usize) -> u32 {
 /// ([`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH)) was told of a newer limit.
 /// `memory_met_limit_change` when a call began on a key its process had found full (a window
 /// it may remember), after the process learnt a newer limit than that reply's and before the
-/// window opened: where a memory kept across the change would reject it.
+/// window opened: where a memory kept across the change would reject it. `user_refused` and
+/// `permission_revoked` when the server's access control began refusing the limiter's user
+/// (it does not exist; it may not run the commands), `recovered_from_refusal` when a process
+/// that had an attempt refused later had a permit counted by the server.
 ///
 /// # Examples
 ///
@@ -88,9 +95,9 @@ const fn bit(feature: usize) -> u32 {
 ///
 /// let scenario = SharedScenario::generate(&ScenarioId::seed(3));
 /// let mask = shared_features(&scenario, &run_shared(&scenario, None));
-/// assert!(u64::from(mask) < 1 << SHARED_FEATURES.len());
+/// assert!(mask < 1 << SHARED_FEATURES.len());
 /// ```
-pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
+pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut mask = 0;
     let fixed = scenario.origin.is_some();
     let clustered = scenario.cluster.is_some();
@@ -131,6 +138,14 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                 | FaultRecord::Migrated { .. }
                 | FaultRecord::ShardStalled { .. } => 0,
                 FaultRecord::ShardFailover { .. } => bit(24),
+                FaultRecord::AccessRefused {
+                    refusal: Refusal::NoUser,
+                    ..
+                } => bit(32),
+                FaultRecord::AccessRefused {
+                    refusal: Refusal::PermissionRevoked,
+                    ..
+                } => bit(33),
             },
             SharedRecord::RegistrationFailed { process, .. } => {
                 failed.push(*process);
@@ -163,11 +178,53 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
     if scenario.replication.is_some() {
         mask |= wait_features(run);
     }
-    mask
+    mask | recovery_features(run)
+}
+
+/// `recovered_from_refusal` (bit 34): a process whose attempt the server refused (or its
+/// connection answered with the refusal it kept) later had a permit counted by the server.
+fn recovery_features(run: &SharedRun) -> u64 {
+    // Each request's process, and the processes refused so far.
+    let mut processes: Vec<u16> = Vec::new();
+    let mut refused: Vec<u16> = Vec::new();
+    for record in &run.records {
+        match record {
+            SharedRecord::Sent {
+                request, process, ..
+            } => {
+                let index = *request as usize;
+                if processes.len() <= index {
+                    processes.resize(index + 1, u16::MAX);
+                }
+                processes[index] = *process;
+            }
+            SharedRecord::Lost {
+                request,
+                loss: Loss::Denied,
+                ..
+            } => {
+                if let Some(&process) = processes.get(*request as usize) {
+                    refused.push(process);
+                }
+            }
+            SharedRecord::Decided {
+                request: Some(request),
+                decision: DecisionDigest::Permitted { .. },
+                ..
+            } if processes
+                .get(*request as usize)
+                .is_some_and(|process| refused.contains(process)) =>
+            {
+                return bit(34);
+            }
+            _ => {}
+        }
+    }
+    0
 }
 
 /// The features of waiting for replicas (bits 27 to 29).
-fn wait_features(run: &SharedRun) -> u32 {
+fn wait_features(run: &SharedRun) -> u64 {
     let mut mask = 0;
     // Each request's caller, the requests whose `WAIT` counted a replica, and the callers
     // whose attempt's `WAIT` counted none (the attempt then decides with no request).
@@ -231,7 +288,7 @@ struct Window {
 }
 
 /// The limit-change features of `run` (bits 15 to 21, 25 and 30).
-fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
+fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut mask = 0;
     // Each request's purpose and caller, by id.
     let mut requests: Vec<(Purpose, Option<u32>)> = Vec::new();
@@ -340,7 +397,7 @@ struct FoundFull {
 
 /// Whether a call began on a key its process found full under an older version of the limit
 /// than the process holds by then, before that window opened (bit 31).
-fn memory_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
+fn memory_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     // Each request's version, each process's newest version sent, and each (process, key)'s
     // last window found full.
     let mut versions: Vec<u32> = Vec::new();

@@ -46,7 +46,7 @@ pub struct SharedCounts {
 }
 
 /// Every fault name a summary lists, zero or not.
-pub const FAULT_NAMES: [&str; 19] = [
+pub const FAULT_NAMES: [&str; 22] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -66,6 +66,9 @@ pub const FAULT_NAMES: [&str; 19] = [
     "registration_failed",
     "slots_migrated",
     "shard_failover",
+    "user_refused",
+    "permission_revoked",
+    "attempts_denied",
 ];
 
 impl AddAssign for SharedCounts {
@@ -112,6 +115,9 @@ fn count(local: &mut Summary<SharedTarget>, scenario: &SharedScenario, run: &Sha
             SharedRecord::Lost {
                 loss: Loss::Reply, ..
             } => "reply_lost",
+            SharedRecord::Lost {
+                loss: Loss::Denied, ..
+            } => "attempts_denied",
             SharedRecord::Executed {
                 reply: ReplyDigest::Error { noscript: true },
                 ..

@@ -4,6 +4,8 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+use fixed_window_redis::RENEWAL_MAX;
+
 use crate::shared::keyspace::MOST_LAG;
 use crate::shared::process::ProcessSpec;
 
@@ -46,6 +48,36 @@ pub enum Fault {
         /// How long it stays down.
         for_ns: u64,
     },
+    /// The server's access control refuses the limiter's user for `for_ns`, then takes it
+    /// again (the user re-created, the permission granted again).
+    Refuse {
+        /// What it refuses.
+        refusal: Refusal,
+        /// How long.
+        for_ns: u64,
+    },
+    /// The server restarts without persistence, down for `for_ns`, and comes back without
+    /// the limiter's user, which is provisioned `provisioned_ns` after it is back: until then
+    /// every connection is refused (`WRONGPASS`).
+    RestartWithoutUser {
+        /// How long it is down.
+        for_ns: u64,
+        /// How long after it is back the user is created.
+        provisioned_ns: u64,
+    },
+}
+
+/// What the server's access control refuses the limiter's user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    /// The user does not exist (deleted by `ACL DELUSER`, which closes its connections, or
+    /// not provisioned yet after a restart): every new connection is refused (`WRONGPASS`)
+    /// until it is created.
+    NoUser,
+    /// The user may no longer run the limiter's commands: each `EVALSHA` and `SCRIPT LOAD` is
+    /// refused (`NOPERM`) over the connection it came on, which stays open.
+    PermissionRevoked,
 }
 
 /// A scenario's faults.
@@ -55,7 +87,9 @@ pub struct Faults {
     pub request_loss_ppm: u32,
     /// Replies lost on the way back, per million.
     pub reply_loss_ppm: u32,
-    /// The planned faults, by virtual time.
+    /// The planned faults, each at its virtual time: in order of time, then the refusals of
+    /// the limiter's user (drawn apart), in order of time among themselves. A run takes them
+    /// all in order of time.
     pub planned: Vec<(u64, Fault)>,
 }
 
@@ -167,6 +201,64 @@ pub(crate) fn pick_faults(
     faults
 }
 
+/// The share of the scenarios with faults whose server also refuses the limiter's user for a
+/// while (about one scenario in eight of all).
+const CREDENTIALS_SHARE: f64 = 0.2;
+
+/// Draws, from a generator of its own (so that every other draw of `seed` stays what it
+/// was), the credentials faults of a scenario whose calls arrive over `span` nanoseconds: in
+/// about one scenario in eight, one or two refusals of the limiter's user (deleted, its
+/// permission revoked, a restart that comes back without it), each beginning within the first
+/// half of the traffic and lasting from a millisecond to three seconds, a few times longer
+/// than the longest back-off between two connections ([`RENEWAL_MAX`]) at most.
+pub(crate) fn pick_credentials(seed: u64, span: u64) -> Vec<(u64, Fault)> {
+    let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0xAC1_DE1E7E);
+    if !rng.random_bool(CREDENTIALS_SHARE) {
+        return Vec::new();
+    }
+    let most = u64::try_from(RENEWAL_MAX.as_nanos()).unwrap_or(u64::MAX) * 6;
+    let lasting = |rng: &mut ChaCha8Rng| match rng.random_range(0..3) {
+        // Shorter than the first back-off, or than a few of them.
+        0 => rng.random_range(1_000_000..=50_000_000),
+        1 => rng.random_range(50_000_000..=most / 3),
+        _ => rng.random_range(most / 3..=most),
+    };
+    let mut planned: Vec<(u64, Fault)> = (0..rng.random_range(1..=2))
+        .map(|_| {
+            let at = rng.random_range(0..=span / 2);
+            let fault = match rng.random_range(0..3) {
+                0 => Fault::Refuse {
+                    refusal: Refusal::NoUser,
+                    for_ns: lasting(&mut rng),
+                },
+                1 => Fault::Refuse {
+                    refusal: Refusal::PermissionRevoked,
+                    for_ns: lasting(&mut rng),
+                },
+                _ => Fault::RestartWithoutUser {
+                    for_ns: rng.random_range(0..=10_000_000),
+                    provisioned_ns: lasting(&mut rng),
+                },
+            };
+            (at, fault)
+        })
+        .collect();
+    planned.sort_by_key(|&(t, _)| t);
+    planned
+}
+
+/// When the refusal `fault` planned at `at` ends (virtual time), if it is one.
+pub(crate) fn refused_until(at: u64, fault: Fault) -> Option<u64> {
+    match fault {
+        Fault::Refuse { for_ns, .. } => Some(at.saturating_add(for_ns)),
+        Fault::RestartWithoutUser {
+            for_ns,
+            provisioned_ns,
+        } => Some(at.saturating_add(for_ns).saturating_add(provisioned_ns)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use core::time::Duration;
@@ -210,6 +302,9 @@ mod tests {
                     Fault::Flush => 6,
                     Fault::ClockStep { .. } => 7,
                     Fault::Crash { .. } => 8,
+                    Fault::Refuse { .. } | Fault::RestartWithoutUser { .. } => {
+                        unreachable!("drawn apart")
+                    }
                 };
                 kinds[kind] = true;
             }
@@ -242,5 +337,30 @@ mod tests {
             }
             assert!(faults.request_loss_ppm <= 300_000 && faults.reply_loss_ppm <= 300_000);
         }
+    }
+
+    #[test]
+    fn credentials_faults_begin_in_the_first_half_and_each_kind_is_drawn() {
+        let mut kinds = [false; 3];
+        let mut scenarios = 0;
+        for seed in 0..2_000 {
+            let planned = pick_credentials(seed, 4_000_000_000);
+            scenarios += usize::from(!planned.is_empty());
+            for &(at, fault) in &planned {
+                assert!(at <= 2_000_000_000);
+                let until = refused_until(at, fault).expect("a refusal");
+                assert!(until > at && until - at <= 3_010_000_000, "{fault:?}");
+                kinds[match fault {
+                    Fault::Refuse {
+                        refusal: Refusal::NoUser,
+                        ..
+                    } => 0,
+                    Fault::Refuse { .. } => 1,
+                    _ => 2,
+                }] = true;
+            }
+        }
+        assert!((300..500).contains(&scenarios), "{scenarios} of 2,000");
+        assert_eq!(kinds, [true; 3]);
     }
 }

@@ -43,7 +43,7 @@ mod keyspace;
 mod server;
 pub use crate::shared::server::Script;
 mod faults;
-pub use crate::shared::faults::{Fault, Faults};
+pub use crate::shared::faults::{Fault, Faults, Refusal};
 mod cluster;
 pub use crate::shared::cluster::{ClusterFault, ClusterSpec, SLOTS, crc16, key_slot};
 mod planted;

@@ -31,6 +31,11 @@
 //!   process for the whole run: it never registers, and every call it answers is
 //!   `Unavailable` (failing closed) or a permit counted nowhere (failing open).
 //!
+//! Refusals of the limiter's user (`oracle/credentials.rs`): once the server takes the user
+//! again, no attempt is refused later than the connection layer's longest back-off
+//! ([`RENEWAL_MAX`](fixed_window_redis::RENEWAL_MAX), on the process's clock) plus one
+//! one-way trip; an attempt refused ends by its fail policy with nothing counted.
+//!
 //! Liveness per node (`oracle/lanes.rs`): an attempt that waits for a script call waits only
 //! behind a call of its own hash slot, so one primary's trouble costs only its own keys.
 //!
@@ -54,6 +59,7 @@ use crate::shared::scenario::SharedScenario;
 
 mod calls;
 mod cluster;
+mod credentials;
 mod end;
 mod lanes;
 mod limits;
@@ -234,6 +240,8 @@ struct Checker<'s> {
     failovers: Vec<cluster::FailoverSeen>,
     /// What the liveness rule per node follows: attempts waiting, calls ending.
     lanes: lanes::Lanes,
+    /// The refusals of the limiter's user, and the requests refused.
+    refusals: credentials::Refusals,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -319,6 +327,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
             .collect(),
         failovers: Vec::new(),
         lanes: lanes::Lanes::of(scenario),
+        refusals: credentials::Refusals::default(),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -426,11 +435,8 @@ impl Checker<'_> {
             SharedRecord::Expired {
                 key, expires_at_ms, ..
             } => self.expired(key, *expires_at_ms),
-            &SharedRecord::Lost { request, .. }
-            | &SharedRecord::Late { request, .. }
-            | &SharedRecord::Held { request, .. } => {
-                self.request(request).faulted = true;
-            }
+            &SharedRecord::Lost { t, request, loss } => self.lost(t, request, Some(loss)),
+            &SharedRecord::Late { t, request } => self.lost(t, request, None),
             &SharedRecord::Registered { process, .. } => self.registered(process, true),
             &SharedRecord::Conflicted { process, .. } => {
                 self.refused_processes[process as usize] = true;
@@ -440,12 +446,14 @@ impl Checker<'_> {
                 let requests = std::mem::take(&mut self.registering[process as usize]);
                 self.unregistered[process as usize] = Some(requests);
             }
-            SharedRecord::TimedOut { .. } => {}
+            &SharedRecord::TimedOut { caller, .. } => self.timed_out(caller),
             SharedRecord::Acknowledged { .. } => self.acknowledged(record),
             // A migrated slot costs the attempt another round trip, as a flushed cache does, and
-            // a migrating one an `ASK` or a `TRYAGAIN`'s wait; an answer not followed is no
-            // fault, and explains nothing.
-            &SharedRecord::Redirected { request, .. } => self.request(request).faulted = true,
+            // a migrating one an `ASK` or a `TRYAGAIN`'s wait (an answer not followed is no
+            // fault, and explains nothing); a paused server or a stalled primary holds it.
+            &SharedRecord::Redirected { request, .. } | &SharedRecord::Held { request, .. } => {
+                self.request(request).faulted = true;
+            }
             &SharedRecord::Decided {
                 t,
                 caller,
@@ -453,7 +461,10 @@ impl Checker<'_> {
                 at,
                 request,
                 decision,
-            } => self.decided(t, caller, local, at, request, decision),
+            } => {
+                self.decided_after_refusal(caller, decision);
+                self.decided(t, caller, local, at, request, decision);
+            }
             SharedRecord::Shared { .. } => self.shared(record),
             &SharedRecord::Sleep { caller, until, .. } => self.slept(caller, until),
             &SharedRecord::Finish {

@@ -95,11 +95,16 @@ pub enum SharedPlantedBug {
     /// gets a permit without the local limiter, as under the fail-open policy, however many
     /// the process has granted in its window.
     ShareIgnored,
+    /// A connection the server refused kept for good: no new connection is made after a
+    /// refusal (as redis-rs's connection manager, which reconnects after I/O errors only),
+    /// so once the limiter's user was missing, every call is refused (`Denied`) although the
+    /// user is back.
+    NeverRecovers,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 23] = [
+    pub const ALL: [SharedPlantedBug; 24] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -123,6 +128,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::MemoryKeptAfterChange,
         SharedPlantedBug::WaitCountOffByOne,
         SharedPlantedBug::ShareIgnored,
+        SharedPlantedBug::NeverRecovers,
     ];
 
     /// Its name on the command line.
@@ -153,6 +159,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::MemoryKeptAfterChange => "memory-kept-after-change",
             SharedPlantedBug::WaitCountOffByOne => "wait-count-off-by-one",
             SharedPlantedBug::ShareIgnored => "share-ignored",
+            SharedPlantedBug::NeverRecovers => "never-recovers",
         }
     }
 
@@ -181,7 +188,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::OneCallInFlight
             | SharedPlantedBug::MemoryKeptAfterChange
             | SharedPlantedBug::WaitCountOffByOne
-            | SharedPlantedBug::ShareIgnored => SCRIPT,
+            | SharedPlantedBug::ShareIgnored
+            | SharedPlantedBug::NeverRecovers => SCRIPT,
         }
     }
 }
@@ -426,6 +434,7 @@ mod tests {
                     | SharedPlantedBug::MemoryKeptAfterChange
                     | SharedPlantedBug::WaitCountOffByOne
                     | SharedPlantedBug::ShareIgnored
+                    | SharedPlantedBug::NeverRecovers
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

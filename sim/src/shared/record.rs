@@ -8,6 +8,8 @@
 
 use serde::Serialize;
 
+use crate::shared::faults::Refusal;
+
 /// What a request asks of the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,6 +61,10 @@ pub enum Loss {
     Down,
     /// The client process crashed: any reply has nobody to go to.
     Crash,
+    /// The server refused this client (no such user, or no permission for the command), or
+    /// the client answered the refusal it keeps for its connection without sending: nothing
+    /// ran.
+    Denied,
 }
 
 /// What the limiter decided in one attempt, as [`Decision`](fixed_window_redis::Decision)
@@ -281,6 +287,15 @@ pub enum FaultRecord {
         /// When it continues (virtual time).
         until: u64,
     },
+    /// The server's (every primary's) access control refuses the limiter's user until
+    /// `until` (virtual time); a user deleted has its connections closed. A restart that comes
+    /// back without the user is a [`FaultRecord::Restart`] and this.
+    AccessRefused {
+        /// What it refuses.
+        refusal: Refusal,
+        /// When it takes the user again.
+        until: u64,
+    },
 }
 
 impl FaultRecord {
@@ -300,6 +315,14 @@ impl FaultRecord {
             FaultRecord::Migrated { .. } => "slots_migrated",
             FaultRecord::ShardFailover { .. } => "shard_failover",
             FaultRecord::ShardStalled { .. } => "shard_stalled",
+            FaultRecord::AccessRefused {
+                refusal: Refusal::NoUser,
+                ..
+            } => "user_refused",
+            FaultRecord::AccessRefused {
+                refusal: Refusal::PermissionRevoked,
+                ..
+            } => "permission_revoked",
         }
     }
 }

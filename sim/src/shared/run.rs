@@ -57,6 +57,7 @@ use crate::shared::server::{Command, Script, Server};
 
 mod calls;
 mod cluster;
+mod credentials;
 mod digest;
 mod faults;
 mod limits;
@@ -253,6 +254,15 @@ struct Connection {
     /// Waiting for replicas: per primary, until when a `WAIT` blocks the connection (the
     /// server reads nothing more of it meanwhile).
     blocked: Vec<(u8, u64)>,
+    /// Bumped at every connection made (a reset's reconnection, a renewal): the server
+    /// authenticates each by its first request.
+    session: u32,
+    /// The server's verdict on the last connection it authenticated: its session, and
+    /// whether it accepted it.
+    auth: Option<(u32, bool)>,
+    /// The refusal of its authentication the connection keeps: every request on it is
+    /// answered with it at once, until a renewal.
+    kept: Option<&'static str>,
 }
 
 #[derive(Debug)]
@@ -299,6 +309,8 @@ struct Process {
     pending_changes: Vec<u32>,
     /// The callers of each group of the batch in flight, in the order of its attempts.
     members: Vec<Vec<u32>>,
+    /// Its connection layer's bookkeeping of refusals.
+    renewing: credentials::Renewing,
 }
 
 #[derive(Debug)]
@@ -322,6 +334,11 @@ struct Request {
     acknowledged: Option<u32>,
     /// The epoch of the server (or primary) that ran it.
     epoch: u32,
+    /// The connection it went on (see [`Connection::session`]).
+    session: u32,
+    /// The refusal it was answered with: the server's access control, or the refusal its
+    /// connection keeps.
+    denied: Option<&'static str>,
 }
 
 struct Sim<'s> {
@@ -363,6 +380,10 @@ struct Sim<'s> {
     deferred: Vec<u16>,
     /// The replication the processes wait for, if they do.
     replication: Option<Rc<Replication>>,
+    /// Until when (virtual time) the limiter's user does not exist.
+    user_missing_until: u64,
+    /// Until when the limiter's user may not run its commands.
+    no_perm_until: u64,
 }
 
 /// Runs `scenario` with the real shared limiter, or with the planted bug `bug` in it.
@@ -454,6 +475,7 @@ impl<'s> Sim<'s> {
                 batch: Vec::new(),
                 pending_changes: Vec::new(),
                 members: Vec::new(),
+                renewing: credentials::Renewing::default(),
             })
             .collect();
         let calls = scenario
@@ -527,6 +549,8 @@ impl<'s> Sim<'s> {
             asking: None,
             deferred: Vec::new(),
             replication,
+            user_missing_until: 0,
+            no_perm_until: 0,
         }
     }
 

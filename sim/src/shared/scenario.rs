@@ -11,7 +11,7 @@ use fixed_window_redis::{Config, MAX_ORIGIN_MICROS};
 
 use crate::scenario::ScenarioId;
 use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
-use crate::shared::faults::{Faults, pick_faults};
+use crate::shared::faults::{Fault, Faults, pick_credentials, pick_faults, refused_until};
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{
     Misconfiguration, ProcessSpec, pick_processes, slow_down, with_local_shares,
@@ -239,6 +239,7 @@ impl SharedScenario {
         // Changes of the limit over the whole traffic (drawn before callers are cut, so a
         // shrink keeps them as they were).
         let limit_changes = pick_limit_changes(id.seed, limit, &processes, &callers);
+        let refused = refusals(id.seed, &faults, span, (&processes, &keys), &mut callers);
         let callers = match &id.kept {
             None => callers,
             Some(kept) => kept
@@ -261,14 +262,18 @@ impl SharedScenario {
             cluster: None,
             replication: None,
         };
-        scenario.draw_apart(&mut apart, span);
+        scenario.draw_apart(&mut apart, span, refused);
         scenario
     }
 
-    /// Draws the cluster, then the replication, each from a generator of its own.
-    fn draw_apart(&mut self, apart: &mut ChaCha8Rng, span: u64) {
+    /// Draws the cluster, then the replication, each from a generator of its own; adds the
+    /// refusals of the limiter's user drawn before.
+    fn draw_apart(&mut self, apart: &mut ChaCha8Rng, span: u64, refused: Vec<(u64, Fault)>) {
         self.draw_cluster(apart, span);
         self.replication = pick_replication(self.id.seed, &self.processes, span);
+        // After the others, so that a fault's index (which a cut names) stays what it was;
+        // the run takes every fault in order of time.
+        self.faults.planned.extend(refused);
     }
 
     /// Draws whether the scenario runs on a cluster (one in four, from a generator of its
@@ -418,6 +423,83 @@ fn pick_key(rng: &mut ChaCha8Rng, keys: usize) -> u16 {
         rng.random_range(0..keys)
     };
     u16::try_from(key).unwrap_or(0)
+}
+
+/// The refusals of the limiter's user in a scenario with `faults` (none in a healthy one)
+/// whose calls arrive over `span`, with calls after each has ended added to `callers`: from
+/// generators of their own.
+fn refusals(
+    seed: u64,
+    faults: &Faults,
+    span: u64,
+    (processes, keys): (&[ProcessSpec], &[String]),
+    callers: &mut Vec<SharedCaller>,
+) -> Vec<(u64, Fault)> {
+    if faults.healthy() {
+        return Vec::new();
+    }
+    let credentials = pick_credentials(seed, span);
+    calls_after_refusals(seed, &credentials, processes, keys.len(), callers);
+    credentials
+}
+
+/// Adds to `callers` (kept in order of arrival) calls of `try_acquire` after each refusal of
+/// `credentials` has ended, later than the longest back-off between two connections and the
+/// slowest round trip: one or two processes each calling four to ten times, 50 to 400 ms
+/// apart, so that a process that does not make its connection anew, or waits too long before
+/// it does, shows it; drawn from a generator of their own.
+fn calls_after_refusals(
+    seed: u64,
+    credentials: &[(u64, Fault)],
+    processes: &[ProcessSpec],
+    keys: usize,
+    callers: &mut Vec<SharedCaller>,
+) {
+    if credentials.is_empty() {
+        return;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0AF7_E2AC_CE55);
+    let slowest = processes
+        .iter()
+        .map(|p| 2 * (p.link.delay_ns + p.link.jitter_ns))
+        .max()
+        .unwrap_or(0);
+    let after = u64::try_from(fixed_window_redis::RENEWAL_MAX.as_nanos())
+        .unwrap_or(u64::MAX)
+        .saturating_add(100_000_000)
+        .saturating_add(slowest);
+    let process_count = u16::try_from(processes.len()).unwrap_or(1);
+    let key_count = u16::try_from(keys).unwrap_or(1).max(1);
+    // After every caller drawn before, so that their indices (which a cut names) stay.
+    let last = callers.last().map_or(0, |caller| caller.arrival);
+    let mut added = Vec::new();
+    for &(at, fault) in credentials {
+        let Some(until) = refused_until(at, fault) else {
+            continue;
+        };
+        // One or two processes calling every 50 to 400 ms for a while: a process that waits
+        // longer than it should before it connects anew is refused between two of them.
+        for _ in 0..rng.random_range(1..=2) {
+            let process = rng.random_range(0..process_count);
+            let mut arrival = until
+                .saturating_add(after)
+                .max(last)
+                .saturating_add(rng.random_range(0..=500_000_000));
+            for _ in 0..rng.random_range(4..=10) {
+                added.push(SharedCaller {
+                    arrival,
+                    process,
+                    key: rng.random_range(0..key_count),
+                    waits: false,
+                    weight: Weight::One,
+                });
+                arrival = arrival.saturating_add(rng.random_range(50_000_000..=400_000_000));
+            }
+        }
+    }
+    // Stable: callers arriving at once keep the order they were drawn in.
+    added.sort_by_key(|caller| caller.arrival);
+    callers.extend(added);
 }
 
 #[allow(

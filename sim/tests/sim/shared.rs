@@ -321,11 +321,12 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
                 )
             })
             .count();
-        let state_lost = scenario
-            .faults
-            .planned
-            .iter()
-            .any(|(_, f)| matches!(f, Fault::Restart { .. } | Fault::Failover { .. }));
+        let state_lost = scenario.faults.planned.iter().any(|(_, f)| {
+            matches!(
+                f,
+                Fault::Restart { .. } | Fault::RestartWithoutUser { .. } | Fault::Failover { .. }
+            )
+        });
         // Once the limit is changed, a newer version of it supersedes any configured limit: a
         // process configured apart only by its limit then registers, adopting the new one.
         let superseded = scenario.limit_changes.iter().any(|c| c.limit > 0)

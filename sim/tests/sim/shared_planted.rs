@@ -191,3 +191,10 @@ fn a_local_share_ignored_is_caught_by_its_bound() {
     assert_eq!(check_shared(&scenario, &run_shared(&scenario, None)), []);
     assert_caught(SharedPlantedBug::ShareIgnored, Invariant::Unavailable);
 }
+
+#[test]
+fn a_refused_connection_kept_for_good_is_caught() {
+    // Once the user is back, the planted process still answers every call with the refusal
+    // its connection kept: later than the back-off's bound.
+    assert_caught(SharedPlantedBug::NeverRecovers, Invariant::Liveness);
+}

@@ -67,12 +67,13 @@ impl Checker<'_> {
         };
         let counted = self.shares.entry((process, key, window)).or_default();
         let used = *counted;
-        let full = used + n > share;
+        // In 64 bits: a share and a weight near `u32::MAX` add up past it.
+        let full = u64::from(used) + u64::from(n) > u64::from(share);
         match decision {
             DecisionDigest::FailedOpen { .. } => {
-                *counted += n;
-                let used = used + n;
-                if used > share {
+                *counted = counted.saturating_add(n);
+                let used = u64::from(used) + u64::from(n);
+                if used > u64::from(share) {
                     self.report(Invariant::Unavailable, Some(caller), || {
                         format!("{used} permits granted without the server to key {key} in window {window} of process {process}'s grid, over its share of {share}")
                     });

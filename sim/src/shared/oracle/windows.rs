@@ -344,6 +344,7 @@ impl Checker<'_> {
             | FaultRecord::Migrating { .. }
             | FaultRecord::KeysMigrated { .. }
             | FaultRecord::ShardStalled { .. } => {}
+            &FaultRecord::AccessRefused { until, .. } => self.access_refused(t, until),
             FaultRecord::Migrated { .. } | FaultRecord::ShardFailover { .. } => {
                 self.cluster_fault(t, fault);
             }

@@ -4,7 +4,7 @@
 use fixed_window_redis::{LocalShare, UnavailableKind};
 
 use super::{Event, Owner, Sim, config, protocol};
-use crate::shared::faults::Fault;
+use crate::shared::faults::{Fault, Refusal};
 use crate::shared::record::{EventDigest, FaultRecord, Loss, SharedOutcome, SharedRecord};
 use crate::shared::server::Command;
 
@@ -23,24 +23,27 @@ impl Sim<'_> {
                 self.queue.push(until, Event::Resume);
                 FaultRecord::Pause { until }
             }
-            Fault::Restart { for_ns } => {
-                self.server.restart();
-                if let Some(cluster) = &mut self.cluster {
-                    cluster.restart();
+            Fault::Restart { for_ns } => self.restart(for_ns),
+            Fault::Refuse { refusal, for_ns } => {
+                let until = t + for_ns;
+                match refusal {
+                    Refusal::NoUser => self.refuse_user(until),
+                    Refusal::PermissionRevoked => self.revoke_permission(until),
                 }
-                self.down_until = t + for_ns;
-                self.paused_until = None;
-                for request in std::mem::take(&mut self.backlog) {
-                    self.records.push(SharedRecord::Lost {
-                        t,
-                        request,
-                        loss: Loss::Down,
-                    });
+                FaultRecord::AccessRefused { refusal, until }
+            }
+            Fault::RestartWithoutUser {
+                for_ns,
+                provisioned_ns,
+            } => {
+                let restart = self.restart(for_ns);
+                self.records.push(SharedRecord::Fault { t, fault: restart });
+                let until = t + for_ns + provisioned_ns;
+                self.refuse_user(until);
+                FaultRecord::AccessRefused {
+                    refusal: Refusal::NoUser,
+                    until,
                 }
-                for process in 0..self.processes.len() {
-                    self.reset(u16::try_from(process).unwrap_or(0));
-                }
-                FaultRecord::Restart { until: t + for_ns }
             }
             Fault::Failover { lag, keeps_scripts } => {
                 let undone = self.server.failover(usize::from(lag), keeps_scripts, t);
@@ -82,6 +85,29 @@ impl Sim<'_> {
         self.records.push(SharedRecord::Fault { t, fault: record });
     }
 
+    /// A restart without persistence, down for `for_ns`: what was on every connection is
+    /// lost.
+    fn restart(&mut self, for_ns: u64) -> FaultRecord {
+        let t = self.now;
+        self.server.restart();
+        if let Some(cluster) = &mut self.cluster {
+            cluster.restart();
+        }
+        self.down_until = t + for_ns;
+        self.paused_until = None;
+        for request in std::mem::take(&mut self.backlog) {
+            self.records.push(SharedRecord::Lost {
+                t,
+                request,
+                loss: Loss::Down,
+            });
+        }
+        for process in 0..self.processes.len() {
+            self.reset(u16::try_from(process).unwrap_or(0));
+        }
+        FaultRecord::Restart { until: t + for_ns }
+    }
+
     /// The trace ids whose permits a write undone by a failover took back: a batch's write
     /// of a counter holds the permits of each of its attempts on that key, given newest
     /// first as the writes are (so the last names the key's state before the batch).
@@ -112,6 +138,9 @@ impl Sim<'_> {
         p.connection.last_to_client = 0;
         p.connection.last_write.clear();
         p.connection.blocked.clear();
+        // The connection manager connects again: the server authenticates the new connection.
+        p.connection.session += 1;
+        p.connection.kept = None;
         if let Some(cluster) = &mut self.cluster {
             // The cluster connection reconnects, reading the slot table again.
             cluster.refresh(process);
@@ -162,8 +191,12 @@ impl Sim<'_> {
         p.registering = None;
         p.refreshing = None;
         p.unregistered = None;
-        // It connects again as it restarts: its new connection has written nothing.
+        // It connects again as it restarts: its new connection has written nothing, and the
+        // server authenticates it; its connection layer starts afresh.
         p.connection.last_write.clear();
+        p.connection.session += 1;
+        p.connection.kept = None;
+        p.renewing = super::credentials::Renewing::default();
         p.remembered_past_end.clear();
         p.protocol = protocol(self.scenario, process as usize);
         // A new process: its local share starts empty.

@@ -334,3 +334,53 @@ fn a_process_with_nothing_remembered_on_one_node_reads_nothing_in_the_background
     }
     assert_eq!(sent(&scenario, Purpose::Refresh), 0);
 }
+
+/// One process whose user is deleted at 2 ms for 100 ms: calls during the refusal, and calls
+/// at `after` (virtual times).
+fn refused_user(after: &[u64]) -> SharedScenario {
+    let mut scenario = one_process(3, 100);
+    for &arrival in after {
+        scenario.callers.push(SharedCaller {
+            arrival,
+            ..scenario.callers[0]
+        });
+    }
+    for caller in &mut scenario.callers[..3] {
+        caller.arrival += 1_000_000;
+    }
+    scenario.faults.planned = vec![(
+        2_000_000,
+        Fault::Refuse {
+            refusal: crate::shared::faults::Refusal::NoUser,
+            for_ns: 100_000_000,
+        },
+    )];
+    scenario
+}
+
+#[test]
+fn a_deleted_user_is_refused_then_the_process_connects_anew_and_decides() {
+    // The calls during the refusal fail `Denied` (fail closed), the first call after it may
+    // meet the refusal the connection kept, and the calls half a second later are counted.
+    let scenario = refused_user(&[150_000_000, 800_000_000, 801_000_000]);
+    let run = run_shared(&scenario, None);
+    assert_eq!(check_shared(&scenario, &run), []);
+    let outcomes = outcomes(&scenario);
+    assert_eq!(outcomes[..3], [SharedOutcome::Unavailable; 3]);
+    assert!(
+        outcomes[4..]
+            .iter()
+            .all(|outcome| matches!(outcome, SharedOutcome::Permitted { remaining: Some(_) })),
+        "{outcomes:?}"
+    );
+    // The planted client keeps its refused connection: refused for good, which the oracle
+    // reports as a process not recovering.
+    let planted = run_shared(&scenario, Some(SharedPlantedBug::NeverRecovers));
+    let violations = check_shared(&scenario, &planted);
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.invariant == Invariant::Liveness),
+        "{violations:?}"
+    );
+}

@@ -244,11 +244,13 @@ impl Sim<'_> {
             _ => vec![None],
         };
         let ids = u32::try_from(callers.len()).unwrap_or(1);
+        let kept = self.before_send(process);
         let (limit, version) = carried(&command);
         let mut route = self.route(process, owner, &command);
         let asking = route.asking.is_some();
         let p = &mut self.processes[process as usize];
         let (connection, generation) = (p.connection.generation, p.generation);
+        let session = p.connection.session;
         let mut command = Some(command);
         for (id, caller) in (request..).zip(callers) {
             self.requests.push(Request {
@@ -264,6 +266,8 @@ impl Sim<'_> {
                 migration: None,
                 acknowledged: None,
                 epoch: 0,
+                session,
+                denied: None,
             });
             self.records.push(SharedRecord::Sent {
                 t: self.now,
@@ -279,6 +283,11 @@ impl Sim<'_> {
                 },
             });
         }
+        if let Some(refusal) = kept {
+            self.refuse_locally(request, refusal);
+            return request;
+        }
+        let p = &mut self.processes[process as usize];
         let mut delay = link.delay_ns + self.rng.random_range(0..=link.jitter_ns);
         if std::mem::take(&mut p.connection.reconnect) {
             delay += 2 * link.delay_ns;
@@ -370,6 +379,12 @@ impl Sim<'_> {
             self.lose(request, Loss::Down);
             self.requests[request as usize].refused = true;
             self.reply(request);
+            return;
+        }
+        if self.requests[request as usize].command.is_some()
+            && let Some(refusal) = self.access_refusal(request)
+        {
+            self.refuse_at_server(request, refusal);
             return;
         }
         let r = &self.requests[request as usize];
@@ -488,6 +503,10 @@ impl Sim<'_> {
             self.lose(request, loss);
             return;
         }
+        if let Some(refusal) = self.requests[request as usize].denied {
+            // The connection keeps a refused authentication whether anyone waits for it.
+            self.keep_refusal(request, refusal);
+        }
         if self.waiting_attempt(request).is_none() {
             for id in self.ids(request) {
                 self.records.push(SharedRecord::Late {
@@ -503,10 +522,18 @@ impl Sim<'_> {
             self.failed(owner, UnavailableKind::Connection, "connection refused");
             return;
         }
+        if let Some(refusal) = r.denied {
+            self.refusal_received(request);
+            self.failed(owner, UnavailableKind::Denied, refusal);
+            return;
+        }
         let reply = self.requests[request as usize]
             .reply
             .take()
             .unwrap_or(Reply::Nil);
+        if !matches!(reply, Reply::Error(_)) {
+            self.answer_received(self.requests[request as usize].process);
+        }
         let Some(attempt) = self.waiting_attempt(request) else {
             return;
         };

@@ -1,0 +1,148 @@
+//! The server's access control, and how a process makes its connection anew after a
+//! refusal, as the limiter's connection layer does (`redis/src/renewal.rs`).
+//!
+//! The server authenticates each connection by the first request it reads of it: while the
+//! limiter's user does not exist, it refuses it (`WRONGPASS`), and the connection keeps that
+//! refusal: every later request on it is answered with it at once, without being sent, as
+//! redis-rs's connection manager answers once its reconnection was refused. While the user may
+//! not run the limiter's commands, each command is refused (`NOPERM`) over a connection that
+//! stays open. Deleting the user closes its connections.
+//!
+//! A process takes note of each refusal that reaches it: the first while no renewal is due
+//! makes one due after the product's [`renewal_wait`] of the refusals before it (on the
+//! process's clock); any answer that is not an error ends the back-off. The first request sent
+//! once the renewal is due and its wait has passed makes a new connection (one more round
+//! trip), which the server authenticates afresh.
+
+use fixed_window_redis::renewal_wait;
+
+use super::{Event, Sim};
+use crate::shared::planted::SharedPlantedBug;
+use crate::shared::record::Loss;
+
+/// The server's answer to a connection whose user does not exist.
+pub(super) const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// The server's answer to a command the user may not run.
+pub(super) const NOPERM: &str = "NOPERM User sim has no permissions to run the 'evalsha' command";
+
+/// A process's bookkeeping of refusals, as the limiter's connection layer keeps it.
+#[derive(Debug, Default)]
+pub(super) struct Renewing {
+    /// Refusals since the last answer that was not one: the back-off's exponent.
+    refusals: u32,
+    /// A new connection is due, once `not_before` has passed.
+    due: bool,
+    /// The reading of the process's clock from which the new connection may be made.
+    not_before: fixed_window::Instant,
+}
+
+impl Sim<'_> {
+    /// Before `process` sends a request: makes a new connection if a renewal is due and its
+    /// wait has passed (the request then authenticates it), or returns the refusal its
+    /// connection keeps, which answers the request at once.
+    pub(super) fn before_send(&mut self, process: u16) -> Option<&'static str> {
+        let now = self.local(process);
+        // The planted client keeps its refused connection.
+        let renews = self.planted != Some(SharedPlantedBug::NeverRecovers);
+        let p = &mut self.processes[process as usize];
+        if renews && p.renewing.due && now >= p.renewing.not_before {
+            p.renewing.due = false;
+            p.connection.session += 1;
+            p.connection.reconnect = true;
+            p.connection.kept = None;
+            return None;
+        }
+        p.connection.kept
+    }
+
+    /// Answers `request` at once with the refusal its connection keeps: nothing is sent.
+    pub(super) fn refuse_locally(&mut self, request: u32, refusal: &'static str) {
+        self.lose(request, Loss::Denied);
+        self.requests[request as usize].denied = Some(refusal);
+        self.queue.push(self.now, Event::AtClient(request));
+    }
+
+    /// At the server, as it reads `request`: the refusal of its access control, if any. The
+    /// first request of a connection authenticates it.
+    pub(super) fn access_refusal(&mut self, request: u32) -> Option<&'static str> {
+        let (process, session) = {
+            let r = &self.requests[request as usize];
+            (r.process, r.session)
+        };
+        let user_missing = self.now < self.user_missing_until;
+        let connection = &mut self.processes[process as usize].connection;
+        let authenticated = match connection.auth {
+            Some((known, accepted)) if known == session => accepted,
+            // A connection made before the last one authenticated: it was accepted when made
+            // (deleting the user closes every connection).
+            Some((known, _)) if known > session => true,
+            _ => {
+                connection.auth = Some((session, !user_missing));
+                !user_missing
+            }
+        };
+        if !authenticated {
+            Some(WRONGPASS)
+        } else if self.now < self.no_perm_until {
+            Some(NOPERM)
+        } else {
+            None
+        }
+    }
+
+    /// Refuses `request` at the server: nothing runs, the refusal goes back.
+    pub(super) fn refuse_at_server(&mut self, request: u32, refusal: &'static str) {
+        self.lose(request, Loss::Denied);
+        self.requests[request as usize].denied = Some(refusal);
+        self.reply(request);
+    }
+
+    /// A refusal of `request` reached its process: a refused authentication is kept by its
+    /// connection (if it is still the one in use), whether an attempt waits for it or not, as
+    /// the connection manager keeps its refused reconnection.
+    pub(super) fn keep_refusal(&mut self, request: u32, refusal: &'static str) {
+        let (process, session) = {
+            let r = &self.requests[request as usize];
+            (r.process, r.session)
+        };
+        let connection = &mut self.processes[process as usize].connection;
+        if refusal == WRONGPASS && session == connection.session {
+            connection.kept = Some(refusal);
+        }
+    }
+
+    /// A refusal of `request` reached the attempt waiting for it: the first while no renewal
+    /// is due makes one due after the back-off. (A refusal whose attempt timed out first is
+    /// not seen by the connection layer, as the limiter drops a call at its timeout; the
+    /// refusal the connection keeps answers the next call, which sees it.)
+    pub(super) fn refusal_received(&mut self, request: u32) {
+        let process = self.requests[request as usize].process;
+        let now = self.local(process);
+        let renewing = &mut self.processes[process as usize].renewing;
+        if !renewing.due {
+            renewing.not_before = now.saturating_add(renewal_wait(renewing.refusals));
+            renewing.refusals = renewing.refusals.saturating_add(1);
+            renewing.due = true;
+        }
+    }
+
+    /// An answer that is not an error reached `process`: the back-off ends.
+    pub(super) fn answer_received(&mut self, process: u16) {
+        self.processes[process as usize].renewing.refusals = 0;
+    }
+
+    /// The server refuses the limiter's user until `until`: a user that does not exist has
+    /// its connections closed.
+    pub(super) fn refuse_user(&mut self, until: u64) {
+        self.user_missing_until = self.user_missing_until.max(until);
+        for process in 0..self.processes.len() {
+            self.reset(u16::try_from(process).unwrap_or(0));
+        }
+    }
+
+    /// The server refuses the limiter's commands until `until`.
+    pub(super) fn revoke_permission(&mut self, until: u64) {
+        self.no_perm_until = self.no_perm_until.max(until);
+    }
+}
