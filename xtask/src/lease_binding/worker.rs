@@ -1,11 +1,15 @@
 //! One leasing process of `cargo xtask lease-binding`: a shared limiter leasing shares of key
-//! `hot`, its threads asking for permits as fast as they can through a span of whole windows,
-//! each sleeping out a rejection until the window may have ended.
+//! `hot`, its threads asking for permits as fast as they can (or paced) through a span of whole
+//! windows, each sleeping out a rejection until the window may have ended.
 //!
-//! It prints one line per window of the span: `window granted rejected last_grant_us`, the
-//! window's index in the span, the permits this process was granted in it, the rejections it
-//! met there, and how far into the window (µs) its last permit came.
+//! It prints one line per window of the span: `window granted rejected last_grant_us
+//! unavailable ambiguous`, the window's index in the span, the permits this process was
+//! granted in it, the rejections it met there, how far into the window (µs) its last permit
+//! came, the attempts the server did not decide in time (a lost reply: any share it carried is
+//! dropped), and the permits whose window the wall clock read before and after the attempt
+//! disagree on (a thread stalled for a large part of a window around it).
 
+use std::io::Write as _;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -34,6 +38,9 @@ pub struct Args {
     /// Windows in the span.
     #[arg(long)]
     pub windows: usize,
+    /// Microseconds each thread leaves between its permits (0: none, as fast as it can).
+    #[arg(long, default_value_t = 0)]
+    pub interval_us: u64,
 }
 
 /// The configuration every process of the workload shares: windows of a second aligned to
@@ -57,6 +64,10 @@ pub struct Seen {
     pub rejected: u64,
     /// Microseconds into the window of the last permit granted in it.
     pub last_grant_us: u64,
+    /// Attempts the server did not decide (`SharedError::Unavailable`).
+    pub unavailable: u64,
+    /// Permits counted here whose window is uncertain (see [`permit_window`]).
+    pub ambiguous: u64,
 }
 
 /// Runs the worker: asks until the span ends, then prints its windows.
@@ -70,8 +81,15 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         return Err("lease-binding-worker: --threads 1..=64, --windows 1..=600".into());
     }
     let client = redis::Client::open(args.url.as_str()).map_err(|err| err.to_string())?;
-    let limiter = SharedRateLimiter::connect_blocking(config(args.limit, args.share)?, client)
-        .map_err(|err| format!("connecting: {err}"))?;
+    // A loaded machine can miss the connection's timeout: a few tries, then give up.
+    let mut tries = 0;
+    let limiter = loop {
+        match SharedRateLimiter::connect_blocking(config(args.limit, args.share)?, client.clone()) {
+            Ok(limiter) => break limiter,
+            Err(err) if tries >= 4 => return Err(format!("connecting: {err}")),
+            Err(_) => tries += 1,
+        }
+    };
     let span = Span {
         start_us: args.start * 1_000_000,
         windows: args.windows,
@@ -79,7 +97,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let seen = Mutex::new(vec![Seen::default(); args.windows]);
     let outcome: Result<(), Failure> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..args.threads)
-            .map(|_| scope.spawn(|| ask(&limiter, span, &seen)))
+            .map(|_| scope.spawn(|| ask(&limiter, span, args.interval_us, &seen)))
             .collect();
         workers.into_iter().try_for_each(|worker| {
             worker
@@ -91,11 +109,14 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     let seen = seen
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut out = std::io::stdout().lock();
     for (window, seen) in seen.iter().enumerate() {
-        println!(
-            "{window} {} {} {}",
-            seen.granted, seen.rejected, seen.last_grant_us
-        );
+        writeln!(
+            out,
+            "{window} {} {} {} {} {}",
+            seen.granted, seen.rejected, seen.last_grant_us, seen.unavailable, seen.ambiguous
+        )
+        .map_err(|err| format!("writing the windows: {err}"))?;
     }
     Ok(())
 }
@@ -143,12 +164,19 @@ fn permit_window(span: Span, now_us: u64, reset: Duration) -> Option<usize> {
     span.window(end.checked_sub(period)?)
 }
 
-/// One thread: waits for the span, then asks until it ends.
-fn ask(limiter: &SharedRateLimiter, span: Span, seen: &Mutex<Vec<Seen>>) -> Result<(), Failure> {
+/// One thread: waits for the span, then asks until it ends, a permit every `interval_us` at
+/// most (on a schedule kept from the window's first permit, so a late wake-up is caught up).
+fn ask(
+    limiter: &SharedRateLimiter,
+    span: Span,
+    interval_us: u64,
+    seen: &Mutex<Vec<Seen>>,
+) -> Result<(), Failure> {
     let now = unix_us();
     if now < span.start_us {
         std::thread::sleep(Duration::from_micros(span.start_us - now));
     }
+    let mut next_us = span.start_us;
     // Bounded in time (the span) and in count.
     for _ in 0..100_000_000_u64 {
         let now = unix_us();
@@ -161,14 +189,27 @@ fn ask(limiter: &SharedRateLimiter, span: Span, seen: &Mutex<Vec<Seen>>) -> Resu
                     .reset_after()
                     .ok_or("a permit nobody counted (the server failed)")?;
                 let after = unix_us();
-                if let Some(window) = permit_window(span, after, reset) {
+                // The window by the clock read before the attempt, which a stall after the
+                // decision cannot move; the one read after disagrees only if the thread
+                // stalled around the attempt for about half a window.
+                if let Some(window) = permit_window(span, now, reset) {
                     let begun = span.start_us + window as u64 * period_us();
                     let mut seen = seen
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
                     let entry = &mut seen[window];
                     entry.granted += 1;
-                    entry.last_grant_us = entry.last_grant_us.max(after.saturating_sub(begun));
+                    entry.last_grant_us = entry.last_grant_us.max(now.saturating_sub(begun));
+                    if permit_window(span, after, reset) != Some(window) {
+                        entry.ambiguous += 1;
+                    }
+                }
+                if interval_us > 0 {
+                    next_us += interval_us;
+                    let now = unix_us();
+                    if next_us > now {
+                        std::thread::sleep(Duration::from_micros(next_us - now));
+                    }
                 }
             }
             Err(err @ SharedError::Limited(_)) => {
@@ -180,6 +221,16 @@ fn ask(limiter: &SharedRateLimiter, span: Span, seen: &Mutex<Vec<Seen>>) -> Resu
                 let wait = err.retry_after().unwrap_or(Duration::from_millis(1));
                 let left = Duration::from_micros(span.end_us().saturating_sub(unix_us()));
                 std::thread::sleep(wait.min(left));
+                next_us = unix_us();
+            }
+            // The server did not answer in time (a loaded machine): counted, and the run goes
+            // on; the window's bound grows by the share the lost reply may have carried.
+            Err(SharedError::Unavailable { .. }) => {
+                if let Some(window) = span.window(now) {
+                    seen.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)[window]
+                        .unavailable += 1;
+                }
             }
             Err(err) => return Err(format!("try_acquire: {err}")),
         }
