@@ -10,6 +10,8 @@
 //!   - `shared-wait-1`: the same, configured `with_wait_for_replicas(1)`: `WAIT 1` pipelined
 //!     with each `EVALSHA`, the permit granted once the slot's replica acknowledged the count
 //!     (cluster only: the single node has no replica);
+//!   - `leased`: the shared limiter under `Config::with_lease(Lease::new(64))`: one lease call
+//!     per 64 permits of a key, the rest granted in the process;
 //!   - `envoy`: envoy's pattern, `INCRBY` and `EXPIRE` pipelined in one round trip on
 //!     `envoy:{<key>}:<window>` (the hash tag keeps the pipeline in one slot);
 //!
@@ -25,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, measurement::WallTime};
-use fixed_window_redis::{Config, SharedRateLimiter};
+use fixed_window_redis::{Config, Lease, SharedRateLimiter};
 use fixed_window_redis_test::{RedisCluster, RedisServer};
 use fixed_window_redis_tests::connect_when_replicated;
 use redis::aio::{ConnectionLike, ConnectionManager};
@@ -154,8 +156,16 @@ fn capacity(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// The patterns over a cluster: the shared limiter, the same waiting for a replica, envoy's.
-async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern, Pattern) {
+/// The configuration of the `leased` rows: shares of at most 64 permits.
+fn leased_config() -> Config {
+    Config::of("bench-leased", OPEN, HOUR)
+        .expect("config")
+        .with_lease(Lease::new(64).expect("a share"))
+}
+
+/// The patterns over a cluster: the shared limiter, the same waiting for a replica, envoy's,
+/// and the shared limiter leasing.
+async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern, Pattern, Pattern) {
     let client = cluster.client().expect("a cluster client");
     let config = Config::of("bench", OPEN, HOUR).expect("config");
     let limiter = SharedRateLimiter::connect(config, client.clone())
@@ -167,6 +177,9 @@ async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern, Pattern) {
     let waiting = connect_when_replicated(&waiting, &client)
         .await
         .expect("connect to the cluster, waiting for a replica");
+    let leased = SharedRateLimiter::connect(leased_config(), client.clone())
+        .await
+        .expect("connect to the cluster, leasing");
     let connection = client
         .get_async_connection()
         .await
@@ -175,6 +188,7 @@ async fn on_cluster(cluster: &RedisCluster) -> (Pattern, Pattern, Pattern) {
         Pattern::Shared(Arc::new(limiter)),
         Pattern::Shared(Arc::new(waiting)),
         Pattern::EnvoyCluster(connection),
+        Pattern::Shared(Arc::new(leased)),
     )
 }
 
@@ -201,7 +215,8 @@ fn bench_all(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let (shared_cluster, waiting_cluster, envoy_cluster) = runtime.block_on(on_cluster(&cluster));
+    let (shared_cluster, waiting_cluster, envoy_cluster, leased_cluster) =
+        runtime.block_on(on_cluster(&cluster));
     let (shared_node, envoy_node) = runtime.block_on(on_node(&server));
 
     let mut group = c.benchmark_group("redis-cluster-permit");
@@ -213,6 +228,7 @@ fn bench_all(c: &mut Criterion) {
         &waiting_cluster,
     );
     bench_keys(&mut group, &runtime, ("envoy", "cluster"), &envoy_cluster);
+    bench_keys(&mut group, &runtime, ("leased", "cluster"), &leased_cluster);
     bench_keys(&mut group, &runtime, ("shared", "node"), &shared_node);
     bench_keys(&mut group, &runtime, ("envoy", "node"), &envoy_node);
     group.finish();

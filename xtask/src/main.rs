@@ -5,6 +5,7 @@
 mod bench;
 mod cargo;
 mod ci;
+mod lease_binding;
 mod models;
 mod mutants;
 mod report;
@@ -39,6 +40,12 @@ enum Command {
     /// Measure what a decision costs the Redis server: envoy's pair, the floor script and the
     /// shared limiter's script, from `INFO commandstats` and the main thread's CPU.
     ServerCost(server_cost::Args),
+    /// Measure leased shares where the limit binds: processes leasing on one key, the permits
+    /// granted per window against the limit and the bound, and the server's cost per permit.
+    LeaseBinding(lease_binding::Args),
+    /// One leasing process of `lease-binding` (started by it).
+    #[command(hide = true)]
+    LeaseBindingWorker(lease_binding::WorkerArgs),
     /// Run everything CI runs.
     Ci(ci::Args),
 }
@@ -52,6 +59,8 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(&args),
         Command::Mutants(args) => mutants::run(&args),
         Command::ServerCost(args) => server_cost::run(&args),
+        Command::LeaseBinding(args) => lease_binding::run(&args),
+        Command::LeaseBindingWorker(args) => lease_binding::run_worker(&args),
         Command::Ci(args) => ci::run(&args),
     };
     match result {

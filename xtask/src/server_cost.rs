@@ -458,7 +458,7 @@ fn drive(
 }
 
 /// `used_cpu_sys_main_thread + used_cpu_user_main_thread`, in seconds.
-fn main_thread_cpu(admin: &mut redis::Connection) -> Result<f64, Failure> {
+pub(crate) fn main_thread_cpu(admin: &mut redis::Connection) -> Result<f64, Failure> {
     let info: String = redis::cmd("INFO")
         .arg("cpu")
         .query(admin)
@@ -473,7 +473,7 @@ fn main_thread_cpu(admin: &mut redis::Connection) -> Result<f64, Failure> {
 }
 
 /// The calls and microseconds of `command` in an `INFO commandstats` text.
-fn command_stats(stats: &str, command: &str) -> Option<(u64, u64)> {
+pub(crate) fn command_stats(stats: &str, command: &str) -> Option<(u64, u64)> {
     let line = stats
         .lines()
         .find_map(|line| line.strip_prefix(&format!("cmdstat_{command}:")))?;
@@ -485,7 +485,7 @@ fn command_stats(stats: &str, command: &str) -> Option<(u64, u64)> {
     Some((field("calls")?, field("usec")?))
 }
 
-fn server_version(admin: &mut redis::Connection) -> Result<String, Failure> {
+pub(crate) fn server_version(admin: &mut redis::Connection) -> Result<String, Failure> {
     let info: String = redis::cmd("INFO")
         .arg("server")
         .query(admin)
