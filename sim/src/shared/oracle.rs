@@ -43,7 +43,7 @@
 //! whose reply was lost is judged by what the server did: the trace says whether it ran.
 //! Failovers that undo a change restore the configuration before it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use fixed_window_spec::{Count, Grid};
 
@@ -56,6 +56,7 @@ mod calls;
 mod cluster;
 mod end;
 mod lanes;
+mod lease;
 mod limits;
 mod local_share;
 mod requests;
@@ -234,6 +235,15 @@ struct Checker<'s> {
     failovers: Vec<cluster::FailoverSeen>,
     /// What the liveness rule per node follows: attempts waiting, calls ending.
     lanes: lanes::Lanes,
+    /// The lease calls the server granted, by request.
+    leases: HashMap<u32, lease::Leased>,
+    /// Per (process, key), the lease call whose share the process holds.
+    held: HashMap<(u16, u16), u32>,
+    /// The windows (epoch, key, index) in which a call was refused.
+    refusals: BTreeSet<(u32, u16, u128)>,
+    /// Whether some call failed, met a conflict or a changed limit: a share may have been
+    /// dropped early, outside the under-admission bound's conditions.
+    share_dropped: bool,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -319,6 +329,10 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
             .collect(),
         failovers: Vec::new(),
         lanes: lanes::Lanes::of(scenario),
+        leases: HashMap::new(),
+        held: HashMap::new(),
+        refusals: BTreeSet::new(),
+        share_dropped: false,
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;

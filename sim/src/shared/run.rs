@@ -414,6 +414,10 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
             ))),
         })
         .unwrap_or_else(|error| panic!("scenarios are drawn valid: {error}"));
+    let config = match spec.lease {
+        Some(lease) => config.with_lease(lease),
+        None => config,
+    };
     let config = config
         .with_max_wait(spec.max_wait)
         .with_fail_policy(spec.fail_policy)
