@@ -191,3 +191,26 @@ fn a_local_share_ignored_is_caught_by_its_bound() {
     assert_eq!(check_shared(&scenario, &run_shared(&scenario, None)), []);
     assert_caught(SharedPlantedBug::ShareIgnored, Invariant::Unavailable);
 }
+
+#[test]
+fn a_share_spent_past_its_deadline_is_caught() {
+    assert_caught(SharedPlantedBug::SharePastDeadline, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_lease_deadline_from_the_replys_arrival_is_caught() {
+    assert_caught(SharedPlantedBug::DeadlineFromReply, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_share_not_counted_on_the_server_is_caught() {
+    assert_caught(SharedPlantedBug::ShareNotCounted, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_share_kept_across_a_change_of_the_limit_is_caught() {
+    assert_caught(
+        SharedPlantedBug::ShareKeptAfterChange,
+        Invariant::WindowLimit,
+    );
+}

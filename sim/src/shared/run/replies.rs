@@ -91,7 +91,7 @@ impl Sim<'_> {
                     .weight
                     .permits()
                     .unwrap_or(1);
-                let times = (sent, received, deadline);
+                let times = self.lease_times(attempt.call.is_lease(), (sent, received, deadline));
                 // Finished under the version of the limit it was sent with, as the limiter
                 // finishes it.
                 let version = attempt.call.limit_version();
@@ -106,6 +106,8 @@ impl Sim<'_> {
                 } else {
                     protocol.finish_at(name, n, version, times, reply_of())
                 };
+                self.keep_share(process, key, sent, &decision, reply);
+                let protocol = &self.processes[process as usize].protocol;
                 if self.planted == Some(SharedPlantedBug::ConflictIgnored)
                     && let Decision::Conflict(_) = decision
                 {
