@@ -42,7 +42,7 @@ impl Coverage {
 
     /// Counts one more scenario for each feature whose bit is set in `mask`, bit `i` standing
     /// for `features[i]`.
-    pub fn hit_mask(&mut self, features: &[&'static str], mask: u32) {
+    pub fn hit_mask(&mut self, features: &[&'static str], mask: u64) {
         for (i, &feature) in features.iter().enumerate() {
             if mask & (1 << i) != 0 {
                 self.hit(feature);

@@ -11,7 +11,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 32] = [
+pub const SHARED_FEATURES: [&str; 34] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -44,10 +44,12 @@ pub const SHARED_FEATURES: [&str; 32] = [
     "failover_with_wait",
     "limit_learnt_in_background",
     "memory_met_limit_change",
+    "share_leased",
+    "permit_from_share",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
-const fn bit(feature: usize) -> u32 {
+const fn bit(feature: usize) -> u64 {
     1 << feature
 }
 
@@ -78,7 +80,9 @@ const fn bit(feature: usize) -> u32 {
 /// ([`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH)) was told of a newer limit.
 /// `memory_met_limit_change` when a call began on a key its process had found full (a window
 /// it may remember), after the process learnt a newer limit than that reply's and before the
-/// window opened: where a memory kept across the change would reject it.
+/// window opened: where a memory kept across the change would reject it. `share_leased` when
+/// the script leased a share of a window, `permit_from_share` when a process granted a permit
+/// from a share without a round trip.
 ///
 /// # Examples
 ///
@@ -90,7 +94,7 @@ const fn bit(feature: usize) -> u32 {
 /// let mask = shared_features(&scenario, &run_shared(&scenario, None));
 /// assert!(u64::from(mask) < 1 << SHARED_FEATURES.len());
 /// ```
-pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
+pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut mask = 0;
     let fixed = scenario.origin.is_some();
     let clustered = scenario.cluster.is_some();
@@ -146,6 +150,15 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
                 reply: ReplyDigest::Four { values },
                 ..
             } if fixed && values[0] == 1 => bit(11),
+            SharedRecord::Executed {
+                reply: ReplyDigest::Four { values },
+                ..
+            } if values[0] == 4 => bit(32),
+            SharedRecord::Decided {
+                request: None,
+                decision: DecisionDigest::Permitted { .. },
+                ..
+            } => bit(33),
             SharedRecord::Finish {
                 caller, outcome, ..
             } => match (outcome, scenario.callers[*caller as usize].weight) {
@@ -167,7 +180,7 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
 }
 
 /// The features of waiting for replicas (bits 27 to 29).
-fn wait_features(run: &SharedRun) -> u32 {
+fn wait_features(run: &SharedRun) -> u64 {
     let mut mask = 0;
     // Each request's caller, the requests whose `WAIT` counted a replica, and the callers
     // whose attempt's `WAIT` counted none (the attempt then decides with no request).
@@ -231,7 +244,7 @@ struct Window {
 }
 
 /// The limit-change features of `run` (bits 15 to 21, 25 and 30).
-fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
+fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut mask = 0;
     // Each request's purpose and caller, by id.
     let mut requests: Vec<(Purpose, Option<u32>)> = Vec::new();
@@ -340,7 +353,7 @@ struct FoundFull {
 
 /// Whether a call began on a key its process found full under an older version of the limit
 /// than the process holds by then, before that window opened (bit 31).
-fn memory_features(scenario: &SharedScenario, run: &SharedRun) -> u32 {
+fn memory_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     // Each request's version, each process's newest version sent, and each (process, key)'s
     // last window found full.
     let mut versions: Vec<u32> = Vec::new();
