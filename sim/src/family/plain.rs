@@ -89,9 +89,10 @@ impl Family for Target {
         local.counts.interrupts += stats.interrupts;
         local.events += stats.events;
         local.simulated_ns += u128::from(stats.simulated_ns);
-        local
-            .coverage
-            .hit_mask(&PLAIN_FEATURES, u64::from(plain_features(&scenario, &trace)));
+        local.coverage.hit_mask(
+            &PLAIN_FEATURES,
+            u64::from(plain_features(&scenario, &trace)),
+        );
         let verdict = verdict(&scenario, &trace);
         local.checks.add(&verdict.checks);
         if let Some(memory) = verdict.memory {
