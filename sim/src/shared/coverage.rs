@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 35] = [
+pub const SHARED_FEATURES: [&str; 37] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -48,6 +48,8 @@ pub const SHARED_FEATURES: [&str; 35] = [
     "user_refused",
     "permission_revoked",
     "recovered_from_refusal",
+    "share_leased",
+    "permit_from_share",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -85,7 +87,9 @@ const fn bit(feature: usize) -> u64 {
 /// window opened: where a memory kept across the change would reject it. `user_refused` and
 /// `permission_revoked` when the server's access control began refusing the limiter's user
 /// (it does not exist; it may not run the commands), `recovered_from_refusal` when a process
-/// that had an attempt refused later had a permit counted by the server.
+/// that had an attempt refused later had a permit counted by the server. `share_leased` when
+/// the script leased a share of a window, `permit_from_share` when a process granted a permit
+/// from a share without a round trip.
 ///
 /// # Examples
 ///
@@ -161,6 +165,15 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 reply: ReplyDigest::Four { values },
                 ..
             } if fixed && values[0] == 1 => bit(11),
+            SharedRecord::Executed {
+                reply: ReplyDigest::Four { values },
+                ..
+            } if values[0] == 4 => bit(32),
+            SharedRecord::Decided {
+                request: None,
+                decision: DecisionDigest::Permitted { .. },
+                ..
+            } => bit(33),
             SharedRecord::Finish {
                 caller, outcome, ..
             } => match (outcome, scenario.callers[*caller as usize].weight) {

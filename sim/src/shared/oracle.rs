@@ -48,7 +48,7 @@
 //! whose reply was lost is judged by what the server did: the trace says whether it ran.
 //! Failovers that undo a change restore the configuration before it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use fixed_window_spec::{Count, Grid};
 
@@ -62,6 +62,7 @@ mod cluster;
 mod credentials;
 mod end;
 mod lanes;
+mod lease;
 mod limits;
 mod local_share;
 mod requests;
@@ -242,6 +243,15 @@ struct Checker<'s> {
     lanes: lanes::Lanes,
     /// The refusals of the limiter's user, and the requests refused.
     refusals: credentials::Refusals,
+    /// The lease calls the server granted, by request.
+    leases: HashMap<u32, lease::Leased>,
+    /// Per (process, key), the lease call whose share the process holds.
+    held: HashMap<(u16, u16), u32>,
+    /// The windows (epoch, key, index) in which a call was refused.
+    refused_windows: BTreeSet<(u32, u16, u128)>,
+    /// Whether some call failed, met a conflict or a changed limit: a share may have been
+    /// dropped early, outside the under-admission bound's conditions.
+    share_dropped: bool,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -328,6 +338,10 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         failovers: Vec::new(),
         lanes: lanes::Lanes::of(scenario),
         refusals: credentials::Refusals::default(),
+        leases: HashMap::new(),
+        held: HashMap::new(),
+        refused_windows: BTreeSet::new(),
+        share_dropped: false,
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;

@@ -100,11 +100,24 @@ pub enum SharedPlantedBug {
     /// so once the limiter's user was missing, every call is refused (`Denied`) although the
     /// user is back.
     NeverRecovers,
+    /// Under a lease, the deadline a period late: a share is spent until it is used up, up to
+    /// a period past its window's end.
+    SharePastDeadline,
+    /// Under a lease, the deadline measured from the reply's arrival instead of the send: the
+    /// window's time left is counted from an instant after the server's reading, so the
+    /// share is spent past the window's end by up to the reply's delay.
+    DeadlineFromReply,
+    /// Under a lease, the share not counted on the server: the script counts the caller's
+    /// permits only and grants the whole share.
+    ShareNotCounted,
+    /// Under a lease, a share kept across a change of the limit: the client goes on spending,
+    /// before its deadline, a share leased under the old limit after it learnt the new one.
+    ShareKeptAfterChange,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 24] = [
+    pub const ALL: [SharedPlantedBug; 28] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -129,6 +142,10 @@ impl SharedPlantedBug {
         SharedPlantedBug::WaitCountOffByOne,
         SharedPlantedBug::ShareIgnored,
         SharedPlantedBug::NeverRecovers,
+        SharedPlantedBug::SharePastDeadline,
+        SharedPlantedBug::DeadlineFromReply,
+        SharedPlantedBug::ShareNotCounted,
+        SharedPlantedBug::ShareKeptAfterChange,
     ];
 
     /// Its name on the command line.
@@ -160,6 +177,10 @@ impl SharedPlantedBug {
             SharedPlantedBug::WaitCountOffByOne => "wait-count-off-by-one",
             SharedPlantedBug::ShareIgnored => "share-ignored",
             SharedPlantedBug::NeverRecovers => "never-recovers",
+            SharedPlantedBug::SharePastDeadline => "share-past-deadline",
+            SharedPlantedBug::DeadlineFromReply => "deadline-from-reply",
+            SharedPlantedBug::ShareNotCounted => "share-not-counted",
+            SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
         }
     }
 
@@ -176,6 +197,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::FixedOriginIgnored => &FIXED_ORIGIN_IGNORED,
             SharedPlantedBug::LimitChangeAppliedToPastWindow => &LIMIT_CHANGE_PAST_WINDOW,
             SharedPlantedBug::OldLimitAfterChange => &OLD_LIMIT_AFTER_CHANGE,
+            SharedPlantedBug::ShareNotCounted => &SHARE_NOT_COUNTED,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -189,7 +211,10 @@ impl SharedPlantedBug {
             | SharedPlantedBug::MemoryKeptAfterChange
             | SharedPlantedBug::WaitCountOffByOne
             | SharedPlantedBug::ShareIgnored
-            | SharedPlantedBug::NeverRecovers => SCRIPT,
+            | SharedPlantedBug::NeverRecovers
+            | SharedPlantedBug::SharePastDeadline
+            | SharedPlantedBug::DeadlineFromReply
+            | SharedPlantedBug::ShareKeptAfterChange => SCRIPT,
         }
     }
 }
@@ -365,6 +390,13 @@ static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
     ])
 });
 
+static SHARE_NOT_COUNTED: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "          weight = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), weight)\n        end\n",
+        "          local counted = weight\n          weight = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), weight)\n          used = used + counted - weight\n        end\n",
+    )])
+});
+
 impl SharedPlantedBug {
     /// Whether its client keeps a memory of full windows of its own, apart from the
     /// protocol's, and rejects from it first.
@@ -435,6 +467,9 @@ mod tests {
                     | SharedPlantedBug::WaitCountOffByOne
                     | SharedPlantedBug::ShareIgnored
                     | SharedPlantedBug::NeverRecovers
+                    | SharedPlantedBug::SharePastDeadline
+                    | SharedPlantedBug::DeadlineFromReply
+                    | SharedPlantedBug::ShareKeptAfterChange
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use fixed_window_redis::FailPolicy;
+use fixed_window_redis::{FailPolicy, Lease};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
@@ -111,6 +111,8 @@ pub struct ProcessSpec {
     pub local_memory: usize,
     /// Its own limit or period instead of the shared ones, if it is configured apart.
     pub misconfigured: Option<Misconfiguration>,
+    /// The shares of a window it leases, if it leases ([`Config::with_lease`](fixed_window_redis::Config::with_lease)).
+    pub lease: Option<Lease>,
 }
 
 impl ProcessSpec {
@@ -158,6 +160,48 @@ pub(crate) fn with_local_shares(
                 share: rng.random_range(1..=limit.max(1)),
             };
         }
+    }
+    processes
+}
+
+/// `processes` with some leasing shares of the window beside exact ones on the same keys: in
+/// about half the scenarios, each process leases with probability one half (all of them in a
+/// quarter of those), its largest share from 1 to past the limit and its divisor from 1 to 64,
+/// drawn by a generator of their own so that every other draw of a seed stays as it was.
+pub(crate) fn with_leases(
+    seed: u64,
+    limit: u32,
+    mut processes: Vec<ProcessSpec>,
+) -> Vec<ProcessSpec> {
+    let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x1EA5_ED5A);
+    if !rng.random_bool(0.5) {
+        return processes;
+    }
+    let all = rng.random_bool(0.25);
+    for process in &mut processes {
+        if !all && !rng.random_bool(0.5) {
+            continue;
+        }
+        let max_share = match rng.random_range(0..100) {
+            0..15 => 1,
+            15..60 => rng.random_range(2..=16),
+            60..90 => rng.random_range(2..=limit.max(2)),
+            _ => rng.random_range(1..=limit.saturating_mul(2).max(1)),
+        };
+        let divisor = match rng.random_range(0..100) {
+            0..20 => 1,
+            20..60 => fixed_window_redis::DEFAULT_LEASE_DIVISOR,
+            _ => rng.random_range(1..=64),
+        };
+        let keys = if rng.random_bool(0.1) {
+            rng.random_range(0..=2)
+        } else {
+            fixed_window_redis::DEFAULT_LEASED_KEYS
+        };
+        process.lease = Lease::new(max_share)
+            .and_then(|lease| lease.with_divisor(divisor))
+            .map(|lease| lease.with_keys(keys))
+            .ok();
     }
     processes
 }
@@ -233,6 +277,7 @@ pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
                     _ => rng.random_range(1..=4),
                 },
                 misconfigured: None,
+                lease: None,
             }
         })
         .collect()

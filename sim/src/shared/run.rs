@@ -60,6 +60,7 @@ mod cluster;
 mod credentials;
 mod digest;
 mod faults;
+mod lease;
 mod limits;
 mod local_share;
 mod replies;
@@ -291,6 +292,9 @@ struct Process {
     /// keys it decides locally until the first local instant, whose windows it takes to open
     /// by the second and at the third.
     remembered_past_end: HashMap<u16, (Instant, Instant, Instant)>,
+    /// Under the planted `ShareKeptAfterChange`, the share it holds per key, kept apart from
+    /// the protocol's: what is left, its deadline, the version it was leased under.
+    kept_shares: HashMap<u16, (u32, Instant, u32)>,
     /// Registrations that failed in a row.
     failed_registrations: u32,
     /// Why its last registration failed `Unavailable`, until one succeeds: meanwhile it
@@ -435,6 +439,10 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
             ))),
         })
         .unwrap_or_else(|error| panic!("scenarios are drawn valid: {error}"));
+    let config = match spec.lease {
+        Some(lease) => config.with_lease(lease),
+        None => config,
+    };
     let config = config
         .with_max_wait(spec.max_wait)
         .with_fail_policy(spec.fail_policy)
@@ -468,6 +476,7 @@ impl<'s> Sim<'s> {
                 refreshed: Instant::ZERO,
                 own_origin: 0,
                 remembered_past_end: HashMap::new(),
+                kept_shares: HashMap::new(),
                 failed_registrations: 0,
                 unregistered: None,
                 refused: false,

@@ -14,7 +14,7 @@ use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
 use crate::shared::faults::{Fault, Faults, pick_credentials, pick_faults, refused_until};
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{
-    Misconfiguration, ProcessSpec, pick_processes, slow_down, with_local_shares,
+    Misconfiguration, ProcessSpec, pick_processes, slow_down, with_leases, with_local_shares,
 };
 use crate::shared::replication::{Replication, pick_replication};
 use crate::shared::server::SERVER_EPOCH_NS;
@@ -193,7 +193,8 @@ impl SharedScenario {
         // Drawn from a generator of their own, so that every other draw stays what it was.
         let mut apart = ChaCha8Rng::seed_from_u64(id.seed ^ 0x0C0F_1C75);
         let time_key = apart.random_bool(0.15);
-        let mut processes = with_local_shares(id.seed, limit, processes);
+        let mut processes =
+            with_leases(id.seed, limit, with_local_shares(id.seed, limit, processes));
         // Once the stored configuration is lost (a restart, a failover), whichever process runs
         // the script first stores its own, and the others are refused.
         if processes.len() >= 2 && apart.random_bool(0.2) {

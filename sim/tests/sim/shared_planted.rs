@@ -198,3 +198,26 @@ fn a_refused_connection_kept_for_good_is_caught() {
     // its connection kept: later than the back-off's bound.
     assert_caught(SharedPlantedBug::NeverRecovers, Invariant::Liveness);
 }
+
+#[test]
+fn a_share_spent_past_its_deadline_is_caught() {
+    assert_caught(SharedPlantedBug::SharePastDeadline, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_lease_deadline_from_the_replys_arrival_is_caught() {
+    assert_caught(SharedPlantedBug::DeadlineFromReply, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_share_not_counted_on_the_server_is_caught() {
+    assert_caught(SharedPlantedBug::ShareNotCounted, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_share_kept_across_a_change_of_the_limit_is_caught() {
+    assert_caught(
+        SharedPlantedBug::ShareKeptAfterChange,
+        Invariant::WindowLimit,
+    );
+}

@@ -32,6 +32,9 @@ impl Checker<'_> {
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
         let reply = self.script_reply(request);
+        if self.share_decision(t, caller, (request, decision), reply) {
+            return;
+        }
         let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
         if refusal || decision == DecisionDigest::Conflict {
             self.refused_decision(caller, decision, refusal);
@@ -128,6 +131,8 @@ impl Checker<'_> {
     /// A rejection (`retry_after`) or a wait (until `retry_after`) decided without a round
     /// trip at virtual time `t`.
     fn decided_locally(&mut self, t: u64, caller: u32, is_wait: bool, retry_after: u128) {
+        let server_us = self.server_us(t);
+        self.refusal(self.key_of(caller), server_us);
         let deadline = self.calls[caller as usize].deadline;
         if is_wait && retry_after > u128::from(deadline) {
             self.report(Invariant::Deadline, Some(caller), || {
@@ -140,6 +145,8 @@ impl Checker<'_> {
     /// Told of a newer limit by the reply to `request`: the process adopts it (or a newer one
     /// it learnt meanwhile) and makes the attempt again.
     fn told_changed(&mut self, caller: u32, limit: u32, request: u32, reply: Option<ScriptReply>) {
+        // A share may have been dropped early.
+        self.share_dropped = true;
         self.calls[caller as usize].changes += 1;
         if let Some(ScriptReply::Changed { version, .. }) = reply {
             self.learn(self.process_of(caller), version);
@@ -177,6 +184,8 @@ impl Checker<'_> {
         decision: DecisionDigest,
         attempt: Vec<u32>,
     ) {
+        // A share may have been dropped early.
+        self.share_dropped = true;
         self.checks.count(&[Invariant::Unavailable]);
         let process = self.process_of(caller);
         let policy = self.scenario.processes[process as usize].fail_policy;
@@ -210,6 +219,8 @@ impl Checker<'_> {
         decision: DecisionDigest,
         refusal: bool,
     ) {
+        // A share may have been dropped early.
+        self.share_dropped = true;
         self.checks.count(&[Invariant::Configuration]);
         if refusal != (decision == DecisionDigest::Conflict) {
             self.report(Invariant::Configuration, Some(caller), || {

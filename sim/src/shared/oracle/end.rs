@@ -43,8 +43,9 @@ impl Checker<'_> {
             Invariant::Unavailable,
             Invariant::Liveness,
         ]);
-        // Each window's permits granted to callers, against the limit in force at the last of
-        // them plus what was forgotten.
+        self.check_under_admission();
+        // Each window's permits granted to callers (a share's as they were spent), against the
+        // limit in force at the last of them plus what was forgotten.
         let ledgers = std::mem::take(&mut self.ledgers);
         // The largest limit any grant of each window was decided under, for the failover bound.
         let limits: BTreeMap<(u32, u16, u128), u32> = ledgers

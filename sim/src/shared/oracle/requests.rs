@@ -186,6 +186,14 @@ impl Checker<'_> {
                 self.check_time(caller, now, server_us);
                 self.full_run(&run, retry_after, now, window_start);
             }
+            Some(ScriptReply::Leased {
+                granted,
+                now,
+                window_start,
+            }) => {
+                self.check_time(caller, now, server_us);
+                self.leased_run(t, &run, granted, now, window_start);
+            }
             other => self.report(Invariant::Events, Some(caller), || {
                 format!("an attempt answered {other:?}, carrying the version of the limit in force")
             }),

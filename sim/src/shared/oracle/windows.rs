@@ -146,7 +146,7 @@ impl Checker<'_> {
 
     /// On a cluster, `request` counted on `key`'s counter: the counter records the settings
     /// the request carries.
-    fn count_settings(&mut self, request: u32, key: u16) {
+    pub(super) fn count_settings(&mut self, request: u32, key: u16) {
         if self.scenario.cluster.is_none() {
             return;
         }
@@ -162,6 +162,9 @@ impl Checker<'_> {
     /// The permits `request` takes: its caller's weight (none for a drain, which takes them
     /// for no caller).
     pub(super) fn units(&self, request: u32) -> u32 {
+        if let Some(units) = self.lease_units(request) {
+            return units;
+        }
         self.requests
             .get(request as usize)
             .and_then(|info| info.caller)
@@ -193,6 +196,7 @@ impl Checker<'_> {
             });
             return;
         };
+        self.refusal(key, now);
         let model = match count.decide_n(&grid, limit, now, now, n) {
             Decision::Permit { remaining, .. } => {
                 self.report(Invariant::FalseRejection, Some(caller), || {

@@ -163,6 +163,13 @@ impl Sim<'_> {
             self.conclude(caller, &decision, now);
             return;
         }
+        if let Some(n) = self.scenario.callers[caller as usize].weight.permits()
+            && let Some(decision) = self.kept_share(process, key, n, now)
+        {
+            self.decided(caller, now, None, &decision);
+            self.conclude(caller, &decision, now);
+            return;
+        }
         let name = &self.scenario.keys[key as usize];
         let protocol = &self.processes[process as usize].protocol;
         let begun = match self.scenario.callers[caller as usize].weight.permits() {
@@ -171,6 +178,9 @@ impl Sim<'_> {
         };
         match begun {
             Ok(Begin::Decided(decision)) => {
+                if let Decision::Permitted { remaining, .. } = decision {
+                    self.spent_kept(process, key, remaining);
+                }
                 self.decided(caller, now, None, &decision);
                 self.conclude(caller, &decision, now);
             }

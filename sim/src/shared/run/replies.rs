@@ -91,14 +91,23 @@ impl Sim<'_> {
                     .weight
                     .permits()
                     .unwrap_or(1);
-                let times = (sent, received, deadline);
+                let times = self.lease_times(attempt.call.is_lease(), (sent, received, deadline));
                 // Finished under the version of the limit it was sent with, as the limiter
                 // finishes it.
                 let version = attempt.call.limit_version();
-                let mut decision = match &reply {
-                    Ok(values) => protocol.finish_at(name, n, version, times, Ok(values)),
-                    Err(cause) => protocol.finish_at(name, n, version, times, Err(cause.clone())),
+                // A lease call is finished as one, as the limiter finishes it: a share granted
+                // is held, any other outcome lets the key lease again.
+                let reply_of = || match &reply {
+                    Ok(values) => Ok(&values[..]),
+                    Err(cause) => Err(cause.clone()),
                 };
+                let mut decision = if attempt.call.is_lease() {
+                    protocol.finish_lease(name, n, version, times, reply_of())
+                } else {
+                    protocol.finish_at(name, n, version, times, reply_of())
+                };
+                self.keep_share(process, key, sent, &decision, reply);
+                let protocol = &self.processes[process as usize].protocol;
                 if self.planted == Some(SharedPlantedBug::ConflictIgnored)
                     && let Decision::Conflict(_) = decision
                 {
