@@ -392,3 +392,36 @@ fn a_lease_on_the_hot_path_takes_the_share_the_full_path_would() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn attempts_that_find_a_lease_in_flight_spend_its_share_instead_of_counting() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let config = leasing("landing", 1_000, HOUR)?.with_timeout(Duration::from_secs(10))?;
+    let limiter = connect(&server, config)?;
+    // The server answers nothing for a second: the first attempt's lease call is in flight
+    // while the others begin.
+    redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(1_000)
+        .arg("ALL")
+        .exec(&mut redis)?;
+    let others = SHARE - 1;
+    let granted = std::thread::scope(|scope| {
+        let first = scope.spawn(|| limiter.try_acquire("k"));
+        std::thread::sleep(Duration::from_millis(300));
+        let rest: Vec<_> = (0..others)
+            .map(|_| scope.spawn(|| limiter.try_acquire("k")))
+            .collect();
+        std::iter::once(first)
+            .chain(rest)
+            .map(std::thread::ScopedJoinHandle::join)
+            .filter(|joined| matches!(joined, Ok(Ok(_))))
+            .count()
+    });
+    assert_eq!(granted, 1 + others as usize);
+    // One share, all of it spent by the attempts: none of them was counted apart.
+    assert_eq!(counted(&mut redis, "landing", "k")?, u64::from(SHARE));
+    Ok(())
+}
