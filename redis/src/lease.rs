@@ -10,6 +10,7 @@
 use core::num::NonZeroU32;
 use core::time::Duration;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use dashmap::DashMap;
 use fixed_window::Instant;
@@ -260,9 +261,12 @@ pub(crate) enum Take {
 }
 
 /// A key's share: what is left of it, until when it may be spent, and the lease in flight.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct Held {
-    left: u32,
+    /// Spent by a compare-and-swap under the map's read lock, so that the tasks granting from
+    /// one key's share do not take its entry for writing one after the other; everything else
+    /// changes only under the write lock.
+    left: AtomicU32,
     /// The local deadline ([`lease_deadline`]): nothing is spent at or after it.
     deadline: Instant,
     /// The latest local instant the share's window can end at (the reply's arrival plus the
@@ -276,13 +280,16 @@ struct Held {
 }
 
 impl Held {
-    const NONE: Held = Held {
-        left: 0,
-        deadline: Instant::ZERO,
-        ends: Instant::ZERO,
-        version: 0,
-        leasing_until: Instant::ZERO,
-    };
+    /// No share, a lease call in flight until `leasing_until` (none if that is past).
+    fn none(leasing_until: Instant) -> Held {
+        Held {
+            left: AtomicU32::new(0),
+            deadline: Instant::ZERO,
+            ends: Instant::ZERO,
+            version: 0,
+            leasing_until,
+        }
+    }
 
     /// Nothing here matters after `now`: the entry may go.
     fn over(&self, now: Instant) -> bool {
@@ -314,38 +321,46 @@ impl Shares {
     /// An attempt for `n` permits of `key` at local instant `now`, under version `version` of
     /// the limit.
     pub(crate) fn take(&self, key: &str, n: u32, now: Instant, version: u32) -> Take {
+        if let Some(held) = self.held.get(key)
+            && held.version == version
+            && now < held.deadline
+            && let Ok(before) =
+                held.left
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                        left.checked_sub(n)
+                    })
+        {
+            return Take::Granted {
+                left: before - n,
+                ends: held.ends,
+            };
+        }
         if let Some(mut held) = self.held.get_mut(key) {
             let live = held.version == version && now < held.deadline;
-            if live && held.left >= n {
-                held.left -= n;
+            let left = *held.left.get_mut();
+            if live && left >= n {
+                // Granted here if the share was replaced since the read above.
+                *held.left.get_mut() = left - n;
                 return Take::Granted {
-                    left: held.left,
+                    left: left - n,
                     ends: held.ends,
                 };
             }
             let tail = now >= held.deadline && now < held.ends;
-            if (live && held.left > 0) || tail || now < held.leasing_until {
+            if (live && left > 0) || tail || now < held.leasing_until {
                 return Take::Exact;
             }
             if n == 0 || n > self.lease.max_share() {
                 return Take::Exact;
             }
-            *held = Held {
-                leasing_until: now.saturating_add(self.timeout),
-                ..Held::NONE
-            };
+            *held = Held::none(now.saturating_add(self.timeout));
             return Take::Lease;
         }
         if n == 0 || n > self.lease.max_share() || !self.make_room(now) {
             return Take::Exact;
         }
-        self.held.insert(
-            key.into(),
-            Held {
-                leasing_until: now.saturating_add(self.timeout),
-                ..Held::NONE
-            },
-        );
+        self.held
+            .insert(key.into(), Held::none(now.saturating_add(self.timeout)));
         Take::Lease
     }
 
@@ -391,7 +406,7 @@ impl Shares {
         self.held.insert(
             key.into(),
             Held {
-                left,
+                left: AtomicU32::new(left),
                 deadline,
                 ends,
                 version,
@@ -412,7 +427,7 @@ impl Shares {
     /// Drops `key`'s share (a drain: the window is full for this process too).
     pub(crate) fn drop_key(&self, key: &str) {
         if let Some(mut held) = self.held.get_mut(key) {
-            held.left = 0;
+            *held.left.get_mut() = 0;
         }
     }
 
@@ -421,10 +436,8 @@ impl Shares {
     /// against may be gone. The keys may lease again at once.
     pub(crate) fn drop_all(&self) {
         for mut held in self.held.iter_mut() {
-            *held = Held {
-                leasing_until: held.leasing_until,
-                ..Held::NONE
-            };
+            let leasing_until = held.leasing_until;
+            *held = Held::none(leasing_until);
         }
     }
 
@@ -433,7 +446,7 @@ impl Shares {
     fn left(&self, key: &str, now: Instant, version: u32) -> u32 {
         self.held.get(key).map_or(0, |held| {
             if held.version == version && now < held.deadline {
-                held.left
+                held.left.load(Ordering::Relaxed)
             } else {
                 0
             }
@@ -495,6 +508,24 @@ mod tests {
         assert_eq!(shares.take("k", 1, at(1_000), 0), Take::Exact);
         assert_eq!(shares.take("k", 1, at(1_099), 0), Take::Exact);
         assert_eq!(shares.take("k", 1, at(1_100), 0), Take::Lease);
+    }
+
+    #[test]
+    fn threads_spending_one_share_at_once_grant_exactly_what_it_holds() {
+        let shares = shares(1_000);
+        assert_eq!(shares.take("k", 1, at(0), 0), Take::Lease);
+        let left = shares.granted("k", (1, 1_000, 0), (at(1), at(1_000_000), at(1_100_000)));
+        let granted = AtomicU32::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    while let Take::Granted { .. } = shares.take("k", 1, at(2), 0) {
+                        granted.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        assert_eq!(granted.load(Ordering::Relaxed), left);
     }
 
     #[test]

@@ -19,12 +19,14 @@ use crate::permit::SharedPermit;
 use crate::protocol::Protocol;
 use crate::registrar::{Background, Registrar};
 use crate::registration::Registration;
+use in_flight::LeasesInFlight;
 use wait::Awaiting;
 
 mod attempt;
 mod client;
 mod construction;
 mod drain;
+mod in_flight;
 mod limit;
 mod peek;
 mod settings;
@@ -88,6 +90,9 @@ pub struct SharedRateLimiter<C = SystemClock> {
     /// The in-process windows of [`FailPolicy::Local`](crate::FailPolicy::Local) (none
     /// under another policy), on this limiter's clock.
     local: LocalShare,
+    /// Under a lease, the lease calls in flight, which other attempts on their keys wait for
+    /// (none otherwise).
+    in_flight: Option<LeasesInFlight>,
 }
 
 impl<C: Clock> SharedRateLimiter<C> {
@@ -125,6 +130,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             told: self.told,
             refreshed,
             local,
+            in_flight: self.in_flight,
         }
     }
 
@@ -628,6 +634,7 @@ impl<C> fmt::Debug for SharedRateLimiter<C> {
             .field("listeners_told", &self.told.load(Ordering::Relaxed))
             .field("clock", &core::any::type_name::<C>())
             .field("local", &self.local)
+            .field("leases_in_flight", &self.in_flight)
             .finish()
     }
 }

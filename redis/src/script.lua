@@ -99,7 +99,9 @@
 -- writes that with strtoul and sprintf's integer path, where a 16-digit decimal time goes
 -- through strtod's and printf's multiple-precision paths (and tonumber parses a decimal
 -- twice). The origin is parsed, the window found from it and the expiry computed only when a
--- key's window begins (the full path, which reuses the hot path's time and texts). A batch
+-- key's window begins (the full path, which reuses the hot path's time and texts). A lease
+-- call of one permit on a begun window takes the hot path as well, its share computed there
+-- from the count read by the full path's rule, and writes the count with the share. A batch
 -- of many makes four calls and adds one GET and one SET per other key. Counting on a cluster
 -- makes three calls (no configuration to read), on the full path. A changed limit costs
 -- nothing more: its version is part of the settings' text, compared as before; a stored
@@ -117,7 +119,15 @@ local limit = tonumber(ARGV[2])
 -- read here and validates everything. It writes only when it decides, and decides as the full
 -- path would.
 local now, stored, counter, fetched
-if ARGV[4] == 'acquire' and ARGV[5] == '1' and #KEYS == 2 and (ARGV[7] or '') == '' then
+-- A lease call of one permit takes the hot path too, with arguments of its lease it can read
+-- (any others are left to the full path, which refuses them).
+local mode, lease_max, lease_divisor, leasing = ARGV[4], nil, nil, false
+if mode == 'lease' then
+  lease_max, lease_divisor = tonumber(ARGV[9]), tonumber(ARGV[10])
+  leasing = lease_max and lease_divisor and lease_max >= 1 and lease_max % 1 == 0
+    and lease_divisor >= 1 and lease_divisor % 1 == 0
+end
+if (mode == 'acquire' or leasing) and ARGV[5] == '1' and #KEYS == 2 and (ARGV[7] or '') == '' then
   local time = redis.call('TIME')
   now = time[1] * 1000000 + time[2]
   stored, counter, fetched = redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]), true
@@ -141,6 +151,12 @@ if ARGV[4] == 'acquire' and ARGV[5] == '1' and #KEYS == 2 and (ARGV[7] or '') ==
       if now < start + period then
         if used + 1 > limit then
           return { 0, start + period - now, now, start }
+        end
+        if leasing then
+          -- The full path's share for one permit: clamp(floor(left / divisor), 1, largest).
+          local share = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), 1)
+          redis.call('SET', KEYS[2], text .. ':' .. string.format('%x', used + share), 'KEEPTTL')
+          return { 4, share, now, start }
         end
         used = used + 1
         redis.call('SET', KEYS[2], text .. ':' .. string.format('%x', used), 'KEEPTTL')
@@ -297,7 +313,6 @@ end
 -- clamp(floor(left / divisor), its permits, largest share), counted as permits are, and is
 -- answered { 4, share, now, window_start }; one that does not fit is refused as any attempt
 -- is. Everything else (settings, versions, conflicts, origins, expiry) is as for counting.
-local lease_max, lease_divisor
 if ARGV[4] == 'lease' or ARGV[4] == 'lease-count' then
   lease_max, lease_divisor = tonumber(ARGV[9]), tonumber(ARGV[10])
   if not lease_max or lease_max < 1 or lease_max % 1 ~= 0

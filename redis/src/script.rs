@@ -11,7 +11,7 @@
 ///
 /// An attempt of one permit on one node, in a window its key has counted in, takes the
 /// script's hot path: `TIME`, a `GET` of the configuration and of the counter, and for a
-/// permit one `SET`, with the stored settings recognised by one comparison of text and no
+/// permit one `SET` (a lease call of one permit likewise, for a share), with the stored settings recognised by one comparison of text and no
 /// other argument validated. Anything else takes the full path, which decides the same way.
 ///
 /// `KEYS` and `ARGV` are described at the top of the script and built by

@@ -274,3 +274,154 @@ fn a_bad_lease_is_a_clear_configuration_error() {
             .is_err()
     );
 }
+
+/// A period so long (about 127 years from an origin of 0) that the server's `TIME` stays in
+/// the window beginning at 0 for the whole test: the window is begun, as the script's hot
+/// path needs.
+const LONG_PERIOD: &str = "4000000000000000";
+
+/// Runs `script` as a lease call of one permit with the largest share `max` and divisor
+/// `divisor` on a window of `limit` that has counted `used`: the reply without the server's
+/// time, and the count it leaves. `weights` is the call's `ARGV[7]`: empty, the hot path's
+/// form; `"1"`, the same call spelt as a weighted one, which takes the full path.
+fn lease_once(
+    redis: &mut redis::Connection,
+    script: &redis::Script,
+    (limit, used, max, divisor): (u32, u32, u32, u32),
+    weights: &str,
+) -> Result<(Vec<i64>, u64), Box<dyn std::error::Error>> {
+    let (config, counter) = ("fixed-window:{hot}:config", "fixed-window:{hot}:k");
+    redis::cmd("SET")
+        .arg(config)
+        .arg(format!("0:{LONG_PERIOD}:{limit}"))
+        .exec(redis)?;
+    redis::cmd("SET")
+        .arg(counter)
+        .arg(format!("0:{used:x}"))
+        .arg("PX")
+        .arg(3_600_000)
+        .exec(redis)?;
+    let mut reply: Vec<i64> = script
+        .key(config)
+        .key(counter)
+        .arg(LONG_PERIOD)
+        .arg(limit)
+        .arg(1_000)
+        .arg("lease")
+        .arg(1)
+        .arg("")
+        .arg(weights)
+        .arg("")
+        .arg(max)
+        .arg(divisor)
+        .invoke(redis)?;
+    // The server's time differs from call to call, and with it a refusal's retry-after.
+    if let [code, retry, now, _] = &mut reply[..] {
+        *now = 0;
+        if *code == 0 {
+            *retry = 0;
+        }
+    }
+    Ok((reply, counted(redis, "hot", "k")?))
+}
+
+/// Whether `script`'s hot path leases as its full path does, and as [`Lease::share`] says, on
+/// windows of every fill.
+fn hot_lease_agrees_with_full_path(
+    redis: &mut redis::Connection,
+    script: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let script = redis::Script::new(script);
+    for (max, divisor) in [(1, 1), (8, 4), (64, 4), (5, 1)] {
+        let lease = Lease::new(max)?.with_divisor(divisor)?;
+        for limit in [1, 7, 100, 1_000] {
+            // Past the limit too: a limit lowered below the count.
+            for used in (0..=limit + 2).filter(|u| *u < 30 || u % 37 == 0 || *u + 2 >= limit) {
+                let case = (limit, used, max, divisor);
+                let hot = lease_once(redis, &script, case, "")?;
+                let full = lease_once(redis, &script, case, "1")?;
+                if hot != full {
+                    return Err(format!("{case:?}: hot path {hot:?}, full path {full:?}").into());
+                }
+                // A share of the rule's size counted, or a refusal that counts nothing.
+                let share = lease.share(limit.saturating_sub(used), 1);
+                let expected = if share == 0 {
+                    (0, 0, u64::from(used))
+                } else {
+                    (4, i64::from(share), u64::from(used + share))
+                };
+                if (hot.0[0], hot.0[1], hot.1) != expected {
+                    return Err(format!("{case:?}: {hot:?}, the rule's {expected:?}").into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_lease_on_the_hot_path_takes_the_share_the_full_path_would() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    hot_lease_agrees_with_full_path(&mut redis, fixed_window_redis::SCRIPT)?;
+    // The evidence that the comparison can fail: hot paths that size or count the share
+    // otherwise are caught.
+    let hot_share = "math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), 1)";
+    let planted = [
+        (
+            "no divisor",
+            hot_share,
+            "math.max(math.min(limit - used, lease_max), 1)",
+        ),
+        (
+            "share not counted",
+            "string.format('%x', used + share)",
+            "string.format('%x', used + 1)",
+        ),
+    ];
+    for (bug, from, to) in planted {
+        assert!(
+            fixed_window_redis::SCRIPT.contains(from),
+            "the script no longer holds {from:?}"
+        );
+        let script = fixed_window_redis::SCRIPT.replace(from, to);
+        match hot_lease_agrees_with_full_path(&mut redis, &script) {
+            Ok(()) => panic!("the comparison did not catch the planted bug: {bug}"),
+            Err(caught) => eprintln!("{bug}: caught: {caught}"),
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn attempts_that_find_a_lease_in_flight_spend_its_share_instead_of_counting() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let config = leasing("landing", 1_000, HOUR)?.with_timeout(Duration::from_secs(10))?;
+    let limiter = connect(&server, config)?;
+    // The server answers nothing for a second: the first attempt's lease call is in flight
+    // while the others begin.
+    redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(1_000)
+        .arg("ALL")
+        .exec(&mut redis)?;
+    let others = SHARE - 1;
+    let granted = std::thread::scope(|scope| {
+        let first = scope.spawn(|| limiter.try_acquire("k"));
+        std::thread::sleep(Duration::from_millis(300));
+        let rest: Vec<_> = (0..others)
+            .map(|_| scope.spawn(|| limiter.try_acquire("k")))
+            .collect();
+        std::iter::once(first)
+            .chain(rest)
+            .map(std::thread::ScopedJoinHandle::join)
+            .filter(|joined| matches!(joined, Ok(Ok(_))))
+            .count()
+    });
+    assert_eq!(granted, 1 + others as usize);
+    // One share, all of it spent by the attempts: none of them was counted apart.
+    assert_eq!(counted(&mut redis, "landing", "k")?, u64::from(SHARE));
+    Ok(())
+}

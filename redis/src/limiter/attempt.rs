@@ -122,7 +122,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             return Err(SharedError::Conflict(*conflict));
         }
         self.refresh_limit(now);
-        let (mut now, mut tries) = (now, 0);
+        let (mut now, mut tries, mut waited) = (now, 0, false);
         loop {
             tries += 1;
             let (at, decision) = match self.begin(key, weight, now, deadline)? {
@@ -130,8 +130,27 @@ impl<C: Clock> SharedRateLimiter<C> {
                 Begin::Call(call) => {
                     let version = call.limit_version();
                     let lease = call.is_lease();
+                    // While another task's lease call for the key is in flight, an attempt
+                    // for permits waits for its share (once, at most the timeout) and begins
+                    // again, rather than counting on the server.
+                    let in_flight = self.in_flight.as_ref();
+                    if !lease
+                        && !waited
+                        && weight.is_some_and(|n| n > 0)
+                        && let Some(awaited) = in_flight.and_then(|calls| calls.awaited(key))
+                    {
+                        let timeout = self.connection.link().timeout();
+                        wait.landed(&self.connection, awaited, timeout).await;
+                        (waited, tries, now) = (true, tries - 1, self.clock.now());
+                        continue;
+                    }
+                    let landing = in_flight.filter(|_| lease).map(|calls| calls.start(key));
                     let reply = wait.acquire(&self.connection, call).await;
-                    self.finish(key, (weight, version, lease), now, deadline, reply)
+                    let finished = self.finish(key, (weight, version, lease), now, deadline, reply);
+                    // The share is held (or the call ended without one) before the waiters
+                    // wake.
+                    drop(landing);
+                    finished
                 }
             };
             if !matches!(decision, Decision::LimitChanged { .. }) || tries > CHANGE_RETRIES {

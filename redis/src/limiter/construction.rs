@@ -11,6 +11,7 @@ use crate::connection::Connection;
 use crate::error::SharedError;
 use crate::invocation::Terms;
 use crate::limiter::SharedRateLimiter;
+use crate::limiter::in_flight::LeasesInFlight;
 use crate::local_share::LocalShare;
 use crate::protocol::Protocol;
 use crate::registrar::Registrar;
@@ -191,6 +192,7 @@ impl SharedRateLimiter<SystemClock> {
         });
         let registrar = Registrar::new(Arc::clone(connection.link()), Arc::clone(&protocol));
         let local = LocalShare::new(protocol.config());
+        let in_flight = protocol.config().lease().map(|_| LeasesInFlight::default());
         let background = start.then(|| registrar.spawn(connection.handle()));
         SharedRateLimiter {
             protocol,
@@ -201,6 +203,7 @@ impl SharedRateLimiter<SystemClock> {
             listeners: Vec::new(),
             told: AtomicUsize::new(0),
             refreshed: AtomicU64::new(SystemClock.now().as_nanos()),
+            in_flight,
             local,
         }
     }

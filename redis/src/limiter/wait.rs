@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use fixed_window::{Clock, Interrupt, Interrupted};
 
+use super::in_flight::Awaited;
 use crate::coalescer::Reply;
 use crate::connection::Connection;
 use crate::protocol::ScriptCall;
@@ -36,6 +37,14 @@ pub(super) trait Wait {
         clock: &'c C,
         pause: Duration,
     ) -> impl Future<Output = Result<(), Interrupted>> + 'c;
+
+    /// Another task's lease call landed, or `timeout` passed.
+    fn landed(
+        &self,
+        connection: &Connection,
+        awaited: Awaited,
+        timeout: Duration,
+    ) -> impl Future<Output = ()>;
 }
 
 /// An asynchronous call's waits: awaited.
@@ -60,6 +69,15 @@ impl Wait for Awaiting {
         pause: Duration,
     ) -> impl Future<Output = Result<(), Interrupted>> + 'c {
         clock.sleep_async(pause)
+    }
+
+    fn landed(
+        &self,
+        connection: &Connection,
+        awaited: Awaited,
+        timeout: Duration,
+    ) -> impl Future<Output = ()> {
+        awaited.landed(connection, timeout)
     }
 }
 
@@ -103,6 +121,16 @@ impl Wait for Blocking<'_> {
             .interrupt
             .unwrap_or_else(|| self.own.get_or_init(Interrupt::new));
         ready(clock.sleep(pause, interrupt))
+    }
+
+    fn landed(
+        &self,
+        connection: &Connection,
+        awaited: Awaited,
+        timeout: Duration,
+    ) -> impl Future<Output = ()> {
+        awaited.landed_blocking(connection, timeout);
+        ready(())
     }
 }
 

@@ -333,8 +333,7 @@ static FIXED_ORIGIN_IGNORED: LazyLock<&'static str> =
     LazyLock::new(|| variant(&[("  origin = origin or now\n", "  origin = now\n")]));
 
 /// The test that sends an attempt down the script's hot path.
-const HOT_PATH: &str =
-    "if ARGV[4] == 'acquire' and ARGV[5] == '1' and #KEYS == 2 and (ARGV[7] or '') == '' then";
+const HOT_PATH: &str = "if (mode == 'acquire' or leasing) and ARGV[5] == '1' and #KEYS == 2 and (ARGV[7] or '') == '' then";
 
 static LIMIT_CHANGE_PAST_WINDOW: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
