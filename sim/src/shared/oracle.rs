@@ -411,8 +411,9 @@ impl Checker<'_> {
                 limit,
                 version,
                 change,
+                again,
             } => {
-                self.lane_sent(t, caller, process, purpose);
+                self.lane_sent(t, (caller, again), process, purpose);
                 self.sent(
                     request,
                     (caller, change),

@@ -400,6 +400,11 @@ pub enum SharedRecord {
         /// The change of the limit it is for (an index into the scenario's), if it is for one.
         #[serde(skip_serializing_if = "Option::is_none")]
         change: Option<u32>,
+        /// Whether it sends again a call already sent (after `MOVED`, `ASK`, `TRYAGAIN` or
+        /// `NOSCRIPT`): the attempts it carries left their queue when the call first went,
+        /// and a caller it names may have given up on them and queued another attempt since.
+        #[serde(skip_serializing_if = "core::ops::Not::not")]
+        again: bool,
     },
     /// The server executed a request.
     Executed {

@@ -135,6 +135,46 @@ fn one_call_in_flight_for_every_primary_is_caught() {
 }
 
 #[test]
+fn an_attempt_behind_its_own_slots_call_sent_again_is_live() {
+    // A healthy scenario: callers timed out in a batch and queued their next attempts, and the
+    // batch, still in flight, was sent again after `ASK`. Its sends again name those callers
+    // while their new attempts wait behind it, a call of their own slot: no liveness failure.
+    let scenario = SharedScenario::generate(&ScenarioId::seed(779_101_040_553_563_694));
+    assert!(scenario.cluster.is_some());
+    let run = run_shared(&scenario, None);
+    let mut queued: Vec<Option<u64>> = vec![None; scenario.callers.len()];
+    let mut named_again = 0;
+    for record in &run.records {
+        match *record {
+            SharedRecord::Queued { t, caller } => queued[caller as usize] = Some(t),
+            SharedRecord::Sent {
+                t,
+                caller: Some(caller),
+                purpose: Purpose::Acquire,
+                again,
+                ..
+            } => {
+                let waiting = queued[caller as usize].take();
+                if again && let Some(since) = waiting {
+                    named_again += 1;
+                    assert!(since < t);
+                    // Still waiting: its own send comes later.
+                    queued[caller as usize] = Some(since);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(named_again > 0, "no call sent again named a waiting caller");
+    let violations = check_shared(&scenario, &run);
+    assert!(
+        violations.is_empty(),
+        "{:?}",
+        &violations[..violations.len().min(3)]
+    );
+}
+
+#[test]
 fn a_batch_crossing_slots_is_refused_and_caught() {
     assert_caught(SharedPlantedBug::BatchCrossingSlots, Invariant::Unavailable);
     // Refused by the primaries: CROSSSLOT, nothing run.

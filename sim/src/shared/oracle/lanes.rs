@@ -5,7 +5,12 @@
 //! failing or waiting for a stalled replica, and would hold up the keys of the healthy ones.
 //!
 //! Judged from the trace alone: when each attempt began to wait (`Queued`), when each call
-//! carrying attempts ended and for which slot (`CallEnded`), and when the attempt was sent.
+//! carrying attempts ended and for which slot (`CallEnded`), and when the attempt was sent:
+//! the first send of a call carrying it, never a call sent again after a redirect or a
+//! `NOSCRIPT` (`Sent`'s `again`), which carries attempts taken from the queue before. A
+//! caller that gave up on its attempt in such a call (timed out) and queued another is named
+//! by the call's later sends too, while its new attempt still waits behind that call, of its
+//! own slot, as the product's coalescer keeps a lane's call in flight until it ends.
 //! The slot of a caller's key is computed here from the key (Redis's rule, `key_slot`), not
 //! taken from the client. On one node every attempt is of the one lane, and the rule says
 //! that an attempt waits only while a call is in flight.
@@ -60,16 +65,18 @@ impl Checker<'_> {
         self.lanes.ended.insert((process, slot), t);
     }
 
-    /// A request went out at `t`: if it carries the attempt `caller` waited with, the attempt
-    /// went at once, or the moment a call of its own slot ended.
+    /// A request went out at `t` (`again`: a call already sent, sent again): if it is the
+    /// first send of a call carrying the attempt `caller` waited with, the attempt went at
+    /// once, or the moment a call of its own slot ended. A call sent again carries attempts
+    /// taken from the queue before, and may name a caller that has queued another since.
     pub(super) fn lane_sent(
         &mut self,
         t: u64,
-        caller: Option<u32>,
+        (caller, again): (Option<u32>, bool),
         process: u16,
         purpose: Purpose,
     ) {
-        let Some(caller) = caller.filter(|_| purpose == Purpose::Acquire) else {
+        let Some(caller) = caller.filter(|_| purpose == Purpose::Acquire && !again) else {
             return;
         };
         let Some(since) = self.lanes.waiting.remove(&caller) else {

@@ -154,6 +154,7 @@ impl Sim<'_> {
                             extra: vec![ttl.to_string()],
                         },
                         Purpose::Expire,
+                        false,
                     );
                     let number = self.next_attempt;
                     self.next_attempt += 1;

@@ -190,7 +190,7 @@ impl Sim<'_> {
             call: Rc::clone(&call),
             extra,
         };
-        let request = self.send(process, owner, command, purpose);
+        let request = self.send(process, owner, command, purpose, false);
         Attempt {
             number,
             sent: now,
@@ -220,14 +220,15 @@ impl Sim<'_> {
         self.queue.push(at, Event::Timeout(owner, number));
     }
 
-    /// Sends `command` on `process`'s connection; its request id (the first of its ids: a
-    /// batch's script call has one per attempt).
+    /// Sends `command` on `process`'s connection (`again`: a call already sent, sent again);
+    /// its request id (the first of its ids: a batch's script call has one per attempt).
     pub(super) fn send(
         &mut self,
         process: u16,
         owner: Owner,
         command: Command,
         purpose: Purpose,
+        again: bool,
     ) -> u32 {
         let request = u32::try_from(self.requests.len()).unwrap_or(u32::MAX);
         let link = self.scenario.processes[process as usize].link;
@@ -281,6 +282,7 @@ impl Sim<'_> {
                     Owner::Limit(change) => Some(change),
                     _ => None,
                 },
+                again,
             });
         }
         if let Some(refusal) = kept {
@@ -611,7 +613,7 @@ impl Sim<'_> {
                 purpose,
             )
         };
-        let request = self.send(process, owner, command, purpose);
+        let request = self.send(process, owner, command, purpose, true);
         if let Some(attempt) = self.attempt_of(owner) {
             attempt.request = request;
             attempt.stage = stage;
