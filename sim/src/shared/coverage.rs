@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 35] = [
+pub const SHARED_FEATURES: [&str; 36] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -48,6 +48,7 @@ pub const SHARED_FEATURES: [&str; 35] = [
     "user_refused",
     "permission_revoked",
     "recovered_from_refusal",
+    "started_answered_conflict",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -86,6 +87,8 @@ const fn bit(feature: usize) -> u64 {
 /// `permission_revoked` when the server's access control began refusing the limiter's user
 /// (it does not exist; it may not run the commands), `recovered_from_refusal` when a process
 /// that had an attempt refused later had a permit counted by the server.
+/// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
+/// (its registration refused).
 ///
 /// # Examples
 ///
@@ -167,6 +170,12 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 (SharedOutcome::Permitted { remaining: Some(_) }, Weight::Units(2..)) => bit(12),
                 (SharedOutcome::Drained, _) => bit(13),
                 (SharedOutcome::TooMany, _) => bit(14),
+                (SharedOutcome::Conflict, _)
+                    if scenario.processes[scenario.callers[*caller as usize].process as usize]
+                        .started =>
+                {
+                    bit(35)
+                }
                 _ => 0,
             },
             _ => 0,

@@ -100,11 +100,16 @@ pub enum SharedPlantedBug {
     /// so once the limiter's user was missing, every call is refused (`Denied`) although the
     /// user is back.
     NeverRecovers,
+    /// A limiter made with `start` whose registration was refused takes the refusal for a
+    /// registration still to come: it answers every call by its fail policy
+    /// (`Unavailable(NotRegistered)`, or an uncounted permit when it fails open) instead of
+    /// `Conflict`.
+    StartedRefusedByPolicy,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 24] = [
+    pub const ALL: [SharedPlantedBug; 25] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -129,6 +134,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::WaitCountOffByOne,
         SharedPlantedBug::ShareIgnored,
         SharedPlantedBug::NeverRecovers,
+        SharedPlantedBug::StartedRefusedByPolicy,
     ];
 
     /// Its name on the command line.
@@ -160,6 +166,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::WaitCountOffByOne => "wait-count-off-by-one",
             SharedPlantedBug::ShareIgnored => "share-ignored",
             SharedPlantedBug::NeverRecovers => "never-recovers",
+            SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
         }
     }
 
@@ -189,7 +196,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::MemoryKeptAfterChange
             | SharedPlantedBug::WaitCountOffByOne
             | SharedPlantedBug::ShareIgnored
-            | SharedPlantedBug::NeverRecovers => SCRIPT,
+            | SharedPlantedBug::NeverRecovers
+            | SharedPlantedBug::StartedRefusedByPolicy => SCRIPT,
         }
     }
 }
@@ -435,6 +443,7 @@ mod tests {
                     | SharedPlantedBug::WaitCountOffByOne
                     | SharedPlantedBug::ShareIgnored
                     | SharedPlantedBug::NeverRecovers
+                    | SharedPlantedBug::StartedRefusedByPolicy
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

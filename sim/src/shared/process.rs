@@ -111,6 +111,10 @@ pub struct ProcessSpec {
     pub local_memory: usize,
     /// Its own limit or period instead of the shared ones, if it is configured apart.
     pub misconfigured: Option<Misconfiguration>,
+    /// Whether its limiter is made with `start` (registering in the background; a refusal
+    /// answers every call `Conflict`) rather than `connect` (registering before it serves; a
+    /// refusal leaves it serving nothing until a restart).
+    pub started: bool,
 }
 
 impl ProcessSpec {
@@ -233,6 +237,7 @@ pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
                     _ => rng.random_range(1..=4),
                 },
                 misconfigured: None,
+                started: false,
             }
         })
         .collect()

@@ -122,6 +122,9 @@ const SLOW_LINK_SHARE: f64 = 0.03;
 /// The share of scenarios whose callers take weights and drain.
 const WEIGHTED_SHARE: f64 = 0.2;
 
+/// The share of processes whose limiter is made with `start` rather than `connect`.
+const STARTED_SHARE: f64 = 0.5;
+
 /// The virtual time a scenario with a long period spreads its callers over, at most: 2^36 ns,
 /// some 69 seconds, as long as the ordinary draws' longest (40 windows of 2 s).
 const LONG_PERIOD_SPAN_NS: u64 = 1 << 36;
@@ -193,7 +196,7 @@ impl SharedScenario {
         // Drawn from a generator of their own, so that every other draw stays what it was.
         let mut apart = ChaCha8Rng::seed_from_u64(id.seed ^ 0x0C0F_1C75);
         let time_key = apart.random_bool(0.15);
-        let mut processes = with_local_shares(id.seed, limit, processes);
+        let mut processes = draw_made(id.seed, with_local_shares(id.seed, limit, processes));
         // Once the stored configuration is lost (a restart, a failover), whichever process runs
         // the script first stores its own, and the others are refused.
         if processes.len() >= 2 && apart.random_bool(0.2) {
@@ -594,6 +597,16 @@ fn pick_callers(
 
 /// The share of processes whose age is drawn apart from the ordinary clock offset.
 const AGED_SHARE: f64 = 0.3;
+
+/// Whether each process's limiter is made with `start` or `connect`: drawn from a generator of
+/// their own, so that every other draw stays what it was.
+fn draw_made(seed: u64, mut processes: Vec<ProcessSpec>) -> Vec<ProcessSpec> {
+    let mut made = ChaCha8Rng::seed_from_u64(seed ^ 0x057A_A7ED);
+    for process in &mut processes {
+        process.started = made.random_bool(STARTED_SHARE);
+    }
+    processes
+}
 
 /// Draws the age of some processes: where each clock's timeline starts, which the ordinary
 /// draw (a reading of up to 2^45 ns, about ten hours, at virtual time zero) leaves almost

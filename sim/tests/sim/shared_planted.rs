@@ -198,3 +198,13 @@ fn a_refused_connection_kept_for_good_is_caught() {
     // its connection kept: later than the back-off's bound.
     assert_caught(SharedPlantedBug::NeverRecovers, Invariant::Liveness);
 }
+
+#[test]
+fn a_started_limiter_answering_a_refusal_by_its_policy_is_caught() {
+    // A process made with `start`, configured apart and refused, answers by its fail policy
+    // (an uncounted permit, when it fails open) instead of `Conflict`.
+    assert_caught(
+        SharedPlantedBug::StartedRefusedByPolicy,
+        Invariant::Configuration,
+    );
+}

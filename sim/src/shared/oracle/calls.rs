@@ -32,6 +32,9 @@ impl Checker<'_> {
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
         let reply = self.script_reply(request);
+        if self.decided_when_refused(caller, request, decision) {
+            return;
+        }
         let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
         if refusal || decision == DecisionDigest::Conflict {
             self.refused_decision(caller, decision, refusal);

@@ -301,6 +301,17 @@ impl Sim<'_> {
             p.registering = None;
             p.failed_registrations += 1;
             p.refused |= refused;
+            if let Err(SharedError::Conflict(conflict)) = origin
+                && self.scenario.processes[process as usize].started
+            {
+                // Made with `start`: it serves, and its registration stays refused, so every
+                // call is answered `Conflict`, the waiting ones first.
+                p.conflict = Some(conflict);
+                for caller in std::mem::take(&mut p.pending) {
+                    self.answer_conflict(caller, conflict);
+                }
+                return;
+            }
             if let Err(SharedError::Unavailable { cause, .. }) = origin
                 && !p.refused
             {
