@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 37] = [
+pub const SHARED_FEATURES: [&str; 38] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -50,6 +50,7 @@ pub const SHARED_FEATURES: [&str; 37] = [
     "recovered_from_refusal",
     "share_leased",
     "permit_from_share",
+    "started_answered_conflict",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -90,6 +91,8 @@ const fn bit(feature: usize) -> u64 {
 /// that had an attempt refused later had a permit counted by the server. `share_leased` when
 /// the script leased a share of a window, `permit_from_share` when a process granted a permit
 /// from a share without a round trip.
+/// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
+/// (its registration refused).
 ///
 /// # Examples
 ///
@@ -180,6 +183,12 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 (SharedOutcome::Permitted { remaining: Some(_) }, Weight::Units(2..)) => bit(12),
                 (SharedOutcome::Drained, _) => bit(13),
                 (SharedOutcome::TooMany, _) => bit(14),
+                (SharedOutcome::Conflict, _)
+                    if scenario.processes[scenario.callers[*caller as usize].process as usize]
+                        .started =>
+                {
+                    bit(35)
+                }
                 _ => 0,
             },
             _ => 0,

@@ -36,6 +36,10 @@
 //! ([`RENEWAL_MAX`](fixed_window_redis::RENEWAL_MAX), on the process's clock) plus one
 //! one-way trip; an attempt refused ends by its fail policy with nothing counted.
 //!
+//! Conflicting configurations (`oracle/conflicts.rs`): a process made with `start` whose
+//! registration was refused answers every call `Conflict` from then on, never a permit
+//! (fail-open included) nor its fail policy's answer.
+//!
 //! Liveness per node (`oracle/lanes.rs`): an attempt that waits for a script call waits only
 //! behind a call of its own hash slot, so one primary's trouble costs only its own keys.
 //!
@@ -59,6 +63,7 @@ use crate::shared::scenario::SharedScenario;
 
 mod calls;
 mod cluster;
+mod conflicts;
 mod credentials;
 mod end;
 mod lanes;
@@ -230,6 +235,9 @@ struct Checker<'s> {
     refused_processes: Vec<bool>,
     /// Processes that ever tried to register: the others never started.
     started_processes: Vec<bool>,
+    /// Processes made with `start` whose registration was refused, until they crash: each of
+    /// their calls must be answered `Conflict`.
+    knows_refusal: Vec<bool>,
     /// Per process, the requests of the registration under way.
     registering: Vec<Vec<u32>>,
     /// Per process whose last registration failed (and none has succeeded since), the
@@ -321,6 +329,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         registration_accepted: vec![None; scenario.processes.len()],
         refused_processes: vec![false; scenario.processes.len()],
         started_processes: vec![false; scenario.processes.len()],
+        knows_refusal: vec![false; scenario.processes.len()],
         registering: vec![Vec::new(); scenario.processes.len()],
         unregistered: vec![None; scenario.processes.len()],
         config_key: probe.config_key().to_owned(),
@@ -452,11 +461,11 @@ impl Checker<'_> {
             } => self.expired(key, *expires_at_ms),
             &SharedRecord::Lost { t, request, loss } => self.lost(t, request, Some(loss)),
             &SharedRecord::Late { t, request } => self.lost(t, request, None),
-            &SharedRecord::Registered { process, .. } => self.registered(process, true),
-            &SharedRecord::Conflicted { process, .. } => {
-                self.refused_processes[process as usize] = true;
-                self.registered(process, false);
+            &SharedRecord::Registered { process, .. } => {
+                self.refusal_forgotten(process);
+                self.registered(process, true);
             }
+            &SharedRecord::Conflicted { process, .. } => self.refusal_known(process),
             &SharedRecord::RegistrationFailed { process, .. } => {
                 let requests = std::mem::take(&mut self.registering[process as usize]);
                 self.unregistered[process as usize] = Some(requests);

@@ -113,11 +113,16 @@ pub enum SharedPlantedBug {
     /// Under a lease, a share kept across a change of the limit: the client goes on spending,
     /// before its deadline, a share leased under the old limit after it learnt the new one.
     ShareKeptAfterChange,
+    /// A limiter made with `start` whose registration was refused takes the refusal for a
+    /// registration still to come: it answers every call by its fail policy
+    /// (`Unavailable(NotRegistered)`, or an uncounted permit when it fails open) instead of
+    /// `Conflict`.
+    StartedRefusedByPolicy,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 28] = [
+    pub const ALL: [SharedPlantedBug; 29] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -146,6 +151,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::DeadlineFromReply,
         SharedPlantedBug::ShareNotCounted,
         SharedPlantedBug::ShareKeptAfterChange,
+        SharedPlantedBug::StartedRefusedByPolicy,
     ];
 
     /// Its name on the command line.
@@ -181,6 +187,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::DeadlineFromReply => "deadline-from-reply",
             SharedPlantedBug::ShareNotCounted => "share-not-counted",
             SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
+            SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
         }
     }
 
@@ -214,7 +221,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::NeverRecovers
             | SharedPlantedBug::SharePastDeadline
             | SharedPlantedBug::DeadlineFromReply
-            | SharedPlantedBug::ShareKeptAfterChange => SCRIPT,
+            | SharedPlantedBug::ShareKeptAfterChange
+            | SharedPlantedBug::StartedRefusedByPolicy => SCRIPT,
         }
     }
 }
@@ -469,6 +477,7 @@ mod tests {
                     | SharedPlantedBug::SharePastDeadline
                     | SharedPlantedBug::DeadlineFromReply
                     | SharedPlantedBug::ShareKeptAfterChange
+                    | SharedPlantedBug::StartedRefusedByPolicy
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

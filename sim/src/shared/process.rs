@@ -113,6 +113,10 @@ pub struct ProcessSpec {
     pub misconfigured: Option<Misconfiguration>,
     /// The shares of a window it leases, if it leases ([`Config::with_lease`](fixed_window_redis::Config::with_lease)).
     pub lease: Option<Lease>,
+    /// Whether its limiter is made with `start` (registering in the background; a refusal
+    /// answers every call `Conflict`) rather than `connect` (registering before it serves; a
+    /// refusal leaves it serving nothing until a restart).
+    pub started: bool,
 }
 
 impl ProcessSpec {
@@ -278,6 +282,7 @@ pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
                 },
                 misconfigured: None,
                 lease: None,
+                started: false,
             }
         })
         .collect()

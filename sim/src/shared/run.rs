@@ -27,7 +27,10 @@
 //! (`Unavailable` when it fails closed, a permit counted nowhere when it fails open), the
 //! waiting callers first, as a service answers while its limiter cannot reach the server. A
 //! process whose link is slower than its timeout is such a process for the whole run. A
-//! refused process (its configuration conflicts) serves nothing: its callers never begin.
+//! refused process (its configuration conflicts) made with `connect` serves nothing: its
+//! callers never begin. One made with `start` serves from the beginning (its registration runs
+//! in the background, and its callers wait for the one in flight): once refused, it answers
+//! every call `Conflict` at once, the waiting callers first, and registers no more.
 //!
 //! In the trace, a batch's request has one id per attempt (consecutive, from the request's
 //! own): each is sent, executed (at the script's one instant, with its part of the reply),
@@ -42,7 +45,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use fixed_window::{Instant, Origin};
-use fixed_window_redis::{Config, Decision, LocalShare, Protocol, ScriptCall, Unavailable};
+use fixed_window_redis::{
+    Config, Conflict, Decision, LocalShare, Protocol, ScriptCall, Unavailable,
+};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -302,6 +307,9 @@ struct Process {
     unregistered: Option<Unavailable>,
     /// The server refused its configuration, and no registration has succeeded since.
     refused: bool,
+    /// Made with `start` and refused: the refusal it answers every call with, for good, as the
+    /// limiter's registration stays refused.
+    conflict: Option<Conflict>,
     /// Callers whose attempts wait for the next batch of their lane, in order.
     queued: Vec<u32>,
     /// The batches in flight: one script call per group of attempts that can share one (of
@@ -480,6 +488,7 @@ impl<'s> Sim<'s> {
                 failed_registrations: 0,
                 unregistered: None,
                 refused: false,
+                conflict: None,
                 queued: Vec::new(),
                 batch: Vec::new(),
                 pending_changes: Vec::new(),

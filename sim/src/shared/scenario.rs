@@ -122,6 +122,9 @@ const SLOW_LINK_SHARE: f64 = 0.03;
 /// The share of scenarios whose callers take weights and drain.
 const WEIGHTED_SHARE: f64 = 0.2;
 
+/// The share of processes whose limiter is made with `start` rather than `connect`.
+const STARTED_SHARE: f64 = 0.5;
+
 /// The virtual time a scenario with a long period spreads its callers over, at most: 2^36 ns,
 /// some 69 seconds, as long as the ordinary draws' longest (40 windows of 2 s).
 const LONG_PERIOD_SPAN_NS: u64 = 1 << 36;
@@ -193,8 +196,10 @@ impl SharedScenario {
         // Drawn from a generator of their own, so that every other draw stays what it was.
         let mut apart = ChaCha8Rng::seed_from_u64(id.seed ^ 0x0C0F_1C75);
         let time_key = apart.random_bool(0.15);
-        let mut processes =
-            with_leases(id.seed, limit, with_local_shares(id.seed, limit, processes));
+        let mut processes = draw_made(
+            id.seed,
+            with_leases(id.seed, limit, with_local_shares(id.seed, limit, processes)),
+        );
         // Once the stored configuration is lost (a restart, a failover), whichever process runs
         // the script first stores its own, and the others are refused.
         if processes.len() >= 2 && apart.random_bool(0.2) {
@@ -215,23 +220,7 @@ impl SharedScenario {
                 slow_down(&mut apart, &mut processes[index]);
             }
         }
-        // A fixed origin: the Unix epoch, or an instant some periods before the server's time
-        // at the start, or a little after it (a boundary all the same: the grid extends back
-        // from it).
-        let origin = apart.random_bool(FIXED_ORIGIN_SHARE).then(|| {
-            let start_us = SERVER_EPOCH_NS / 1_000;
-            match apart.random_range(0..3) {
-                0 => 0,
-                1 => start_us.saturating_sub(apart.random_range(0..=10 * period_us)),
-                _ => (start_us + apart.random_range(0..=3 * period_us)).min(MAX_ORIGIN_MICROS),
-            }
-        });
-        // A long window whose first boundary would come long after the traffic: in half of
-        // them, a fixed origin puts a boundary within it.
-        let origin = match (origin, long_period) {
-            (None, Some(period)) => wide.origin_within(period, span),
-            (origin, _) => origin,
-        };
+        let origin = pick_origin(&mut apart, &mut wide, (period_us, long_period), span);
         // Each process's age, from a generator of its own so that every other draw stays
         // what it was.
         draw_ages(id.seed, &mut processes);
@@ -375,6 +364,30 @@ fn clustered(
 
 /// Another limit or period than `limit` and `period_us`, either of them, that the limiter
 /// accepts: one more (one less at `u32::MAX`), or twice as long (half, past `MAX_PERIOD`).
+/// A fixed origin, or none (the first registration's time): the Unix epoch, or an instant some
+/// periods before the server's time at the start, or a little after it (a boundary all the
+/// same: the grid extends back from it). A long window whose first boundary would come long
+/// after the traffic gets, in half of them, a fixed origin that puts a boundary within it.
+fn pick_origin(
+    apart: &mut ChaCha8Rng,
+    wide: &mut Wide,
+    (period_us, long_period): (u64, Option<u64>),
+    span: u64,
+) -> Option<u64> {
+    let origin = apart.random_bool(FIXED_ORIGIN_SHARE).then(|| {
+        let start_us = SERVER_EPOCH_NS / 1_000;
+        match apart.random_range(0..3) {
+            0 => 0,
+            1 => start_us.saturating_sub(apart.random_range(0..=10 * period_us)),
+            _ => (start_us + apart.random_range(0..=3 * period_us)).min(MAX_ORIGIN_MICROS),
+        }
+    });
+    match (origin, long_period) {
+        (None, Some(period)) => wide.origin_within(period, span),
+        (origin, _) => origin,
+    }
+}
+
 fn misconfigure(apart: &mut ChaCha8Rng, limit: u32, period_us: u64) -> Misconfiguration {
     if apart.random_bool(0.5) {
         Misconfiguration::Limit(limit.checked_add(1).unwrap_or(limit - 1))
@@ -595,6 +608,16 @@ fn pick_callers(
 
 /// The share of processes whose age is drawn apart from the ordinary clock offset.
 const AGED_SHARE: f64 = 0.3;
+
+/// Whether each process's limiter is made with `start` or `connect`: drawn from a generator of
+/// their own, so that every other draw stays what it was.
+fn draw_made(seed: u64, mut processes: Vec<ProcessSpec>) -> Vec<ProcessSpec> {
+    let mut made = ChaCha8Rng::seed_from_u64(seed ^ 0x057A_A7ED);
+    for process in &mut processes {
+        process.started = made.random_bool(STARTED_SHARE);
+    }
+    processes
+}
 
 /// Draws the age of some processes: where each clock's timeline starts, which the ordinary
 /// draw (a reading of up to 2^45 ns, about ten hours, at virtual time zero) leaves almost

@@ -285,10 +285,26 @@ fn a_step_back_past_an_expired_counter_reopens_its_earlier_windows_as_documented
     assert_eq!(first_window, 2);
 }
 
+/// Whether a process configured apart answered as it must without a round trip: `Conflict` once
+/// refused (made with `start`), by its fail policy before.
+fn answered_apart(refused: bool, decision: fixed_window_sim::shared::DecisionDigest) -> bool {
+    use fixed_window_sim::shared::DecisionDigest;
+    if refused {
+        decision == DecisionDigest::Conflict
+    } else {
+        matches!(
+            decision,
+            DecisionDigest::Unavailable { .. } | DecisionDigest::FailedOpen { .. }
+        )
+    }
+}
+
 #[test]
 fn a_process_configured_apart_is_refused_and_never_permitted() {
     use fixed_window_sim::shared::{DecisionDigest, Fault, Misconfiguration};
     let (mut refused, mut attempts_refused) = (0, 0);
+    // Calls answered `Conflict` by a process made with `start`.
+    let mut started_conflicts = 0;
     for seed in 0..PLANTED_SEEDS {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         let apart: Vec<u16> = (0_u16..)
@@ -316,6 +332,7 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
                     r,
                     SharedRecord::Decided {
                         decision: DecisionDigest::Conflict,
+                        request: Some(_),
                         ..
                     }
                 )
@@ -345,6 +362,8 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
                 !run.records.iter().any(|r| matches!(r, SharedRecord::Registered { process, .. } if apart.contains(process))),
                 "seed {seed}"
             );
+            // Made with `connect`, it serves nothing once refused; made with `start`, it
+            // answers every call `Conflict`, never a permit nor its fail policy.
             let mut refused_yet = false;
             for record in &run.records {
                 match *record {
@@ -355,8 +374,9 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
                         if apart.contains(&scenario.callers[caller as usize].process)
                             && !too_many(&scenario, caller) =>
                     {
+                        let process = scenario.callers[caller as usize].process;
                         assert!(
-                            !refused_yet,
+                            !refused_yet || scenario.processes[process as usize].started,
                             "seed {seed}: caller {caller} began after the refusal"
                         );
                     }
@@ -367,14 +387,12 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
                         ..
                     } if apart.contains(&scenario.callers[caller as usize].process) => {
                         assert!(
-                            request.is_none()
-                                && matches!(
-                                    decision,
-                                    DecisionDigest::Unavailable { .. }
-                                        | DecisionDigest::FailedOpen { .. }
-                                ),
-                            "seed {seed}: caller {caller} decided {decision:?} (request {request:?})"
+                            request.is_none() && answered_apart(refused_yet, decision),
+                            "seed {seed}: caller {caller} decided {decision:?} (request {request:?}, refused: {refused_yet})"
                         );
+                        if refused_yet {
+                            started_conflicts += 1;
+                        }
                     }
                     _ => {}
                 }
@@ -383,6 +401,10 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
     }
     assert!(refused >= 10, "only {refused} refusals");
     assert!(attempts_refused > 0, "no attempt was refused");
+    assert!(
+        started_conflicts >= 10,
+        "only {started_conflicts} calls answered `Conflict`"
+    );
 }
 
 #[test]

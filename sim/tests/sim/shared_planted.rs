@@ -221,3 +221,13 @@ fn a_share_kept_across_a_change_of_the_limit_is_caught() {
         Invariant::WindowLimit,
     );
 }
+
+#[test]
+fn a_started_limiter_answering_a_refusal_by_its_policy_is_caught() {
+    // A process made with `start`, configured apart and refused, answers by its fail policy
+    // (an uncounted permit, when it fails open) instead of `Conflict`.
+    assert_caught(
+        SharedPlantedBug::StartedRefusedByPolicy,
+        Invariant::Configuration,
+    );
+}

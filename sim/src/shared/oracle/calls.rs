@@ -17,6 +17,28 @@ impl Checker<'_> {
         self.scenario.callers[caller as usize].key
     }
 
+    /// A decision judged by rules of its own: a refused started process's, a local share's,
+    /// or one on a refusal of the configuration. Whether it was.
+    fn decided_apart(
+        &mut self,
+        t: u64,
+        caller: u32,
+        (request, decision): (Option<u32>, DecisionDigest),
+        reply: Option<ScriptReply>,
+    ) -> bool {
+        if self.decided_when_refused(caller, request, decision)
+            || self.share_decision(t, caller, (request, decision), reply)
+        {
+            return true;
+        }
+        let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
+        if refusal || decision == DecisionDigest::Conflict {
+            self.refused_decision(caller, decision, refusal);
+            return true;
+        }
+        false
+    }
+
     pub(super) fn decided(
         &mut self,
         t: u64,
@@ -32,12 +54,7 @@ impl Checker<'_> {
         self.calls[caller as usize].last = Some((decision, request));
         let (process, key) = (self.process_of(caller), self.key_of(caller));
         let reply = self.script_reply(request);
-        if self.share_decision(t, caller, (request, decision), reply) {
-            return;
-        }
-        let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
-        if refusal || decision == DecisionDigest::Conflict {
-            self.refused_decision(caller, decision, refusal);
+        if self.decided_apart(t, caller, (request, decision), reply) {
             return;
         }
         self.checks.count(&[

@@ -105,14 +105,16 @@ impl Checker<'_> {
                 "the run used up its event budget".to_owned()
             });
         }
-        // A process refused at registration never connects, and one rolled out once a
-        // configuration is stored never starts if none is: their callers have no limiter to
-        // call.
+        // A process made with `connect` refused at registration never connects, and one
+        // rolled out once a configuration is stored never starts if none is: their callers
+        // have no limiter to call. One made with `start` serves, refused or not.
         let never: Vec<usize> = (0..self.calls.len())
             .filter(|&c| !self.calls[c].started || !self.calls[c].finished)
             .filter(|&c| {
                 let process = self.scenario.callers[c].process as usize;
-                let serving = self.started_processes[process] && !self.refused_processes[process];
+                let serving = self.started_processes[process]
+                    && (!self.refused_processes[process]
+                        || self.scenario.processes[process].started);
                 self.calls[c].started || serving
             })
             .collect();

@@ -340,6 +340,7 @@ impl Checker<'_> {
                 // It starts again as a new process, registering anew.
                 self.registering[*process as usize].clear();
                 self.unregistered[*process as usize] = None;
+                self.refusal_forgotten(*process);
             }
             FaultRecord::Reset { .. }
             | FaultRecord::Pause { .. }

@@ -5,7 +5,7 @@ use core::time::Duration;
 use std::rc::Rc;
 
 use fixed_window::Instant;
-use fixed_window_redis::{Begin, Conclusion, Decision, Unavailable};
+use fixed_window_redis::{Begin, Conclusion, Conflict, Decision, Unavailable, UnavailableKind};
 
 use super::digest::{decision_digest, event_digest, outcome};
 use super::{Attempt, Event, Owner, Sim, Stage};
@@ -74,7 +74,9 @@ impl Sim<'_> {
             return;
         }
         let p = &mut self.processes[process as usize];
-        if p.up && p.ready {
+        if let Some(conflict) = p.conflict.filter(|_| p.up) {
+            self.answer_conflict(caller, conflict);
+        } else if p.up && p.ready {
             self.begin_call(caller);
         } else if let Some(cause) = p.unregistered.clone().filter(|_| p.up) {
             self.answer_unregistered(caller, cause);
@@ -93,6 +95,28 @@ impl Sim<'_> {
     pub(super) fn answer_unregistered(&mut self, caller: u32, cause: Unavailable) {
         self.start_call(caller);
         self.decide_unregistered(caller, cause);
+    }
+
+    /// Answers `caller`, whose process was made with `start` and refused, with `conflict`,
+    /// without a round trip, as the limiter answers every call once its registration was
+    /// refused.
+    pub(super) fn answer_conflict(&mut self, caller: u32, conflict: Conflict) {
+        self.start_call(caller);
+        let call = &mut self.calls[caller as usize];
+        call.attempts += 1;
+        let (process, now) = (call.process, call.now);
+        let decision = if self.planted == Some(SharedPlantedBug::StartedRefusedByPolicy) {
+            // The planted limiter takes the refusal for a registration still to come, and
+            // answers by its fail policy.
+            let cause = Unavailable::new(UnavailableKind::NotRegistered, "refused");
+            self.processes[process as usize]
+                .protocol
+                .unregistered(&cause)
+        } else {
+            Decision::Conflict(conflict)
+        };
+        self.decided(caller, now, None, &decision);
+        self.conclude(caller, &decision, now);
     }
 
     /// One attempt of `caller`, whose process has no limiter (its registration failed for

@@ -191,6 +191,7 @@ impl Sim<'_> {
         p.registering = None;
         p.refreshing = None;
         p.unregistered = None;
+        p.conflict = None;
         // It connects again as it restarts: its new connection has written nothing, and the
         // server authenticates it; its connection layer starts afresh.
         p.connection.last_write.clear();

@@ -64,6 +64,39 @@ impl Sim<'_> {
         self.replied(owner, &Err(Unavailable::new(kind, message)), None);
     }
 
+    /// The planted memories of a full window apart from the protocol's (`remembers_apart`):
+    /// kept past the window's end, or kept whatever the process learns after.
+    fn remember_apart(
+        &mut self,
+        process: u16,
+        key: u16,
+        n: u32,
+        (sent, received): (Instant, Instant),
+        reply: &Result<Vec<i64>, Unavailable>,
+    ) {
+        if let Some(planted) = self.planted.filter(|p| p.remembers_apart())
+            && let Ok(values) = &reply
+            && let Some(ScriptReply::Full { retry_after, .. }) = ScriptReply::parse(values)
+        {
+            let memory = &mut self.processes[process as usize].remembered_past_end;
+            if planted == SharedPlantedBug::MemoryPastEnd {
+                let late = Duration::from_micros(retry_after + self.scenario.period_us / 2);
+                let until = received.saturating_add(late);
+                // Always a rejection: the window is taken to open too late for any wait.
+                memory.insert(key, (until, Instant::MAX, until));
+            } else if n == 1 {
+                // As the protocol remembers it (whatever the version it was sent
+                // under), and kept whatever the process learns after.
+                let retry_after = Duration::from_micros(retry_after);
+                let allowance = retry_after / DRIFT_ALLOWANCE;
+                let until = sent.saturating_add(retry_after.saturating_sub(allowance));
+                let opens_by = sent.saturating_add(retry_after);
+                let opens_at = received.max(sent).saturating_add(retry_after);
+                memory.insert(key, (until, opens_by, opens_at));
+            }
+        }
+    }
+
     /// An attempt's round trip is over: `reply` is the script's, or why there is none.
     pub(super) fn replied(
         &mut self,
@@ -116,27 +149,7 @@ impl Sim<'_> {
                     let outage = Unavailable::new(UnavailableKind::Server, "conflict");
                     decision = protocol.finish(name, sent, received, deadline, Err(outage));
                 }
-                if let Some(planted) = self.planted.filter(|p| p.remembers_apart())
-                    && let Ok(values) = &reply
-                    && let Some(ScriptReply::Full { retry_after, .. }) = ScriptReply::parse(values)
-                {
-                    let memory = &mut self.processes[process as usize].remembered_past_end;
-                    if planted == SharedPlantedBug::MemoryPastEnd {
-                        let late = Duration::from_micros(retry_after + self.scenario.period_us / 2);
-                        let until = received.saturating_add(late);
-                        // Always a rejection: the window is taken to open too late for any wait.
-                        memory.insert(key, (until, Instant::MAX, until));
-                    } else if n == 1 {
-                        // As the protocol remembers it (whatever the version it was sent
-                        // under), and kept whatever the process learns after.
-                        let retry_after = Duration::from_micros(retry_after);
-                        let allowance = retry_after / DRIFT_ALLOWANCE;
-                        let until = sent.saturating_add(retry_after.saturating_sub(allowance));
-                        let opens_by = sent.saturating_add(retry_after);
-                        let opens_at = received.max(sent).saturating_add(retry_after);
-                        memory.insert(key, (until, opens_by, opens_at));
-                    }
-                }
+                self.remember_apart(process, key, n, (sent, received), reply);
                 if self.planted == Some(SharedPlantedBug::TwoCommands)
                     && let (Decision::Permitted { .. }, Ok(values)) = (&decision, &reply)
                     && let Some(ScriptReply::Permitted {
@@ -311,6 +324,17 @@ impl Sim<'_> {
             p.registering = None;
             p.failed_registrations += 1;
             p.refused |= refused;
+            if let Err(SharedError::Conflict(conflict)) = origin
+                && self.scenario.processes[process as usize].started
+            {
+                // Made with `start`: it serves, and its registration stays refused, so every
+                // call is answered `Conflict`, the waiting ones first.
+                p.conflict = Some(conflict);
+                for caller in std::mem::take(&mut p.pending) {
+                    self.answer_conflict(caller, conflict);
+                }
+                return;
+            }
             if let Err(SharedError::Unavailable { cause, .. }) = origin
                 && !p.refused
             {
