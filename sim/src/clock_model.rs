@@ -43,6 +43,9 @@ pub struct Segment {
 pub struct ClockModel {
     kind: ClockKind,
     segments: Vec<Segment>,
+    /// The clock's resolution in nanoseconds: every reading is rounded down to a multiple of
+    /// it (1 reads exact nanoseconds).
+    tick: u64,
 }
 
 impl ClockModel {
@@ -64,7 +67,11 @@ impl ClockModel {
     /// ```
     pub fn new(kind: ClockKind, mut segments: Vec<Segment>) -> ClockModel {
         segments.sort_by_key(|segment| segment.from);
-        ClockModel { kind, segments }
+        ClockModel {
+            kind,
+            segments,
+            tick: 1,
+        }
     }
 
     /// An ordinary clock reading `start + t`.
@@ -107,7 +114,35 @@ impl ClockModel {
                 ..*segment
             })
             .collect();
-        ClockModel::new(self.kind, segments)
+        ClockModel::new(self.kind, segments).with_tick(self.tick)
+    }
+
+    /// This model read through a clock that ticks every `tick` nanoseconds: each reading is
+    /// rounded down to a multiple of `tick`, so it never runs ahead of the exact one and,
+    /// within a stretch, never goes back. A `tick` of 0 or 1 reads exact nanoseconds.
+    ///
+    /// # Examples
+    ///
+    /// A clock with a 1 ms tick.
+    ///
+    /// ```
+    /// use fixed_window_sim::ClockModel;
+    ///
+    /// let model = ClockModel::ordinary(5).with_tick(1_000_000);
+    /// assert_eq!(model.reading(999_994), 0);
+    /// assert_eq!(model.reading(999_995), 1_000_000);
+    /// assert_eq!(model.reading(2_500_000), 2_000_000);
+    /// assert_eq!(model.tick(), 1_000_000);
+    /// ```
+    #[must_use]
+    pub fn with_tick(mut self, tick: u64) -> ClockModel {
+        self.tick = tick.max(1);
+        self
+    }
+
+    /// The clock's resolution in nanoseconds (1: exact).
+    pub fn tick(&self) -> u64 {
+        self.tick
     }
 
     /// Which kind of clock this is.
@@ -120,14 +155,16 @@ impl ClockModel {
         &self.segments
     }
 
-    /// The reading at virtual time `t`.
+    /// The reading at virtual time `t`: the exact reading rounded down to the clock's
+    /// [`tick`](ClockModel::tick).
     #[inline]
     pub fn reading(&self, t: u64) -> u64 {
         // Few stretches, and most calls fall in the last one.
-        match self.segments.iter().rev().find(|segment| segment.from <= t) {
+        let exact = match self.segments.iter().rev().find(|segment| segment.from <= t) {
             Some(segment) if segment.frozen => segment.base,
             Some(segment) => segment.base.saturating_add(t - segment.from),
             None => 0,
-        }
+        };
+        exact - exact % self.tick
     }
 }

@@ -113,6 +113,10 @@ struct Checker {
     /// clock that stands still or steps back, at an earlier reading) and every call by its
     /// deadline.
     no_jumps: bool,
+    /// The clock's resolution: its readings are whole ticks, so a call whose next window opens
+    /// by its deadline, between two readings, first sees it open at the tick at or after the
+    /// deadline.
+    tick: u128,
 }
 
 /// Checks the trace of `run` against the specification, for the limiter `scenario`
@@ -220,6 +224,7 @@ pub fn verdict(scenario: &Scenario, run: &Run) -> Verdict {
         found: budget::Found::new(),
         record: 0,
         no_jumps: scenario.clock.kind() != ClockKind::JumpsForward,
+        tick: u128::from(scenario.clock.tick()),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -540,12 +545,18 @@ impl Checker {
             .callers
             .get(caller as usize)
             .map_or(0, |state| state.key);
-        let (no_jumps, limit) = (self.no_jumps, self.limit_of(key));
+        let (no_jumps, tick, limit) = (self.no_jumps, self.tick, self.limit_of(key));
         let Some(state) = self.caller(caller) else {
             return;
         };
         state.finished = true;
-        let deadline = state.waiting.deadline();
+        // The first reading at or after the deadline: exactly it on a clock that reads
+        // nanoseconds.
+        let deadline = state
+            .waiting
+            .deadline()
+            .checked_next_multiple_of(tick)
+            .unwrap_or(u128::MAX);
         // Refused as too many after a sleep: by an attempt (a lowering passed the weight while
         // the call waited), which takes a keyed limiter's turn at sweeping as any attempt does.
         // Refused when it began, it made none.

@@ -22,6 +22,7 @@ mod key_limits;
 mod limit_changes;
 mod origin;
 mod peeks;
+mod resolution;
 pub(crate) use self::peeks::Peeks;
 mod weights;
 
@@ -211,6 +212,12 @@ impl Scenario {
             clock.younger(clock.reading(0))
         } else {
             clock
+        };
+        // Near the end of time and over centuries of one-nanosecond periods a clock reads
+        // exact nanoseconds: those clocks test the arithmetic at its extremes.
+        let clock = match clock.kind() {
+            ClockKind::NearMax | ClockKind::Centuries => clock,
+            _ => clock.with_tick(resolution::draw(seed, period)),
         };
         let limit_changes = if patterns == [Pattern::Flood] {
             Vec::new()

@@ -12,7 +12,7 @@ use crate::scenario::Scenario;
 use crate::simulation::Run;
 
 /// The features a plain or keyed sweep counts, in the order of [`plain_features`]' bits.
-pub const PLAIN_FEATURES: [&str; 21] = [
+pub const PLAIN_FEATURES: [&str; 22] = [
     "clock_ordinary",
     "clock_near_max",
     "clock_centuries",
@@ -34,6 +34,7 @@ pub const PLAIN_FEATURES: [&str; 21] = [
     "limit_raised",
     "limit_refused",
     "too_many_after_lowering",
+    "coarse_clock",
 ];
 
 const MAX_WAIT_MAX: u32 = 1 << 6;
@@ -51,12 +52,13 @@ const LIMIT_LOWERED: u32 = 1 << 17;
 const LIMIT_RAISED: u32 = 1 << 18;
 const LIMIT_REFUSED: u32 = 1 << 19;
 const TOO_MANY_AFTER_LOWERING: u32 = 1 << 20;
+const COARSE_CLOCK: u32 = 1 << 21;
 
 /// The features `run` of `scenario` exercised, as a mask over [`PLAIN_FEATURES`]: bit `i` for
 /// `PLAIN_FEATURES[i]`.
 ///
 /// - `clock_*`: the scenario's clock kind; `max_wait_duration_max`: its `max_wait` is
-///   `Duration::MAX`.
+///   `Duration::MAX`; `coarse_clock`: its clock ticks coarser than a nanosecond.
 /// - `reading_on_boundary`: a call started, or was permitted or rejected, at a reading that is
 ///   exactly the first instant of a window.
 /// - `window_filled`: a permit left its window none (`remaining` 0).
@@ -196,6 +198,9 @@ fn drawn_features(scenario: &Scenario) -> u32 {
     };
     if scenario.config.max_wait == Duration::MAX {
         mask |= MAX_WAIT_MAX;
+    }
+    if scenario.clock.tick() > 1 {
+        mask |= COARSE_CLOCK;
     }
     match scenario.origin_choice {
         Origin::At(_) => mask |= ORIGIN_AT,

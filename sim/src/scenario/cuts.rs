@@ -55,7 +55,8 @@ impl Cuts {
             scenario.config.limit = scenario.config.limit.min(limit.max(1));
         }
         if self.steady_clock {
-            scenario.clock = ClockModel::ordinary(scenario.clock.reading(0));
+            scenario.clock =
+                ClockModel::ordinary(scenario.clock.reading(0)).with_tick(scenario.clock.tick());
         }
         if self.creation_origin {
             scenario.origin_choice = Origin::Creation;

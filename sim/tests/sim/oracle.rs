@@ -245,3 +245,26 @@ fn a_call_that_ends_past_its_deadline_breaks_it_unless_its_clock_jumped() {
     );
     assert_eq!(check(&jumping, &trace(records)), vec![]);
 }
+
+#[test]
+fn on_a_coarse_clock_a_call_may_end_at_the_first_reading_after_its_deadline_and_no_later() {
+    // Caller 1's deadline is 115; a clock ticking every 10 ns reads 110 and then 120, so a call
+    // that sees its next window open by its deadline can first do so at 120.
+    let mut s = scenario(1, 10, 10, 2);
+    s.clock = ClockModel::ordinary(100).with_tick(10);
+    let ending = |at: u64| {
+        let mut records = interrupted_sleeper(10);
+        records.push(Record::Finish {
+            caller: 1,
+            at,
+            t: at - 100,
+            outcome: Outcome::Interrupted,
+        });
+        trace(records)
+    };
+    assert_eq!(check(&s, &ending(120)), vec![]);
+    assert_eq!(
+        rules_broken(&check(&s, &ending(130))),
+        [Invariant::Deadline]
+    );
+}
