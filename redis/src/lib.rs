@@ -200,7 +200,7 @@ pub use crate::protocol::PeekBegin;
 pub use crate::protocol::{
     Begin, Conclusion, Decision, LIMIT_REFRESH, MAX_BATCH, Protocol, ScriptCall,
 };
-/// What [`SharedRateLimiter::peek`] answers: core's [`Peek`](fixed_window::Peek), the same
+/// What [`SharedRateLimiter::peek`] answers: core's [`Peek`], the same
 /// type the in-process limiters answer with.
 pub use fixed_window::Peek;
 mod registrar;
