@@ -25,11 +25,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fixed_window_redis::Lease;
-use fixed_window_redis_test::RedisServer;
 
 use crate::cargo::Failure;
 use crate::report::target_dir;
-use crate::server_cost::{command_stats, main_thread_cpu, server_version};
+use crate::server_cost::{command_stats, main_thread_cpu, server_version, start_server};
 pub use worker::{Args as WorkerArgs, run as run_worker};
 
 /// Flags of `cargo xtask lease-binding`.
@@ -113,13 +112,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     worker::config(args.limit, args.share)?;
     let bound = lease.under_admission_bound(args.processes, args.limit);
     let largest = lease.largest_share(args.limit);
-    let server = RedisServer::start().map_err(|err| format!("redis-server: {err}"))?;
-    let client = server
-        .client()
-        .map_err(|err| format!("redis client: {err}"))?;
-    let mut admin = client
-        .get_connection()
-        .map_err(|err| format!("connecting: {err}"))?;
+    let (server, _, mut admin) = start_server()?;
     // The span begins on a whole second far enough ahead for the processes to start.
     let start = unix_seconds()? + 3;
     let exe = std::env::current_exe().map_err(|err| format!("this program's path: {err}"))?;

@@ -141,13 +141,8 @@ pub fn run(args: &Args) -> Result<(), Failure> {
     if args.runs == 0 || args.runs > 20 {
         return Err(format!("--runs must be from 1 to 20, not {}", args.runs));
     }
-    let server = RedisServer::start().map_err(|err| format!("redis-server: {err}"))?;
-    let client = server
-        .client()
-        .map_err(|err| format!("redis client: {err}"))?;
-    let mut admin = client
-        .get_connection()
-        .map_err(|err| format!("connecting: {err}"))?;
+    // The server runs until the command returns.
+    let (_server, client, mut admin) = start_server()?;
     let script = match &args.script {
         Some(path) => std::fs::read_to_string(path)
             .map_err(|err| format!("reading {}: {err}", path.display()))?,
@@ -455,6 +450,23 @@ fn drive(
         calls += 1;
     }
     Ok(())
+}
+
+/// A `redis-server` of this command's own, a client of it and the connection that reads its
+/// statistics.
+///
+/// # Errors
+///
+/// If the server cannot be started or connected to.
+pub(crate) fn start_server() -> Result<(RedisServer, redis::Client, redis::Connection), Failure> {
+    let server = RedisServer::start().map_err(|err| format!("redis-server: {err}"))?;
+    let client = server
+        .client()
+        .map_err(|err| format!("redis client: {err}"))?;
+    let admin = client
+        .get_connection()
+        .map_err(|err| format!("connecting: {err}"))?;
+    Ok((server, client, admin))
 }
 
 /// `used_cpu_sys_main_thread + used_cpu_user_main_thread`, in seconds.

@@ -10,7 +10,7 @@
 use fixed_window_redis::{Lease, ScriptReply};
 use fixed_window_spec::Decision;
 
-use super::{Checker, Counted, LedgerOp, Run};
+use super::{Checker, LedgerOp, Run};
 use crate::oracle::Invariant;
 use crate::shared::record::DecisionDigest;
 
@@ -88,30 +88,7 @@ impl Checker<'_> {
         }
         self.check_window_start(caller, window_start, grid.start(index));
         // The server counted the whole share, whatever the model expected.
-        let before = self.counts[key as usize];
-        let mut after = count;
-        after.apply_n(
-            Decision::Permit {
-                index,
-                remaining: 0,
-            },
-            granted,
-        );
-        self.counts[key as usize] = Some(after);
-        self.count_settings(request, key);
-        self.counted[key as usize].push((request, index));
-        let epoch = self.epoch;
-        self.requests[request as usize].counted = Some(Counted {
-            epoch,
-            key,
-            window: index,
-            before,
-        });
-        self.ledgers
-            .entry((epoch, key, index))
-            .or_default()
-            .push(LedgerOp::Grant(request, limit));
-        self.calls[caller as usize].counted.push(request);
+        self.count_on_server((caller, request), key, (count, index), granted, limit);
         let end = grid.end(index).unwrap_or(u128::MAX);
         self.leases.insert(
             request,

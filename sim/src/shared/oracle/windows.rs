@@ -1,7 +1,7 @@
 //! The model of what the server holds: each key's count per window on the shared grid, the
 //! ledger of permits granted and forgotten, epochs, and the faults that make the server forget.
 
-use fixed_window_spec::Decision;
+use fixed_window_spec::{Count, Decision};
 
 use super::{Checker, Counted, LedgerOp, Run};
 use crate::oracle::Invariant;
@@ -70,6 +70,30 @@ impl Checker<'_> {
             return;
         }
         // The server counted it, whatever the model expected.
+        self.count_on_server((caller, request), key, (count, index), n, limit);
+        let call = &self.calls[caller as usize];
+        if call.counted.len() > 1 + call.share_waits {
+            let counted = call.counted.clone();
+            self.report(Invariant::DoubleCount, Some(caller), || {
+                format!(
+                    "one call counted on the server {} times (requests {counted:?})",
+                    counted.len()
+                )
+            });
+        }
+    }
+
+    /// The server counted `n` permits for `caller`'s `request` in window `index` of `key`
+    /// (whose count the model held as `count`), under `limit`: the model's count, the counter's
+    /// settings, the window's ledger and the call's counted requests follow it.
+    pub(super) fn count_on_server(
+        &mut self,
+        (caller, request): (u32, u32),
+        key: u16,
+        (count, index): (Count, u128),
+        n: u32,
+        limit: u32,
+    ) {
         let before = self.counts[key as usize];
         let mut after = count;
         after.apply_n(
@@ -93,17 +117,7 @@ impl Checker<'_> {
             .entry((epoch, key, index))
             .or_default()
             .push(LedgerOp::Grant(request, limit));
-        let call = &mut self.calls[caller as usize];
-        call.counted.push(request);
-        if call.counted.len() > 1 + call.share_waits {
-            let counted = call.counted.clone();
-            self.report(Invariant::DoubleCount, Some(caller), || {
-                format!(
-                    "one call counted on the server {} times (requests {counted:?})",
-                    counted.len()
-                )
-            });
-        }
+        self.calls[caller as usize].counted.push(request);
     }
 
     /// The script drained the key's window: it took what was left, leaving none, and counted
