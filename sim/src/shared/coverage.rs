@@ -171,12 +171,12 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
             SharedRecord::Executed {
                 reply: ReplyDigest::Four { values },
                 ..
-            } if values[0] == 4 => bit(32),
+            } if values[0] == 4 => bit(35),
             SharedRecord::Decided {
                 request: None,
                 decision: DecisionDigest::Permitted { .. },
                 ..
-            } => bit(33),
+            } => bit(36),
             SharedRecord::Finish {
                 caller, outcome, ..
             } => match (outcome, scenario.callers[*caller as usize].weight) {
@@ -187,7 +187,7 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                     if scenario.processes[scenario.callers[*caller as usize].process as usize]
                         .started =>
                 {
-                    bit(35)
+                    bit(37)
                 }
                 _ => 0,
             },
