@@ -129,8 +129,10 @@ fn an_attempt_for_no_permit_adds_no_key() {
     assert_eq!(limiter.try_acquire_n(&7, 0).unwrap().remaining(), 1);
     clock.set(at(1_000));
     assert_eq!(limiter.try_acquire_n(&8, 0).unwrap().remaining(), 2);
-    assert_eq!(limiter.shrink(), 1);
-    assert!(limiter.is_empty());
+    // Key 7's window has ended: the call's turn at sweeping removed it if its shard came up
+    // (the hasher is seeded per process), else `shrink` does. Key 8 was never added.
+    assert!(limiter.shrink() <= 1);
+    assert!(limiter.is_empty(), "{} keys held", limiter.len());
 }
 
 #[test]
