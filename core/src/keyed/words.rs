@@ -333,8 +333,8 @@ where
         let shard = table.pin(hash);
         match shard.get(hash, key) {
             // A reference under papaya, an `Arc` under the model checkers' stand-in.
-            Some(found) => self.look_word(budget, codec, found.borrow(), key, now),
-            None => self.look_word(budget, codec, &W::new(marks.empty), key, now),
+            Some(found) => self.look_word::<P, W>(budget, codec, found.borrow(), key, now),
+            None => self.look_word::<P, W>(budget, codec, &W::new(marks.empty), key, now),
         }
     }
 
