@@ -422,7 +422,6 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
         let reading = self.clock.now();
         let now = u128::from(reading.as_nanos());
         self.table.take_turn(&self.grid, now, self.bug);
-        let limit = self.key_limit(key);
         let stored = match self.bug {
             KeyedPlantedBug::SharedCount => 0,
             _ => key,
@@ -435,7 +434,8 @@ impl<C: Clock> PlantedKeyedLimiter<C> {
                 continue;
             };
             let mut drained = count;
-            drained.drain(&self.grid, limit, now);
+            // The limit is read after the count, as a claim reads it.
+            drained.drain(&self.grid, self.key_limit(key), now);
             if slot.compare_exchange(seen, Some(drained)) {
                 break;
             }
