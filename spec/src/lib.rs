@@ -33,6 +33,10 @@
 //!   Clocks that stand still or step back).
 //! - [`Keyed`]: one [`Count`] per key on one shared grid, a key's own limit in place of the
 //!   limiter's where it has one, and the bound on the keys a keyed limiter may keep alive.
+//! - [`Lease`] and [`Leasing`]: a leased share of a window, how large it is, that it counts
+//!   on the server whole before any of it is spent, the latest local instant it is spent at
+//!   ([`spend_deadline`], by the rate allowance of [`latest_local_end`]), and the permits a
+//!   window may refuse while it still has room (`docs/rules.md`: Leased shares).
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
 //!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
 //!
@@ -55,18 +59,22 @@
 //! assert_eq!(count.decide(&grid, 2, 104, 109), Decision::Reject { retry_after: 6 });
 //! ```
 
+mod allowance;
 mod count;
 mod grid;
 mod keyed;
+mod lease;
 mod origin;
 mod peek;
 mod rules;
 mod time;
 mod waiting;
 
+pub use crate::allowance::{DRIFT_ALLOWANCE, latest_local_end};
 pub use crate::count::{Count, Decision};
 pub use crate::grid::Grid;
 pub use crate::keyed::Keyed;
+pub use crate::lease::{Lease, Leasing, spend_deadline};
 pub use crate::origin::{Conflict, Ledger, Origin};
 pub use crate::peek::Peeked;
 pub use crate::rules::Rules;

@@ -2,12 +2,14 @@
 //! share one count and never pass the limit; a share is spent only before its local deadline,
 //! is dropped when the limit changes, and a server that loses its data lets through no more
 //! than the exact mode does; what a window refuses while it has room stays within the stated
-//! bound.
+//! bound. Each is judged by the spec's rules (`fixed_window_spec::Lease`, `spend_deadline`),
+//! never by the limiter's own.
 
 use core::time::Duration;
 
 use fixed_window::{Clock, ManualClock};
-use fixed_window_redis::{Config, Lease, SharedRateLimiter};
+use fixed_window_redis::{Config, DEFAULT_LEASE_DIVISOR, Lease, SharedRateLimiter};
+use fixed_window_spec::{Count, Grid, Lease as Rule, spend_deadline};
 
 use crate::support::{HOUR, TestResult, connect, on_time_key, raw, server, set_time};
 
@@ -15,6 +17,11 @@ const T0: u64 = 1_000_000_000;
 
 /// The largest share in these tests.
 const SHARE: u32 = 8;
+
+/// The spec's rule for the shares of [`leasing`].
+fn rule() -> Result<Rule, Box<dyn std::error::Error>> {
+    Ok(Rule::checked(SHARE, DEFAULT_LEASE_DIVISOR).ok_or("a positive share and divisor")?)
+}
 
 fn leasing(
     name: &'static str,
@@ -98,11 +105,15 @@ fn a_share_is_never_spent_at_or_after_its_local_deadline() -> TestResult {
     let clock = ManualClock::new();
     let limiter = connect(&server, leasing("deadline", 100, period)?)?.with_clock(clock.clone());
     // 10 ms before the window's end on the server's clock: the share's deadline is 10 ms
-    // after the send, less 0.1 % (10 µs).
+    // after the send (the clock's reading 0), less 0.1 % (10 µs).
+    let (now, end) = (u128::from(T0 + 990_000), u128::from(T0 + 1_000_000));
+    let deadline = spend_deadline(0, now * 1_000, end * 1_000).ok_or("a deadline")?;
+    let deadline = Duration::from_nanos(u64::try_from(deadline)?);
+    assert_eq!(deadline, Duration::from_micros(9_990));
     set_time(&mut redis, T0 + 990_000)?;
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(SHARE - 1));
     assert_eq!(counted(&mut redis, "deadline", "k")?, u64::from(SHARE));
-    clock.advance(Duration::from_micros(9_989));
+    clock.advance(deadline.saturating_sub(Duration::from_micros(1)));
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(SHARE - 2));
     assert_eq!(counted(&mut redis, "deadline", "k")?, u64::from(SHARE));
 
@@ -221,14 +232,13 @@ fn restarted_round_robin(
 
 /// Two processes take a few permits and stop, holding the rest of their shares; a third fills
 /// the window. What it refuses while the window has room (the others' unspent remainders) is
-/// within `Lease::under_admission_bound`.
+/// within the spec's `Lease::under_admission_bound`.
 #[test]
 fn a_window_refuses_no_more_than_the_stated_bound_while_it_has_room() -> TestResult {
     let server = server()?;
     let mut redis = raw(&server)?;
     set_time(&mut redis, T0)?;
     let limit = 100;
-    let lease = Lease::new(SHARE)?;
     let limiters = [
         connect(&server, leasing("room", limit, HOUR)?)?,
         connect(&server, leasing("room", limit, HOUR)?)?,
@@ -252,7 +262,7 @@ fn a_window_refuses_no_more_than_the_stated_bound_while_it_has_room() -> TestRes
     assert!(refused);
     assert_eq!(counted(&mut redis, "room", "k")?, u64::from(limit));
     let room = u64::from(limit - spent);
-    let bound = lease.under_admission_bound(3, limit);
+    let bound = rule()?.under_admission_bound(3, limit);
     assert!(room <= bound, "{room} refused with room, bound {bound}");
     // The two held remainders are the room: 5 each.
     assert_eq!(room, 2 * u64::from(SHARE - 3));
@@ -325,15 +335,17 @@ fn lease_once(
     Ok((reply, counted(redis, "hot", "k")?))
 }
 
-/// Whether `script`'s hot path leases as its full path does, and as [`Lease::share`] says, on
-/// windows of every fill.
+/// Whether `script`'s hot path leases as its full path does, and as the spec's rule says (the
+/// share's size, counted whole at once), on windows of every fill.
 fn hot_lease_agrees_with_full_path(
     redis: &mut redis::Connection,
     script: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let script = redis::Script::new(script);
+    // Every reading of the test lies in window 0: the count is the spec's window 0.
+    let grid = Grid::checked(0, LONG_PERIOD.parse()?).ok_or("a positive period")?;
     for (max, divisor) in [(1, 1), (8, 4), (64, 4), (5, 1)] {
-        let lease = Lease::new(max)?.with_divisor(divisor)?;
+        let rule = Rule::checked(max, divisor).ok_or("a positive share and divisor")?;
         for limit in [1, 7, 100, 1_000] {
             // Past the limit too: a limit lowered below the count.
             for used in (0..=limit + 2).filter(|u| *u < 30 || u % 37 == 0 || *u + 2 >= limit) {
@@ -343,13 +355,13 @@ fn hot_lease_agrees_with_full_path(
                 if hot != full {
                     return Err(format!("{case:?}: hot path {hot:?}, full path {full:?}").into());
                 }
-                // A share of the rule's size counted, or a refusal that counts nothing.
-                let share = lease.share(limit.saturating_sub(used), 1);
-                let expected = if share == 0 {
-                    (0, 0, u64::from(used))
-                } else {
-                    (4, i64::from(share), u64::from(used + share))
-                };
+                // A share of the rule's size counted whole, or a refusal that counts nothing.
+                let mut count = Count::stored(0, used);
+                let leasing = rule.decide(&count, &grid, limit, 0, 1);
+                leasing.apply(&mut count, 1);
+                let share = leasing.share();
+                let code = if share == 0 { 0 } else { 4 };
+                let expected = (code, i64::from(share), u64::from(count.used()));
                 if (hot.0[0], hot.0[1], hot.1) != expected {
                     return Err(format!("{case:?}: {hot:?}, the rule's {expected:?}").into());
                 }

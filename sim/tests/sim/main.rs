@@ -1,5 +1,6 @@
 //! Tests of the simulator: determinism, coverage of the scenario space, the oracle catching
-//! planted limiters, replay and shrinking, the command line, and sweeps split into shards.
+//! planted limiters, the shared limiter's lease decisions against the spec's rules, replay and
+//! shrinking, the command line, and sweeps split into shards.
 
 mod cli;
 mod cluster;
@@ -7,6 +8,7 @@ mod coverage;
 mod coverage_gate;
 mod determinism;
 mod keyed;
+mod lease_rules;
 mod oracle;
 mod planted;
 mod replay;

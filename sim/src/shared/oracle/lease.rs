@@ -5,10 +5,13 @@
 //! server's clock less the drift allowance, and never after the process learnt of a newer
 //! limit. The permits granted from a share count in its window's ledger, so the upper bound
 //! covers them; and where the stated conditions hold, each window that refused a call had no
-//! more room left unspent than [`Lease::under_admission_bound`] allows.
+//! more room left unspent than [`Rule::under_admission_bound`] allows.
+//!
+//! Every rule here is the spec crate's ([`fixed_window_spec::Lease`], [`spend_deadline`]): the
+//! limiter's own [`Lease`] only names the configuration a process was given.
 
 use fixed_window_redis::{Lease, ScriptReply};
-use fixed_window_spec::Decision;
+use fixed_window_spec::{Lease as Rule, Leasing, spend_deadline};
 
 use super::{Checker, LedgerOp, Run};
 use crate::oracle::Invariant;
@@ -29,9 +32,9 @@ pub(super) struct Leased {
     pub left: u32,
     /// Virtual time the script ran.
     pub ran_at: u64,
-    /// How long the window had left then, on the server's clock, in nanoseconds (from the
-    /// reply's reading, whole microseconds).
-    pub left_ns: u128,
+    /// The script's reading and its window's end, on the server's clock, in nanoseconds
+    /// (whole microseconds).
+    pub window: (u128, u128),
     /// The version of the limit the call carried.
     pub version: u32,
 }
@@ -72,17 +75,17 @@ impl Checker<'_> {
         let count = self.counts[key as usize].unwrap_or_default();
         let at = u128::from(server_us);
         let (index, used) = count.at(&grid, at);
-        match count.decide_n(&grid, limit, at, at, n.max(1)) {
-            Decision::Permit { .. } if n > 0 => {
-                let left = limit.saturating_sub(used);
-                let expected = lease.share(left, n);
+        match rule(lease).decide(&count, &grid, limit, at, n) {
+            Leasing::Share {
+                share: expected, ..
+            } => {
                 if granted != expected {
                     self.report(Invariant::WindowLimit, Some(caller), || {
                         format!("a lease for {n} in window {index} of key {key} ({used} of {limit} used) granted {granted}, the rule gives {expected}")
                     });
                 }
             }
-            _ => self.report(Invariant::WindowLimit, Some(caller), || {
+            Leasing::Exact(_) => self.report(Invariant::WindowLimit, Some(caller), || {
                 format!("leased {granted} for {n} at server time {server_us} although window {index} of key {key} held {used} of {limit}")
             }),
         }
@@ -100,7 +103,10 @@ impl Checker<'_> {
                 spent: 0,
                 left: 0,
                 ran_at: t,
-                left_ns: end.saturating_sub(u128::from(now)).saturating_mul(1_000),
+                window: (
+                    u128::from(now).saturating_mul(1_000),
+                    end.saturating_mul(1_000),
+                ),
                 version: self.requests[request as usize].carried.1,
             },
         );
@@ -169,8 +175,8 @@ impl Checker<'_> {
         let Some(lease) = self.leases.get_mut(&request) else {
             return;
         };
-        let (left, ran_at, left_ns, version) =
-            (lease.left, lease.ran_at, lease.left_ns, lease.version);
+        let (left, ran_at, (server_now, window_end), version) =
+            (lease.left, lease.ran_at, lease.window, lease.version);
         lease.spent = lease.spent.saturating_add(n);
         lease.left = left.saturating_sub(n);
         if n == 0 || left < n || remaining != left - n {
@@ -183,14 +189,18 @@ impl Checker<'_> {
                 format!("permitted from a share leased under version {version} of the limit, after the process learnt version {learnt}")
             });
         }
-        // The window's real end on the server's clock, less the allowance, on a clock
-        // running at the process's rate (a nanosecond of slack for each rounded reading).
-        // A step of the server's clock since moved the end: not judged.
+        // The spec's deadline measured from the script's run (at or after the send), on the
+        // server's clock: the window's real end less the allowance; then on a clock running
+        // at the process's rate (a nanosecond of slack for each rounded reading). One the
+        // local clock cannot name is never reached: no permit may come from that share. A
+        // step of the server's clock since moved the end: not judged.
         if stepped.is_none_or(|step| step < ran_at) {
-            let allowed =
-                (left_ns - left_ns / 1_000) * 1_000_000 / (1_000_000 + ppm).unsigned_abs() + 2;
+            let allowed = spend_deadline(0, server_now, window_end).map_or(0, |by| {
+                by * 1_000_000 / (1_000_000 + ppm).unsigned_abs() + 2
+            });
             let elapsed = u128::from(t.saturating_sub(ran_at));
             if elapsed >= allowed {
+                let left_ns = window_end.saturating_sub(server_now);
                 self.report(Invariant::WindowLimit, Some(caller), || {
                     format!("permitted from a share (request {request}) {elapsed} ns after the script leased it, when the window had {left_ns} ns left: past its end less the allowance ({allowed} ns)")
                 });
@@ -230,7 +240,7 @@ impl Checker<'_> {
     }
 
     /// Each window that refused a call had at most the stated permits of room left unspent:
-    /// the sum of [`Lease::under_admission_bound`] over the leasing processes.
+    /// the sum of [`Rule::under_admission_bound`] over the leasing processes.
     pub(super) fn check_under_admission(&mut self) {
         if !self.under_admission_judged() {
             return;
@@ -241,7 +251,7 @@ impl Checker<'_> {
             .processes
             .iter()
             .filter_map(|p| p.lease)
-            .map(|lease: Lease| lease.under_admission_bound(1, limit))
+            .map(|lease: Lease| rule(lease).under_admission_bound(1, limit))
             .sum();
         let refused: Vec<_> = self.refused_windows.iter().copied().collect();
         for window in refused {
@@ -265,4 +275,10 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// The spec's rule for shares configured as `lease`.
+fn rule(lease: Lease) -> Rule {
+    Rule::checked(lease.max_share(), lease.divisor())
+        .unwrap_or_else(|| unreachable!("a lease's largest share and divisor are at least 1"))
 }
