@@ -321,7 +321,9 @@ impl Config {
     /// local deadline passes ([`lease_deadline`](crate::lease_deadline)). Shares shrink as the
     /// window fills ([`Lease::share`]), and the permits a window may refuse while it still has
     /// room are bounded ([`Lease::under_admission_bound`]). A share is dropped, never spent,
-    /// once the process learns of a limit change, a conflict or a failed call. See
+    /// once the process learns of a limit change, a conflict or a failed call; the unspent
+    /// rest of the shares held may be handed back at shutdown
+    /// ([`SharedRateLimiter::hand_back`](crate::SharedRateLimiter::hand_back)). See
     /// docs/rules.md for how leases meet weights, drains, waiting calls, origins, clusters,
     /// replicas and the fail policies.
     ///

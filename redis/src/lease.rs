@@ -275,6 +275,9 @@ struct Held {
     ends: Instant,
     /// The version of the limit the share was granted under.
     version: u32,
+    /// The start of the window the share was leased in, as the script answered it (server
+    /// microseconds): a remainder handed back comes off that window's count only.
+    window_start: u64,
     /// A lease call is in flight until then (its send plus the timeout, the call's bound).
     leasing_until: Instant,
 }
@@ -287,6 +290,7 @@ impl Held {
             deadline: Instant::ZERO,
             ends: Instant::ZERO,
             version: 0,
+            window_start: 0,
             leasing_until,
         }
     }
@@ -389,13 +393,13 @@ impl Shares {
         self.held.len() < capacity
     }
 
-    /// A lease call for `n` permits of `key` was granted `granted` under `version`: the
-    /// caller takes its `n`, and the rest is held until `deadline` if that is after
-    /// `received`. What is left in the share.
+    /// A lease call for `n` permits of `key` was granted `granted` under `version`, in the
+    /// window starting at `window_start`: the caller takes its `n`, and the rest is held
+    /// until `deadline` if that is after `received`. What is left in the share.
     pub(crate) fn granted(
         &self,
         key: &str,
-        (n, granted, version): (u32, u32, u32),
+        (n, granted, version, window_start): (u32, u32, u32, u64),
         (received, deadline, ends): (Instant, Instant, Instant),
     ) -> u32 {
         let left = if received < deadline {
@@ -410,6 +414,7 @@ impl Shares {
                 deadline,
                 ends,
                 version,
+                window_start,
                 leasing_until: Instant::ZERO,
             },
         );
@@ -429,6 +434,26 @@ impl Shares {
         if let Some(mut held) = self.held.get_mut(key) {
             *held.left.get_mut() = 0;
         }
+    }
+
+    /// Takes the unspent rest of every share held under `version` out of this process's
+    /// hands, to hand it back: each by one atomic swap to 0, so that every permit of a share
+    /// is either granted here (by [`take`](Shares::take)'s compare-and-swap, or under the
+    /// entry's write lock) or handed back, never both. Shares of another version were
+    /// dropped or are about to be (a limit change: the count is uncertain) and stay as they
+    /// are. The keys, with each remainder and the window start it was leased in.
+    pub(crate) fn take_back_all(&self, version: u32) -> Vec<(Box<str>, u32, u64)> {
+        let mut back = Vec::new();
+        for held in &self.held {
+            if held.version != version {
+                continue;
+            }
+            let left = held.left.swap(0, Ordering::Relaxed);
+            if left > 0 {
+                back.push((held.key().clone(), left, held.window_start));
+            }
+        }
+        back
     }
 
     /// Drops every share, keeping the marks of leases in flight: the limit changed, or a call
@@ -492,7 +517,7 @@ mod tests {
         assert_eq!(shares.take("k", 1, at(0), 0), Take::Lease);
         // A second attempt while the lease is in flight goes exact.
         assert_eq!(shares.take("k", 1, at(1), 0), Take::Exact);
-        let left = shares.granted("k", (1, 4, 0), (at(2), at(1_000), at(1_100)));
+        let left = shares.granted("k", (1, 4, 0, 0), (at(2), at(1_000), at(1_100)));
         assert_eq!(left, 3);
         for expected in (0..3).rev() {
             assert!(matches!(
@@ -502,7 +527,7 @@ mod tests {
         }
         // Spent: a new lease.
         assert_eq!(shares.take("k", 1, at(600), 0), Take::Lease);
-        shares.granted("k", (1, 4, 0), (at(601), at(1_000), at(1_100)));
+        shares.granted("k", (1, 4, 0, 0), (at(601), at(1_000), at(1_100)));
         // At the deadline nothing is spent, and until the window is surely over the key is
         // counted exactly.
         assert_eq!(shares.take("k", 1, at(1_000), 0), Take::Exact);
@@ -514,7 +539,7 @@ mod tests {
     fn threads_spending_one_share_at_once_grant_exactly_what_it_holds() {
         let shares = shares(1_000);
         assert_eq!(shares.take("k", 1, at(0), 0), Take::Lease);
-        let left = shares.granted("k", (1, 1_000, 0), (at(1), at(1_000_000), at(1_100_000)));
+        let left = shares.granted("k", (1, 1_000, 0, 0), (at(1), at(1_000_000), at(1_100_000)));
         let granted = AtomicU32::new(0);
         std::thread::scope(|scope| {
             for _ in 0..8 {
@@ -532,12 +557,12 @@ mod tests {
     fn a_share_of_another_version_or_dropped_is_not_spent() {
         let shares = shares(8);
         assert_eq!(shares.take("k", 1, at(0), 0), Take::Lease);
-        shares.granted("k", (1, 4, 0), (at(1), at(1_000), at(1_100)));
+        shares.granted("k", (1, 4, 0, 0), (at(1), at(1_000), at(1_100)));
         assert_eq!(shares.left("k", at(2), 0), 3);
         // Under a newer limit the share is not spent: a new one is leased.
         assert_eq!(shares.left("k", at(2), 1), 0);
         assert_eq!(shares.take("k", 1, at(2), 1), Take::Lease);
-        shares.granted("k", (1, 4, 1), (at(3), at(1_000), at(1_100)));
+        shares.granted("k", (1, 4, 1, 0), (at(3), at(1_000), at(1_100)));
         assert_eq!(shares.left("k", at(4), 1), 3);
         shares.drop_all();
         assert_eq!(shares.left("k", at(4), 1), 0);
@@ -549,7 +574,7 @@ mod tests {
         let shares = shares(8);
         assert_eq!(shares.take("k", 1, at(0), 0), Take::Lease);
         assert_eq!(
-            shares.granted("k", (1, 8, 0), (at(1_000), at(1_000), at(1_100))),
+            shares.granted("k", (1, 8, 0, 0), (at(1_000), at(1_000), at(1_100))),
             0
         );
     }
@@ -559,7 +584,7 @@ mod tests {
         let shares = shares(4);
         assert_eq!(shares.take("k", 5, at(0), 0), Take::Exact);
         assert_eq!(shares.take("k", 2, at(0), 0), Take::Lease);
-        shares.granted("k", (2, 3, 0), (at(1), at(1_000), at(1_100)));
+        shares.granted("k", (2, 3, 0, 0), (at(1), at(1_000), at(1_100)));
         assert_eq!(shares.take("k", 2, at(2), 0), Take::Exact);
         assert!(matches!(
             shares.take("k", 1, at(2), 0),
@@ -577,8 +602,49 @@ mod tests {
         );
         assert_eq!(shares.take("a", 1, at(0), 0), Take::Lease);
         assert_eq!(shares.take("b", 1, at(0), 0), Take::Exact);
-        shares.granted("a", (1, 4, 0), (at(1), at(1_000), at(1_100)));
+        shares.granted("a", (1, 4, 0, 0), (at(1), at(1_000), at(1_100)));
         assert_eq!(shares.take("b", 1, at(20_000), 0), Take::Lease);
+    }
+
+    #[test]
+    fn a_remainder_taken_back_is_never_granted_and_every_permit_goes_one_way() {
+        let shares = shares(1_000);
+        assert_eq!(shares.take("k", 1, at(0), 0), Take::Lease);
+        shares.granted("k", (1, 8, 0, 76), (at(1), at(1_000_000), at(1_100_000)));
+        assert_eq!(shares.take_back_all(0), [("k".into(), 7, 76)]);
+        // Out of this process's hands: the next attempt asks the server for a new share.
+        assert_eq!(shares.take("k", 1, at(2), 0), Take::Lease);
+        assert_eq!(shares.left("k", at(2), 0), 0);
+        let left = shares.granted(
+            "k",
+            (1, 1_000, 0, 77),
+            (at(3), at(1_000_000), at(1_100_000)),
+        );
+        let granted = AtomicU32::new(0);
+        let back = std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    while let Take::Granted { .. } = shares.take("k", 1, at(2), 0) {
+                        granted.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+            shares.take_back_all(0)
+        });
+        let returned: u32 = back.iter().map(|&(_, n, _)| n).sum();
+        assert_eq!(granted.load(Ordering::Relaxed) + returned, left);
+        assert!(
+            back.iter()
+                .all(|(key, _, start)| &**key == "k" && *start == 77)
+        );
+        // Nothing is left to grant or to hand back again.
+        assert_eq!(shares.left("k", at(3), 0), 0);
+        assert!(shares.take_back_all(0).is_empty());
+        // A share of an older version is not handed back; one dropped has nothing to give.
+        shares.granted("k", (1, 8, 0, 77), (at(4), at(1_000_000), at(1_100_000)));
+        assert!(shares.take_back_all(1).is_empty());
+        shares.drop_all();
+        assert!(shares.take_back_all(0).is_empty());
     }
 
     #[test]

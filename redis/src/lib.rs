@@ -184,6 +184,7 @@ mod invocation;
 mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
 mod lease;
+mod lease_hand_back;
 pub use crate::lease::{DEFAULT_LEASE_DIVISOR, DEFAULT_LEASED_KEYS, Lease, lease_deadline};
 mod limiter;
 pub use crate::limiter::SharedRateLimiter;

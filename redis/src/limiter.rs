@@ -26,6 +26,7 @@ mod attempt;
 mod client;
 mod construction;
 mod drain;
+mod hand_back;
 mod in_flight;
 mod limit;
 mod peek;

@@ -28,6 +28,7 @@ pub(crate) use self::replicated::{replicated, wait_millis};
 mod script_call;
 pub use self::decision::{Begin, Conclusion, Decision};
 pub use self::registration::LIMIT_REFRESH;
+pub(crate) use self::script_call::ReleaseArgs;
 use self::script_call::{LeaseArgs, LimitArgs};
 pub use self::script_call::{MAX_BATCH, ScriptCall};
 
@@ -236,7 +237,7 @@ impl Protocol {
         })
     }
 
-    fn call(&self, key: Option<&str>, mode: &'static str) -> ScriptCall {
+    pub(crate) fn call(&self, key: Option<&str>, mode: &'static str) -> ScriptCall {
         let counter_keys: Vec<String> = key
             .map(|key| match self.cluster {
                 None => self.config.counter_key(key),
@@ -258,7 +259,13 @@ impl Protocol {
             weights: Vec::new(),
             weights_arg: None,
             lease: None,
+            release: None,
         }
+    }
+
+    /// Under a lease, the shares this process holds.
+    pub(crate) fn shares(&self) -> Option<&Shares> {
+        self.leasing.as_ref().map(|(shares, _)| shares)
     }
 
     fn unavailable(&self, cause: Unavailable) -> Decision {

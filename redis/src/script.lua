@@ -23,6 +23,9 @@
 --                  microseconds)
 -- "lease", "lease-count"
 --   as "acquire" and "count", each attempt leasing a share of its window (see ARGV[9])
+-- "release", "release-count"
+--   as "lease" and "lease-count", one counter: the unspent rest of a share handed back (see
+--   the block below the hot path)
 -- "register"
 --   KEYS[1], and KEYS[2] optional: the configuration and the time key, as for "acquire"
 -- "peek" and "peek-count" (a peek: read-only)
@@ -55,7 +58,8 @@
 --          a counter) of a newer version answers "changed" instead of deciding; one of an
 --          older version is written with the caller's limit and version (a counter keeps its
 --          count); one of the same version and another limit is a conflict
--- ARGV[9]  leasing only: the largest share; ARGV[10] the divisor of the share's rule
+-- ARGV[9]  leasing only: the largest share; ARGV[10] the divisor of the share's rule.
+--          Handing back: the window start the share was leased in; ARGV[10] the permits
 --
 -- Replies (arrays of integers):
 --   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
@@ -68,6 +72,7 @@
 --                                                batch's keys before that counter counted,
 --                                                and none of its attempts is granted)
 --   { 4, share, now, window_start }              per attempt, leasing: a share counted
+--   { 5, permits }                               handing back: the permits taken off
 --   { 2, origin, now, 0 }                        registered
 --   { 3, limit, version, origin }                the limit was changed: the one in effect and
 --                                                its version, and the origin. Once, whatever
@@ -164,6 +169,36 @@ if (mode == 'acquire' or leasing) and ARGV[5] == '1' and #KEYS == 2 and (ARGV[7]
       end
     end
   end
+end
+
+-- "release", "release-count": a process hands back the unspent rest of a share it took out of
+-- its hands, KEYS[2] on one node, KEYS[1] on a cluster, the counter it leased on; ARGV[9] the
+-- window start the share was leased in (decimal microseconds), ARGV[10] the permits handed
+-- back. They come off the count only if the counter is still of that window, and never more
+-- than it holds: { 5, permits taken off }. Nothing else is read, checked or written.
+if mode == 'release' or mode == 'release-count' then
+  local key = KEYS[mode == 'release' and 2 or 1]
+  local leased_in, back = tonumber(ARGV[9]), tonumber(ARGV[10])
+  if not key or not leased_in or leased_in < 0 or leased_in % 1 ~= 0
+      or not back or back < 0 or back % 1 ~= 0 then
+    return redis.error_reply('fixed-window: bad arguments')
+  end
+  local state = redis.call('GET', key)
+  local colon = state and string.find(state, ':', 1, true)
+  if not colon or tonumber(string.sub(state, 1, colon - 1), 16) ~= leased_in then
+    return { 5, 0 }
+  end
+  local second = string.find(state, ':', colon + 1, true)
+  local used = tonumber(string.sub(state, colon + 1, (second or 0) - 1), 16)
+  if not used then
+    return redis.error_reply('fixed-window: malformed counter at ' .. key)
+  end
+  back = math.min(back, used)
+  if back > 0 then
+    redis.call('SET', key, string.sub(state, 1, colon) .. string.format('%x', used - back)
+      .. (second and string.sub(state, second) or ''), 'KEEPTTL')
+  end
+  return { 5, back }
 end
 
 local margin = tonumber(ARGV[3])

@@ -54,3 +54,36 @@ fn leasing_and_exact_processes_fill_each_key_exactly_to_the_limit() -> TestResul
     }
     Ok(())
 }
+
+/// Handing back on a cluster ("release-count"): the rest of each key's share, handed back,
+/// comes off that key's counter in its own slot, and the exact process is granted it: each
+/// key's window grants exactly its limit.
+#[test]
+fn handed_back_permits_are_granted_to_another_process_on_each_key() -> TestResult {
+    let cluster = RedisCluster::start()?;
+    let leasing = SharedRateLimiter::connect_blocking(config(true)?, cluster.client()?)?;
+    let exact = SharedRateLimiter::connect_blocking(config(false)?, cluster.client()?)?;
+    for key in KEYS {
+        // A share of min(40 / 4, 8) = 8: the caller's one and 7 held.
+        assert_eq!(leasing.try_acquire(key)?.remaining(), Some(7), "{key}");
+    }
+    let mut granted = [1_u32; KEYS.len()];
+    for (index, key) in KEYS.iter().enumerate() {
+        while exact.try_acquire(key).is_ok() {
+            granted[index] += 1;
+        }
+    }
+    assert_eq!(granted, [LIMIT - 7; KEYS.len()]);
+    assert_eq!(leasing.hand_back()?, 7 * 3);
+    // The exact process remembers the windows full until they end; one that does not asks.
+    let late = SharedRateLimiter::connect_blocking(config(false)?, cluster.client()?)?;
+    for (index, key) in KEYS.iter().enumerate() {
+        while late.try_acquire(key).is_ok() {
+            granted[index] += 1;
+        }
+        let after = leasing.try_acquire(key);
+        assert!(after.is_err(), "{key}: {after:?} {granted:?}");
+    }
+    assert_eq!(granted, [LIMIT; KEYS.len()]);
+    Ok(())
+}

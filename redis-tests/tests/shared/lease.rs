@@ -437,3 +437,196 @@ fn attempts_that_find_a_lease_in_flight_spend_its_share_instead_of_counting() ->
     assert_eq!(counted(&mut redis, "landing", "k")?, u64::from(SHARE));
     Ok(())
 }
+
+/// Handing back (`SharedRateLimiter::hand_back`): a process that stops spending its share
+/// returns the rest to the window's count, and another process is granted those permits in
+/// the same window; the window still grants exactly its limit, never more.
+#[test]
+fn handed_back_permits_are_granted_to_another_process_in_the_same_window() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let limit = 20;
+    let leasing = connect(&server, leasing("back", limit, HOUR)?)?;
+    let exact = connect(&server, on_time_key("back", limit, HOUR)?)?;
+    // A share of min(20 / 4, 8) = 5: the caller's one and 4 held.
+    assert_eq!(leasing.try_acquire("k")?.remaining(), Some(4));
+    let mut granted = 1;
+    while exact.try_acquire("k").is_ok() {
+        granted += 1;
+    }
+    assert_eq!(granted, limit - 4);
+    assert_eq!(counted(&mut redis, "back", "k")?, u64::from(limit));
+
+    assert_eq!(leasing.hand_back()?, 4);
+    assert_eq!(counted(&mut redis, "back", "k")?, u64::from(limit - 4));
+    while exact.try_acquire("k").is_ok() {
+        granted += 1;
+    }
+    // The 4 went to the other process; the handing one's share is gone, so it asks the
+    // server, which refuses: the window granted its limit, no more.
+    assert_eq!(granted, limit);
+    assert!(leasing.try_acquire("k").is_err());
+    assert_eq!(counted(&mut redis, "back", "k")?, u64::from(limit));
+    // Nothing is left to hand back.
+    assert_eq!(leasing.hand_back()?, 0);
+    Ok(())
+}
+
+#[test]
+fn nothing_is_handed_back_into_a_later_window() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let leasing = connect(&server, leasing("later", 100, HOUR)?)?;
+    let exact = connect(&server, on_time_key("later", 100, HOUR)?)?;
+    assert_eq!(leasing.try_acquire("k")?.remaining(), Some(SHARE - 1));
+    // The next window begins on the server, and another process counts in it.
+    set_time(&mut redis, T0 + 3_600_000_000)?;
+    for _ in 0..3 {
+        exact.try_acquire("k")?;
+    }
+    assert_eq!(leasing.hand_back()?, 0);
+    assert_eq!(counted(&mut redis, "later", "k")?, 3);
+    Ok(())
+}
+
+/// A share spent by several threads while it is handed back: every permit of it is granted
+/// once or handed back once, so after the rest of the window is filled the window granted
+/// exactly its limit.
+#[test]
+fn the_sum_never_passes_the_limit_while_a_share_is_handed_back() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let limit = 60;
+    let leasing = connect(&server, leasing("sum", limit, HOUR)?)?;
+    let exact = connect(&server, on_time_key("sum", limit, HOUR)?)?;
+    assert!(leasing.try_acquire("k").is_ok());
+    // What is left of the share is out of the process's hands at once: the next permits are
+    // the server's, counted there.
+    assert_eq!(leasing.hand_back()?, SHARE - 1);
+    let mut granted = 1;
+    for _ in 0..3 {
+        granted += u32::from(leasing.try_acquire("k").is_ok());
+    }
+    // Threads spending the new share while it is handed back.
+    let (spent, back) = std::thread::scope(|scope| {
+        let spenders: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..5)
+                        .map(|_| u32::from(leasing.try_acquire("k").is_ok()))
+                        .sum::<u32>()
+                })
+            })
+            .collect();
+        let back = leasing.hand_back();
+        let spent: u32 = spenders
+            .into_iter()
+            .map(|spender| spender.join().unwrap_or(0))
+            .sum();
+        (spent, back)
+    });
+    back?;
+    granted += spent;
+    // What the threads leased and left unspent, handed back too.
+    leasing.hand_back()?;
+    while exact.try_acquire("k").is_ok() {
+        granted += 1;
+    }
+    assert_eq!(granted, limit);
+    assert_eq!(counted(&mut redis, "sum", "k")?, u64::from(limit));
+    Ok(())
+}
+
+/// Runs `script`'s "release" on a counter `stored` for a share leased in the window starting
+/// at `leased_in`, handing back `back`: the reply and the counter after.
+fn release_once(
+    redis: &mut redis::Connection,
+    script: &redis::Script,
+    stored: &str,
+    (leased_in, back): (u64, u32),
+) -> Result<(Vec<i64>, Option<String>), Box<dyn std::error::Error>> {
+    let (config, counter) = ("fixed-window:{rel}:config", "fixed-window:{rel}:k");
+    redis::cmd("SET")
+        .arg(counter)
+        .arg(stored)
+        .arg("PX")
+        .arg(3_600_000)
+        .exec(redis)?;
+    let reply: Vec<i64> = script
+        .key(config)
+        .key(counter)
+        .arg(LONG_PERIOD)
+        .arg(10)
+        .arg(1_000)
+        .arg("release")
+        .arg(1)
+        .arg("")
+        .arg("")
+        .arg("")
+        .arg(leased_in)
+        .arg(back)
+        .invoke(redis)?;
+    let after: Option<String> = redis::cmd("GET").arg(counter).query(redis)?;
+    Ok((reply, after))
+}
+
+/// Whether `script`'s "release" takes handed-back permits off only the window they were
+/// leased in, by at most what the counter holds, keeping the rest of the counter's text.
+fn release_keeps_the_bound(
+    redis: &mut redis::Connection,
+    script: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let script = redis::Script::new(script);
+    // The counter stored, the window leased in and the permits handed back, and the permits
+    // taken off with the counter after.
+    let cases = [
+        // The same window: 3 off 0x1c = 28.
+        ("0:1c", (0, 3), (3, "0:19")),
+        // A later window (start 0x100 = 256) holds other processes' count: nothing off.
+        ("100:5", (0, 3), (0, "100:5")),
+        // Never below 0 (the counter holds less than handed back).
+        ("0:2", (0, 5), (2, "0:0")),
+        // A cluster counter's settings stay as they were.
+        ("40:9:1000:10:0/2", (64, 4), (4, "40:5:1000:10:0/2")),
+    ];
+    for (stored, args, (off, after)) in cases {
+        let got = release_once(redis, &script, stored, args)?;
+        let expected = (vec![5, off], Some(after.to_owned()));
+        if got != expected {
+            return Err(format!("{stored} {args:?}: {got:?}, expected {expected:?}").into());
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_hand_back_comes_off_only_its_window_and_never_below_zero() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    release_keeps_the_bound(&mut redis, fixed_window_redis::SCRIPT)?;
+    // The evidence that the comparison can fail: a release that ignores the window, or
+    // takes off more than the counter holds, is caught.
+    let planted = [
+        (
+            "any window",
+            "tonumber(string.sub(state, 1, colon - 1), 16) ~= leased_in then",
+            "false then",
+        ),
+        ("below zero", "back = math.min(back, used)", "back = back"),
+    ];
+    for (bug, from, to) in planted {
+        assert!(
+            fixed_window_redis::SCRIPT.contains(from),
+            "the script no longer holds {from:?}"
+        );
+        let script = fixed_window_redis::SCRIPT.replace(from, to);
+        match release_keeps_the_bound(&mut redis, &script) {
+            Ok(()) => panic!("the comparison did not catch the planted bug: {bug}"),
+            Err(caught) => eprintln!("{bug}: caught: {caught}"),
+        }
+    }
+    Ok(())
+}

@@ -346,7 +346,11 @@ impl Protocol {
                         let ends = received
                             .max(sent)
                             .saturating_add(Duration::from_micros(reset));
-                        shares.granted(key, (n, granted, version), (received, deadline, ends))
+                        shares.granted(
+                            key,
+                            (n, granted, version, window_start),
+                            (received, deadline, ends),
+                        )
                     }
                     _ => 0,
                 };

@@ -55,11 +55,23 @@ pub struct ScriptCall {
     /// allocate nothing for it).
     pub(super) weights: Vec<Option<u32>>,
     /// `weights` as the script's argument, when one of them is not 1.
-    pub(super) weights_arg: Option<String>,
+    /// (Boxed: a hand-back's arguments fit beside it without growing the call.)
+    pub(super) weights_arg: Option<Box<str>>,
     /// `counter_keys.len()` as the script's argument.
     pub(super) attempts: String,
     /// For a lease call ("lease", "lease-count"), the lease's arguments.
     pub(super) lease: Option<Arc<LeaseArgs>>,
+    /// For a call handing back a share's unspent rest ("release", "release-count"), the
+    /// window it was leased in and the permits, as the script's `ARGV[9]` and `ARGV[10]`.
+    pub(crate) release: Option<Box<ReleaseArgs>>,
+}
+
+/// The window start a share was leased in and its unspent permits, as the script's
+/// `ARGV[9]` and `ARGV[10]` when they are handed back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReleaseArgs {
+    pub(crate) window_start: Box<str>,
+    pub(crate) permits: Box<str>,
 }
 
 /// A lease's largest share and divisor, as the script's `ARGV[9]` and `ARGV[10]`.
@@ -158,7 +170,7 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn args(&self) -> impl Iterator<Item = &str> {
-        let leasing = self.lease.is_some();
+        let leasing = self.lease.is_some() || self.release.is_some();
         let version = self.limit.version.as_deref();
         let versioned = version.is_some() || leasing;
         [
@@ -175,7 +187,7 @@ impl ScriptCall {
             None => None,
         })
         .chain(match &self.weights_arg {
-            Some(weights) => Some(weights.as_str()),
+            Some(weights) => Some(&**weights),
             None if versioned => Some(""),
             None => None,
         })
@@ -184,6 +196,11 @@ impl ScriptCall {
             self.lease
                 .iter()
                 .flat_map(|lease| [&*lease.max_share, &*lease.divisor]),
+        )
+        .chain(
+            self.release
+                .iter()
+                .flat_map(|release| [&*release.window_start, &*release.permits]),
         )
     }
 
@@ -268,7 +285,7 @@ impl ScriptCall {
     pub(super) fn weighing(mut self, n: Option<u32>) -> ScriptCall {
         if n != Some(1) {
             self.weights = vec![n; self.counter_keys.len()];
-            self.weights_arg = Some(weights_arg(&self.weights));
+            self.weights_arg = Some(weights_arg(&self.weights).into_boxed_str());
         }
         self
     }
@@ -354,7 +371,10 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn join(&mut self, other: ScriptCall) -> Result<(), Box<ScriptCall>> {
+        // A hand-back carries its own window and permits: never joined.
         let same = self.mode != "register"
+            && self.release.is_none()
+            && other.release.is_none()
             && self.mode == other.mode
             && self.origin == other.origin
             && self.config_key == other.config_key
@@ -402,7 +422,7 @@ impl ScriptCall {
         }
         self.attempts = self.counter_keys.len().to_string();
         if weighed {
-            self.weights_arg = Some(weights_arg(&self.weights));
+            self.weights_arg = Some(weights_arg(&self.weights).into_boxed_str());
         }
         Ok(())
     }
@@ -460,7 +480,10 @@ impl ScriptCall {
     /// Whether this call counts (or peeks) on a cluster: its counters alone, without the
     /// configuration key.
     fn on_cluster(&self) -> bool {
-        self.mode == "count" || self.mode == "lease-count" || self.mode == "peek-count"
+        matches!(
+            self.mode,
+            "count" | "lease-count" | "peek-count" | "release-count"
+        )
     }
 
     /// Whether `other`'s counters are in the slot of this call's (on a cluster, one call's
