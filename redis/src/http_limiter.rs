@@ -22,6 +22,11 @@ use crate::limiter::SharedRateLimiter;
 ///   process's settings disagree with the server's until one of them changes);
 /// - a key the server cannot store ([`check_key`](crate::check_key)): `400`.
 ///
+/// Under a [`shadow`](fixed_window::http::HttpRateLimitLayer::shadow) layer, each response
+/// gets the fields of [`SharedRateLimiter::peek_async`] (one read-only round trip, or none
+/// while the window is remembered full), or `RateLimit-Policy` alone when the peek fails
+/// (a peek is never answered by a guess of the fail policy).
+///
 /// # Examples
 ///
 /// ```
@@ -72,6 +77,18 @@ where
             // An interrupted wait, or settings that disagree with the server's: nothing the
             // client can wait out by a known time.
             Err(_) => Decision::Unavailable { retry_after: None },
+        }
+    }
+
+    async fn peek(&self, key: K) -> Decision {
+        match self.peek_async(&key.to_string()).await {
+            Ok(peek) => Decision::Permitted {
+                remaining: peek.remaining(),
+                reset: peek.resets_in(),
+            },
+            // The server did not answer, disagrees with the settings, or cannot store the key:
+            // the policy alone, nothing guessed.
+            Err(_) => Decision::Uncounted,
         }
     }
 }

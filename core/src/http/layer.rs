@@ -32,6 +32,11 @@ use super::limiter::HttpLimiter;
 /// services never fail. Fields are appended, not replaced: stacked layers (a global limit over
 /// a per-client one) each add their policy, as the draft's lists allow.
 ///
+/// A [`shadow`](HttpRateLimitLayer::shadow) layer counts nothing and rejects nothing: every
+/// request reaches the service, and its response gets the fields of a peek at its key's window
+/// (for a route excluded from limiting that still reports the budget, or to watch a limit
+/// before enforcing it).
+///
 /// # Examples
 ///
 /// A global limit of two requests per minute in front of a service.
@@ -61,6 +66,8 @@ use super::limiter::HttpLimiter;
 pub struct HttpRateLimitLayer<L, X> {
     limiter: Arc<L>,
     key: Arc<X>,
+    /// Whether it only peeks (counting nothing, rejecting nothing).
+    shadow: bool,
 }
 
 impl<L, X> HttpRateLimitLayer<L, X> {
@@ -86,6 +93,52 @@ impl<L, X> HttpRateLimitLayer<L, X> {
         HttpRateLimitLayer {
             limiter,
             key: Arc::new(key),
+            shadow: false,
+        }
+    }
+
+    /// A layer that counts nothing and rejects nothing: each request reaches the service, and
+    /// its response gets `RateLimit-Policy` and `RateLimit` from a peek at the window of the
+    /// key `key` reads ([`HttpLimiter::peek`]: the permits left, whole seconds to the
+    /// window's end), or `RateLimit-Policy` alone where the limiter cannot tell (a shared
+    /// limiter whose server does not answer). A request whose key cannot be read goes on
+    /// unmarked.
+    ///
+    /// # Examples
+    ///
+    /// A status route beside a limited one, both on one limiter: the status route reports the
+    /// budget the limited one spends, and spends none of it.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use std::sync::Arc;
+    /// use fixed_window::http::{AllRequests, HttpRateLimitLayer};
+    /// use fixed_window::{ManualClock, RateLimiter};
+    /// use http::{Request, Response};
+    /// use tower::{ServiceBuilder, ServiceExt};
+    ///
+    /// let limiter = Arc::new(RateLimiter::of("api", 2, Duration::from_secs(60))?.with_clock(ManualClock::new()));
+    /// let ok = |_: Request<String>| async { Ok::<_, std::convert::Infallible>(Response::new(String::new())) };
+    /// let limited = ServiceBuilder::new()
+    ///     .layer(HttpRateLimitLayer::new(Arc::clone(&limiter), AllRequests))
+    ///     .service_fn(ok);
+    /// let status = ServiceBuilder::new()
+    ///     .layer(HttpRateLimitLayer::shadow(limiter, AllRequests))
+    ///     .service_fn(ok);
+    /// futures::executor::block_on(async {
+    ///     limited.oneshot(Request::new(String::new())).await.unwrap();
+    ///     for _ in 0..3 {
+    ///         let response = status.clone().oneshot(Request::new(String::new())).await.unwrap();
+    ///         assert_eq!(response.status(), 200);
+    ///         assert_eq!(response.headers()["ratelimit"], "\"api\";r=1;t=60");
+    ///     }
+    /// });
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    pub fn shadow(limiter: Arc<L>, key: X) -> HttpRateLimitLayer<L, X> {
+        HttpRateLimitLayer {
+            shadow: true,
+            ..HttpRateLimitLayer::new(limiter, key)
         }
     }
 
@@ -115,6 +168,7 @@ impl<L, X> Clone for HttpRateLimitLayer<L, X> {
         HttpRateLimitLayer {
             limiter: Arc::clone(&self.limiter),
             key: Arc::clone(&self.key),
+            shadow: self.shadow,
         }
     }
 }
@@ -124,6 +178,7 @@ impl<L: fmt::Debug, X: fmt::Debug> fmt::Debug for HttpRateLimitLayer<L, X> {
         f.debug_struct("HttpRateLimitLayer")
             .field("limiter", &self.limiter)
             .field("key", &self.key)
+            .field("shadow", &self.shadow)
             .finish()
     }
 }
@@ -136,6 +191,7 @@ impl<S, L, X> Layer<S> for HttpRateLimitLayer<L, X> {
             inner,
             limiter: Arc::clone(&self.limiter),
             key: Arc::clone(&self.key),
+            shadow: self.shadow,
         }
     }
 }
@@ -162,6 +218,8 @@ pub struct HttpRateLimitService<S, L, X> {
     inner: S,
     limiter: Arc<L>,
     key: Arc<X>,
+    /// Whether it only peeks (counting nothing, rejecting nothing).
+    shadow: bool,
 }
 
 impl<S: Clone, L, X> Clone for HttpRateLimitService<S, L, X> {
@@ -170,6 +228,7 @@ impl<S: Clone, L, X> Clone for HttpRateLimitService<S, L, X> {
             inner: self.inner.clone(),
             limiter: Arc::clone(&self.limiter),
             key: Arc::clone(&self.key),
+            shadow: self.shadow,
         }
     }
 }
@@ -179,6 +238,7 @@ impl<S, L: fmt::Debug, X: fmt::Debug> fmt::Debug for HttpRateLimitService<S, L, 
         f.debug_struct("HttpRateLimitService")
             .field("limiter", &self.limiter)
             .field("key", &self.key)
+            .field("shadow", &self.shadow)
             .finish_non_exhaustive()
     }
 }
@@ -208,6 +268,20 @@ where
         let mut ready = std::mem::replace(&mut self.inner, clone);
         let limiter = Arc::clone(&self.limiter);
         let key = self.key.extract(&request);
+        if self.shadow {
+            return Box::pin(async move {
+                // Peeked before the service runs: the window as the request came.
+                let marked = match key {
+                    Ok(key) => Some((limiter.fields_of(&key), limiter.peek(key).await)),
+                    Err(_) => None,
+                };
+                let mut response = ready.call(request).await?;
+                if let Some((fields, peeked)) = marked {
+                    peeked.mark(&fields, response.headers_mut());
+                }
+                Ok(response)
+            });
+        }
         Box::pin(async move {
             // A key's fields are read before its decision: the fields report the key's own
             // limit, as in force when the request came.

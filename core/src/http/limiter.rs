@@ -8,6 +8,7 @@ use crate::clock::Clock;
 use crate::error::RateLimiterError;
 use crate::keyed::KeyedRateLimiter;
 use crate::limiter::RateLimiter;
+use crate::peek::Peek;
 
 use super::decision::Decision;
 use super::fields::RateLimitFields;
@@ -49,6 +50,42 @@ pub trait HttpLimiter<K>: Send + Sync + 'static {
 
     /// Decides one request limited under `key`.
     fn decide(&self, key: K) -> impl Future<Output = Decision> + Send;
+
+    /// What a request under `key` is told without being counted (a
+    /// [`shadow`](super::HttpRateLimitLayer::shadow) layer's answer): the limiter's `peek`,
+    /// as [`Decision::Permitted`] with the permits the key's window has left and the time to
+    /// its end, taking nothing; or [`Decision::Uncounted`] (the policy alone) where the
+    /// limiter cannot tell, which is the default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::http::{Decision, HttpLimiter};
+    /// use fixed_window::{ManualClock, RateLimiter};
+    ///
+    /// let limiter = RateLimiter::of("api", 2, Duration::from_secs(10))?.with_clock(ManualClock::new());
+    /// futures::executor::block_on(async {
+    ///     let peeked = HttpLimiter::peek(&limiter, ()).await;
+    ///     assert_eq!(peeked, Decision::Permitted { remaining: 2, reset: Duration::from_secs(10) });
+    ///     // Nothing was taken.
+    ///     assert_eq!(HttpLimiter::peek(&limiter, ()).await, peeked);
+    /// });
+    /// # Ok::<(), fixed_window::ConfigError>(())
+    /// ```
+    fn peek(&self, key: K) -> impl Future<Output = Decision> + Send {
+        let _ = key;
+        core::future::ready(Decision::Uncounted)
+    }
+}
+
+/// The decision a peek's answer marks a response with: the permits left and the time to the
+/// window's end.
+fn peeked(peek: &Peek) -> Decision {
+    Decision::Permitted {
+        remaining: peek.remaining(),
+        reset: peek.resets_in(),
+    }
 }
 
 /// The decision for an error of core's limiters. An interrupted wait is not the client's
@@ -78,6 +115,10 @@ impl<C: Clock + 'static> HttpLimiter<()> for RateLimiter<C> {
             Err(error) => decided(&error),
         }
     }
+
+    async fn peek(&self, (): ()) -> Decision {
+        peeked(&RateLimiter::peek(self))
+    }
 }
 
 impl<K, C, S> HttpLimiter<K> for KeyedRateLimiter<K, C, S>
@@ -102,5 +143,9 @@ where
             },
             Err(error) => decided(&error.error()),
         }
+    }
+
+    async fn peek(&self, key: K) -> Decision {
+        peeked(&KeyedRateLimiter::peek(self, &key))
     }
 }

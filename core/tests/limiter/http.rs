@@ -239,3 +239,97 @@ async fn the_fields_report_each_keys_own_limit_as_it_changes() {
         Some("\"per-client\";r=0;t=60")
     );
 }
+
+#[tokio::test]
+async fn a_shadow_route_reports_the_budget_counts_nothing_and_never_rejects() {
+    let clock = ManualClock::new();
+    let limiter = Arc::new(
+        RateLimiter::builder("api", 3, Duration::from_secs(10))
+            .expect("a valid configuration")
+            .clock(clock.clone())
+            .build(),
+    );
+    // `/` is limited; `/status`, on the same limiter, only peeks.
+    let counting = app().layer(HttpRateLimitLayer::new(Arc::clone(&limiter), AllRequests));
+    let status = Router::new()
+        .route("/status", get(|| async { "status" }))
+        .layer(HttpRateLimitLayer::shadow(
+            Arc::clone(&limiter),
+            AllRequests,
+        ));
+    let address = serve(counting.merge(status)).await;
+    let client = client_from(Ipv4Addr::LOCALHOST);
+    let status_of = || async {
+        client
+            .get(format!("http://{address}/status"))
+            .send()
+            .await
+            .expect("the server answers")
+    };
+
+    for _ in 0..4 {
+        let peeked = status_of().await;
+        assert_eq!(peeked.status(), StatusCode::OK);
+        assert_eq!(
+            header(&peeked, "ratelimit-policy"),
+            Some("\"api\";q=3;w=10")
+        );
+        assert_eq!(header(&peeked, "ratelimit"), Some("\"api\";r=3;t=10"));
+    }
+    // Four peeks took nothing: the first counted request leaves two.
+    let counted = get_from(&client, address).await;
+    assert_eq!(header(&counted, "ratelimit"), Some("\"api\";r=2;t=10"));
+    assert_eq!(
+        header(&status_of().await, "ratelimit"),
+        Some("\"api\";r=2;t=10")
+    );
+
+    clock.advance(Duration::from_millis(2_500));
+    for _ in 0..2 {
+        get_from(&client, address).await;
+    }
+    assert_eq!(
+        get_from(&client, address).await.status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // The window is full: the status route still serves, and says so.
+    let full = status_of().await;
+    assert_eq!(full.status(), StatusCode::OK);
+    assert_eq!(header(&full, "ratelimit"), Some("\"api\";r=0;t=8"));
+    assert_eq!(header(&full, "retry-after"), None);
+    assert_eq!(full.text().await.expect("a body"), "status");
+    assert_eq!(limiter.peek().remaining(), 0);
+}
+
+#[tokio::test]
+async fn a_shadow_layer_peeks_at_each_keys_window() {
+    let limiter = Arc::new(
+        KeyedRateLimiter::<String, _>::builder("per-key", 2, Duration::from_secs(60))
+            .expect("a valid configuration")
+            .clock(ManualClock::new())
+            .build(),
+    );
+    limiter.try_acquire(&"k-1".to_owned()).expect("a permit");
+    let layer = HttpRateLimitLayer::shadow(
+        Arc::clone(&limiter),
+        Header::new("x-api-key").expect("a header name"),
+    );
+    let address = serve(app().layer(layer)).await;
+    let client = client_from(Ipv4Addr::LOCALHOST);
+    let as_key = |key: &'static str| {
+        client
+            .get(format!("http://{address}/"))
+            .header("x-api-key", key)
+            .send()
+    };
+
+    let spent = as_key("k-1").await.expect("the server answers");
+    assert_eq!(header(&spent, "ratelimit"), Some("\"per-key\";r=1;t=60"));
+    let fresh = as_key("k-2").await.expect("the server answers");
+    assert_eq!(header(&fresh, "ratelimit"), Some("\"per-key\";r=2;t=60"));
+    // A peek adds no key, and a request without its key goes on, unmarked.
+    assert_eq!(limiter.len(), 1);
+    let anonymous = get_from(&client, address).await;
+    assert_eq!(anonymous.status(), StatusCode::OK);
+    assert_eq!(header(&anonymous, "ratelimit-policy"), None);
+}

@@ -120,6 +120,72 @@ async fn permits_count_down_then_a_429_carries_the_servers_retry_after() -> Test
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_route_reports_the_servers_budget_and_counts_nothing() -> TestResult {
+    let mut redis = server()?;
+    let mut connection = raw(&redis)?;
+    set_time(&mut connection, START)?;
+    let config = on_time_key("http-shadow", 3, Duration::from_secs(10))?
+        .with_timeout(Duration::from_millis(500))?;
+    let limiter = Arc::new(SharedRateLimiter::connect(config, redis.client()?).await?);
+    let key = || Header::new("x-client").expect("a name");
+    // `/` is limited; `/status`, on the same limiter, only peeks.
+    let app = Router::new()
+        .route("/", get(|| async { "ok" }))
+        .layer(HttpRateLimitLayer::new(Arc::clone(&limiter), key()))
+        .merge(
+            Router::new()
+                .route("/status", get(|| async { "status" }))
+                .layer(HttpRateLimitLayer::shadow(Arc::clone(&limiter), key())),
+        );
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+    let address = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let status_as = |client_key: &'static str| {
+        client()
+            .get(format!("http://{address}/status"))
+            .header("x-client", client_key)
+            .send()
+    };
+
+    for _ in 0..3 {
+        let peeked = status_as("alice").await?;
+        assert_eq!(peeked.status(), StatusCode::OK);
+        assert_eq!(
+            header(&peeked, "ratelimit-policy"),
+            Some("\"http-shadow\";q=3;w=10")
+        );
+        assert_eq!(
+            header(&peeked, "ratelimit"),
+            Some("\"http-shadow\";r=3;t=10")
+        );
+    }
+    // The peeks took nothing and wrote nothing: no counter on the server yet.
+    let counters: Vec<String> = redis::cmd("KEYS").arg("*alice*").query(&mut connection)?;
+    assert_eq!(counters, Vec::<String>::new());
+    let counted = get_as(address, "alice").await;
+    assert_eq!(
+        header(&counted, "ratelimit"),
+        Some("\"http-shadow\";r=2;t=10")
+    );
+    // The status route reads the window on the server's clock.
+    set_time(&mut connection, START + 2_500_000)?;
+    let later = status_as("alice").await?;
+    assert_eq!(header(&later, "ratelimit"), Some("\"http-shadow\";r=2;t=8"));
+
+    // Without its server, a peek answers nothing: the policy alone, and the request served.
+    redis.stop()?;
+    let down = status_as("alice").await?;
+    assert_eq!(down.status(), StatusCode::OK);
+    assert_eq!(
+        header(&down, "ratelimit-policy"),
+        Some("\"http-shadow\";q=3;w=10")
+    );
+    assert_eq!(header(&down, "ratelimit"), None);
+    assert_eq!(down.text().await?, "status");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_its_server_a_fail_closed_limiter_answers_503_and_a_fail_open_one_serves()
 -> TestResult {
     let mut redis = server()?;

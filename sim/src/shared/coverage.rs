@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 38] = [
+pub const SHARED_FEATURES: [&str; 39] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -51,6 +51,7 @@ pub const SHARED_FEATURES: [&str; 38] = [
     "share_leased",
     "permit_from_share",
     "started_answered_conflict",
+    "peeked",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -93,6 +94,7 @@ const fn bit(feature: usize) -> u64 {
 /// from a share without a round trip.
 /// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
 /// (its registration refused).
+/// `peeked` when a caller's peek was answered by the server (the script's read-only run).
 ///
 /// # Examples
 ///
@@ -110,6 +112,7 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let clustered = scenario.cluster.is_some();
     // Processes whose registration failed: a handful at most.
     let mut failed: Vec<u16> = Vec::new();
+    let peeks = peek_requests(run);
     for record in &run.records {
         if clustered
             && matches!(
@@ -164,10 +167,12 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 RedirectKind::Ask => bit(26),
                 RedirectKind::TryAgain => 0,
             },
+            // A peek's run answers as a permit, counting none.
             SharedRecord::Executed {
+                request,
                 reply: ReplyDigest::Four { values },
                 ..
-            } if fixed && values[0] == 1 => bit(11),
+            } if fixed && values[0] == 1 && !peeks.contains(request) => bit(11),
             SharedRecord::Executed {
                 reply: ReplyDigest::Four { values },
                 ..
@@ -200,7 +205,34 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     if scenario.replication.is_some() {
         mask |= wait_features(run);
     }
-    mask | recovery_features(run)
+    mask | recovery_features(run) | peek_features(run)
+}
+
+/// The requests of peeks' script calls, in order.
+fn peek_requests(run: &SharedRun) -> Vec<u32> {
+    let sent = run.records.iter().filter_map(|record| match record {
+        SharedRecord::Sent {
+            request,
+            purpose: Purpose::Peek,
+            ..
+        } => Some(*request),
+        _ => None,
+    });
+    sent.collect()
+}
+
+/// `peeked` (bit 38): a caller's peek answered by the server.
+fn peek_features(run: &SharedRun) -> u64 {
+    let answered = run.records.iter().any(|record| {
+        matches!(
+            record,
+            SharedRecord::Peeked {
+                request: Some(_),
+                ..
+            }
+        )
+    });
+    if answered { bit(38) } else { 0 }
 }
 
 /// `recovered_from_refusal` (bit 34): a process whose attempt the server refused (or its

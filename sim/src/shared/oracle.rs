@@ -70,6 +70,7 @@ mod lanes;
 mod lease;
 mod limits;
 mod local_share;
+mod peeks;
 mod requests;
 mod windows;
 
@@ -260,6 +261,8 @@ struct Checker<'s> {
     /// Whether some call failed, met a conflict or a changed limit: a share may have been
     /// dropped early, outside the under-admission bound's conditions.
     share_dropped: bool,
+    /// What the peeks' runs must have answered.
+    peeks: peeks::Peeks,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -351,6 +354,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         held: HashMap::new(),
         refused_windows: BTreeSet::new(),
         share_dropped: false,
+        peeks: peeks::Peeks::default(),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -433,22 +437,7 @@ impl Checker<'_> {
             }
             &SharedRecord::Queued { t, caller } => self.attempt_queued(t, caller),
             &SharedRecord::CallEnded { t, process, slot } => self.call_ended(t, process, slot),
-            &SharedRecord::Executed {
-                t,
-                request,
-                server_us,
-                ran_script,
-                reply,
-            } => {
-                let info = self.request(request);
-                info.ran_at = t;
-                // A flushed script cache costs the attempt two more round trips.
-                info.faulted |= matches!(reply, ReplyDigest::Error { noscript: true });
-                if ran_script {
-                    info.reply = Some(reply);
-                    self.executed(t, request, server_us, reply);
-                }
-            }
+            SharedRecord::Executed { .. } => self.executed_record(record),
             SharedRecord::Refused { request, what, .. } => {
                 self.checks.count(&[Invariant::Script]);
                 let caller = self.request(*request).caller;
@@ -506,6 +495,9 @@ impl Checker<'_> {
             } => self.limit_set(change, limit, outcome),
             SharedRecord::Fault { t, fault } => self.fault(*t, fault),
             SharedRecord::Keyspace { keys, .. } => self.keyspace(keys),
+            SharedRecord::Peeked { .. }
+            | SharedRecord::PeekRan { .. }
+            | SharedRecord::PeekFailed { .. } => self.peek_record(record),
         }
     }
 }

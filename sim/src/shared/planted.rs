@@ -118,11 +118,15 @@ pub enum SharedPlantedBug {
     /// (`Unavailable(NotRegistered)`, or an uncounted permit when it fails open) instead of
     /// `Conflict`.
     StartedRefusedByPolicy,
+    /// A peek that counts: the script's read-only mode takes a permit as an attempt does
+    /// (and writes the counter), answering what is left after it. Every peek uses up a permit
+    /// nobody was granted.
+    PeekCounts,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 29] = [
+    pub const ALL: [SharedPlantedBug; 30] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -152,6 +156,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::ShareNotCounted,
         SharedPlantedBug::ShareKeptAfterChange,
         SharedPlantedBug::StartedRefusedByPolicy,
+        SharedPlantedBug::PeekCounts,
     ];
 
     /// Its name on the command line.
@@ -188,6 +193,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::ShareNotCounted => "share-not-counted",
             SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
             SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
+            SharedPlantedBug::PeekCounts => "peek-counts",
         }
     }
 
@@ -205,6 +211,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::LimitChangeAppliedToPastWindow => &LIMIT_CHANGE_PAST_WINDOW,
             SharedPlantedBug::OldLimitAfterChange => &OLD_LIMIT_AFTER_CHANGE,
             SharedPlantedBug::ShareNotCounted => &SHARE_NOT_COUNTED,
+            SharedPlantedBug::PeekCounts => &PEEK_COUNTS,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -402,6 +409,18 @@ static SHARE_NOT_COUNTED: LazyLock<&'static str> = LazyLock::new(|| {
         "          weight = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), weight)\n        end\n",
         "          local counted = weight\n          weight = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), weight)\n          used = used + counted - weight\n        end\n",
     )])
+});
+
+static PEEK_COUNTS: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[
+        // A peek's attempt takes one permit, as an attempt of one does.
+        ("      if peek then\n        weight = 0\n      end\n", ""),
+        // And its count is written.
+        (
+            "if newer or peek or (used == read and not stale) then",
+            "if newer or (used == read and not stale) then",
+        ),
+    ])
 });
 
 impl SharedPlantedBug {

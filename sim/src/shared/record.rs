@@ -27,6 +27,8 @@ pub enum Purpose {
     /// A process reads the configuration again in the background, as a registration does
     /// ([`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH)), adopting a newer limit.
     Refresh,
+    /// A caller's peek (`peek`): the script's read-only mode, which counts and writes nothing.
+    Peek,
 }
 
 /// A script reply as the trace keeps it.
@@ -585,6 +587,41 @@ pub enum SharedRecord {
         t: u64,
         /// Which.
         fault: FaultRecord,
+    },
+    /// A caller peeked before its call (`peek`): what the peek answered, from the server's
+    /// reply to `request` or, with no request, from its process's memory of full windows.
+    Peeked {
+        /// Virtual time.
+        t: u64,
+        /// The caller.
+        caller: u32,
+        /// The request whose reply answered it (an id of its batch's script call); `None`:
+        /// answered locally, the window remembered full.
+        request: Option<u32>,
+        /// `Peek::remaining`.
+        remaining: u32,
+        /// `Peek::limit`.
+        limit: u32,
+        /// `Peek::resets_in`, in nanoseconds.
+        resets_in: u128,
+    },
+    /// A caller's peek failed (`Unavailable`, `Conflict`, or the limit kept changing under
+    /// it); its call goes on all the same.
+    PeekFailed {
+        /// Virtual time.
+        t: u64,
+        /// The caller.
+        caller: u32,
+    },
+    /// The server ran a peek's script call (`request`, its first id): the writes it made to
+    /// the keyspace, which must be none.
+    PeekRan {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+        /// The keys it wrote (`SET`s).
+        writes: u64,
     },
     /// The keyspace when the run ended: each live key and the last millisecond it lives in.
     Keyspace {

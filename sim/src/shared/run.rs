@@ -68,6 +68,7 @@ mod faults;
 mod lease;
 mod limits;
 mod local_share;
+mod peek;
 mod replies;
 mod wait;
 mod wire;
@@ -396,6 +397,8 @@ struct Sim<'s> {
     user_missing_until: u64,
     /// Until when the limiter's user may not run its commands.
     no_perm_until: u64,
+    /// The callers that peek before their call, and where each one's peek is.
+    peeks: peek::Peeking,
 }
 
 /// Runs `scenario` with the real shared limiter, or with the planted bug `bug` in it.
@@ -569,6 +572,7 @@ impl<'s> Sim<'s> {
             replication,
             user_missing_until: 0,
             no_perm_until: 0,
+            peeks: peek::Peeking::of(scenario),
         }
     }
 

@@ -91,6 +91,8 @@ pub(crate) struct Effects {
     /// If the script wrote and the server has a replica, when the replica acknowledges its
     /// writes (virtual time).
     pub(crate) acknowledged_at: Option<u64>,
+    /// The writes its script made.
+    pub(crate) writes: u64,
 }
 
 /// The server.
@@ -190,6 +192,7 @@ impl Server {
                         )
                     });
                     effects.refused = refused;
+                    effects.writes = self.keyspace.written() - written;
                     if let Some(replication) = &self.replication
                         && self.keyspace.written() > written
                     {

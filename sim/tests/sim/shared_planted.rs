@@ -231,3 +231,10 @@ fn a_started_limiter_answering_a_refusal_by_its_policy_is_caught() {
         Invariant::Configuration,
     );
 }
+
+#[test]
+fn a_peek_that_counts_is_caught() {
+    // The peek's own answer is one short of the window it read, and its script call writes
+    // the counter.
+    assert_caught(SharedPlantedBug::PeekCounts, Invariant::Events);
+}

@@ -76,7 +76,10 @@ impl Checker<'_> {
         process: u16,
         purpose: Purpose,
     ) {
-        let Some(caller) = caller.filter(|_| purpose == Purpose::Acquire && !again) else {
+        // A peek's call goes in its lane as an attempt's does.
+        let Some(caller) =
+            caller.filter(|_| matches!(purpose, Purpose::Acquire | Purpose::Peek) && !again)
+        else {
             return;
         };
         let Some(since) = self.lanes.waiting.remove(&caller) else {

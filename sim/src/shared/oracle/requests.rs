@@ -96,7 +96,8 @@ impl Checker<'_> {
         info.purpose = Some(purpose);
         info.carried = carried;
         info.change = change;
-        if let Some(caller) = caller {
+        // A peek is no attempt of its caller's call, which begins after it.
+        if let Some(caller) = caller.filter(|_| purpose != Purpose::Peek) {
             self.calls[caller as usize].attempt.push(request);
         } else if purpose == Purpose::Register {
             self.registering[process as usize].push(request);
@@ -104,10 +105,37 @@ impl Checker<'_> {
         }
     }
 
+    /// The server executed a request (a script ran, or it answered `NOSCRIPT`, or loaded
+    /// one).
+    pub(super) fn executed_record(&mut self, record: &SharedRecord) {
+        let &SharedRecord::Executed {
+            t,
+            request,
+            server_us,
+            ran_script,
+            reply,
+        } = record
+        else {
+            return;
+        };
+        let info = self.request(request);
+        info.ran_at = t;
+        // A flushed script cache costs the attempt two more round trips.
+        info.faulted |= matches!(reply, ReplyDigest::Error { noscript: true });
+        if ran_script {
+            info.reply = Some(reply);
+            self.executed(t, request, server_us, reply);
+        }
+    }
+
     /// A script run on the server at `server_us`.
     pub(super) fn executed(&mut self, t: u64, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
         let (caller, process, purpose) = (info.caller, info.process, info.purpose);
+        if purpose == Some(Purpose::Peek) {
+            self.peek_executed(request, server_us, reply);
+            return;
+        }
         let Some(purpose) = purpose.filter(|p| {
             matches!(
                 p,

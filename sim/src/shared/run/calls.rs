@@ -86,6 +86,10 @@ impl Sim<'_> {
     }
 
     pub(super) fn begin_call(&mut self, caller: u32) {
+        if self.peek_first(caller) {
+            // The call arrives again once its peek has ended.
+            return;
+        }
         self.start_call(caller);
         self.attempt(caller);
     }

@@ -192,6 +192,8 @@ impl Sim<'_> {
         p.refreshing = None;
         p.unregistered = None;
         p.conflict = None;
+        // A new process: it knows of no refusal until its own registration is refused.
+        p.refused = false;
         // It connects again as it restarts: its new connection has written nothing, and the
         // server authenticates it; its connection layer starts afresh.
         p.connection.last_write.clear();

@@ -109,6 +109,9 @@ impl Sim<'_> {
             Owner::Refresh(process) => self.refreshed(process, reply),
             Owner::Limit(change) => self.limit_replied(change, reply),
             Owner::Batch(process, group) => self.batch_replied(process, group, reply, request),
+            Owner::Call(caller) if self.peeks.is_peeking(caller) => {
+                self.peek_replied(caller, reply, request);
+            }
             Owner::Call(caller) => {
                 let call = &self.calls[caller as usize];
                 let (process, key, deadline) = (call.process, call.key, call.deadline);

@@ -10,6 +10,7 @@ use rand::RngExt;
 
 use super::cluster::stray;
 use super::digest::{digest, digest_values};
+use super::peek::is_peek;
 use super::{Attempt, Event, Owner, Request, Sim, Stage};
 use crate::shared::cluster::key_slot;
 use crate::shared::cluster::nodes::Cluster;
@@ -183,6 +184,7 @@ impl Sim<'_> {
             Owner::Register(_) => Purpose::Register,
             Owner::Refresh(_) => Purpose::Refresh,
             Owner::Limit(_) => Purpose::Limit,
+            Owner::Call(_) | Owner::Batch(..) if is_peek(&call) => Purpose::Peek,
             Owner::Call(_) | Owner::Batch(..) => Purpose::Acquire,
         };
         let command = Command::EvalSha {
@@ -233,7 +235,8 @@ impl Sim<'_> {
         let request = u32::try_from(self.requests.len()).unwrap_or(u32::MAX);
         let link = self.scenario.processes[process as usize].link;
         let callers: Vec<Option<u32>> = match (owner, purpose) {
-            (Owner::Batch(_, group), Purpose::Acquire) => self.processes[process as usize]
+            (Owner::Batch(_, group), Purpose::Acquire | Purpose::Peek) => self.processes
+                [process as usize]
                 .members
                 .get(group as usize)
                 .into_iter()
@@ -437,6 +440,16 @@ impl Sim<'_> {
                 reply,
             });
         }
+        if let Command::EvalSha { call, .. } = command
+            && effects.ran_script
+            && is_peek(call)
+        {
+            self.records.push(SharedRecord::PeekRan {
+                t,
+                request,
+                writes: effects.writes,
+            });
+        }
         let script_call = matches!(command, Command::EvalSha { .. });
         self.requests[request as usize].reply = Some(reply);
         self.requests[request as usize].migration = migration.map(|m| m.fault);
@@ -575,7 +588,7 @@ impl Sim<'_> {
 
     /// Sends the next command of the owner's attempt.
     pub(super) fn resend(&mut self, owner: Owner, stage: Stage) {
-        let (process, purpose) = match owner {
+        let (process, mut purpose) = match owner {
             Owner::Call(caller) => (self.calls[caller as usize].process, Purpose::Acquire),
             Owner::Register(process) => (process, Purpose::Register),
             Owner::Refresh(process) => (process, Purpose::Refresh),
@@ -595,6 +608,9 @@ impl Sim<'_> {
             attempt.hops = 0;
         }
         let call = Rc::clone(&attempt.call);
+        if purpose == Purpose::Acquire && is_peek(&call) {
+            purpose = Purpose::Peek;
+        }
         let now = attempt.sent;
         let (command, purpose) = if stage == Stage::Load {
             (Command::ScriptLoad(Rc::clone(&self.script)), Purpose::Load)

@@ -1,0 +1,86 @@
+//! Which callers of a shared scenario peek before their call, swarm style: one scenario in
+//! four, a share of its callers from 5 % to 30 %.
+//!
+//! Drawn from a generator of the seed's own, so every other draw of a seed is what it was
+//! before peeks existed; and decided per caller by a hash of what the caller is (its arrival,
+//! process and key), not of its index, so that cutting callers (shrinking) keeps each kept
+//! caller's peek.
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::shared::scenario::SharedCaller;
+
+/// Mixed into the seed for the generator the peeks are drawn from.
+const PEEKS_SEED: u64 = 0x0BEE_C0FF_EE57;
+
+/// The callers of one shared scenario that peek before their call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Peeks {
+    /// Peeking callers per 2^32: none in most scenarios.
+    share: u64,
+    /// Mixed with a caller's hash to decide it.
+    salt: u64,
+}
+
+impl Peeks {
+    /// The peeking callers of the shared scenario of `seed`.
+    pub(crate) fn draw(seed: u64) -> Peeks {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ PEEKS_SEED);
+        let share = if rng.random_bool(0.25) {
+            rng.random_range((1u64 << 32) / 20..(1u64 << 32) * 3 / 10)
+        } else {
+            0
+        };
+        Peeks {
+            share,
+            salt: rng.random(),
+        }
+    }
+
+    /// Whether `caller` peeks before its call.
+    pub(crate) fn before(self, caller: &SharedCaller) -> bool {
+        if self.share == 0 {
+            return false;
+        }
+        let who =
+            mix(caller.arrival ^ mix(u64::from(caller.process) << 16 | u64::from(caller.key)));
+        mix(self.salt ^ who) >> 32 < self.share
+    }
+}
+
+/// The finaliser of `SplitMix64`: every bit of the input reaches every bit of the output.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shared::scenario::Weight;
+
+    #[test]
+    fn about_a_quarter_of_scenarios_peek_at_a_share_of_their_callers() {
+        let peeking = (0..400).filter(|&seed| Peeks::draw(seed).share > 0).count();
+        assert!((60..140).contains(&peeking), "{peeking} of 400");
+        let peeks = (0..400)
+            .map(Peeks::draw)
+            .find(|peeks| peeks.share > 0)
+            .expect("some scenario peeks");
+        let callers = (0..10_000_u64)
+            .filter(|&arrival| {
+                peeks.before(&SharedCaller {
+                    arrival: arrival * 7_919,
+                    process: 0,
+                    key: 0,
+                    waits: false,
+                    weight: Weight::One,
+                })
+            })
+            .count();
+        assert!((400..3_100).contains(&callers), "{callers} of 10,000");
+    }
+}
