@@ -1,8 +1,14 @@
 //! Limits per key on one node: see the checks in `tests/common/key_limit.rs` (the same run on
 //! a cluster in `tests/cluster/key_limit.rs`).
 
-use fixed_window_redis::Server;
+use core::time::Duration;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use fixed_window_redis::{Config, Lease, Server, SharedError, SharedRateLimiter, redis};
 use fixed_window_redis_test::RedisServer;
+
+use crate::support::HOUR;
 
 #[path = "../common/key_limit.rs"]
 mod checks;
@@ -19,4 +25,71 @@ fn a_key_decided_by_another_limit_is_a_conflict_under_every_policy() -> checks::
     let server = RedisServer::start()?;
     let client = server.client()?;
     checks::a_key_decided_by_another_limit_is_a_conflict(&|| Server::from(client.clone()))
+}
+
+/// Attempts on keys of different limits queued behind a call in flight (the server paused)
+/// go in calls of one limit each: every key is counted by its own limit.
+#[test]
+fn attempts_queued_together_are_each_decided_by_their_keys_limit() -> checks::TestResult {
+    let server = RedisServer::start()?;
+    let mut redis = server.client()?.get_connection()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let config = Config::of("coalesce-own", 2, HOUR)?
+        .with_timeout(Duration::from_secs(30))?
+        .key_limit("paid", 5)?;
+    let limiter = Arc::new(runtime.block_on(SharedRateLimiter::connect(config, server.client()?))?);
+    redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(300)
+        .arg("ALL")
+        .exec(&mut redis)?;
+    let keys = [
+        "paid", "free", "paid", "free", "paid", "free", "paid", "paid", "free", "paid",
+    ];
+    let results = runtime.block_on(async {
+        let tasks: Vec<_> = keys
+            .iter()
+            .chain(&keys)
+            .map(|&key| {
+                let limiter = Arc::clone(&limiter);
+                tokio::spawn(async move { (key, limiter.try_acquire_async(key).await) })
+            })
+            .collect();
+        let mut results = Vec::new();
+        for task in tasks {
+            results.push(task.await);
+        }
+        results
+    });
+    let mut granted: BTreeMap<&str, u32> = BTreeMap::new();
+    for result in results {
+        match result? {
+            (key, Ok(_)) => *granted.entry(key).or_default() += 1,
+            (_, Err(SharedError::Limited(_))) => {}
+            (key, Err(other)) => return Err(format!("{key}: {other}").into()),
+        }
+    }
+    assert_eq!(granted, BTreeMap::from([("free", 2), ("paid", 5)]));
+    Ok(())
+}
+
+/// A leasing process takes its shares of a key's own limit: 40 by the rule's divisor of 4
+/// gives the largest share, 8, where the default of 4 would give 1.
+#[test]
+fn a_lease_is_a_share_of_the_keys_own_limit() -> checks::TestResult {
+    let server = RedisServer::start()?;
+    let config = Config::of("lease-own", 4, HOUR)?.key_limit("paid", 40)?;
+    let leasing = SharedRateLimiter::connect_blocking(
+        config.clone().with_lease(Lease::new(8)?),
+        server.client()?,
+    )?;
+    let exact = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    leasing.try_acquire("paid")?;
+    assert_eq!(exact.peek("paid")?.remaining(), 32);
+    leasing.try_acquire("free")?;
+    assert_eq!(exact.peek("free")?.remaining(), 3);
+    Ok(())
 }
