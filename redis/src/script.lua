@@ -404,11 +404,12 @@ while i <= n + first - 1 do
         stale = true
       end
     end
-    -- Limits of their own: a counter written under another limit for its key (its own or
-    -- the limiter's) at the version this call knows is a conflict on this key alone; at an
-    -- older version it is rewritten with this call's, its count kept.
+    -- Limits of their own: a counter of the current window written under another limit for
+    -- its key (its own or the limiter's) at the version this call knows is a conflict on
+    -- this key alone; at an older version it is rewritten with this call's, its count kept.
+    -- A counter of a window that is over counts nothing, and settles nothing.
     local was = written or counter_limit
-    if not newer and was ~= key_limit then
+    if not newer and was ~= key_limit and now < start + period then
       if counter_version == known then
         newer = { -2, period, was, origin or parsed_origin() or 0 }
       else

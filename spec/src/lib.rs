@@ -35,6 +35,8 @@
 //!   limiter's where it has one, and the bound on the keys a keyed limiter may keep alive.
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
 //!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
+//! - [`KeyWindow`]: in a shared limiter, the limit a key's window is counted by, settled by
+//!   its first count; an attempt by another limit is a [`KeyConflict`], never a permit.
 //!
 //! # Examples
 //!
@@ -57,6 +59,7 @@
 
 mod count;
 mod grid;
+mod key_window;
 mod keyed;
 mod origin;
 mod peek;
@@ -66,6 +69,7 @@ mod waiting;
 
 pub use crate::count::{Count, Decision};
 pub use crate::grid::Grid;
+pub use crate::key_window::{KeyConflict, KeyWindow};
 pub use crate::keyed::Keyed;
 pub use crate::origin::{Conflict, Ledger, Origin};
 pub use crate::peek::Peeked;

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use fixed_window_redis::{Config, Lease, Server, SharedError, SharedRateLimiter, redis};
 use fixed_window_redis_test::RedisServer;
+use fixed_window_spec::KeyWindow;
 
-use crate::support::HOUR;
+use crate::support::{HOUR, on_time_key, set_time};
 
 #[path = "../common/key_limit.rs"]
 mod checks;
@@ -91,5 +92,60 @@ fn a_lease_is_a_share_of_the_keys_own_limit() -> checks::TestResult {
     assert_eq!(exact.peek("paid")?.remaining(), 32);
     leasing.try_acquire("free")?;
     assert_eq!(exact.peek("free")?.remaining(), 3);
+    Ok(())
+}
+
+/// Three processes, one giving the key the default of 3 and two its own limit of 5, attempt on
+/// it in a pseudo-random order across windows (the server's time set by the test): every
+/// decision is the spec's, where the window's first count settles the limit it is counted by
+/// (`fixed_window_spec::KeyWindow`) and an attempt by another limit is a conflict.
+#[test]
+fn every_decision_follows_the_spec_of_a_window_settled_by_its_first_count() -> checks::TestResult {
+    const PERIOD_MICROS: u64 = 10_000_000;
+    let server = RedisServer::start()?;
+    let mut redis = server.client()?.get_connection()?;
+    let mut now = 1_000_000_000;
+    set_time(&mut redis, now)?;
+    let base = on_time_key("settled", 3, Duration::from_micros(PERIOD_MICROS))?;
+    let processes = [
+        SharedRateLimiter::connect_blocking(base.clone(), server.client()?)?,
+        SharedRateLimiter::connect_blocking(base.clone().key_limit("k", 5)?, server.client()?)?,
+        SharedRateLimiter::connect_blocking(base.key_limit("k", 5)?, server.client()?)?,
+    ];
+    let (mut window, mut used) = (KeyWindow::default(), 0_u32);
+    let (mut conflicts, mut permits, mut rejections) = (0, 0, 0);
+    // xorshift: the same order on every run.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    for step in 0..300 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        if state.is_multiple_of(11) {
+            now += PERIOD_MICROS;
+            set_time(&mut redis, now)?;
+            (window, used) = (KeyWindow::default(), 0);
+        }
+        let process = &processes[usize::try_from(state % 3)?];
+        let result = process.try_acquire("k");
+        match (window.settle(process.key_limit("k")), &result) {
+            (Err(_), Err(SharedError::Conflict(_))) => conflicts += 1,
+            (Ok(limit), Ok(_)) if used < limit => {
+                used += 1;
+                permits += 1;
+            }
+            (Ok(limit), Err(SharedError::Limited(_))) if used >= limit => rejections += 1,
+            (expected, _) => {
+                return Err(format!(
+                    "step {step}: the spec says {expected:?} after {used}, got {result:?}"
+                )
+                .into());
+            }
+        }
+    }
+    // The order reached every kind of decision.
+    assert!(
+        conflicts > 0 && permits > 0 && rejections > 0,
+        "{conflicts} {permits} {rejections}"
+    );
     Ok(())
 }
