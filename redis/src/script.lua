@@ -226,14 +226,15 @@ end
 local known, mark = 0, ''
 -- Limits of their own (see the header): the key's own limit after the version, and how its
 -- counter records it ('' for none).
-local version, own, own_mark = ARGV[8], nil, ''
+local version, own_limit, own_mark = ARGV[8], nil, ''
 local equals = version and string.find(version, '=', 1, true)
 if equals then
-  own, version = tonumber(string.sub(version, equals + 1)), string.sub(version, 1, equals - 1)
-  if not own or own < 1 or own % 1 ~= 0 or ARGV[4] == 'register' or ARGV[4] == 'limit' then
+  own_limit, version = tonumber(string.sub(version, equals + 1)), string.sub(version, 1, equals - 1)
+  if not own_limit or own_limit < 1 or own_limit % 1 ~= 0 or ARGV[4] == 'register'
+      or ARGV[4] == 'limit' then
     return redis.error_reply('fixed-window: bad arguments')
   end
-  own_mark = '=' .. string.format('%.0f', own)
+  own_mark = '=' .. string.format('%.0f', own_limit)
 end
 if version and version ~= '' then
   known = tonumber(version)
@@ -350,7 +351,7 @@ if ARGV[4] == 'lease' or ARGV[4] == 'lease-count' then
 end
 
 -- The limit the attempts are decided by: the key's own, else the limiter's.
-local key_limit = own or limit
+local key_limit = own_limit or limit
 local reply, i = { 0, 0, 0, 0 }, first
 while i <= n + first - 1 do
   local key = KEYS[i]
