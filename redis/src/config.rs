@@ -13,7 +13,9 @@ mod error;
 pub use self::error::ConfigError;
 mod fail_policy;
 pub use self::fail_policy::FailPolicy;
+mod key_limits;
 mod keys;
+pub(crate) use self::key_limits::KeyLimits;
 
 /// The longest period: 100 years. Times on the server are microseconds since the Unix epoch,
 /// carried in Lua's doubles, which are exact below 2^53 µs (about 285 years after 1970); the
@@ -72,6 +74,8 @@ pub struct Config {
     local_memory: usize,
     wait_for_replicas: u32,
     lease: Option<Lease>,
+    /// Limits of their own for some keys ([`Config::key_limit`], [`Config::key_limits`]).
+    key_limits: KeyLimits,
     time_key: Option<Arc<str>>,
     origin: Origin,
     /// A fixed origin in decimal microseconds, as the script takes it; `None` for the first
@@ -148,6 +152,7 @@ impl Config {
             local_memory: DEFAULT_LOCAL_MEMORY,
             wait_for_replicas: 0,
             lease: None,
+            key_limits: KeyLimits::default(),
             time_key: None,
             origin: Origin::Creation,
             origin_arg: None,

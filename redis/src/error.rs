@@ -13,6 +13,12 @@ use crate::unavailable::Unavailable;
 /// two deployments disagree on the limit, the period or a fixed origin
 /// ([`Config::with_origin`](crate::Config::with_origin)). Nothing was counted.
 ///
+/// Or, for one key, the limit its current window is counted by differs from this process's
+/// limit for the key (one of them a limit of the key's own,
+/// [`Config::key_limit`](crate::Config::key_limit)): `limit` is this process's limit for the
+/// key, `stored_limit` the one its window is counted by; the period and origin are the
+/// stored ones. It lasts until the key's window ends, and concerns that key alone.
+///
 /// Retire the old configuration by deleting its key (the [`Config::config_key`](crate::Config::config_key))
 /// once no process uses it, or use a new name.
 ///
@@ -39,14 +45,15 @@ use crate::unavailable::Unavailable;
 pub struct Conflict {
     /// The limiter's name.
     pub name: &'static str,
-    /// This process's limit.
+    /// This process's limit (for a key's conflict, its limit for the key).
     pub limit: u32,
     /// This process's period.
     pub period: Duration,
     /// This process's fixed origin in microseconds on the server's clock, `None` if it aligns
     /// to the first registration.
     pub origin: Option<u64>,
-    /// The limit stored on the server.
+    /// The limit stored on the server (for a key's conflict, the one the key's window is
+    /// counted by).
     pub stored_limit: u64,
     /// The period stored on the server.
     pub stored_period: Duration,

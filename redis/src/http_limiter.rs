@@ -58,6 +58,17 @@ where
         RateLimitFields::new(config.name(), self.limit(), config.period())
     }
 
+    /// The fields of `key`: its own limit ([`SharedRateLimiter::key_limit`]), as
+    /// `RateLimit-Policy`'s quota and the bound of `RateLimit`'s remaining.
+    fn fields_of(&self, key: &K) -> RateLimitFields {
+        let config = self.config();
+        RateLimitFields::new(
+            config.name(),
+            self.key_limit(&key.to_string()),
+            config.period(),
+        )
+    }
+
     async fn decide(&self, key: K) -> Decision {
         match self.acquire_async(&key.to_string()).await {
             Ok(permit) => match (permit.remaining(), permit.reset_after()) {

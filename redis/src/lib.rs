@@ -48,7 +48,8 @@
 //!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)); asks what a key's
 //!   window has left without counting ([`peek`](SharedRateLimiter::peek), answering core's
 //!   [`Peek`]).
-//! - [`Config`]: name, limit and period (shared by every process), `max_wait`,
+//! - [`Config`]: name, limit and period (shared by every process), limits of their own for
+//!   some keys ([`Config::key_limit`], [`Config::key_limits`], shared too), `max_wait`,
 //!   [`FailPolicy`], timeout, local memory; [`ConfigError`].
 //! - [`Lease`]: leased shares of a window, spent in-process ([`Config::with_lease`]), with
 //!   their local deadline ([`lease_deadline`]) and the bound on what they may refuse while a

@@ -226,11 +226,11 @@ impl Protocol {
         }
     }
 
-    fn rejected(&self, retry_after: Duration) -> SharedError {
+    fn rejected(&self, key: &str, retry_after: Duration) -> SharedError {
         let config = &self.config;
         SharedError::Limited(RateLimiterError::Rejected {
             name: config.name(),
-            limit: self.limit(),
+            limit: self.key_limit(key),
             period: config.period(),
             max_wait: config.max_wait(),
             retry_after,
@@ -291,6 +291,22 @@ impl Protocol {
             stored_limit,
             stored_period: Duration::from_micros(stored_period_micros),
             stored_origin,
+        }
+    }
+
+    /// The conflict of a key whose counter was written under `written_limit`, another limit
+    /// than `key`'s here (see [`ScriptReply::KeyConflict`](crate::ScriptReply::KeyConflict)):
+    /// this process's limit for the key against the one its counter holds.
+    fn key_conflict(
+        &self,
+        key: &str,
+        period_micros: u64,
+        written_limit: u64,
+        origin: u64,
+    ) -> Conflict {
+        Conflict {
+            limit: self.key_limit(key),
+            ..self.conflict(period_micros, written_limit, origin)
         }
     }
 

@@ -58,8 +58,22 @@
 --          a counter) of a newer version answers "changed" instead of deciding; one of an
 --          older version is written with the caller's limit and version (a counter keeps its
 --          count); one of the same version and another limit is a conflict
+--          For the attempts of a key with a limit of its own, "version=limit" (see "Limits of
+--          their own" below).
 -- ARGV[9]  leasing only: the largest share; ARGV[10] the divisor of the share's rule.
 --          Handing back: the window start the share was leased in; ARGV[10] the permits
+--
+-- Limits of their own: a call whose ARGV[8] is "version=own" (the version of the limiter's
+-- limit, then the limit its key has of its own) decides its attempts by `own` instead of
+-- ARGV[2], which is still the limiter's limit, checked against the stored configuration as
+-- for any call. A counter written so ends its count with "=own" (one node:
+-- "window_start:used=own"; cluster: "window_start:used=own:period:limit:origin/version"),
+-- and a counter without it was written under the limiter's limit. An attempt on a counter
+-- written under another limit for its key (its own limit, or none, against the call's) of
+-- the version the call knows is answered { -2, period, written_limit, origin } instead of
+-- decided (nothing written); one written under an older version is rewritten with the
+-- call's (its count kept), as for the limiter's limit. The hot path never decides such a
+-- call: its settings' text, with "=own" after the version, matches no stored configuration.
 --
 -- Replies (arrays of integers):
 --   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
@@ -72,6 +86,9 @@
 --                                                batch's keys before that counter counted,
 --                                                and none of its attempts is granted)
 --   { 4, share, now, window_start }              per attempt, leasing: a share counted
+--   { -2, period, written_limit, origin }         per attempt: the key's counter was written
+--                                                under another limit of the key's (see
+--                                                "Limits of their own"); nothing written
 --   { 5, permits }                               handing back: the permits taken off
 --   { 2, origin, now, 0 }                        registered
 --   { 3, limit, version, origin }                the limit was changed: the one in effect and
@@ -188,7 +205,8 @@ if mode == 'release' or mode == 'release-count' then
   if not colon or tonumber(string.sub(state, 1, colon - 1), 16) ~= leased_in then
     return { 5, 0 }
   end
-  local second = string.find(state, ':', colon + 1, true)
+  -- The count ends at the key's own limit ("=own") or the cluster's settings (":"), if any.
+  local second = string.find(state, '[:=]', colon + 1)
   local used = tonumber(string.sub(state, colon + 1, (second or 0) - 1), 16)
   if not used then
     return redis.error_reply('fixed-window: malformed counter at ' .. key)
@@ -242,13 +260,25 @@ end
 -- The version of the limit this process knows, and how the configuration and counters spell
 -- it after the limit: nothing for 0, "/version" otherwise.
 local known, mark = 0, ''
-if ARGV[8] and ARGV[8] ~= '' then
-  known = tonumber(ARGV[8])
+-- Limits of their own (see the header): the key's own limit after the version, and how its
+-- counter records it ('' for none).
+local version, own_limit, own_mark = ARGV[8], nil, ''
+local equals = version and string.find(version, '=', 1, true)
+if equals then
+  own_limit, version = tonumber(string.sub(version, equals + 1)), string.sub(version, 1, equals - 1)
+  if not own_limit or own_limit < 1 or own_limit % 1 ~= 0 or ARGV[4] == 'register'
+      or ARGV[4] == 'limit' then
+    return redis.error_reply('fixed-window: bad arguments')
+  end
+  own_mark = '=' .. string.format('%.0f', own_limit)
+end
+if version and version ~= '' then
+  known = tonumber(version)
   if not known or known < 0 or known % 1 ~= 0 then
     return redis.error_reply('fixed-window: bad arguments')
   end
   if known > 0 then
-    mark = '/' .. ARGV[8]
+    mark = '/' .. version
   end
 end
 local settings = ':' .. ARGV[1] .. ':' .. ARGV[2] .. mark
@@ -356,6 +386,8 @@ if ARGV[4] == 'lease' or ARGV[4] == 'lease-count' then
   end
 end
 
+-- The limit the attempts are decided by: the key's own, else the limiter's.
+local key_limit = own_limit or limit
 local reply, i = { 0, 0, 0, 0 }, first
 while i <= n + first - 1 do
   local key = KEYS[i]
@@ -363,7 +395,10 @@ while i <= n + first - 1 do
   -- stepped back: a reading before the current window counts against it). Counters are
   -- written only on the origin's grid, so a start after now - period is this window's or a
   -- later one's; an earlier window is over and counts nothing.
-  local start, used, prefix, stale, newer = nil, 0, false, false, nil
+  local start, used, prefix, stale, newer, written = nil, 0, false, false, nil, nil
+  -- The counter's limiter limit and version (one node: this call's; a cluster's counter
+  -- says).
+  local counter_limit, counter_version = limit, known
   local state = counter
   if not fetched then
     state = redis.call('GET', key)
@@ -371,8 +406,17 @@ while i <= n + first - 1 do
   if state then
     local colon = string.find(state, ':', 1, true)
     local second = colon and string.find(state, ':', colon + 1, true)
+    -- Limits of their own: the limit the counter was written under, if its key had one.
+    local used_end, at = (second or 0) - 1, colon and string.find(state, '=', colon + 1, true)
+    if at and (not second or at < second) then
+      written = tonumber(string.sub(state, at + 1, used_end))
+      used_end = at - 1
+      if not written then
+        return redis.error_reply('fixed-window: malformed counter at ' .. key)
+      end
+    end
     start = colon and tonumber(string.sub(state, 1, colon - 1), 16)
-    used = colon and tonumber(string.sub(state, colon + 1, (second or 0) - 1), 16)
+    used = colon and tonumber(string.sub(state, colon + 1, used_end), 16)
     if not start or not used then
       return redis.error_reply('fixed-window: malformed counter at ' .. key)
     end
@@ -387,12 +431,25 @@ while i <= n + first - 1 do
       if p ~= period or o ~= origin or (v == known and l ~= limit) then
         return { -1, p, l, o }
       end
+      counter_limit, counter_version = l, v
       if v > known then
         -- Written under a newer limit: this key's attempts are told it, and nothing is
         -- written.
         newer = { 3, l, v, o }
       else
         -- Written under an older limit: rewritten with this call's, its count kept.
+        stale = true
+      end
+    end
+    -- Limits of their own: a counter of the current window written under another limit for
+    -- its key (its own or the limiter's) at the version this call knows is a conflict on
+    -- this key alone; at an older version it is rewritten with this call's, its count kept.
+    -- A counter of a window that is over counts nothing, and settles nothing.
+    local was = written or counter_limit
+    if not newer and was ~= key_limit and now < start + period then
+      if counter_version == known then
+        newer = { -2, period, was, origin or parsed_origin() or 0 }
+      else
         stale = true
       end
     end
@@ -432,20 +489,20 @@ while i <= n + first - 1 do
       end
       if weight == 'r' then
         -- A limit lowered below the count leaves nothing to take.
-        weight = math.max(limit - used, 0)
+        weight = math.max(key_limit - used, 0)
       end
       if type(weight) ~= 'number' or weight < 0 then
         return redis.error_reply('fixed-window: bad arguments')
       end
-      if weight > 0 and used + weight > limit then
+      if weight > 0 and used + weight > key_limit then
         reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 0, start + period - now, now, start
       else
         if lease_max and weight > 0 then
-          weight = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), weight)
+          weight = math.max(math.min(math.floor((key_limit - used) / lease_divisor), lease_max), weight)
         end
         used = used + weight
         -- Nothing left, not less, where a lowered limit left the count above it (a zero weight).
-        reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, used < limit and limit - used or 0, now, start
+        reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = 1, used < key_limit and key_limit - used or 0, now, start
         if lease_max and weight > 0 then
           reply[at + 1], reply[at + 2] = 4, weight
         end
@@ -462,9 +519,9 @@ while i <= n + first - 1 do
     -- Nothing to write.
   elseif not prefix then
     local ttl = math.ceil((start + period - now) / 1000) + margin
-    redis.call('SET', key, string.format('%x:%x', start, used) .. tail, 'PX', ttl)
+    redis.call('SET', key, string.format('%x:%x', start, used) .. own_mark .. tail, 'PX', ttl)
   else
-    redis.call('SET', key, string.format('%s%x', prefix, used) .. tail, 'KEEPTTL')
+    redis.call('SET', key, string.format('%s%x', prefix, used) .. own_mark .. tail, 'KEEPTTL')
   end
 end
 return reply

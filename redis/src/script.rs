@@ -30,6 +30,7 @@ pub const SCRIPT: &str = include_str!("script.lua");
 const PERMITTED: i64 = 1;
 const FULL: i64 = 0;
 const CONFLICT: i64 = -1;
+const KEY_CONFLICT: i64 = -2;
 const REGISTERED: i64 = 2;
 const CHANGED: i64 = 3;
 const LEASED: i64 = 4;
@@ -87,6 +88,18 @@ pub enum ScriptReply {
         origin: u64,
         /// The server's time when the script ran.
         now: u64,
+    },
+    /// The key's counter was written under another limit of the key's than the caller's (a
+    /// limit of its own, [`Config::key_limit`](crate::Config::key_limit), against the
+    /// limiter's or another), at the version of the limit the caller knows; nothing was
+    /// counted for the attempt. Answered per attempt, on that key alone.
+    KeyConflict {
+        /// The period, in microseconds.
+        period: u64,
+        /// The limit the key's counter was written under.
+        limit: u64,
+        /// The origin, in microseconds on the server's clock.
+        origin: u64,
     },
     /// A share of the window was leased and counted (a `lease` call): the caller's permits
     /// come out of it, and the rest may be spent in-process before the window ends.
@@ -149,6 +162,11 @@ impl ScriptReply {
                 limit: b,
                 origin: c,
             }),
+            KEY_CONFLICT => Some(ScriptReply::KeyConflict {
+                period: a,
+                limit: b,
+                origin: c,
+            }),
             REGISTERED => Some(ScriptReply::Registered { origin: a, now: b }),
             CHANGED if a > 0 && b > 0 => Some(ScriptReply::Changed {
                 limit: u32::try_from(a).ok()?,
@@ -180,6 +198,15 @@ mod tests {
         assert_eq!(ScriptReply::parse(&[3, 2, 0, 4]), None);
         assert_eq!(ScriptReply::parse(&[4, 0, 1, 4]), None);
         assert_eq!(ScriptReply::parse(&[5, 1, 1, 4]), None);
+        assert_eq!(ScriptReply::parse(&[-2, 1, -1, 4]), None);
+        assert_eq!(
+            ScriptReply::parse(&[-2, 1_000, 7, 4]),
+            Some(ScriptReply::KeyConflict {
+                period: 1_000,
+                limit: 7,
+                origin: 4
+            })
+        );
         assert_eq!(
             ScriptReply::parse(&[4, 8, 1, 0]),
             Some(ScriptReply::Leased {

@@ -39,6 +39,8 @@
 //!   window may refuse while it still has room (`docs/rules.md`: Leased shares).
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
 //!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
+//! - [`KeyWindow`]: in a shared limiter, the limit a key's window is counted by, settled by
+//!   its first count; an attempt by another limit is a [`KeyConflict`], never a permit.
 //!
 //! # Examples
 //!
@@ -62,6 +64,7 @@
 mod allowance;
 mod count;
 mod grid;
+mod key_window;
 mod keyed;
 mod lease;
 mod origin;
@@ -73,6 +76,7 @@ mod waiting;
 pub use crate::allowance::{DRIFT_ALLOWANCE, latest_local_end};
 pub use crate::count::{Count, Decision};
 pub use crate::grid::Grid;
+pub use crate::key_window::{KeyConflict, KeyWindow};
 pub use crate::keyed::Keyed;
 pub use crate::lease::{Lease, Leasing, spend_deadline};
 pub use crate::origin::{Conflict, Ledger, Origin};

@@ -12,6 +12,7 @@ mod credentials;
 mod exact;
 mod failover;
 mod isolation;
+mod key_limit;
 mod lease;
 mod limit;
 mod migration;

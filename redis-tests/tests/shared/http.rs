@@ -186,6 +186,31 @@ async fn a_shadow_route_reports_the_servers_budget_and_counts_nothing() -> TestR
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fields_report_the_keys_own_limit() -> TestResult {
+    let redis = server()?;
+    let mut connection = raw(&redis)?;
+    set_time(&mut connection, START)?;
+    let config = on_time_key("http-own", 3, Duration::from_secs(10))?.key_limit("paid", 50)?;
+    let limiter = SharedRateLimiter::connect(config, redis.client()?).await?;
+    let address = serve(limiter).await?;
+
+    let paid = get_as(address, "paid").await;
+    assert_eq!(paid.status(), StatusCode::OK);
+    assert_eq!(
+        header(&paid, "ratelimit-policy"),
+        Some("\"http-own\";q=50;w=10")
+    );
+    assert_eq!(header(&paid, "ratelimit"), Some("\"http-own\";r=49;t=10"));
+    let free = get_as(address, "free").await;
+    assert_eq!(
+        header(&free, "ratelimit-policy"),
+        Some("\"http-own\";q=3;w=10")
+    );
+    assert_eq!(header(&free, "ratelimit"), Some("\"http-own\";r=2;t=10"));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_its_server_a_fail_closed_limiter_answers_503_and_a_fail_open_one_serves()
 -> TestResult {
     let mut redis = server()?;

@@ -234,19 +234,22 @@ fn lowering_the_limit_keeps_the_count_and_raising_it_frees_room() -> TestResult 
             (
                 "drain clamp removed",
                 planted(
-                    "weight = math.max(limit - used, 0)",
-                    "weight = limit - used",
+                    "weight = math.max(key_limit - used, 0)",
+                    "weight = key_limit - used",
                 ),
             ),
             (
                 "remaining clamp removed",
-                planted("used < limit and limit - used or 0", "limit - used"),
+                planted(
+                    "used < key_limit and key_limit - used or 0",
+                    "key_limit - used",
+                ),
             ),
             (
                 "zero weight refused over the limit",
                 planted(
-                    "if weight > 0 and used + weight > limit then",
-                    "if used + weight > limit then",
+                    "if weight > 0 and used + weight > key_limit then",
+                    "if used + weight > key_limit then",
                 ),
             ),
         ],

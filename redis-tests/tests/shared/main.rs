@@ -16,6 +16,7 @@ mod drain;
 mod expiry;
 mod fail_local;
 mod http;
+mod key_limit;
 mod layer;
 mod lease;
 mod limit;

@@ -128,7 +128,7 @@ fn a_user_that_may_not_write_can_peek() -> TestResult {
     }
     let reply: Vec<i64> = invocation.invoke(&mut reader)?;
     let peek = protocol
-        .finish_peek(call.limit_version(), Ok(&reply))?
+        .finish_peek("k", call.limit_version(), Ok(&reply))?
         .expect("the limit in force");
     assert_eq!(peek.remaining(), 7);
     assert_eq!(keys(&mut raw(&server)?)?, 0);

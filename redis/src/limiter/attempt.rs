@@ -256,7 +256,7 @@ impl<C: Clock> SharedRateLimiter<C> {
             // A call that may not sleep is never told to; were it, that is a rejection.
             Step::Sleep(retry_after) => Err(SharedError::Limited(RateLimiterError::Rejected {
                 name: self.config().name(),
-                limit: self.limit(),
+                limit: self.key_limit(key),
                 period: self.config().period(),
                 max_wait: self.config().max_wait(),
                 retry_after,
@@ -288,7 +288,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         decision: &Decision,
         may_sleep: bool,
     ) -> Step {
-        match self.protocol.conclude(decision, at, may_sleep) {
+        match self.protocol.conclude(key, decision, at, may_sleep) {
             Conclusion::Sleep(pause) => Step::Sleep(pause),
             Conclusion::Done { result, event } => {
                 if let Some(event) = event {

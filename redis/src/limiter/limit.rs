@@ -33,6 +33,30 @@ impl<C: Clock> SharedRateLimiter<C> {
         self.protocol.limit()
     }
 
+    /// The limit in effect for `key`: its own, if the configuration gives it one
+    /// ([`Config::key_limit`](crate::Config::key_limit),
+    /// [`Config::key_limits`](crate::Config::key_limits)), else the limiter's
+    /// [`limit`](SharedRateLimiter::limit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, SharedRateLimiter, redis};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// # let server = fixed_window_redis_test::RedisServer::start()?;
+    /// # let client = server.client()?;
+    /// let config = Config::of("tenants", 100, Duration::from_secs(3600))?.key_limit("paid", 1000)?;
+    /// let limiter = SharedRateLimiter::connect_blocking(config, client)?;
+    /// assert_eq!((limiter.key_limit("paid"), limiter.key_limit("free")), (1000, 100));
+    /// assert_eq!(limiter.try_acquire("paid")?.remaining(), Some(999));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn key_limit(&self, key: &str) -> u32 {
+        self.protocol.key_limit(key)
+    }
+
     /// Changes the limit shared by every process using this limiter's name to `limit`, at
     /// once, for the current windows too: the permits already counted in a key's window
     /// count against the new limit, so a lower limit can leave it full at once, and a higher

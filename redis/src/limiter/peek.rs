@@ -89,8 +89,8 @@ impl<C: Clock> SharedRateLimiter<C> {
             let version = call.limit_version();
             let reply = wait.acquire(&self.connection, call).await;
             let answer = match reply {
-                Ok(reply) => self.protocol.finish_peek(version, Ok(&reply)),
-                Err(cause) => self.protocol.finish_peek(version, Err(cause)),
+                Ok(reply) => self.protocol.finish_peek(key, version, Ok(&reply)),
+                Err(cause) => self.protocol.finish_peek(key, version, Err(cause)),
             };
             if let Some(peek) = answer? {
                 return Ok(peek);

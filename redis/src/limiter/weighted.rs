@@ -40,7 +40,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn try_acquire_n(&self, key: &str, n: u32) -> Result<SharedPermit, SharedError> {
-        self.weigh(n)?;
+        self.weigh(key, n)?;
         let now = self.clock.now();
         let (at, decision) = self.attempt_blocking(key, Some(n), now, now)?;
         self.finish_at_once(key, at, &decision)
@@ -70,7 +70,7 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn acquire_n(&self, key: &str, n: u32) -> Result<SharedPermit, SharedError> {
-        self.weigh(n)?;
+        self.weigh(key, n)?;
         self.acquire_blocking(key, n, None)
     }
 
@@ -103,7 +103,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         n: u32,
         interrupt: &Interrupt,
     ) -> Result<SharedPermit, SharedError> {
-        self.weigh(n)?;
+        self.weigh(key, n)?;
         self.acquire_blocking(key, n, Some(interrupt))
     }
 
@@ -228,7 +228,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         key: &str,
         n: u32,
     ) -> Result<SharedPermit, SharedError> {
-        self.weigh(n)?;
+        self.weigh(key, n)?;
         let now = self.clock.now();
         let (at, decision) = self.attempt_async(key, Some(n), now, now).await?;
         self.finish_at_once(key, at, &decision)
@@ -256,13 +256,13 @@ impl<C: Clock> SharedRateLimiter<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn acquire_n_async(&self, key: &str, n: u32) -> Result<SharedPermit, SharedError> {
-        self.weigh(n)?;
+        self.weigh(key, n)?;
         self.acquire_waiting_async(key, n).await
     }
 
-    /// `n` refused at once if no window can hold it.
-    fn weigh(&self, n: u32) -> Result<(), SharedError> {
-        let limit = self.limit();
+    /// `n` refused at once if no window of `key`'s can hold it.
+    fn weigh(&self, key: &str, n: u32) -> Result<(), SharedError> {
+        let limit = self.key_limit(key);
         if n <= limit {
             return Ok(());
         }

@@ -81,7 +81,7 @@ impl Protocol {
         deadline: Instant,
     ) -> Result<Begin, KeyError> {
         check_key(key)?;
-        let limit = self.limit();
+        let limit = self.key_limit(key);
         if n > limit {
             return Ok(Begin::Decided(Decision::TooMany {
                 requested: n,
@@ -159,7 +159,7 @@ impl Protocol {
                 let mut call = self.call(Some(key), mode);
                 call.origin = self.config.origin_arg().cloned();
                 call.lease = lease_args;
-                Ok(call)
+                Ok(call.owning(self.config.own_limit(key)))
             }
             Some(registered) => match registered.get() {
                 Some(origin) => {
@@ -171,7 +171,7 @@ impl Protocol {
                     let mut call = self.call(Some(key), mode);
                     call.origin = Some(Arc::clone(origin));
                     call.lease = lease_args;
-                    Ok(call)
+                    Ok(call.owning(self.config.own_limit(key)))
                 }
                 None => Err(self.unregistered(&Unavailable::new(
                     UnavailableKind::NotRegistered,
@@ -397,6 +397,11 @@ impl Protocol {
                 self.drop_shares();
                 Decision::Conflict(self.conflict(period, limit, origin))
             }
+            Some(ScriptReply::KeyConflict {
+                period,
+                limit,
+                origin,
+            }) => Decision::Conflict(self.key_conflict(key, period, limit, origin)),
             Some(ScriptReply::Changed { limit, version, .. }) => {
                 self.adopt(limit, version);
                 Decision::LimitChanged {
@@ -458,7 +463,7 @@ impl Protocol {
         decision
     }
 
-    /// What the call does after `decision`, known at local instant `at`: the result and the
+    /// What the call on `key` does after `decision`, known at local instant `at`: the result and the
     /// event, or a sleep. A call that may not sleep (one that never waits, or whose clock did
     /// not move across its last sleep, which would otherwise sleep forever on a stopped clock)
     /// turns a [`Decision::Wait`] into a rejection with the wait as its `retry_after`.
@@ -475,14 +480,20 @@ impl Protocol {
     /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
     /// let wait = Decision::Wait { until: Instant::from_nanos(300) };
     /// let at = Instant::from_nanos(100);
-    /// assert_eq!(protocol.conclude(&wait, at, true), Conclusion::Sleep(Duration::from_nanos(200)));
-    /// let Conclusion::Done { result: Err(SharedError::Limited(error)), .. } = protocol.conclude(&wait, at, false) else {
+    /// assert_eq!(protocol.conclude("k", &wait, at, true), Conclusion::Sleep(Duration::from_nanos(200)));
+    /// let Conclusion::Done { result: Err(SharedError::Limited(error)), .. } = protocol.conclude("k", &wait, at, false) else {
     ///     panic!("a call that may not sleep is rejected");
     /// };
     /// assert!(matches!(error, RateLimiterError::Rejected { retry_after, .. } if retry_after == Duration::from_nanos(200)));
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
-    pub fn conclude(&self, decision: &Decision, at: Instant, may_sleep: bool) -> Conclusion {
+    pub fn conclude(
+        &self,
+        key: &str,
+        decision: &Decision,
+        at: Instant,
+        may_sleep: bool,
+    ) -> Conclusion {
         let name = self.config.name();
         let result = match decision {
             &Decision::Wait { until } => {
@@ -495,7 +506,7 @@ impl Protocol {
                     local: true,
                 };
                 return Conclusion::Done {
-                    result: Err(self.rejected(pause)),
+                    result: Err(self.rejected(key, pause)),
                     event: rejection.event(at, name),
                 };
             }
@@ -503,7 +514,7 @@ impl Protocol {
                 Ok(SharedPermit::counted(at, remaining, reset))
             }
             Decision::FailedOpen(cause) => Ok(SharedPermit::failed_open_with(at, cause.clone())),
-            &Decision::Rejected { retry_after, .. } => Err(self.rejected(retry_after)),
+            &Decision::Rejected { retry_after, .. } => Err(self.rejected(key, retry_after)),
             Decision::Unavailable(cause) => Err(SharedError::Unavailable {
                 name,
                 cause: cause.clone(),

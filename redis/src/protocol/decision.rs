@@ -195,7 +195,7 @@ impl Decision {
 ///
 /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
 /// let decision = Decision::Permitted { remaining: 0, reset: Duration::from_secs(1) };
-/// let permitted = protocol.conclude(&decision, Instant::ZERO, true);
+/// let permitted = protocol.conclude("k", &decision, Instant::ZERO, true);
 /// assert!(matches!(permitted, Conclusion::Done { result: Ok(_), event: Some(_) }));
 /// # Ok::<(), fixed_window_redis::ConfigError>(())
 /// ```

@@ -33,6 +33,25 @@ impl Protocol {
         unpack(self.current.load(Ordering::Acquire)).0
     }
 
+    /// The limit in effect for `key`: its own, if the configuration gives it one
+    /// ([`Config::key_limit`](crate::Config::key_limit),
+    /// [`Config::key_limits`](crate::Config::key_limits)), else the limiter's
+    /// [`limit`](Protocol::limit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?.key_limit("paid", 50)?);
+    /// assert_eq!((protocol.key_limit("paid"), protocol.key_limit("free")), (50, 5));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn key_limit(&self, key: &str) -> u32 {
+        self.config.own_limit(key).unwrap_or_else(|| self.limit())
+    }
+
     /// The version of the limit in effect: 0 for the configured limit, then the version the
     /// server gave the last change learnt.
     ///

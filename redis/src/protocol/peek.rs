@@ -67,7 +67,11 @@ impl Protocol {
         })?;
         if let Some(window) = self.memory.get(key, now) {
             let resets_in = window.opens_at.saturating_duration_since(now);
-            return Ok(PeekBegin::Known(Peek::new(0, self.limit(), resets_in)));
+            return Ok(PeekBegin::Known(Peek::new(
+                0,
+                self.key_limit(key),
+                resets_in,
+            )));
         }
         let mut call = self
             .counting_call(key, false)
@@ -86,7 +90,7 @@ impl Protocol {
         Ok(PeekBegin::Call(call))
     }
 
-    /// Finishes a peek sent under version `version` of the limit
+    /// Finishes a peek of `key` sent under version `version` of the limit
     /// ([`ScriptCall::limit_version`]) with the server's `reply`: the answer, or `None` if
     /// the server holds a newer limit (adopted here) or this process adopted one while the
     /// call was out: peek again, under the limit now in force. Nothing is remembered, not
@@ -106,15 +110,16 @@ impl Protocol {
     ///
     /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
     /// // Three left, in the window that started 600 ms before the server's reading.
-    /// let peek = protocol.finish_peek(0, Ok(&[1, 3, 7_600_000, 7_000_000]))?.expect("the same limit");
+    /// let peek = protocol.finish_peek("k", 0, Ok(&[1, 3, 7_600_000, 7_000_000]))?.expect("the same limit");
     /// assert_eq!((peek.remaining(), peek.limit(), peek.resets_in()), (3, 5, Duration::from_millis(400)));
     /// let lost = Unavailable::new(UnavailableKind::Timeout, "no reply");
-    /// assert!(matches!(protocol.finish_peek(0, Err(lost)), Err(SharedError::Unavailable { .. })));
+    /// assert!(matches!(protocol.finish_peek("k", 0, Err(lost)), Err(SharedError::Unavailable { .. })));
     /// assert_eq!(protocol.remembered(), 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn finish_peek(
         &self,
+        key: &str,
         version: u32,
         reply: Result<&[i64], Unavailable>,
     ) -> Result<Option<Peek>, SharedError> {
@@ -136,7 +141,7 @@ impl Protocol {
                 let resets_in = self.window_end_micros(window_start).saturating_sub(now);
                 Ok(Some(Peek::new(
                     remaining,
-                    self.limit(),
+                    self.key_limit(key),
                     Duration::from_micros(resets_in),
                 )))
             }
@@ -145,6 +150,13 @@ impl Protocol {
                 limit,
                 origin,
             }) => Err(SharedError::Conflict(self.conflict(period, limit, origin))),
+            Some(ScriptReply::KeyConflict {
+                period,
+                limit,
+                origin,
+            }) => Err(SharedError::Conflict(
+                self.key_conflict(key, period, limit, origin),
+            )),
             Some(ScriptReply::Changed { limit, version, .. }) => {
                 self.adopt(limit, version);
                 Ok(None)
@@ -196,12 +208,12 @@ mod tests {
     #[test]
     fn a_newer_limit_is_adopted_and_the_peek_made_again() {
         let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1)).unwrap());
-        assert_eq!(protocol.finish_peek(0, Ok(&[3, 8, 1, 0])), Ok(None));
+        assert_eq!(protocol.finish_peek("k", 0, Ok(&[3, 8, 1, 0])), Ok(None));
         assert_eq!((protocol.limit(), protocol.limit_version()), (8, 1));
         // A reply to a call sent under the older version is not an answer under the new one.
-        assert_eq!(protocol.finish_peek(0, Ok(&[1, 4, 10, 0])), Ok(None));
+        assert_eq!(protocol.finish_peek("k", 0, Ok(&[1, 4, 10, 0])), Ok(None));
         let peek = protocol
-            .finish_peek(1, Ok(&[1, 7, 10, 0]))
+            .finish_peek("k", 1, Ok(&[1, 7, 10, 0]))
             .unwrap()
             .unwrap();
         assert_eq!((peek.remaining(), peek.limit()), (7, 8));
@@ -211,11 +223,11 @@ mod tests {
     fn a_conflict_and_a_reply_no_peek_gets_are_errors() {
         let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1)).unwrap());
         assert!(matches!(
-            protocol.finish_peek(0, Ok(&[-1, 2_000_000, 5, 0])),
+            protocol.finish_peek("k", 0, Ok(&[-1, 2_000_000, 5, 0])),
             Err(SharedError::Conflict(_))
         ));
         assert!(matches!(
-            protocol.finish_peek(0, Ok(&[0, 10, 10, 0])),
+            protocol.finish_peek("k", 0, Ok(&[0, 10, 10, 0])),
             Err(SharedError::Unavailable { .. })
         ));
     }

@@ -89,8 +89,12 @@ pub(super) struct LimitArgs {
     /// The limit as the script's argument.
     pub(super) limit: Box<str>,
     /// The version as the script's argument; `None` for the limit the process was configured
-    /// with (version 0), which the script takes for the version when none is given.
+    /// with (version 0), which the script takes for the version when none is given; for a
+    /// key with a limit of its own, `version=limit`.
     pub(super) version: Option<Box<str>>,
+    /// The limit of its own the call's key has, if any ([`ScriptCall::own_limit`]): made for
+    /// such a call alone, so that calls of keys with different limits never join.
+    pub(super) own: Option<u32>,
 }
 
 impl LimitArgs {
@@ -99,6 +103,7 @@ impl LimitArgs {
             packed: pack(limit, version),
             limit: limit.to_string().into(),
             version: (version > 0).then(|| version.to_string().into()),
+            own: None,
         })
     }
 }
@@ -248,6 +253,51 @@ impl ScriptCall {
     /// ```
     pub fn limit_version(&self) -> u32 {
         unpack(self.limit.packed).1
+    }
+
+    /// The limit of its own the call's key has, sent with it; `None` for a key decided by the
+    /// limiter's limit. The script reads it after the version of the limit (`ARGV[8]` is
+    /// `version=limit`), decides the key's attempts by it, records it in the key's counter,
+    /// and answers a conflict for a counter written under another limit of the key's at the
+    /// same version (docs/rules.md). A call carries one key's limit: calls join only if
+    /// their keys' limits are the same.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{Begin, Config, Protocol};
+    ///
+    /// let config = Config::of("api", 5, Duration::from_secs(1))?.key_limit("paid", 50)?;
+    /// let protocol = Protocol::new(config);
+    /// let call = |key| match protocol.begin(key, Instant::ZERO, Instant::ZERO) {
+    ///     Ok(Begin::Call(call)) => call,
+    ///     _ => unreachable!("nothing is remembered"),
+    /// };
+    /// let (mut paid, free) = (call("paid"), call("free"));
+    /// assert_eq!((paid.own_limit(), free.own_limit()), (Some(50), None));
+    /// assert!(paid.args().eq(["1000000", "5", "1000", "acquire", "1", "", "", "0=50"]));
+    /// assert!(free.args().eq(["1000000", "5", "1000", "acquire", "1"]));
+    /// assert!(paid.join(free).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn own_limit(&self) -> Option<u32> {
+        self.limit.own
+    }
+
+    /// This call deciding its key by `own`, the key's own limit, if it has one.
+    pub(super) fn owning(mut self, own: Option<u32>) -> ScriptCall {
+        if let Some(limit) = own {
+            let version = format!("{}={limit}", self.limit_version()).into();
+            self.limit = Arc::new(LimitArgs {
+                packed: self.limit.packed,
+                limit: self.limit.limit.clone(),
+                version: Some(version),
+                own: Some(limit),
+            });
+        }
+        self
     }
 
     /// The permits attempt `index` (from 0, in the order joined) takes; `None` for a drain

@@ -190,6 +190,47 @@ fn the_fail_policy_decides_what_an_unavailable_server_means() {
 }
 
 #[test]
+fn a_key_decided_by_its_own_limit_names_it_in_its_errors_and_its_conflict() {
+    let own = config(2)
+        .key_limit("paid", 7)
+        .unwrap_or_else(|err| panic!("{err}"));
+    let p = protocol(own);
+    let t = us(0);
+    assert_eq!(
+        p.begin_n("paid", 8, t, t),
+        Ok(Begin::Decided(Decision::TooMany {
+            requested: 8,
+            limit: 7
+        }))
+    );
+    assert!(matches!(p.begin_n("paid", 7, t, t), Ok(Begin::Call(_))));
+    // The key's counter was written under the limiter's limit: this key's conflict alone.
+    let conflict = Conflict {
+        name: "api",
+        limit: 7,
+        period: Duration::from_millis(10),
+        origin: None,
+        stored_limit: 2,
+        stored_period: Duration::from_millis(10),
+        stored_origin: 0,
+    };
+    assert_eq!(
+        p.finish("paid", t, t, t, Ok(&[-2, 10_000, 2, 0])),
+        Decision::Conflict(conflict)
+    );
+    assert!(matches!(p.begin("free", t, t), Ok(Begin::Call(_))));
+    let full = p.finish("paid", t, t, t, Ok(&[0, 4_000, 1_000, 0]));
+    let Conclusion::Done {
+        result: Err(SharedError::Limited(RateLimiterError::Rejected { limit, .. })),
+        ..
+    } = p.conclude("paid", &full, t, false)
+    else {
+        panic!("a full window is a rejection");
+    };
+    assert_eq!(limit, 7);
+}
+
+#[test]
 fn a_conflicting_configuration_is_reported_with_both_sides() {
     let p = protocol(config(1));
     let t = us(0);

@@ -265,8 +265,8 @@ fn variant(replacements: &[(&str, &str)]) -> &'static str {
 
 static TWO_COMMANDS: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "redis.call('SET', key, string.format('%x:%x', start, used) .. tail, 'PX', ttl)",
-        "redis.call('SET', key, string.format('%x:%x', start, used) .. tail)",
+        "redis.call('SET', key, string.format('%x:%x', start, used) .. own_mark .. tail, 'PX', ttl)",
+        "redis.call('SET', key, string.format('%x:%x', start, used) .. own_mark .. tail)",
     )])
 });
 
@@ -339,8 +339,8 @@ static WEIGHT_COUNTED_AS_ONE: LazyLock<&'static str> = LazyLock::new(|| {
 
 static DRAIN_LEAVES_ONE: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "weight = math.max(limit - used, 0)\n",
-        "weight = math.max(limit - used - 1, 0)\n",
+        "weight = math.max(key_limit - used, 0)\n",
+        "weight = math.max(key_limit - used - 1, 0)\n",
     )])
 });
 
@@ -371,12 +371,12 @@ static LIMIT_CHANGE_PAST_WINDOW: LazyLock<&'static str> = LazyLock::new(|| {
   end\n",
         ),
         (
-            "string.format('%x:%x', start, used) .. tail, 'PX', ttl)",
-            "string.format('%x:%x', start, used) .. tail .. stamp, 'PX', ttl)",
+            "string.format('%x:%x', start, used) .. own_mark .. tail, 'PX', ttl)",
+            "string.format('%x:%x', start, used) .. own_mark .. tail .. stamp, 'PX', ttl)",
         ),
         (
-            "string.format('%s%x', prefix, used) .. tail, 'KEEPTTL')",
-            "string.format('%s%x', prefix, used) .. tail .. stamp, 'KEEPTTL')",
+            "string.format('%s%x', prefix, used) .. own_mark .. tail, 'KEEPTTL')",
+            "string.format('%s%x', prefix, used) .. own_mark .. tail .. stamp, 'KEEPTTL')",
         ),
     ])
 });
@@ -406,8 +406,8 @@ static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
 
 static SHARE_NOT_COUNTED: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "          weight = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), weight)\n        end\n",
-        "          local counted = weight\n          weight = math.max(math.min(math.floor((limit - used) / lease_divisor), lease_max), weight)\n          used = used + counted - weight\n        end\n",
+        "          weight = math.max(math.min(math.floor((key_limit - used) / lease_divisor), lease_max), weight)\n        end\n",
+        "          local counted = weight\n          weight = math.max(math.min(math.floor((key_limit - used) / lease_divisor), lease_max), weight)\n          used = used + counted - weight\n        end\n",
     )])
 });
 

@@ -313,7 +313,8 @@ impl Sim<'_> {
         let process = call.process;
         let stalled = call.slept_from.is_some_and(|before| call.now <= before);
         let protocol = &self.processes[process as usize].protocol;
-        match protocol.conclude(decision, at, !stalled) {
+        let name = &self.scenario.keys[call.key as usize];
+        match protocol.conclude(name, decision, at, !stalled) {
             Conclusion::Sleep(pause) => {
                 let until = at.saturating_add(pause);
                 self.stats.waits += 1;
