@@ -133,7 +133,8 @@ fn a_later_windows_counter_ignored_after_the_clock_steps_back_is_caught() -> Tes
 fn each_planted_script_differs_from_the_production_one_only_by_its_bug() {
     use fixed_window_redis::SCRIPT;
 
-    let counter_write = "redis.call('SET', key, string.format('%x:%x', start, used) .. tail";
+    let counter_write =
+        "redis.call('SET', key, string.format('%x:%x', start, used) .. own_mark .. tail";
     for bug in PlantedBug::ALL {
         let script = bug.script();
         match bug {

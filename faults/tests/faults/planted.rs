@@ -63,8 +63,8 @@ impl PlantedBug {
         match self {
             PlantedBug::TwoCommands => replaced(
                 SCRIPT,
-                "redis.call('SET', key, string.format('%x:%x', start, used) .. tail, 'PX', ttl)",
-                "redis.call('SET', key, string.format('%x:%x', start, used) .. tail)",
+                "redis.call('SET', key, string.format('%x:%x', start, used) .. own_mark .. tail, 'PX', ttl)",
+                "redis.call('SET', key, string.format('%x:%x', start, used) .. own_mark .. tail)",
             ),
             PlantedBug::ClientClock => replaced(
                 SCRIPT,
