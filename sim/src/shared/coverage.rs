@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 38] = [
+pub const SHARED_FEATURES: [&str; 39] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -51,6 +51,7 @@ pub const SHARED_FEATURES: [&str; 38] = [
     "share_leased",
     "permit_from_share",
     "started_answered_conflict",
+    "coarse_clock",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -92,7 +93,8 @@ const fn bit(feature: usize) -> u64 {
 /// the script leased a share of a window, `permit_from_share` when a process granted a permit
 /// from a share without a round trip.
 /// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
-/// (its registration refused).
+/// (its registration refused). `coarse_clock` when a process whose clock ticks coarser than a
+/// nanosecond decided a call.
 ///
 /// # Examples
 ///
@@ -194,6 +196,9 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
             _ => 0,
         };
     }
+    if coarse_decision(scenario, run) {
+        mask |= bit(38);
+    }
     if !scenario.limit_changes.is_empty() {
         mask |= limit_features(scenario, run) | memory_features(scenario, run);
     }
@@ -201,6 +206,21 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
         mask |= wait_features(run);
     }
     mask | recovery_features(run)
+}
+
+/// `coarse_clock` (bit 38): a process whose clock ticks coarser than a nanosecond decided a
+/// call.
+fn coarse_decision(scenario: &SharedScenario, run: &SharedRun) -> bool {
+    let coarse = |caller: u32| {
+        scenario
+            .callers
+            .get(caller as usize)
+            .and_then(|c| scenario.processes.get(c.process as usize))
+            .is_some_and(|p| p.clock.tick > 1)
+    };
+    run.records
+        .iter()
+        .any(|record| matches!(record, SharedRecord::Decided { caller, .. } if coarse(*caller)))
 }
 
 /// `recovered_from_refusal` (bit 34): a process whose attempt the server refused (or its

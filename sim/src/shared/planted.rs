@@ -118,11 +118,17 @@ pub enum SharedPlantedBug {
     /// (`Unavailable(NotRegistered)`, or an uncounted permit when it fails open) instead of
     /// `Conflict`.
     StartedRefusedByPolicy,
+    /// Each process's limiter configured without its clock's resolution
+    /// ([`Config::with_clock_resolution`](fixed_window_redis::Config::with_clock_resolution)),
+    /// as the limiter decided before it took one: on a clock that ticks coarsely, a reading
+    /// up to a tick behind rejects locally, spends a leased share and sends a caller back up
+    /// to a tick past the window's end. Only a coarse clock shows it.
+    ResolutionIgnored,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 29] = [
+    pub const ALL: [SharedPlantedBug; 30] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -152,6 +158,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::ShareNotCounted,
         SharedPlantedBug::ShareKeptAfterChange,
         SharedPlantedBug::StartedRefusedByPolicy,
+        SharedPlantedBug::ResolutionIgnored,
     ];
 
     /// Its name on the command line.
@@ -188,6 +195,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::ShareNotCounted => "share-not-counted",
             SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
             SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
+            SharedPlantedBug::ResolutionIgnored => "resolution-ignored",
         }
     }
 
@@ -222,7 +230,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::SharePastDeadline
             | SharedPlantedBug::DeadlineFromReply
             | SharedPlantedBug::ShareKeptAfterChange
-            | SharedPlantedBug::StartedRefusedByPolicy => SCRIPT,
+            | SharedPlantedBug::StartedRefusedByPolicy
+            | SharedPlantedBug::ResolutionIgnored => SCRIPT,
         }
     }
 }
@@ -478,6 +487,7 @@ mod tests {
                     | SharedPlantedBug::DeadlineFromReply
                     | SharedPlantedBug::ShareKeptAfterChange
                     | SharedPlantedBug::StartedRefusedByPolicy
+                    | SharedPlantedBug::ResolutionIgnored
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

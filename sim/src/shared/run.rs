@@ -232,6 +232,8 @@ struct CallState {
     key: u16,
     deadline: Instant,
     now: Instant,
+    /// The virtual time `now` was read at: its attempt's timeout runs from then.
+    read_at: u64,
     slept_from: Option<Instant>,
     attempts: u32,
     attempt: Option<Attempt>,
@@ -418,11 +420,22 @@ pub fn run_shared(scenario: &SharedScenario, bug: Option<SharedPlantedBug>) -> S
 }
 
 /// The protocol of process `index` of `scenario`: on a cluster, [`Protocol::for_cluster`].
-pub(crate) fn protocol(scenario: &SharedScenario, index: usize) -> Protocol {
-    if scenario.cluster.is_some() {
-        Protocol::for_cluster(config(scenario, index))
+/// The planted [`SharedPlantedBug::ResolutionIgnored`] leaves its clock's resolution out.
+pub(crate) fn protocol(
+    scenario: &SharedScenario,
+    index: usize,
+    planted: Option<SharedPlantedBug>,
+) -> Protocol {
+    let config = config(scenario, index);
+    let config = if planted == Some(SharedPlantedBug::ResolutionIgnored) {
+        config.with_clock_resolution(Duration::ZERO)
     } else {
-        Protocol::new(config(scenario, index))
+        config
+    };
+    if scenario.cluster.is_some() {
+        Protocol::for_cluster(config)
+    } else {
+        Protocol::new(config)
     }
 }
 
@@ -451,7 +464,9 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
         Some(lease) => config.with_lease(lease),
         None => config,
     };
+    // A process whose clock ticks coarsely says so, as a user of such a clock would.
     let config = config
+        .with_clock_resolution(spec.clock.resolution())
         .with_max_wait(spec.max_wait)
         .with_fail_policy(spec.fail_policy)
         .with_local_memory(spec.local_memory);
@@ -472,7 +487,7 @@ impl<'s> Sim<'s> {
     fn new(scenario: &'s SharedScenario, bug: Option<SharedPlantedBug>) -> Sim<'s> {
         let processes = (0..scenario.processes.len())
             .map(|index| Process {
-                protocol: protocol(scenario, index),
+                protocol: protocol(scenario, index, bug),
                 share: LocalShare::new(&config(scenario, index)),
                 up: false,
                 ready: false,
@@ -504,6 +519,7 @@ impl<'s> Sim<'s> {
                 key: caller.key,
                 deadline: Instant::ZERO,
                 now: Instant::ZERO,
+                read_at: 0,
                 slept_from: None,
                 attempts: 0,
                 attempt: None,
@@ -634,9 +650,30 @@ impl<'s> Sim<'s> {
         self.calls[caller].attempts > 0 || self.calls[caller].sleeping.is_some()
     }
 
+    /// What `process`'s limiter reads now: its clock, rounded down to its tick.
     fn local(&self, process: u16) -> Instant {
         let clock = self.scenario.processes[process as usize].clock;
         Instant::from_nanos(clock.reading(self.now))
+    }
+
+    /// What the timers `process` runs apart from its limiter's clock (its timeouts, its
+    /// back-offs: tokio's and the standard library's) read now: its clock to the nanosecond.
+    fn exact(&self, process: u16) -> Instant {
+        let clock = self.scenario.processes[process as usize].clock;
+        Instant::from_nanos(clock.exact(self.now))
+    }
+
+    /// The virtual time at which a timer of `process` set now for `wait` fires.
+    fn after(&self, process: u16, wait: Duration) -> u64 {
+        self.after_from(process, self.now, wait)
+    }
+
+    /// The virtual time at which a timer of `process` set at virtual time `from` (now or
+    /// earlier) for `wait` fires: `wait` on its clock to the nanosecond, and not before now.
+    fn after_from(&self, process: u16, from: u64, wait: Duration) -> u64 {
+        let clock = self.scenario.processes[process as usize].clock;
+        let target = Instant::from_nanos(clock.exact(from)).saturating_add(wait);
+        clock.exact_virtual_at(target.as_nanos(), self.now)
     }
 
     /// The virtual time at which `process`'s clock reads `target`.

@@ -231,3 +231,14 @@ fn a_started_limiter_answering_a_refusal_by_its_policy_is_caught() {
         Invariant::Configuration,
     );
 }
+
+#[test]
+fn a_limiter_blind_to_its_clocks_resolution_is_caught() {
+    // On a coarse clock, a reading a tick behind the time rejects locally after the window
+    // the server counts has ended, and spends a leased share past it.
+    assert_caught(
+        SharedPlantedBug::ResolutionIgnored,
+        Invariant::FalseRejection,
+    );
+    assert_caught(SharedPlantedBug::ResolutionIgnored, Invariant::WindowLimit);
+}

@@ -10,7 +10,7 @@
 //!
 //! A process takes note of each refusal that reaches it: the first while no renewal is due
 //! makes one due after the product's [`renewal_wait`] of the refusals before it (on the
-//! process's clock); any answer that is not an error ends the back-off. The first request sent
+//! process's clock, to the nanosecond: the connection layer's time is not the limiter's); any answer that is not an error ends the back-off. The first request sent
 //! once the renewal is due and its wait has passed makes a new connection (one more round
 //! trip), which the server authenticates afresh.
 
@@ -33,7 +33,7 @@ pub(super) struct Renewing {
     refusals: u32,
     /// A new connection is due, once `not_before` has passed.
     due: bool,
-    /// The reading of the process's clock from which the new connection may be made.
+    /// The exact reading of the process's clock from which the new connection may be made.
     not_before: fixed_window::Instant,
 }
 
@@ -42,7 +42,8 @@ impl Sim<'_> {
     /// wait has passed (the request then authenticates it), or returns the refusal its
     /// connection keeps, which answers the request at once.
     pub(super) fn before_send(&mut self, process: u16) -> Option<&'static str> {
-        let now = self.local(process);
+        // The connection layer's own time (the standard library's), not the limiter's clock.
+        let now = self.exact(process);
         // The planted client keeps its refused connection.
         let renews = self.planted != Some(SharedPlantedBug::NeverRecovers);
         let p = &mut self.processes[process as usize];
@@ -118,7 +119,7 @@ impl Sim<'_> {
     /// refusal the connection keeps answers the next call, which sees it.)
     pub(super) fn refusal_received(&mut self, request: u32) {
         let process = self.requests[request as usize].process;
-        let now = self.local(process);
+        let now = self.exact(process);
         let renewing = &mut self.processes[process as usize].renewing;
         if !renewing.due {
             renewing.not_before = now.saturating_add(renewal_wait(renewing.refusals));

@@ -199,7 +199,7 @@ impl Sim<'_> {
         p.connection.kept = None;
         p.renewing = super::credentials::Renewing::default();
         p.remembered_past_end.clear();
-        p.protocol = protocol(self.scenario, process as usize);
+        p.protocol = protocol(self.scenario, process as usize, self.planted);
         // A new process: its local share starts empty.
         p.share = LocalShare::new(&config(self.scenario, process as usize));
         if let Some(cluster) = &mut self.cluster {
