@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 39] = [
+pub const SHARED_FEATURES: [&str; 40] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -52,6 +52,7 @@ pub const SHARED_FEATURES: [&str; 39] = [
     "permit_from_share",
     "started_answered_conflict",
     "coarse_clock",
+    "password_rotated",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -94,7 +95,8 @@ const fn bit(feature: usize) -> u64 {
 /// from a share without a round trip.
 /// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
 /// (its registration refused). `coarse_clock` when a process whose clock ticks coarser than a
-/// nanosecond decided a call.
+/// nanosecond decided a call. `password_rotated` when the server's password for the
+/// limiter's user changed (each process given the new one later).
 ///
 /// # Examples
 ///
@@ -147,14 +149,7 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 | FaultRecord::Migrated { .. }
                 | FaultRecord::ShardStalled { .. } => 0,
                 FaultRecord::ShardFailover { .. } => bit(24),
-                FaultRecord::AccessRefused {
-                    refusal: Refusal::NoUser,
-                    ..
-                } => bit(32),
-                FaultRecord::AccessRefused {
-                    refusal: Refusal::PermissionRevoked,
-                    ..
-                } => bit(33),
+                FaultRecord::AccessRefused { refusal, .. } => refusal_bit(*refusal),
             },
             SharedRecord::RegistrationFailed { process, .. } => {
                 failed.push(*process);
@@ -196,21 +191,28 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
             _ => 0,
         };
     }
-    if coarse_decision(scenario, run) {
-        mask |= bit(38);
-    }
     if !scenario.limit_changes.is_empty() {
         mask |= limit_features(scenario, run) | memory_features(scenario, run);
     }
     if scenario.replication.is_some() {
         mask |= wait_features(run);
     }
-    mask | recovery_features(run)
+    mask | recovery_features(run) | coarse_feature(scenario, run)
+}
+
+/// The bit of the refusal of the limiter's user that began: `user_refused` (32),
+/// `permission_revoked` (33) or `password_rotated` (39).
+fn refusal_bit(refusal: Refusal) -> u64 {
+    match refusal {
+        Refusal::NoUser => bit(32),
+        Refusal::PermissionRevoked => bit(33),
+        Refusal::PasswordRotated => bit(39),
+    }
 }
 
 /// `coarse_clock` (bit 38): a process whose clock ticks coarser than a nanosecond decided a
 /// call.
-fn coarse_decision(scenario: &SharedScenario, run: &SharedRun) -> bool {
+fn coarse_feature(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let coarse = |caller: u32| {
         scenario
             .callers
@@ -218,9 +220,11 @@ fn coarse_decision(scenario: &SharedScenario, run: &SharedRun) -> bool {
             .and_then(|c| scenario.processes.get(c.process as usize))
             .is_some_and(|p| p.clock.tick > 1)
     };
-    run.records
+    let decided = run
+        .records
         .iter()
-        .any(|record| matches!(record, SharedRecord::Decided { caller, .. } if coarse(*caller)))
+        .any(|record| matches!(record, SharedRecord::Decided { caller, .. } if coarse(*caller)));
+    if decided { bit(38) } else { 0 }
 }
 
 /// `recovered_from_refusal` (bit 34): a process whose attempt the server refused (or its

@@ -124,11 +124,15 @@ pub enum SharedPlantedBug {
     /// up to a tick behind rejects locally, spends a leased share and sends a caller back up
     /// to a tick past the window's end. Only a coarse clock shows it.
     ResolutionIgnored,
+    /// A new client (`set_client`, a rotated password) used only once the back-off after the
+    /// last refusal has passed, rather than by the next call at once: a process given the new
+    /// password is still refused for up to `RENEWAL_MAX`.
+    NewClientWaits,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 30] = [
+    pub const ALL: [SharedPlantedBug; 31] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -159,6 +163,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::ShareKeptAfterChange,
         SharedPlantedBug::StartedRefusedByPolicy,
         SharedPlantedBug::ResolutionIgnored,
+        SharedPlantedBug::NewClientWaits,
     ];
 
     /// Its name on the command line.
@@ -196,6 +201,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
             SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
             SharedPlantedBug::ResolutionIgnored => "resolution-ignored",
+            SharedPlantedBug::NewClientWaits => "new-client-waits",
         }
     }
 
@@ -231,7 +237,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::DeadlineFromReply
             | SharedPlantedBug::ShareKeptAfterChange
             | SharedPlantedBug::StartedRefusedByPolicy
-            | SharedPlantedBug::ResolutionIgnored => SCRIPT,
+            | SharedPlantedBug::ResolutionIgnored
+            | SharedPlantedBug::NewClientWaits => SCRIPT,
         }
     }
 }
@@ -488,6 +495,7 @@ mod tests {
                     | SharedPlantedBug::ShareKeptAfterChange
                     | SharedPlantedBug::StartedRefusedByPolicy
                     | SharedPlantedBug::ResolutionIgnored
+                    | SharedPlantedBug::NewClientWaits
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -323,6 +323,10 @@ impl FaultRecord {
                 refusal: Refusal::PermissionRevoked,
                 ..
             } => "permission_revoked",
+            FaultRecord::AccessRefused {
+                refusal: Refusal::PasswordRotated,
+                ..
+            } => "password_rotated",
         }
     }
 }

@@ -179,6 +179,8 @@ enum Event {
     TryAgain(Owner, u32),
     /// The `WAIT` after a request's script call answers: its reply goes back.
     Acknowledged(u32),
+    /// Every process is given the server's current password (`set_client`).
+    GivePassword,
 }
 
 /// Where an attempt's round trip is.
@@ -271,6 +273,8 @@ struct Connection {
     /// The refusal of its authentication the connection keeps: every request on it is
     /// answered with it at once, until a renewal.
     kept: Option<&'static str>,
+    /// The password its process had when it was made (see [`Process::credentials`]).
+    credentials: u32,
 }
 
 #[derive(Debug)]
@@ -325,6 +329,9 @@ struct Process {
     members: Vec<Vec<u32>>,
     /// Its connection layer's bookkeeping of refusals.
     renewing: credentials::Renewing,
+    /// The password it connects with: the number of rotations of the server's password it
+    /// has been given (`set_client`).
+    credentials: u32,
 }
 
 #[derive(Debug)]
@@ -398,6 +405,8 @@ struct Sim<'s> {
     user_missing_until: u64,
     /// Until when the limiter's user may not run its commands.
     no_perm_until: u64,
+    /// The server's password for the limiter's user: the number of rotations so far.
+    password: u32,
 }
 
 /// Runs `scenario` with the real shared limiter, or with the planted bug `bug` in it.
@@ -476,6 +485,37 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
     }
 }
 
+/// Each process of `scenario` as it is before it starts (with the planted `bug`, if any).
+fn processes(scenario: &SharedScenario, bug: Option<SharedPlantedBug>) -> Vec<Process> {
+    (0..scenario.processes.len())
+        .map(|index| Process {
+            protocol: protocol(scenario, index, bug),
+            share: LocalShare::new(&config(scenario, index)),
+            up: false,
+            ready: false,
+            generation: 0,
+            connection: Connection::default(),
+            pending: Vec::new(),
+            registering: None,
+            refreshing: None,
+            refreshed: Instant::ZERO,
+            own_origin: 0,
+            remembered_past_end: HashMap::new(),
+            kept_shares: HashMap::new(),
+            failed_registrations: 0,
+            unregistered: None,
+            refused: false,
+            conflict: None,
+            queued: Vec::new(),
+            batch: Vec::new(),
+            pending_changes: Vec::new(),
+            members: Vec::new(),
+            renewing: credentials::Renewing::default(),
+            credentials: 0,
+        })
+        .collect()
+}
+
 /// The one server: with a replica whose delay is modelled if the processes wait for one.
 fn server(replication: Option<&Rc<Replication>>) -> Server {
     replication.map_or_else(Server::default, |replication| {
@@ -485,32 +525,7 @@ fn server(replication: Option<&Rc<Replication>>) -> Server {
 
 impl<'s> Sim<'s> {
     fn new(scenario: &'s SharedScenario, bug: Option<SharedPlantedBug>) -> Sim<'s> {
-        let processes = (0..scenario.processes.len())
-            .map(|index| Process {
-                protocol: protocol(scenario, index, bug),
-                share: LocalShare::new(&config(scenario, index)),
-                up: false,
-                ready: false,
-                generation: 0,
-                connection: Connection::default(),
-                pending: Vec::new(),
-                registering: None,
-                refreshing: None,
-                refreshed: Instant::ZERO,
-                own_origin: 0,
-                remembered_past_end: HashMap::new(),
-                kept_shares: HashMap::new(),
-                failed_registrations: 0,
-                unregistered: None,
-                refused: false,
-                conflict: None,
-                queued: Vec::new(),
-                batch: Vec::new(),
-                pending_changes: Vec::new(),
-                members: Vec::new(),
-                renewing: credentials::Renewing::default(),
-            })
-            .collect();
+        let processes = processes(scenario, bug);
         let calls = scenario
             .callers
             .iter()
@@ -585,6 +600,7 @@ impl<'s> Sim<'s> {
             replication,
             user_missing_until: 0,
             no_perm_until: 0,
+            password: 0,
         }
     }
 
@@ -611,6 +627,7 @@ impl<'s> Sim<'s> {
                 Event::MigrationStep(index, step) => self.migration_step(index, step),
                 Event::TryAgain(owner, number) => self.try_again(owner, number),
                 Event::Acknowledged(request) => self.acknowledged(request),
+                Event::GivePassword => self.give_password(),
                 Event::Register(process, generation) => {
                     let p = &self.processes[process as usize];
                     if p.up && !p.ready && p.generation == generation {

@@ -242,3 +242,10 @@ fn a_limiter_blind_to_its_clocks_resolution_is_caught() {
     );
     assert_caught(SharedPlantedBug::ResolutionIgnored, Invariant::WindowLimit);
 }
+
+#[test]
+fn a_new_client_left_to_the_back_off_is_caught() {
+    // Given the rotated password, the planted process keeps its refused connection until the
+    // back-off passes: a request it sent after it had the new password is refused.
+    assert_caught(SharedPlantedBug::NewClientWaits, Invariant::Liveness);
+}

@@ -50,6 +50,7 @@ impl Sim<'_> {
         if renews && p.renewing.due && now >= p.renewing.not_before {
             p.renewing.due = false;
             p.connection.session += 1;
+            p.connection.credentials = p.credentials;
             p.connection.reconnect = true;
             p.connection.kept = None;
             return None;
@@ -79,8 +80,10 @@ impl Sim<'_> {
             // (deleting the user closes every connection).
             Some((known, _)) if known > session => true,
             _ => {
-                connection.auth = Some((session, !user_missing));
-                !user_missing
+                // Made with a password the server no longer takes: refused as a missing user.
+                let accepted = !user_missing && connection.credentials == self.password;
+                connection.auth = Some((session, accepted));
+                accepted
             }
         };
         if !authenticated {
@@ -139,6 +142,37 @@ impl Sim<'_> {
         self.user_missing_until = self.user_missing_until.max(until);
         for process in 0..self.processes.len() {
             self.reset(u16::try_from(process).unwrap_or(0));
+        }
+    }
+
+    /// The server's password changes and the user's connections are closed; every process is
+    /// given the new password at `until`.
+    pub(super) fn rotate_password(&mut self, until: u64) {
+        self.password = self.password.saturating_add(1);
+        for process in 0..self.processes.len() {
+            self.reset(u16::try_from(process).unwrap_or(0));
+        }
+        self.queue.push(until, Event::GivePassword);
+    }
+
+    /// Every process is given the server's current password, as `set_client` gives a running
+    /// limiter a new client: its connection layer makes the next connection with it at once
+    /// (`Renewal::replace`: no back-off, the refusals forgotten). The planted
+    /// [`SharedPlantedBug::NewClientWaits`] leaves the renewal to the back-off.
+    pub(super) fn give_password(&mut self) {
+        let password = self.password;
+        let waits = self.planted == Some(SharedPlantedBug::NewClientWaits);
+        for process in 0..self.processes.len() {
+            let now = self.exact(u16::try_from(process).unwrap_or(0));
+            let p = &mut self.processes[process];
+            p.credentials = password;
+            if !waits {
+                p.renewing = Renewing {
+                    refusals: 0,
+                    due: true,
+                    not_before: now,
+                };
+            }
         }
     }
 

@@ -29,6 +29,7 @@ impl Sim<'_> {
                 match refusal {
                     Refusal::NoUser => self.refuse_user(until),
                     Refusal::PermissionRevoked => self.revoke_permission(until),
+                    Refusal::PasswordRotated => self.rotate_password(until),
                 }
                 FaultRecord::AccessRefused { refusal, until }
             }
@@ -140,6 +141,7 @@ impl Sim<'_> {
         p.connection.blocked.clear();
         // The connection manager connects again: the server authenticates the new connection.
         p.connection.session += 1;
+        p.connection.credentials = p.credentials;
         p.connection.kept = None;
         if let Some(cluster) = &mut self.cluster {
             // The cluster connection reconnects, reading the slot table again.
@@ -196,6 +198,7 @@ impl Sim<'_> {
         // server authenticates it; its connection layer starts afresh.
         p.connection.last_write.clear();
         p.connection.session += 1;
+        p.connection.credentials = p.credentials;
         p.connection.kept = None;
         p.renewing = super::credentials::Renewing::default();
         p.remembered_past_end.clear();
