@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 40] = [
+pub const SHARED_FEATURES: [&str; 41] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -53,6 +53,7 @@ pub const SHARED_FEATURES: [&str; 40] = [
     "started_answered_conflict",
     "coarse_clock",
     "password_rotated",
+    "auth_required",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -96,7 +97,8 @@ const fn bit(feature: usize) -> u64 {
 /// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
 /// (its registration refused). `coarse_clock` when a process whose clock ticks coarser than a
 /// nanosecond decided a call. `password_rotated` when the server's password for the
-/// limiter's user changed (each process given the new one later).
+/// limiter's user changed (each process given the new one later), `auth_required` when the
+/// server began requiring a password its clients had not given.
 ///
 /// # Examples
 ///
@@ -201,12 +203,13 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
 }
 
 /// The bit of the refusal of the limiter's user that began: `user_refused` (32),
-/// `permission_revoked` (33) or `password_rotated` (39).
+/// `permission_revoked` (33), `password_rotated` (39) or `auth_required` (40).
 fn refusal_bit(refusal: Refusal) -> u64 {
     match refusal {
         Refusal::NoUser => bit(32),
         Refusal::PermissionRevoked => bit(33),
         Refusal::PasswordRotated => bit(39),
+        Refusal::AuthRequired => bit(40),
     }
 }
 

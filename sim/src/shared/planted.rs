@@ -128,11 +128,15 @@ pub enum SharedPlantedBug {
     /// last refusal has passed, rather than by the next call at once: a process given the new
     /// password is still refused for up to `RENEWAL_MAX`.
     NewClientWaits,
+    /// A connection answered `NOAUTH` kept for good, as a refused reconnection is kept: no new
+    /// connection is made, so once the server required a password, every call is refused
+    /// although the requirement was lifted.
+    NoAuthKept,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 31] = [
+    pub const ALL: [SharedPlantedBug; 32] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -164,6 +168,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::StartedRefusedByPolicy,
         SharedPlantedBug::ResolutionIgnored,
         SharedPlantedBug::NewClientWaits,
+        SharedPlantedBug::NoAuthKept,
     ];
 
     /// Its name on the command line.
@@ -202,6 +207,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
             SharedPlantedBug::ResolutionIgnored => "resolution-ignored",
             SharedPlantedBug::NewClientWaits => "new-client-waits",
+            SharedPlantedBug::NoAuthKept => "noauth-kept",
         }
     }
 
@@ -238,7 +244,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::ShareKeptAfterChange
             | SharedPlantedBug::StartedRefusedByPolicy
             | SharedPlantedBug::ResolutionIgnored
-            | SharedPlantedBug::NewClientWaits => SCRIPT,
+            | SharedPlantedBug::NewClientWaits
+            | SharedPlantedBug::NoAuthKept => SCRIPT,
         }
     }
 }
@@ -496,6 +503,7 @@ mod tests {
                     | SharedPlantedBug::StartedRefusedByPolicy
                     | SharedPlantedBug::ResolutionIgnored
                     | SharedPlantedBug::NewClientWaits
+                    | SharedPlantedBug::NoAuthKept
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -327,6 +327,10 @@ impl FaultRecord {
                 refusal: Refusal::PasswordRotated,
                 ..
             } => "password_rotated",
+            FaultRecord::AccessRefused {
+                refusal: Refusal::AuthRequired,
+                ..
+            } => "auth_required",
         }
     }
 }

@@ -275,6 +275,9 @@ struct Connection {
     kept: Option<&'static str>,
     /// The password its process had when it was made (see [`Process::credentials`]).
     credentials: u32,
+    /// The session the server took without authentication while it required a password:
+    /// each of its commands is answered `NOAUTH` while the requirement lasts.
+    unauthenticated: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -407,6 +410,8 @@ struct Sim<'s> {
     no_perm_until: u64,
     /// The server's password for the limiter's user: the number of rotations so far.
     password: u32,
+    /// Until when the server requires a password its clients have not given.
+    auth_required_until: u64,
 }
 
 /// Runs `scenario` with the real shared limiter, or with the planted bug `bug` in it.
@@ -601,6 +606,7 @@ impl<'s> Sim<'s> {
             user_missing_until: 0,
             no_perm_until: 0,
             password: 0,
+            auth_required_until: 0,
         }
     }
 

@@ -249,3 +249,10 @@ fn a_new_client_left_to_the_back_off_is_caught() {
     // back-off passes: a request it sent after it had the new password is refused.
     assert_caught(SharedPlantedBug::NewClientWaits, Invariant::Liveness);
 }
+
+#[test]
+fn a_noauth_kept_for_good_is_caught() {
+    // Once the server no longer requires a password, the planted process still answers every
+    // call with the `NOAUTH` its connection kept: later than the back-off's bound.
+    assert_caught(SharedPlantedBug::NoAuthKept, Invariant::Liveness);
+}

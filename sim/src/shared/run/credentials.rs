@@ -23,6 +23,10 @@ use crate::shared::record::Loss;
 /// The server's answer to a connection whose user does not exist.
 pub(super) const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
+/// The server's answer to a command on a connection that has not authenticated while the
+/// server requires it.
+pub(super) const NOAUTH: &str = "NOAUTH Authentication required.";
+
 /// The server's answer to a command the user may not run.
 pub(super) const NOPERM: &str = "NOPERM User sim has no permissions to run the 'evalsha' command";
 
@@ -44,9 +48,13 @@ impl Sim<'_> {
     pub(super) fn before_send(&mut self, process: u16) -> Option<&'static str> {
         // The connection layer's own time (the standard library's), not the limiter's clock.
         let now = self.exact(process);
-        // The planted client keeps its refused connection.
-        let renews = self.planted != Some(SharedPlantedBug::NeverRecovers);
+        // The planted clients keep their refused connection.
         let p = &mut self.processes[process as usize];
+        let renews = match self.planted {
+            Some(SharedPlantedBug::NeverRecovers) => false,
+            Some(SharedPlantedBug::NoAuthKept) => p.connection.kept != Some(NOAUTH),
+            _ => true,
+        };
         if renews && p.renewing.due && now >= p.renewing.not_before {
             p.renewing.due = false;
             p.connection.session += 1;
@@ -73,6 +81,7 @@ impl Sim<'_> {
             (r.process, r.session)
         };
         let user_missing = self.now < self.user_missing_until;
+        let auth_required = self.now < self.auth_required_until;
         let connection = &mut self.processes[process as usize].connection;
         let authenticated = match connection.auth {
             Some((known, accepted)) if known == session => accepted,
@@ -83,11 +92,16 @@ impl Sim<'_> {
                 // Made with a password the server no longer takes: refused as a missing user.
                 let accepted = !user_missing && connection.credentials == self.password;
                 connection.auth = Some((session, accepted));
+                if auth_required {
+                    connection.unauthenticated = Some(session);
+                }
                 accepted
             }
         };
         if !authenticated {
             Some(WRONGPASS)
+        } else if auth_required && connection.unauthenticated == Some(session) {
+            Some(NOAUTH)
         } else if self.now < self.no_perm_until {
             Some(NOPERM)
         } else {
@@ -111,7 +125,10 @@ impl Sim<'_> {
             (r.process, r.session)
         };
         let connection = &mut self.processes[process as usize].connection;
-        if refusal == WRONGPASS && session == connection.session {
+        // The planted `NoAuthKept` keeps a `NOAUTH` as a refused reconnection.
+        let kept = refusal == WRONGPASS
+            || (refusal == NOAUTH && self.planted == Some(SharedPlantedBug::NoAuthKept));
+        if kept && session == connection.session {
             connection.kept = Some(refusal);
         }
     }
@@ -173,6 +190,15 @@ impl Sim<'_> {
                     not_before: now,
                 };
             }
+        }
+    }
+
+    /// The server requires a password its clients have not given until `until`, and their
+    /// connections are closed (as a restart with that configuration closes them).
+    pub(super) fn require_auth(&mut self, until: u64) {
+        self.auth_required_until = self.auth_required_until.max(until);
+        for process in 0..self.processes.len() {
+            self.reset(u16::try_from(process).unwrap_or(0));
         }
     }
 

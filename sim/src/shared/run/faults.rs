@@ -30,6 +30,7 @@ impl Sim<'_> {
                     Refusal::NoUser => self.refuse_user(until),
                     Refusal::PermissionRevoked => self.revoke_permission(until),
                     Refusal::PasswordRotated => self.rotate_password(until),
+                    Refusal::AuthRequired => self.require_auth(until),
                 }
                 FaultRecord::AccessRefused { refusal, until }
             }
