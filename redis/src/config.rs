@@ -72,6 +72,7 @@ pub struct Config {
     fail_policy: FailPolicy,
     timeout: Duration,
     local_memory: usize,
+    clock_resolution: Duration,
     wait_for_replicas: u32,
     lease: Option<Lease>,
     /// Limits of their own for some keys ([`Config::key_limit`], [`Config::key_limits`]).
@@ -150,6 +151,7 @@ impl Config {
             fail_policy: FailPolicy::Closed,
             timeout: DEFAULT_TIMEOUT,
             local_memory: DEFAULT_LOCAL_MEMORY,
+            clock_resolution: Duration::ZERO,
             wait_for_replicas: 0,
             lease: None,
             key_limits: KeyLimits::default(),
@@ -159,6 +161,53 @@ impl Config {
             stored_key: format!("{PREFIX}{{{}}}", settings.name()).into(),
             period_arg: period_micros.to_string().into(),
         })
+    }
+
+    /// This configuration for a limiter whose clock ticks every `resolution` (its readings
+    /// are whole ticks, up to one tick behind the time): a coarse clock, such as a 15.625 ms
+    /// default Windows timer or a virtual machine's coarse clock. The decisions the process
+    /// makes alone, from what a reply told it, keep a tick's margin: a window remembered
+    /// full is rejected locally until a tick earlier, a leased share is spent until a tick
+    /// before its local deadline, and a caller told to retry is sent a tick later, so that
+    /// a reading up to a tick behind never lets a local decision pass the window's end as
+    /// the server knows it. The default, zero, is a clock that reads to the nanosecond, as
+    /// [`SystemClock`](fixed_window::SystemClock) does where the system's monotonic clock
+    /// does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::Config;
+    ///
+    /// let config = Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.clock_resolution(), Duration::ZERO);
+    /// let coarse = config.with_clock_resolution(Duration::from_micros(15_625));
+    /// assert_eq!(coarse.clock_resolution(), Duration::from_micros(15_625));
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_clock_resolution(self, resolution: Duration) -> Config {
+        Config {
+            clock_resolution: resolution,
+            ..self
+        }
+    }
+
+    /// The resolution of the limiter's clock ([`with_clock_resolution`](Config::with_clock_resolution)):
+    /// zero for one that reads to the nanosecond.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.clock_resolution(), Duration::ZERO);
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn clock_resolution(&self) -> Duration {
+        self.clock_resolution
     }
 
     /// This configuration letting an excess call wait up to `max_wait` for a later window

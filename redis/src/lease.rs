@@ -242,9 +242,41 @@ impl Lease {
 /// );
 /// ```
 pub fn lease_deadline(sent: Instant, server_now: u64, window_end: u64) -> Option<Instant> {
+    coarse_lease_deadline(sent, server_now, window_end, Duration::ZERO)
+}
+
+/// [`lease_deadline`] on a clock that ticks every `resolution`
+/// ([`Config::with_clock_resolution`](crate::Config::with_clock_resolution)): a tick
+/// earlier, since a reading is up to a tick behind the time.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use fixed_window::Instant;
+/// use fixed_window_redis::{coarse_lease_deadline, lease_deadline};
+///
+/// let sent = Instant::from_nanos(5_000_000);
+/// let tick = Duration::from_millis(1);
+/// assert_eq!(
+///     coarse_lease_deadline(sent, 1_000_000, 1_100_000, tick),
+///     Some(sent.saturating_add(Duration::from_micros(98_900)))
+/// );
+/// assert_eq!(
+///     coarse_lease_deadline(sent, 1_000_000, 1_100_000, Duration::ZERO),
+///     lease_deadline(sent, 1_000_000, 1_100_000)
+/// );
+/// ```
+pub fn coarse_lease_deadline(
+    sent: Instant,
+    server_now: u64,
+    window_end: u64,
+    resolution: Duration,
+) -> Option<Instant> {
     latest_local_end(
         sent,
         Duration::from_micros(window_end.saturating_sub(server_now)),
+        resolution,
     )
 }
 

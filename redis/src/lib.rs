@@ -186,7 +186,9 @@ mod key;
 pub use crate::key::{KeyError, MAX_KEY_LEN, check_key};
 mod lease;
 mod lease_hand_back;
-pub use crate::lease::{DEFAULT_LEASE_DIVISOR, DEFAULT_LEASED_KEYS, Lease, lease_deadline};
+pub use crate::lease::{
+    DEFAULT_LEASE_DIVISOR, DEFAULT_LEASED_KEYS, Lease, coarse_lease_deadline, lease_deadline,
+};
 mod limiter;
 pub use crate::limiter::SharedRateLimiter;
 mod local_share;

@@ -34,26 +34,41 @@ pub(crate) struct FullWindow {
 
 impl FullWindow {
     /// The window a reply said is full for `retry_after`, or `None` if the local clock cannot
-    /// represent its end.
+    /// represent its end, read on a clock of `resolution` (see [`latest_local_end`]): the
+    /// latest the window opens is a tick after `received + retry_after`, a reading being up
+    /// to a tick behind the time.
     pub(crate) fn new(
         sent: Instant,
         received: Instant,
         retry_after: Duration,
+        resolution: Duration,
     ) -> Option<FullWindow> {
         Some(FullWindow {
-            reject_until: latest_local_end(sent, retry_after)?,
+            reject_until: latest_local_end(sent, retry_after, resolution)?,
             opens_by: sent.checked_add(retry_after)?,
-            opens_at: received.max(sent).checked_add(retry_after)?,
+            opens_at: received
+                .max(sent)
+                .checked_add(retry_after)?
+                .checked_add(resolution)?,
         })
     }
 }
 
 /// The local instant until which a process may act on a window the server said ends `left`
-/// after it decided, the request having been sent at `sent`: `sent + left − left /
-/// DRIFT_ALLOWANCE`. Local rejections end there, and leased shares are spent only before it.
+/// after it decided, the request having been sent at `sent`, on a clock of `resolution`:
+/// `sent + left − left / DRIFT_ALLOWANCE − resolution`. Local rejections end there, and leased
+/// shares are spent only before it. A reading is up to a tick behind the time, so a local
+/// decision at a reading before this instant is made, in time, a tick before it at most.
 /// `None` if the local clock cannot represent it.
-pub(crate) fn latest_local_end(sent: Instant, left: Duration) -> Option<Instant> {
-    sent.checked_add(left.saturating_sub(left / DRIFT_ALLOWANCE))
+pub(crate) fn latest_local_end(
+    sent: Instant,
+    left: Duration,
+    resolution: Duration,
+) -> Option<Instant> {
+    sent.checked_add(
+        left.saturating_sub(left / DRIFT_ALLOWANCE)
+            .saturating_sub(resolution),
+    )
 }
 
 /// Full windows by key, at most `capacity` of them.
@@ -159,8 +174,13 @@ mod tests {
     }
 
     fn window(sent: u64, received: u64, retry_after: u64) -> FullWindow {
-        FullWindow::new(at(sent), at(received), Duration::from_micros(retry_after))
-            .unwrap_or_else(|| unreachable!("small instants"))
+        FullWindow::new(
+            at(sent),
+            at(received),
+            Duration::from_micros(retry_after),
+            Duration::ZERO,
+        )
+        .unwrap_or_else(|| unreachable!("small instants"))
     }
 
     #[test]
@@ -170,9 +190,28 @@ mod tests {
         assert_eq!(w.opens_at, at(11_300));
         assert_eq!(w.reject_until, at(11_000 - 10));
         assert_eq!(
-            FullWindow::new(Instant::MAX, Instant::MAX, Duration::from_micros(1)),
+            FullWindow::new(
+                Instant::MAX,
+                Instant::MAX,
+                Duration::from_micros(1),
+                Duration::ZERO
+            ),
             None
         );
+    }
+
+    #[test]
+    fn a_coarse_clock_rejects_locally_a_tick_earlier_and_retries_a_tick_later() {
+        let tick = Duration::from_micros(15);
+        let coarse = FullWindow::new(at(1_000), at(1_300), Duration::from_micros(10_000), tick)
+            .unwrap_or_else(|| unreachable!("small instants"));
+        assert_eq!(coarse.reject_until, at(11_000 - 10 - 15));
+        assert_eq!(coarse.opens_by, at(11_000));
+        assert_eq!(coarse.opens_at, at(11_300 + 15));
+        // A tick longer than the window's rest: nothing is rejected locally.
+        let long = FullWindow::new(at(1_000), at(1_300), Duration::from_micros(10), tick)
+            .unwrap_or_else(|| unreachable!("small instants"));
+        assert_eq!(long.reject_until, at(1_000));
     }
 
     #[test]

@@ -324,7 +324,12 @@ impl Protocol {
         (sent, received): (Instant, Instant),
         retry_after_micros: u64,
     ) -> Option<FullWindow> {
-        let window = FullWindow::new(sent, received, Duration::from_micros(retry_after_micros))?;
+        let window = FullWindow::new(
+            sent,
+            received,
+            Duration::from_micros(retry_after_micros),
+            self.config.clock_resolution(),
+        )?;
         self.memory.remember(key, window, received);
         // A change adopted meanwhile forgets every window after moving the version: either
         // it forgot this one, or the version read here is the new one.

@@ -165,6 +165,6 @@ impl ClockModel {
             Some(segment) => segment.base.saturating_add(t - segment.from),
             None => 0,
         };
-        exact - exact % self.tick
+        crate::resolution::round_down(exact, self.tick)
     }
 }

@@ -73,6 +73,7 @@ pub use crate::keyed::Population;
 mod oracle;
 pub use crate::oracle::{Checks, Invariant, Memory, Verdict, Violation, check, verdict};
 mod record;
+mod resolution;
 pub use crate::record::{CallKind, CallOutcome, OpKind, OpOutput, Outcome, Record};
 mod scenario;
 pub use crate::scenario::{

@@ -22,7 +22,6 @@ mod key_limits;
 mod limit_changes;
 mod origin;
 mod peeks;
-mod resolution;
 pub(crate) use self::peeks::Peeks;
 mod weights;
 
@@ -217,7 +216,7 @@ impl Scenario {
         // exact nanoseconds: those clocks test the arithmetic at its extremes.
         let clock = match clock.kind() {
             ClockKind::NearMax | ClockKind::Centuries => clock,
-            _ => clock.with_tick(resolution::draw(seed, period)),
+            _ => clock.with_tick(crate::resolution::draw(seed, period)),
         };
         let limit_changes = if patterns == [Pattern::Flood] {
             Vec::new()

@@ -9,7 +9,7 @@ use fixed_window::Instant;
 use super::{Begin, Conclusion, Decision, Protocol, ScriptCall};
 use crate::error::SharedError;
 use crate::key::{KeyError, check_key};
-use crate::lease::{Take, lease_deadline};
+use crate::lease::{Take, coarse_lease_deadline};
 use crate::memory::FullWindow;
 use crate::permit::SharedPermit;
 use crate::script::ScriptReply;
@@ -342,10 +342,14 @@ impl Protocol {
                     Some((shares, _)) if current => {
                         // The deadline from the send; a window whose end the local clock
                         // cannot represent leaves nothing to spend.
-                        let deadline = lease_deadline(sent, now, end).unwrap_or(Instant::ZERO);
+                        let deadline =
+                            coarse_lease_deadline(sent, now, end, self.config.clock_resolution())
+                                .unwrap_or(Instant::ZERO);
+                        // The latest the window ends: a reading is up to a tick behind.
                         let ends = received
                             .max(sent)
-                            .saturating_add(Duration::from_micros(reset));
+                            .saturating_add(Duration::from_micros(reset))
+                            .saturating_add(self.config.clock_resolution());
                         shares.granted(
                             key,
                             (n, granted, version, window_start),
@@ -375,7 +379,12 @@ impl Protocol {
             }
             Some(ScriptReply::Full { retry_after, .. }) => {
                 let window = if n > 1 || !current {
-                    FullWindow::new(sent, received, Duration::from_micros(retry_after))
+                    FullWindow::new(
+                        sent,
+                        received,
+                        Duration::from_micros(retry_after),
+                        self.config.clock_resolution(),
+                    )
                 } else {
                     self.remember(key, version, (sent, received), retry_after)
                 };

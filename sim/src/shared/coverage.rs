@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 39] = [
+pub const SHARED_FEATURES: [&str; 42] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -52,6 +52,9 @@ pub const SHARED_FEATURES: [&str; 39] = [
     "permit_from_share",
     "started_answered_conflict",
     "peeked",
+    "coarse_clock",
+    "password_rotated",
+    "auth_required",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -95,6 +98,10 @@ const fn bit(feature: usize) -> u64 {
 /// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
 /// (its registration refused).
 /// `peeked` when a caller's peek was answered by the server (the script's read-only run).
+/// (its registration refused). `coarse_clock` when a process whose clock ticks coarser than a
+/// nanosecond decided a call. `password_rotated` when the server's password for the
+/// limiter's user changed (each process given the new one later), `auth_required` when the
+/// server began requiring a password its clients had not given.
 ///
 /// # Examples
 ///
@@ -148,14 +155,7 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 | FaultRecord::Migrated { .. }
                 | FaultRecord::ShardStalled { .. } => 0,
                 FaultRecord::ShardFailover { .. } => bit(24),
-                FaultRecord::AccessRefused {
-                    refusal: Refusal::NoUser,
-                    ..
-                } => bit(32),
-                FaultRecord::AccessRefused {
-                    refusal: Refusal::PermissionRevoked,
-                    ..
-                } => bit(33),
+                FaultRecord::AccessRefused { refusal, .. } => refusal_bit(*refusal),
             },
             SharedRecord::RegistrationFailed { process, .. } => {
                 failed.push(*process);
@@ -205,7 +205,7 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     if scenario.replication.is_some() {
         mask |= wait_features(run);
     }
-    mask | recovery_features(run) | peek_features(run)
+    mask | recovery_features(run) | peek_features(run) | coarse_feature(scenario, run)
 }
 
 /// The requests of peeks' script calls, in order.
@@ -233,6 +233,34 @@ fn peek_features(run: &SharedRun) -> u64 {
         )
     });
     if answered { bit(38) } else { 0 }
+}
+
+/// The bit of the refusal of the limiter's user that began: `user_refused` (32),
+/// `permission_revoked` (33), `password_rotated` (40) or `auth_required` (41).
+fn refusal_bit(refusal: Refusal) -> u64 {
+    match refusal {
+        Refusal::NoUser => bit(32),
+        Refusal::PermissionRevoked => bit(33),
+        Refusal::PasswordRotated => bit(40),
+        Refusal::AuthRequired => bit(41),
+    }
+}
+
+/// `coarse_clock` (bit 39): a process whose clock ticks coarser than a nanosecond decided a
+/// call.
+fn coarse_feature(scenario: &SharedScenario, run: &SharedRun) -> u64 {
+    let coarse = |caller: u32| {
+        scenario
+            .callers
+            .get(caller as usize)
+            .and_then(|c| scenario.processes.get(c.process as usize))
+            .is_some_and(|p| p.clock.tick > 1)
+    };
+    let decided = run
+        .records
+        .iter()
+        .any(|record| matches!(record, SharedRecord::Decided { caller, .. } if coarse(*caller)));
+    if decided { bit(39) } else { 0 }
 }
 
 /// `recovered_from_refusal` (bit 34): a process whose attempt the server refused (or its

@@ -78,6 +78,18 @@ pub enum Refusal {
     /// The user may no longer run the limiter's commands: each `EVALSHA` and `SCRIPT LOAD` is
     /// refused (`NOPERM`) over the connection it came on, which stays open.
     PermissionRevoked,
+    /// The user's password changed (`ACL SETUSER … resetpass >new`) and its connections were
+    /// closed (`CLIENT KILL USER`), as an operator enforcing a rotation does: every new
+    /// connection made with the old password is refused (`WRONGPASS`). The refusal's end is
+    /// when each process is given the new password, as a user does with
+    /// [`SharedRateLimiter::set_client`](fixed_window_redis::SharedRateLimiter::set_client).
+    PasswordRotated,
+    /// The server requires a password its clients have not given (`requirepass`, the default
+    /// user's `nopass` removed) and their connections were closed, as a restart with that
+    /// configuration does: each command on a connection made meanwhile is answered `NOAUTH`
+    /// while the requirement lasts (Redis checks at each command, so the same connection works
+    /// once it is lifted).
+    AuthRequired,
 }
 
 /// A scenario's faults.
@@ -210,7 +222,10 @@ const CREDENTIALS_SHARE: f64 = 0.2;
 /// about one scenario in eight, one or two refusals of the limiter's user (deleted, its
 /// permission revoked, a restart that comes back without it), each beginning within the first
 /// half of the traffic and lasting from a millisecond to three seconds, a few times longer
-/// than the longest back-off between two connections ([`RENEWAL_MAX`]) at most.
+/// than the longest back-off between two connections ([`RENEWAL_MAX`]) at most; and in about
+/// half of those a rotation of the password ([`Refusal::PasswordRotated`]), its processes given
+/// the new one as long after, and in about half a server requiring a password its clients have
+/// not given ([`Refusal::AuthRequired`]), each from a generator of its own.
 pub(crate) fn pick_credentials(seed: u64, span: u64) -> Vec<(u64, Fault)> {
     let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0xAC1_DE1E7E);
     if !rng.random_bool(CREDENTIALS_SHARE) {
@@ -243,6 +258,30 @@ pub(crate) fn pick_credentials(seed: u64, span: u64) -> Vec<(u64, Fault)> {
             (at, fault)
         })
         .collect();
+    // A rotation of the password in about half of them, from a generator of its own.
+    let mut rotation = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x2077_A7ED);
+    if rotation.random_bool(0.5) {
+        let at = rotation.random_range(0..=span / 2);
+        planned.push((
+            at,
+            Fault::Refuse {
+                refusal: Refusal::PasswordRotated,
+                for_ns: lasting(&mut rotation),
+            },
+        ));
+    }
+    // A server requiring authentication in about half of them, from a generator of its own.
+    let mut required = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x0A07_4E0A);
+    if required.random_bool(0.5) {
+        let at = required.random_range(0..=span / 2);
+        planned.push((
+            at,
+            Fault::Refuse {
+                refusal: Refusal::AuthRequired,
+                for_ns: lasting(&mut required),
+            },
+        ));
+    }
     planned.sort_by_key(|&(t, _)| t);
     planned
 }
@@ -341,7 +380,7 @@ mod tests {
 
     #[test]
     fn credentials_faults_begin_in_the_first_half_and_each_kind_is_drawn() {
-        let mut kinds = [false; 3];
+        let mut kinds = [false; 5];
         let mut scenarios = 0;
         for seed in 0..2_000 {
             let planned = pick_credentials(seed, 4_000_000_000);
@@ -355,12 +394,20 @@ mod tests {
                         refusal: Refusal::NoUser,
                         ..
                     } => 0,
+                    Fault::Refuse {
+                        refusal: Refusal::PasswordRotated,
+                        ..
+                    } => 3,
+                    Fault::Refuse {
+                        refusal: Refusal::AuthRequired,
+                        ..
+                    } => 4,
                     Fault::Refuse { .. } => 1,
                     _ => 2,
                 }] = true;
             }
         }
         assert!((300..500).contains(&scenarios), "{scenarios} of 2,000");
-        assert_eq!(kinds, [true; 3]);
+        assert_eq!(kinds, [true; 5]);
     }
 }

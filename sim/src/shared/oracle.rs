@@ -112,6 +112,8 @@ struct RequestInfo {
     change: Option<u32>,
     /// The replicas the `WAIT` after its script call counted, if one followed.
     acknowledged: Option<u32>,
+    /// The virtual time it was sent at.
+    sent_at: u64,
 }
 
 /// The configuration the model says the server stores.
@@ -434,6 +436,7 @@ impl Checker<'_> {
                     purpose,
                     (limit, version),
                 );
+                self.request(request).sent_at = t;
             }
             &SharedRecord::Queued { t, caller } => self.attempt_queued(t, caller),
             &SharedRecord::CallEnded { t, process, slot } => self.call_ended(t, process, slot),

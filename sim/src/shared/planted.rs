@@ -122,11 +122,25 @@ pub enum SharedPlantedBug {
     /// (and writes the counter), answering what is left after it. Every peek uses up a permit
     /// nobody was granted.
     PeekCounts,
+    /// Each process's limiter configured without its clock's resolution
+    /// ([`Config::with_clock_resolution`](fixed_window_redis::Config::with_clock_resolution)),
+    /// as the limiter decided before it took one: on a clock that ticks coarsely, a reading
+    /// up to a tick behind rejects locally, spends a leased share and sends a caller back up
+    /// to a tick past the window's end. Only a coarse clock shows it.
+    ResolutionIgnored,
+    /// A new client (`set_client`, a rotated password) used only once the back-off after the
+    /// last refusal has passed, rather than by the next call at once: a process given the new
+    /// password is still refused for up to `RENEWAL_MAX`.
+    NewClientWaits,
+    /// A connection answered `NOAUTH` kept for good, as a refused reconnection is kept: no new
+    /// connection is made, so once the server required a password, every call is refused
+    /// although the requirement was lifted.
+    NoAuthKept,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 30] = [
+    pub const ALL: [SharedPlantedBug; 33] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -157,6 +171,9 @@ impl SharedPlantedBug {
         SharedPlantedBug::ShareKeptAfterChange,
         SharedPlantedBug::StartedRefusedByPolicy,
         SharedPlantedBug::PeekCounts,
+        SharedPlantedBug::ResolutionIgnored,
+        SharedPlantedBug::NewClientWaits,
+        SharedPlantedBug::NoAuthKept,
     ];
 
     /// Its name on the command line.
@@ -194,6 +211,9 @@ impl SharedPlantedBug {
             SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
             SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
             SharedPlantedBug::PeekCounts => "peek-counts",
+            SharedPlantedBug::ResolutionIgnored => "resolution-ignored",
+            SharedPlantedBug::NewClientWaits => "new-client-waits",
+            SharedPlantedBug::NoAuthKept => "noauth-kept",
         }
     }
 
@@ -229,7 +249,10 @@ impl SharedPlantedBug {
             | SharedPlantedBug::SharePastDeadline
             | SharedPlantedBug::DeadlineFromReply
             | SharedPlantedBug::ShareKeptAfterChange
-            | SharedPlantedBug::StartedRefusedByPolicy => SCRIPT,
+            | SharedPlantedBug::StartedRefusedByPolicy
+            | SharedPlantedBug::ResolutionIgnored
+            | SharedPlantedBug::NewClientWaits
+            | SharedPlantedBug::NoAuthKept => SCRIPT,
         }
     }
 }
@@ -497,6 +520,9 @@ mod tests {
                     | SharedPlantedBug::DeadlineFromReply
                     | SharedPlantedBug::ShareKeptAfterChange
                     | SharedPlantedBug::StartedRefusedByPolicy
+                    | SharedPlantedBug::ResolutionIgnored
+                    | SharedPlantedBug::NewClientWaits
+                    | SharedPlantedBug::NoAuthKept
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

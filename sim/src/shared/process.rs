@@ -15,18 +15,64 @@ pub(crate) const MOST_PROCESSES: u16 = 16;
 const TIMEOUT_MARGIN_NS: u64 = 1_000;
 
 /// A process's clock: virtual time shifted by `offset_ns` and running `ppm` parts per
-/// million fast (slow if negative).
+/// million fast (slow if negative), read through a resolution of `tick` nanoseconds.
+///
+/// The limiter's own readings (its `Clock`'s `now`, what its sleeps wait for) are rounded
+/// down to the tick ([`reading`](ProcessClock::reading)); the timers the limiter runs apart
+/// from its `Clock` (a round trip's timeout, the back-off before a new connection, redis-rs's
+/// waits) measure time as the hardware does, at the clock's rate but to the nanosecond
+/// ([`exact`](ProcessClock::exact)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProcessClock {
     /// The reading at virtual time zero.
     pub offset_ns: u64,
     /// The rate error, in parts per million (|ppm| < 1,000: the documented allowance).
     pub ppm: i32,
+    /// The resolution, in nanoseconds: every reading is a multiple of it (1 reads exact
+    /// nanoseconds).
+    pub tick: u64,
 }
 
 impl ProcessClock {
-    /// The reading at virtual time `t`.
+    /// The limiter's reading at virtual time `t`: the exact one rounded down to the tick.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::shared::ProcessClock;
+    ///
+    /// let coarse = ProcessClock { offset_ns: 0, ppm: 0, tick: 1_000_000 };
+    /// assert_eq!(coarse.reading(2_999_999), 2_000_000);
+    /// assert_eq!(coarse.exact(2_999_999), 2_999_999);
+    /// ```
     pub fn reading(&self, t: u64) -> u64 {
+        crate::resolution::round_down(self.exact(t), self.tick)
+    }
+
+    /// The resolution its limiter is configured with
+    /// ([`Config::with_clock_resolution`](fixed_window_redis::Config::with_clock_resolution)):
+    /// its tick, or zero if it reads exact nanoseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_sim::shared::ProcessClock;
+    ///
+    /// assert_eq!(ProcessClock { offset_ns: 0, ppm: 0, tick: 1 }.resolution(), Duration::ZERO);
+    /// let coarse = ProcessClock { offset_ns: 0, ppm: 0, tick: 1_000 };
+    /// assert_eq!(coarse.resolution(), Duration::from_micros(1));
+    /// ```
+    pub fn resolution(&self) -> Duration {
+        match self.tick {
+            0 | 1 => Duration::ZERO,
+            tick => Duration::from_nanos(tick),
+        }
+    }
+
+    /// The exact reading at virtual time `t`: the hardware's time at the clock's rate, before
+    /// the tick rounds it.
+    pub fn exact(&self, t: u64) -> u64 {
         let drift = i128::from(t) * i128::from(self.ppm) / 1_000_000;
         let reading = i128::from(self.offset_ns) + i128::from(t) + drift;
         u64::try_from(reading.max(0)).unwrap_or(u64::MAX)
@@ -40,18 +86,28 @@ impl ProcessClock {
     /// ```
     /// use fixed_window_sim::shared::ProcessClock;
     ///
-    /// let fast = ProcessClock { offset_ns: 0, ppm: 500 };
+    /// let fast = ProcessClock { offset_ns: 0, ppm: 500, tick: 1 };
     /// assert_eq!(fast.measured(2_000_000), 2_001_000);
-    /// assert_eq!(ProcessClock { offset_ns: 0, ppm: -500 }.measured(2_000_000), 1_999_000);
+    /// assert_eq!(ProcessClock { offset_ns: 0, ppm: -500, tick: 1 }.measured(2_000_000), 1_999_000);
     /// ```
     pub fn measured(&self, span_ns: u64) -> u64 {
         let drift = i128::from(span_ns) * i128::from(self.ppm) / 1_000_000;
         u64::try_from((i128::from(span_ns) + drift).max(0)).unwrap_or(u64::MAX)
     }
 
-    /// The first virtual time at or after `from` whose reading is at least `target`.
+    /// The first virtual time at or after `from` whose (rounded) reading is at least
+    /// `target`: where a sleep until `target` ends, at the first tick at or after it.
     pub fn virtual_at(&self, target: u64, from: u64) -> u64 {
-        if self.reading(from) >= target {
+        self.exact_virtual_at(
+            crate::resolution::first_reading_from(target, self.tick),
+            from,
+        )
+    }
+
+    /// The first virtual time at or after `from` whose exact reading is at least `target`:
+    /// where a timer for `target` fires.
+    pub fn exact_virtual_at(&self, target: u64, from: u64) -> u64 {
+        if self.exact(from) >= target {
             return from;
         }
         let rate = 1_000_000 + i128::from(self.ppm);
@@ -60,7 +116,7 @@ impl ProcessClock {
             .unwrap_or(u64::MAX)
             .max(from)
             .saturating_sub(2);
-        while self.reading(t) < target && t < u64::MAX {
+        while self.exact(t) < target && t < u64::MAX {
             t += 1;
         }
         t.max(from)
@@ -147,6 +203,25 @@ pub(crate) fn slow_down(rng: &mut ChaCha8Rng, process: &mut ProcessSpec) {
     let least = process.clock.measured(2 * process.link.delay_ns);
     let timeout_ns = rng.random_range(least / 4..=least - least / 10).max(1);
     process.timeout = Duration::from_nanos(timeout_ns);
+}
+
+/// `processes` with each one's clock resolution drawn, by the plain scenarios' rule, for
+/// the period it is configured with (`period_us`, the shared one, unless it is configured
+/// apart), from a generator of their own, so that every other draw of a seed stays as it was.
+pub(crate) fn with_resolutions(
+    seed: u64,
+    period_us: u64,
+    mut processes: Vec<ProcessSpec>,
+) -> Vec<ProcessSpec> {
+    let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x71C4_C10C);
+    for process in &mut processes {
+        let period_us = match process.misconfigured {
+            Some(Misconfiguration::Period(own)) => own,
+            _ => period_us,
+        };
+        process.clock.tick = crate::resolution::pick(&mut rng, period_us.saturating_mul(1_000));
+    }
+    processes
 }
 
 /// `processes` with about a third of those drawn `Closed` failing by `Local { share }`
@@ -260,6 +335,8 @@ pub(crate) fn pick_processes(rng: &mut ChaCha8Rng) -> Vec<ProcessSpec> {
                 } else {
                     0
                 },
+                // Drawn apart ([`with_resolutions`]), so that every other draw stays.
+                tick: 1,
             };
             // The timeout runs on the process's clock: one running fast would shorten a tight
             // timeout below the least round trip, and the link would be slow by accident.
@@ -319,14 +396,26 @@ mod tests {
     #[test]
     fn a_drifting_clock_maps_back_to_the_first_virtual_time_reaching_a_reading() {
         for ppm in [-999, -1, 0, 1, 999] {
-            let clock = ProcessClock {
-                offset_ns: 1_000,
-                ppm,
-            };
-            for target in [0, 1_000, 1_001, 5_000_000, 123_456_789_012] {
-                let t = clock.virtual_at(target, 0);
-                assert!(clock.reading(t) >= target, "{ppm} {target}");
-                assert!(t == 0 || clock.reading(t - 1) < target, "{ppm} {target}");
+            for tick in [1, 1_000, 15_625_000, 333_333] {
+                let clock = ProcessClock {
+                    offset_ns: 1_000,
+                    ppm,
+                    tick,
+                };
+                for target in [0, 1_000, 1_001, 5_000_000, 123_456_789_012] {
+                    let t = clock.virtual_at(target, 0);
+                    assert!(clock.reading(t) >= target, "{ppm} {tick} {target}");
+                    assert!(
+                        t == 0 || clock.reading(t - 1) < target,
+                        "{ppm} {tick} {target}"
+                    );
+                    let fires = clock.exact_virtual_at(target, 0);
+                    assert!(clock.exact(fires) >= target, "{ppm} {tick} {target}");
+                    assert!(
+                        fires == 0 || clock.exact(fires - 1) < target,
+                        "{ppm} {tick} {target}"
+                    );
+                }
             }
         }
     }

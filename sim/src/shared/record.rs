@@ -325,6 +325,14 @@ impl FaultRecord {
                 refusal: Refusal::PermissionRevoked,
                 ..
             } => "permission_revoked",
+            FaultRecord::AccessRefused {
+                refusal: Refusal::PasswordRotated,
+                ..
+            } => "password_rotated",
+            FaultRecord::AccessRefused {
+                refusal: Refusal::AuthRequired,
+                ..
+            } => "auth_required",
         }
     }
 }

@@ -180,6 +180,8 @@ enum Event {
     TryAgain(Owner, u32),
     /// The `WAIT` after a request's script call answers: its reply goes back.
     Acknowledged(u32),
+    /// Every process is given the server's current password (`set_client`).
+    GivePassword,
 }
 
 /// Where an attempt's round trip is.
@@ -233,6 +235,8 @@ struct CallState {
     key: u16,
     deadline: Instant,
     now: Instant,
+    /// The virtual time `now` was read at: its attempt's timeout runs from then.
+    read_at: u64,
     slept_from: Option<Instant>,
     attempts: u32,
     attempt: Option<Attempt>,
@@ -270,6 +274,11 @@ struct Connection {
     /// The refusal of its authentication the connection keeps: every request on it is
     /// answered with it at once, until a renewal.
     kept: Option<&'static str>,
+    /// The password its process had when it was made (see [`Process::credentials`]).
+    credentials: u32,
+    /// The session the server took without authentication while it required a password:
+    /// each of its commands is answered `NOAUTH` while the requirement lasts.
+    unauthenticated: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -324,6 +333,9 @@ struct Process {
     members: Vec<Vec<u32>>,
     /// Its connection layer's bookkeeping of refusals.
     renewing: credentials::Renewing,
+    /// The password it connects with: the number of rotations of the server's password it
+    /// has been given (`set_client`).
+    credentials: u32,
 }
 
 #[derive(Debug)]
@@ -399,6 +411,10 @@ struct Sim<'s> {
     no_perm_until: u64,
     /// The callers that peek before their call, and where each one's peek is.
     peeks: peek::Peeking,
+    /// The server's password for the limiter's user: the number of rotations so far.
+    password: u32,
+    /// Until when the server requires a password its clients have not given.
+    auth_required_until: u64,
 }
 
 /// Runs `scenario` with the real shared limiter, or with the planted bug `bug` in it.
@@ -421,11 +437,22 @@ pub fn run_shared(scenario: &SharedScenario, bug: Option<SharedPlantedBug>) -> S
 }
 
 /// The protocol of process `index` of `scenario`: on a cluster, [`Protocol::for_cluster`].
-pub(crate) fn protocol(scenario: &SharedScenario, index: usize) -> Protocol {
-    if scenario.cluster.is_some() {
-        Protocol::for_cluster(config(scenario, index))
+/// The planted [`SharedPlantedBug::ResolutionIgnored`] leaves its clock's resolution out.
+pub(crate) fn protocol(
+    scenario: &SharedScenario,
+    index: usize,
+    planted: Option<SharedPlantedBug>,
+) -> Protocol {
+    let config = config(scenario, index);
+    let config = if planted == Some(SharedPlantedBug::ResolutionIgnored) {
+        config.with_clock_resolution(Duration::ZERO)
     } else {
-        Protocol::new(config(scenario, index))
+        config
+    };
+    if scenario.cluster.is_some() {
+        Protocol::for_cluster(config)
+    } else {
+        Protocol::new(config)
     }
 }
 
@@ -454,7 +481,9 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
         Some(lease) => config.with_lease(lease),
         None => config,
     };
+    // A process whose clock ticks coarsely says so, as a user of such a clock would.
     let config = config
+        .with_clock_resolution(spec.clock.resolution())
         .with_max_wait(spec.max_wait)
         .with_fail_policy(spec.fail_policy)
         .with_local_memory(spec.local_memory);
@@ -462,6 +491,37 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
         Some(replication) => config.with_wait_for_replicas(replication.replicas),
         None => config,
     }
+}
+
+/// Each process of `scenario` as it is before it starts (with the planted `bug`, if any).
+fn processes(scenario: &SharedScenario, bug: Option<SharedPlantedBug>) -> Vec<Process> {
+    (0..scenario.processes.len())
+        .map(|index| Process {
+            protocol: protocol(scenario, index, bug),
+            share: LocalShare::new(&config(scenario, index)),
+            up: false,
+            ready: false,
+            generation: 0,
+            connection: Connection::default(),
+            pending: Vec::new(),
+            registering: None,
+            refreshing: None,
+            refreshed: Instant::ZERO,
+            own_origin: 0,
+            remembered_past_end: HashMap::new(),
+            kept_shares: HashMap::new(),
+            failed_registrations: 0,
+            unregistered: None,
+            refused: false,
+            conflict: None,
+            queued: Vec::new(),
+            batch: Vec::new(),
+            pending_changes: Vec::new(),
+            members: Vec::new(),
+            renewing: credentials::Renewing::default(),
+            credentials: 0,
+        })
+        .collect()
 }
 
 /// The one server: with a replica whose delay is modelled if the processes wait for one.
@@ -473,32 +533,7 @@ fn server(replication: Option<&Rc<Replication>>) -> Server {
 
 impl<'s> Sim<'s> {
     fn new(scenario: &'s SharedScenario, bug: Option<SharedPlantedBug>) -> Sim<'s> {
-        let processes = (0..scenario.processes.len())
-            .map(|index| Process {
-                protocol: protocol(scenario, index),
-                share: LocalShare::new(&config(scenario, index)),
-                up: false,
-                ready: false,
-                generation: 0,
-                connection: Connection::default(),
-                pending: Vec::new(),
-                registering: None,
-                refreshing: None,
-                refreshed: Instant::ZERO,
-                own_origin: 0,
-                remembered_past_end: HashMap::new(),
-                kept_shares: HashMap::new(),
-                failed_registrations: 0,
-                unregistered: None,
-                refused: false,
-                conflict: None,
-                queued: Vec::new(),
-                batch: Vec::new(),
-                pending_changes: Vec::new(),
-                members: Vec::new(),
-                renewing: credentials::Renewing::default(),
-            })
-            .collect();
+        let processes = processes(scenario, bug);
         let calls = scenario
             .callers
             .iter()
@@ -507,6 +542,7 @@ impl<'s> Sim<'s> {
                 key: caller.key,
                 deadline: Instant::ZERO,
                 now: Instant::ZERO,
+                read_at: 0,
                 slept_from: None,
                 attempts: 0,
                 attempt: None,
@@ -573,6 +609,8 @@ impl<'s> Sim<'s> {
             user_missing_until: 0,
             no_perm_until: 0,
             peeks: peek::Peeking::of(scenario),
+            password: 0,
+            auth_required_until: 0,
         }
     }
 
@@ -599,6 +637,7 @@ impl<'s> Sim<'s> {
                 Event::MigrationStep(index, step) => self.migration_step(index, step),
                 Event::TryAgain(owner, number) => self.try_again(owner, number),
                 Event::Acknowledged(request) => self.acknowledged(request),
+                Event::GivePassword => self.give_password(),
                 Event::Register(process, generation) => {
                     let p = &self.processes[process as usize];
                     if p.up && !p.ready && p.generation == generation {
@@ -638,9 +677,30 @@ impl<'s> Sim<'s> {
         self.calls[caller].attempts > 0 || self.calls[caller].sleeping.is_some()
     }
 
+    /// What `process`'s limiter reads now: its clock, rounded down to its tick.
     fn local(&self, process: u16) -> Instant {
         let clock = self.scenario.processes[process as usize].clock;
         Instant::from_nanos(clock.reading(self.now))
+    }
+
+    /// What the timers `process` runs apart from its limiter's clock (its timeouts, its
+    /// back-offs: tokio's and the standard library's) read now: its clock to the nanosecond.
+    fn exact(&self, process: u16) -> Instant {
+        let clock = self.scenario.processes[process as usize].clock;
+        Instant::from_nanos(clock.exact(self.now))
+    }
+
+    /// The virtual time at which a timer of `process` set now for `wait` fires.
+    fn after(&self, process: u16, wait: Duration) -> u64 {
+        self.after_from(process, self.now, wait)
+    }
+
+    /// The virtual time at which a timer of `process` set at virtual time `from` (now or
+    /// earlier) for `wait` fires: `wait` on its clock to the nanosecond, and not before now.
+    fn after_from(&self, process: u16, from: u64, wait: Duration) -> u64 {
+        let clock = self.scenario.processes[process as usize].clock;
+        let target = Instant::from_nanos(clock.exact(from)).saturating_add(wait);
+        clock.exact_virtual_at(target.as_nanos(), self.now)
     }
 
     /// The virtual time at which `process`'s clock reads `target`.

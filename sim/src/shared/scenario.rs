@@ -15,6 +15,7 @@ use crate::shared::faults::{Fault, Faults, pick_credentials, pick_faults, refuse
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{
     Misconfiguration, ProcessSpec, pick_processes, slow_down, with_leases, with_local_shares,
+    with_resolutions,
 };
 use crate::shared::replication::{Replication, pick_replication};
 use crate::shared::server::SERVER_EPOCH_NS;
@@ -224,6 +225,8 @@ impl SharedScenario {
         // Each process's age, from a generator of its own so that every other draw stays
         // what it was.
         draw_ages(id.seed, &mut processes);
+        // Each process's clock resolution, likewise.
+        let processes = with_resolutions(id.seed, period_us, processes);
         let mut callers = callers;
         weigh(&mut apart, &mut callers, limit);
         // Changes of the limit over the whole traffic (drawn before callers are cut, so a

@@ -238,3 +238,28 @@ fn a_peek_that_counts_is_caught() {
     // the counter.
     assert_caught(SharedPlantedBug::PeekCounts, Invariant::Events);
 }
+
+#[test]
+fn a_limiter_blind_to_its_clocks_resolution_is_caught() {
+    // On a coarse clock, a reading a tick behind the time rejects locally after the window
+    // the server counts has ended, and spends a leased share past it.
+    assert_caught(
+        SharedPlantedBug::ResolutionIgnored,
+        Invariant::FalseRejection,
+    );
+    assert_caught(SharedPlantedBug::ResolutionIgnored, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_new_client_left_to_the_back_off_is_caught() {
+    // Given the rotated password, the planted process keeps its refused connection until the
+    // back-off passes: a request it sent after it had the new password is refused.
+    assert_caught(SharedPlantedBug::NewClientWaits, Invariant::Liveness);
+}
+
+#[test]
+fn a_noauth_kept_for_good_is_caught() {
+    // Once the server no longer requires a password, the planted process still answers every
+    // call with the `NOAUTH` its connection kept: later than the back-off's bound.
+    assert_caught(SharedPlantedBug::NoAuthKept, Invariant::Liveness);
+}

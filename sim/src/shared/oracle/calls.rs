@@ -96,6 +96,9 @@ impl Checker<'_> {
                 let server_ns = u128::from(server) * 1_000;
                 let opens_by = u128::from(local) + server_ns;
                 if let DecisionDigest::Rejected { .. } = decision {
+                    // On a coarse clock the limiter adds its tick: the window opens by then
+                    // although the reading of the reply's arrival may be a tick behind.
+                    let server_ns = server_ns + self.resolution_ns(process);
                     if retry_after != server_ns {
                         self.report(Invariant::Events, Some(caller), || {
                             format!("rejected with retry_after {retry_after} ns, the server said {server_ns}")
@@ -365,11 +368,26 @@ impl Checker<'_> {
         let elapsed = u128::from(t.saturating_sub(source.ran_at));
         let slack = (remaining + elapsed) * ppm / 1_000_000 + 2_000;
         let round_trip = u128::from(source.received.saturating_sub(source.sent));
-        if retry_after + slack < remaining || retry_after > remaining + round_trip + slack {
+        // On a coarse clock the limiter adds its tick to a retry, and two readings each up to a
+        // tick behind (the reply's arrival against the decision's time, and now) may lengthen
+        // it by up to a tick each.
+        let coarse = self.resolution_ns(process)
+            + 2 * u128::from(self.scenario.processes[process as usize].clock.tick - 1);
+        if retry_after + slack < remaining || retry_after > remaining + round_trip + slack + coarse
+        {
             self.report(Invariant::Events, Some(caller), || {
                 format!("a local rejection's retry_after {retry_after} ns, but the window ends in {remaining} ns (round trip {round_trip} ns)")
             });
         }
+    }
+
+    /// The resolution `process`'s limiter is configured with, in nanoseconds (zero for a
+    /// clock that reads exact nanoseconds).
+    fn resolution_ns(&self, process: u16) -> u128 {
+        self.scenario.processes[process as usize]
+            .clock
+            .resolution()
+            .as_nanos()
     }
 
     /// `caller` sleeps until its reading `until`: as its last decision's wait planned.
@@ -507,14 +525,14 @@ impl Checker<'_> {
             .unwrap_or(u64::MAX)
             .saturating_mul(1 + call.changes);
         // A clock running fast skips readings: a timer fires at the first reading at or past
-        // its target, which may be a nanosecond past it.
+        // its target, which may be a nanosecond past it. On a coarse clock the call ends at
+        // the first reading (a whole tick) at or after that.
         let skip = u64::from(process.clock.ppm > 0);
-        if local
-            > deadline
-                .max(start)
-                .saturating_add(timeout)
-                .saturating_add(skip)
-        {
+        let latest = deadline
+            .max(start)
+            .saturating_add(timeout)
+            .saturating_add(skip);
+        if local > crate::resolution::first_reading_from(latest, process.clock.tick) {
             self.report(Invariant::Deadline, Some(caller), || {
                 format!("ended at {local}, past its deadline {deadline} and one timeout")
             });

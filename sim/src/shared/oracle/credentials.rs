@@ -18,6 +18,7 @@ use fixed_window_redis::{FailPolicy, RENEWAL_MAX};
 
 use super::Checker;
 use crate::oracle::Invariant;
+use crate::shared::faults::Refusal;
 use crate::shared::record::{DecisionDigest, Loss};
 
 /// Slack for the readings' rounding, in nanoseconds.
@@ -26,8 +27,10 @@ const SLACK_NS: u64 = 1_000;
 /// What the oracle knows of the refusals.
 #[derive(Debug, Default)]
 pub(super) struct Refusals {
-    /// Each refusal's virtual times: when it began, when the user was taken again.
-    spans: Vec<(u64, u64)>,
+    /// Each refusal's virtual times: when it began, when the user was taken again (for a
+    /// rotated password, when every process was given the new one), and whether it was a
+    /// rotation.
+    spans: Vec<(u64, u64, bool)>,
     /// The requests refused (by the server, or by the refusal their connection kept), each
     /// with whether the refusal is what ended its attempt (no timeout, reset or crash came
     /// first).
@@ -39,25 +42,52 @@ pub(super) struct Refusals {
 
 impl Checker<'_> {
     /// The server's access control refuses the limiter's user from `t` until `until`.
-    pub(super) fn access_refused(&mut self, t: u64, until: u64) {
-        self.refusals.spans.push((t, until));
+    pub(super) fn access_refused(&mut self, t: u64, until: u64, refusal: Refusal) {
+        self.refusals
+            .spans
+            .push((t, until, refusal == Refusal::PasswordRotated));
     }
 
     /// `request` was refused at `t`: within a refusal (and its way back), or within the
     /// back-off after the first refusal its process met since.
     pub(super) fn denied(&mut self, t: u64, request: u32) {
         self.refusals.denied.insert(request, true);
-        let process = self.request(request).process;
+        let (process, sent_at) = {
+            let info = self.request(request);
+            (info.process, info.sent_at)
+        };
         let trip = self.one_way(process);
         self.checks.count(&[Invariant::Liveness]);
-        let begun = self.refusals.spans.iter().filter(|&&(from, _)| from <= t);
-        let Some(until) = begun.clone().map(|&(_, until)| until).max() else {
+        let begun = self.refusals.spans.iter().filter(|&&(from, ..)| from <= t);
+        let Some(until) = begun.clone().map(|&(_, until, _)| until).max() else {
             let caller = self.request(request).caller;
             self.report(Invariant::Liveness, caller, || {
                 format!("process {process} refused request {request} at {t} ns, before any refusal of its user")
             });
             return;
         };
+        // A process given the new password makes its next connection with it at once
+        // (`set_client`, which also forgets a refusal its connection kept): a request it sent
+        // after that is refused by nothing, unless another refusal lasted until then (its
+        // refusals, kept, end within the back-off as above).
+        let others = begun
+            .filter(|&&(.., rotation)| !rotation)
+            .map(|&(_, until, _)| until)
+            .max();
+        let rotated = begun_rotation(&self.refusals.spans, t);
+        if let Some(given) = rotated
+            && sent_at > given
+            && others.is_none_or(|other| other.saturating_add(trip) < given)
+        {
+            let caller = self.request(request).caller;
+            self.report(Invariant::Liveness, caller, || {
+                format!(
+                    "process {process} refused request {request}, sent at {sent_at} ns, after \
+                     it was given the rotated password at {given} ns"
+                )
+            });
+            return;
+        }
         if t <= until.saturating_add(trip) {
             return;
         }
@@ -166,4 +196,13 @@ impl Checker<'_> {
             });
         }
     }
+}
+
+/// The latest moment a process was given a rotated password, of the rotations begun by `t`.
+fn begun_rotation(spans: &[(u64, u64, bool)], t: u64) -> Option<u64> {
+    spans
+        .iter()
+        .filter(|&&(from, _, rotation)| rotation && from <= t)
+        .map(|&(_, until, _)| until)
+        .max()
 }

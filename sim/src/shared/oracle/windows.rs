@@ -363,7 +363,9 @@ impl Checker<'_> {
             | FaultRecord::Migrating { .. }
             | FaultRecord::KeysMigrated { .. }
             | FaultRecord::ShardStalled { .. } => {}
-            &FaultRecord::AccessRefused { until, .. } => self.access_refused(t, until),
+            &FaultRecord::AccessRefused { until, refusal } => {
+                self.access_refused(t, until, refusal);
+            }
             FaultRecord::Migrated { .. } | FaultRecord::ShardFailover { .. } => {
                 self.cluster_fault(t, fault);
             }

@@ -40,7 +40,7 @@ impl Sim<'_> {
         self.next_attempt += 1;
         let attempt = self.eval(process, Owner::Register(process), call, number, now);
         self.processes[process as usize].registering = Some(attempt);
-        self.arm_timeout(process, Owner::Register(process), number, now);
+        self.arm_timeout(process, Owner::Register(process), number, self.now);
     }
 
     /// As the limiter does at each attempt: on a cluster, or on one node while windows are
@@ -48,7 +48,7 @@ impl Sim<'_> {
     /// [`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH) on the process's clock. The attempt does not wait for it. One read is
     /// in flight at a time: a read slower than `LIMIT_REFRESH` would need a timeout longer
     /// than it, where the limiter may have two.
-    pub(super) fn refresh_limit(&mut self, process: u16, now: Instant) {
+    pub(super) fn refresh_limit(&mut self, process: u16, (now, read_at): (Instant, u64)) {
         let p = &self.processes[process as usize];
         if p.refreshing.is_some() || !p.protocol.refresh_due(p.refreshed, now) {
             return;
@@ -59,7 +59,7 @@ impl Sim<'_> {
         self.next_attempt += 1;
         let attempt = self.eval(process, Owner::Refresh(process), call, number, now);
         self.processes[process as usize].refreshing = Some(attempt);
-        self.arm_timeout(process, Owner::Refresh(process), number, now);
+        self.arm_timeout(process, Owner::Refresh(process), number, read_at);
     }
 
     pub(super) fn arrive(&mut self, caller: u32) {
@@ -160,6 +160,7 @@ impl Sim<'_> {
         let call = &mut self.calls[caller as usize];
         call.deadline = deadline;
         call.now = now;
+        call.read_at = self.now;
     }
 
     /// One attempt of a call at its `now`.
@@ -169,7 +170,8 @@ impl Sim<'_> {
         let call = &mut self.calls[caller as usize];
         call.attempts += 1;
         let (process, key, now, deadline) = (call.process, call.key, call.now, call.deadline);
-        self.refresh_limit(process, now);
+        let read_at = call.read_at;
+        self.refresh_limit(process, (now, read_at));
         if self.planted.is_some_and(SharedPlantedBug::remembers_apart)
             && let Some(&(until, opens_by, opens_at)) = self.processes[process as usize]
                 .remembered_past_end
@@ -231,7 +233,7 @@ impl Sim<'_> {
                 });
                 // The caller's own bound, as the production caller's: from its attempt's
                 // start, whether it waits in the queue or in the batch.
-                self.arm_timeout(process, Owner::Call(caller), number, now);
+                self.arm_timeout(process, Owner::Call(caller), number, read_at);
                 self.pump(process);
             }
             Err(_) => {
@@ -351,6 +353,7 @@ impl Sim<'_> {
         let call = &mut self.calls[caller as usize];
         call.slept_from = Some(call.now);
         call.now = now;
+        call.read_at = self.now;
         // A call that waited on its process's local share may wake while the process still
         // has no limiter: as the limiter's attempt, it is then answered by the fail policy.
         if let Some(cause) = self.processes[process as usize]

@@ -166,7 +166,7 @@ impl Sim<'_> {
             }
             Redirect::TryAgain => {
                 let wait = self.try_again_wait(hops);
-                let at = self.virtual_at(process, self.local(process).saturating_add(wait));
+                let at = self.after(process, wait);
                 self.queue.push(at, Event::TryAgain(owner, number));
             }
         }

@@ -10,7 +10,7 @@
 //!
 //! A process takes note of each refusal that reaches it: the first while no renewal is due
 //! makes one due after the product's [`renewal_wait`] of the refusals before it (on the
-//! process's clock); any answer that is not an error ends the back-off. The first request sent
+//! process's clock, to the nanosecond: the connection layer's time is not the limiter's); any answer that is not an error ends the back-off. The first request sent
 //! once the renewal is due and its wait has passed makes a new connection (one more round
 //! trip), which the server authenticates afresh.
 
@@ -23,6 +23,10 @@ use crate::shared::record::Loss;
 /// The server's answer to a connection whose user does not exist.
 pub(super) const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
+/// The server's answer to a command on a connection that has not authenticated while the
+/// server requires it.
+pub(super) const NOAUTH: &str = "NOAUTH Authentication required.";
+
 /// The server's answer to a command the user may not run.
 pub(super) const NOPERM: &str = "NOPERM User sim has no permissions to run the 'evalsha' command";
 
@@ -33,7 +37,7 @@ pub(super) struct Renewing {
     refusals: u32,
     /// A new connection is due, once `not_before` has passed.
     due: bool,
-    /// The reading of the process's clock from which the new connection may be made.
+    /// The exact reading of the process's clock from which the new connection may be made.
     not_before: fixed_window::Instant,
 }
 
@@ -42,13 +46,19 @@ impl Sim<'_> {
     /// wait has passed (the request then authenticates it), or returns the refusal its
     /// connection keeps, which answers the request at once.
     pub(super) fn before_send(&mut self, process: u16) -> Option<&'static str> {
-        let now = self.local(process);
-        // The planted client keeps its refused connection.
-        let renews = self.planted != Some(SharedPlantedBug::NeverRecovers);
+        // The connection layer's own time (the standard library's), not the limiter's clock.
+        let now = self.exact(process);
+        // The planted clients keep their refused connection.
         let p = &mut self.processes[process as usize];
+        let renews = match self.planted {
+            Some(SharedPlantedBug::NeverRecovers) => false,
+            Some(SharedPlantedBug::NoAuthKept) => p.connection.kept != Some(NOAUTH),
+            _ => true,
+        };
         if renews && p.renewing.due && now >= p.renewing.not_before {
             p.renewing.due = false;
             p.connection.session += 1;
+            p.connection.credentials = p.credentials;
             p.connection.reconnect = true;
             p.connection.kept = None;
             return None;
@@ -71,6 +81,7 @@ impl Sim<'_> {
             (r.process, r.session)
         };
         let user_missing = self.now < self.user_missing_until;
+        let auth_required = self.now < self.auth_required_until;
         let connection = &mut self.processes[process as usize].connection;
         let authenticated = match connection.auth {
             Some((known, accepted)) if known == session => accepted,
@@ -78,12 +89,19 @@ impl Sim<'_> {
             // (deleting the user closes every connection).
             Some((known, _)) if known > session => true,
             _ => {
-                connection.auth = Some((session, !user_missing));
-                !user_missing
+                // Made with a password the server no longer takes: refused as a missing user.
+                let accepted = !user_missing && connection.credentials == self.password;
+                connection.auth = Some((session, accepted));
+                if auth_required {
+                    connection.unauthenticated = Some(session);
+                }
+                accepted
             }
         };
         if !authenticated {
             Some(WRONGPASS)
+        } else if auth_required && connection.unauthenticated == Some(session) {
+            Some(NOAUTH)
         } else if self.now < self.no_perm_until {
             Some(NOPERM)
         } else {
@@ -107,7 +125,10 @@ impl Sim<'_> {
             (r.process, r.session)
         };
         let connection = &mut self.processes[process as usize].connection;
-        if refusal == WRONGPASS && session == connection.session {
+        // The planted `NoAuthKept` keeps a `NOAUTH` as a refused reconnection.
+        let kept = refusal == WRONGPASS
+            || (refusal == NOAUTH && self.planted == Some(SharedPlantedBug::NoAuthKept));
+        if kept && session == connection.session {
             connection.kept = Some(refusal);
         }
     }
@@ -118,7 +139,7 @@ impl Sim<'_> {
     /// refusal the connection keeps answers the next call, which sees it.)
     pub(super) fn refusal_received(&mut self, request: u32) {
         let process = self.requests[request as usize].process;
-        let now = self.local(process);
+        let now = self.exact(process);
         let renewing = &mut self.processes[process as usize].renewing;
         if !renewing.due {
             renewing.not_before = now.saturating_add(renewal_wait(renewing.refusals));
@@ -136,6 +157,46 @@ impl Sim<'_> {
     /// its connections closed.
     pub(super) fn refuse_user(&mut self, until: u64) {
         self.user_missing_until = self.user_missing_until.max(until);
+        for process in 0..self.processes.len() {
+            self.reset(u16::try_from(process).unwrap_or(0));
+        }
+    }
+
+    /// The server's password changes and the user's connections are closed; every process is
+    /// given the new password at `until`.
+    pub(super) fn rotate_password(&mut self, until: u64) {
+        self.password = self.password.saturating_add(1);
+        for process in 0..self.processes.len() {
+            self.reset(u16::try_from(process).unwrap_or(0));
+        }
+        self.queue.push(until, Event::GivePassword);
+    }
+
+    /// Every process is given the server's current password, as `set_client` gives a running
+    /// limiter a new client: its connection layer makes the next connection with it at once
+    /// (`Renewal::replace`: no back-off, the refusals forgotten). The planted
+    /// [`SharedPlantedBug::NewClientWaits`] leaves the renewal to the back-off.
+    pub(super) fn give_password(&mut self) {
+        let password = self.password;
+        let waits = self.planted == Some(SharedPlantedBug::NewClientWaits);
+        for process in 0..self.processes.len() {
+            let now = self.exact(u16::try_from(process).unwrap_or(0));
+            let p = &mut self.processes[process];
+            p.credentials = password;
+            if !waits {
+                p.renewing = Renewing {
+                    refusals: 0,
+                    due: true,
+                    not_before: now,
+                };
+            }
+        }
+    }
+
+    /// The server requires a password its clients have not given until `until`, and their
+    /// connections are closed (as a restart with that configuration closes them).
+    pub(super) fn require_auth(&mut self, until: u64) {
+        self.auth_required_until = self.auth_required_until.max(until);
         for process in 0..self.processes.len() {
             self.reset(u16::try_from(process).unwrap_or(0));
         }

@@ -29,6 +29,8 @@ impl Sim<'_> {
                 match refusal {
                     Refusal::NoUser => self.refuse_user(until),
                     Refusal::PermissionRevoked => self.revoke_permission(until),
+                    Refusal::PasswordRotated => self.rotate_password(until),
+                    Refusal::AuthRequired => self.require_auth(until),
                 }
                 FaultRecord::AccessRefused { refusal, until }
             }
@@ -140,6 +142,7 @@ impl Sim<'_> {
         p.connection.blocked.clear();
         // The connection manager connects again: the server authenticates the new connection.
         p.connection.session += 1;
+        p.connection.credentials = p.credentials;
         p.connection.kept = None;
         if let Some(cluster) = &mut self.cluster {
             // The cluster connection reconnects, reading the slot table again.
@@ -198,10 +201,11 @@ impl Sim<'_> {
         // server authenticates it; its connection layer starts afresh.
         p.connection.last_write.clear();
         p.connection.session += 1;
+        p.connection.credentials = p.credentials;
         p.connection.kept = None;
         p.renewing = super::credentials::Renewing::default();
         p.remembered_past_end.clear();
-        p.protocol = protocol(self.scenario, process as usize);
+        p.protocol = protocol(self.scenario, process as usize, self.planted);
         // A new process: its local share starts empty.
         p.share = LocalShare::new(&config(self.scenario, process as usize));
         if let Some(cluster) = &mut self.cluster {

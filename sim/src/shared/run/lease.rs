@@ -4,7 +4,7 @@
 use core::time::Duration;
 
 use fixed_window::Instant;
-use fixed_window_redis::{Decision, ScriptReply, Unavailable, lease_deadline};
+use fixed_window_redis::{Decision, ScriptReply, Unavailable, coarse_lease_deadline};
 
 use super::Sim;
 use crate::shared::planted::SharedPlantedBug;
@@ -52,7 +52,8 @@ impl Sim<'_> {
         let end = window_start.saturating_add(period_us);
         let p = &mut self.processes[process as usize];
         let version = p.protocol.limit_version();
-        if let Some(deadline) = lease_deadline(sent, now, end) {
+        let resolution = p.protocol.config().clock_resolution();
+        if let Some(deadline) = coarse_lease_deadline(sent, now, end, resolution) {
             p.kept_shares.insert(key, (*remaining, deadline, version));
         }
     }

@@ -33,7 +33,7 @@ impl Sim<'_> {
         let owner = Owner::Limit(change);
         let attempt = self.eval(spec.process, owner, Rc::new(call), number, now);
         self.limit_calls[change as usize] = Some(attempt);
-        self.arm_timeout(spec.process, owner, number, now);
+        self.arm_timeout(spec.process, owner, number, self.now);
     }
 
     /// The round trip of change `change` is over: `reply` is the script's, or why there is none.

@@ -101,7 +101,7 @@ impl Sim<'_> {
                     t: self.now,
                     caller,
                 });
-                self.arm_timeout(process, super::Owner::Call(caller), number, now);
+                self.arm_timeout(process, super::Owner::Call(caller), number, self.now);
                 self.pump(process);
             }
             Err(_) => self.peek_failed(caller),

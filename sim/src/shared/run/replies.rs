@@ -56,8 +56,7 @@ impl Sim<'_> {
                 t: self.now,
                 caller,
             });
-            let now = self.local(process);
-            self.arm_timeout(process, owner, number, now);
+            self.arm_timeout(process, owner, number, self.now);
             self.pump(process);
             return;
         }
@@ -180,8 +179,7 @@ impl Sim<'_> {
                         a.number = number;
                         a.decided = Some((decision, received, request.unwrap_or(u32::MAX)));
                     }
-                    let now = self.local(process);
-                    self.arm_timeout(process, owner, number, now);
+                    self.arm_timeout(process, owner, number, self.now);
                     return;
                 }
                 self.calls[caller as usize].attempt = None;
@@ -193,6 +191,7 @@ impl Sim<'_> {
                     // Adopted: the attempt is made again at once under the new limit.
                     call.changes += 1;
                     call.now = received;
+                    call.read_at = self.now;
                     self.attempt(caller);
                     return;
                 }
@@ -375,7 +374,7 @@ impl Sim<'_> {
             let backoff = timeout
                 .saturating_mul(1 << p.failed_registrations.min(31))
                 .min(most);
-            let at = self.virtual_at(process, self.local(process).saturating_add(backoff));
+            let at = self.after(process, backoff);
             self.queue.push(at, Event::Register(process, generation));
         }
     }

@@ -32,6 +32,7 @@ fn one_process(calls: u32, limit: u32) -> SharedScenario {
     process.clock = ProcessClock {
         offset_ns: 0,
         ppm: 0,
+        tick: 1,
     };
     process.link = Link {
         delay_ns: 50_000,

@@ -140,7 +140,7 @@ impl Sim<'_> {
             let attempt = self.eval(process, owner, Rc::new(call), number, now);
             self.number_members(process, group, attempt.request);
             self.processes[process as usize].batch[group as usize] = Some(attempt);
-            self.arm_timeout(process, owner, number, now);
+            self.arm_timeout(process, owner, number, self.now);
         }
     }
 
@@ -216,9 +216,12 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn arm_timeout(&mut self, process: u16, owner: Owner, number: u32, sent: Instant) {
+    /// Arms the timeout of an attempt whose bound runs from virtual time `from` (now, or a
+    /// call's reading of its start): as tokio's timer does, it runs on the hardware's time
+    /// from that moment, not from the limiter's rounded reading.
+    pub(super) fn arm_timeout(&mut self, process: u16, owner: Owner, number: u32, from: u64) {
         let timeout = self.processes[process as usize].protocol.config().timeout();
-        let at = self.virtual_at(process, sent.saturating_add(timeout));
+        let at = self.after_from(process, from, timeout);
         self.queue.push(at, Event::Timeout(owner, number));
     }
 
