@@ -66,6 +66,7 @@ mod cluster;
 mod conflicts;
 mod credentials;
 mod end;
+mod grids;
 mod lanes;
 mod lease;
 mod limits;

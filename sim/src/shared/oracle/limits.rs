@@ -96,7 +96,7 @@ impl Checker<'_> {
     /// origin is a boundary of a grid that has boundaries whole periods before it too, and is
     /// stored as the first of them after the epoch (`docs/rules.md`: The origin): the grid is
     /// numbered from there.
-    fn grid_of(&self, period: u64, server_us: u64) -> Grid {
+    pub(super) fn grid_of(&self, period: u64, server_us: u64) -> Grid {
         let period = NonZeroU128::new(u128::from(period)).unwrap_or(NonZeroU128::MIN);
         let origin = self
             .scenario
@@ -130,7 +130,7 @@ impl Checker<'_> {
             Some(counter) if counter.version < carried.version => {
                 let count = self.counts[key as usize];
                 self.write_settings(request, key, carried);
-                if let (Some(before), Some(grid)) = (count, self.grid) {
+                if let (Some(before), Some(grid)) = (count, self.grid_for(carried.period)) {
                     let (index, used) = before.at(&grid, u128::from(server_us));
                     self.counts[key as usize] = Some(Count::stored(index, used));
                     if let Some(write) = self.settings_writes.last_mut() {
