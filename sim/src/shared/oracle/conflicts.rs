@@ -2,7 +2,9 @@
 //! configuration): its registration stays refused, so from then on every call it answers is
 //! `Conflict`, at once, whatever its fail policy: never a permit, counted or fail-open, nor
 //! the fail policy's answer. Until it knows (its registration under way, or failed
-//! `Unavailable`), its calls are judged as any unregistered process's.
+//! `Unavailable`), its calls are judged as any unregistered process's. On a cluster, where no
+//! attempt reads the configuration, nothing but its registration refuses such a process on a
+//! key no other process has counted on: a refused process must send no attempt there.
 
 use super::Checker;
 use crate::oracle::Invariant;
@@ -23,6 +25,22 @@ impl Checker<'_> {
     /// limiter, which knows of no refusal.
     pub(super) fn refusal_forgotten(&mut self, process: u16) {
         self.knows_refusal[process as usize] = false;
+    }
+
+    /// On a cluster, `request`, an attempt of `caller`'s process, ran with no counter refusing
+    /// it: its process's latest registration must have been accepted (one refused has no
+    /// limiter, or answers `Conflict` without a round trip).
+    pub(super) fn attempt_when_refused(&mut self, request: u32, caller: Option<u32>) {
+        let process = self.requests[request as usize].process;
+        self.checks.count(&[Invariant::Configuration]);
+        if self.registration_accepted[process as usize] == Some(false) {
+            self.report(Invariant::Configuration, caller, || {
+                format!(
+                    "request {request} of process {process}, whose registration the server \
+                     refused, ran as an attempt on a cluster, where no counter refused it"
+                )
+            });
+        }
     }
 
     /// Judges `caller`'s decision if its process knows its registration was refused: it must

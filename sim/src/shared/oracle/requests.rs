@@ -134,6 +134,9 @@ impl Checker<'_> {
             self.refused(request, caller, (server_us, stored, grid), reply);
             return;
         }
+        if self.scenario.cluster.is_some() && purpose == Purpose::Acquire {
+            self.attempt_when_refused(request, caller);
+        }
         let values = match reply {
             ReplyDigest::Four { values } => values,
             ReplyDigest::Error { .. } => {
