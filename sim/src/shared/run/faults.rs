@@ -191,6 +191,9 @@ impl Sim<'_> {
         p.registering = None;
         p.refreshing = None;
         p.unregistered = None;
+        // A new process knows of no refusal: a registration of its that fails `Unavailable`
+        // leaves it with no limiter, its calls answered by its fail policy.
+        p.refused = false;
         p.conflict = None;
         // It connects again as it restarts: its new connection has written nothing, and the
         // server authenticates it; its connection layer starts afresh.
