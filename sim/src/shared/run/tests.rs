@@ -436,3 +436,41 @@ fn a_refused_process_that_crashed_answers_by_its_policy_when_its_new_registratio
     let violations = check_shared(&scenario, &run);
     assert!(violations.is_empty(), "{violations:?}");
 }
+
+#[test]
+fn a_call_waiting_on_the_local_share_when_its_process_is_refused_wakes_to_conflict() {
+    // Process 1, made with `start` and configured apart, fails its first registration (the
+    // server paused) and answers by its local share: the first caller gets the share, the
+    // second waits for the next window of the process's grid. Its registration is refused
+    // meanwhile, so the waiting call's next attempt answers `Conflict`, as the limiter's
+    // finds the refusal before anything else.
+    let mut scenario = one_process(3, 10);
+    scenario.period_us = 1_000_000;
+    let mut apart = scenario.processes[0].clone();
+    apart.misconfigured = Some(Misconfiguration::Limit(11));
+    apart.started = true;
+    apart.fail_policy = FailPolicy::Local { share: 1 };
+    apart.max_wait = Duration::from_secs(2);
+    scenario.processes.push(apart);
+    for (caller, arrival) in [(1, 260_000_000), (2, 270_000_000)] {
+        scenario.callers[caller].process = 1;
+        scenario.callers[caller].arrival = arrival;
+        scenario.callers[caller].waits = true;
+    }
+    scenario.faults.planned = vec![(
+        350_000,
+        Fault::Pause {
+            for_ns: 300_000_000,
+        },
+    )];
+    let run = run_shared(&scenario, None);
+    let violations = check_shared(&scenario, &run);
+    assert!(violations.is_empty(), "{violations:?}");
+    assert_eq!(
+        outcomes(&scenario)[1..],
+        [
+            SharedOutcome::Permitted { remaining: None },
+            SharedOutcome::Conflict
+        ]
+    );
+}
