@@ -130,12 +130,12 @@ impl Checker<'_> {
             self.registration_accepted[process as usize] =
                 Some(!matches!(expect, Expect::Refuse(_)));
         }
+        if self.counted_apart((t, request, purpose), expect, reply) {
+            return;
+        }
         if let Expect::Refuse(stored) = expect {
             self.refused(request, caller, (server_us, stored, grid), reply);
             return;
-        }
-        if self.scenario.cluster.is_some() && purpose == Purpose::Acquire {
-            self.attempt_when_refused(request, caller);
         }
         let values = match reply {
             ReplyDigest::Four { values } => values,
