@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 42] = [
+pub const SHARED_FEATURES: [&str; 43] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -55,6 +55,7 @@ pub const SHARED_FEATURES: [&str; 42] = [
     "coarse_clock",
     "password_rotated",
     "auth_required",
+    "cluster_counter_conflict",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -96,12 +97,13 @@ const fn bit(feature: usize) -> u64 {
 /// the script leased a share of a window, `permit_from_share` when a process granted a permit
 /// from a share without a round trip.
 /// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
-/// (its registration refused).
-/// `peeked` when a caller's peek was answered by the server (the script's read-only run).
-/// (its registration refused). `coarse_clock` when a process whose clock ticks coarser than a
+/// (its registration refused). `peeked` when a caller's peek was answered by the server (the
+/// script's read-only run). `coarse_clock` when a process whose clock ticks coarser than a
 /// nanosecond decided a call. `password_rotated` when the server's password for the
 /// limiter's user changed (each process given the new one later), `auth_required` when the
-/// server began requiring a password its clients had not given.
+/// server began requiring a password its clients had not given. `cluster_counter_conflict` when
+/// an attempt on a cluster was refused by its key's counter, which a process of other settings
+/// wrote: after the configuration key was lost and a process configured apart registered afresh.
 ///
 /// # Examples
 ///
@@ -205,6 +207,9 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     if scenario.replication.is_some() {
         mask |= wait_features(run);
     }
+    if clustered {
+        mask |= counter_conflict_features(run);
+    }
     mask | recovery_features(run) | peek_features(run) | coarse_feature(scenario, run)
 }
 
@@ -261,6 +266,38 @@ fn coarse_feature(scenario: &SharedScenario, run: &SharedRun) -> u64 {
         .iter()
         .any(|record| matches!(record, SharedRecord::Decided { caller, .. } if coarse(*caller)));
     if decided { bit(39) } else { 0 }
+}
+
+/// `cluster_counter_conflict` (bit 42): on a cluster, where attempts read no configuration,
+/// an attempt's script answered a conflict, which only its key's counter can tell.
+fn counter_conflict_features(run: &SharedRun) -> u64 {
+    // The requests that carry attempts.
+    let mut attempts: Vec<bool> = Vec::new();
+    for record in &run.records {
+        match record {
+            SharedRecord::Sent {
+                request,
+                caller,
+                purpose,
+                ..
+            } => {
+                let index = *request as usize;
+                if attempts.len() <= index {
+                    attempts.resize(index + 1, false);
+                }
+                attempts[index] = *purpose == Purpose::Acquire && caller.is_some();
+            }
+            SharedRecord::Executed {
+                request,
+                reply: ReplyDigest::Four { values },
+                ..
+            } if values[0] == -1 && attempts.get(*request as usize) == Some(&true) => {
+                return bit(42);
+            }
+            _ => {}
+        }
+    }
+    0
 }
 
 /// `recovered_from_refusal` (bit 34): a process whose attempt the server refused (or its

@@ -66,6 +66,7 @@ mod cluster;
 mod conflicts;
 mod credentials;
 mod end;
+mod grids;
 mod lanes;
 mod lease;
 mod limits;
@@ -260,6 +261,10 @@ struct Checker<'s> {
     held: HashMap<(u16, u16), u32>,
     /// The windows (epoch, key, index) in which a call was refused.
     refused_windows: BTreeSet<(u32, u16, u128)>,
+    /// On a cluster, the last script call an attempt's counter refused: its virtual time, its
+    /// process and the counter's settings. The script refuses the whole call there, so the
+    /// attempts on its later keys are answered that refusal without running.
+    call_refused: Option<(u64, u16, Stored)>,
     /// Whether some call failed, met a conflict or a changed limit: a share may have been
     /// dropped early, outside the under-admission bound's conditions.
     share_dropped: bool,
@@ -355,6 +360,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         leases: HashMap::new(),
         held: HashMap::new(),
         refused_windows: BTreeSet::new(),
+        call_refused: None,
         share_dropped: false,
         peeks: peeks::Peeks::default(),
     };

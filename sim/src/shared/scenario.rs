@@ -288,13 +288,7 @@ impl SharedScenario {
         self.cluster = pick_cluster(&drawn, &mut faults);
         self.faults = faults;
         if self.cluster.is_some() {
-            clustered(
-                apart,
-                &mut self.processes,
-                &mut self.time_key,
-                &mut self.origin,
-                self.period_us,
-            );
+            clustered(apart, &mut self.time_key, &mut self.origin, self.period_us);
         }
     }
 
@@ -341,20 +335,18 @@ impl SharedScenario {
 }
 
 /// What a scenario on a cluster keeps of the rest of its draw: no time key (on a cluster it
-/// would be in another slot than the counters, and registering fails), no process configured
-/// apart, and a fixed origin (drawn as the others are if it has none), so that a process that
-/// registers after the configuration key was lost stores the same grid.
+/// would be in another slot than the counters, and registering fails), and a fixed origin
+/// (drawn as the others are if it has none), so that a process that registers after the
+/// configuration key was lost stores the same grid. A process configured apart stays: refused
+/// at registration while the configuration is stored, and by the counters the others wrote
+/// once it registered after the configuration key was lost.
 fn clustered(
     apart: &mut ChaCha8Rng,
-    processes: &mut [ProcessSpec],
     time_key: &mut bool,
     origin: &mut Option<u64>,
     period_us: u64,
 ) {
     *time_key = false;
-    for process in processes {
-        process.misconfigured = None;
-    }
     if origin.is_none() {
         let start_us = SERVER_EPOCH_NS / 1_000;
         *origin = Some(match apart.random_range(0..3) {

@@ -129,6 +129,63 @@ fn an_ask_not_followed_is_caught() {
 }
 
 #[test]
+fn a_conflicting_configuration_answered_otherwise_on_a_cluster_is_caught() {
+    // Processes configured apart are drawn on a cluster too: refused when they register, and
+    // by the counters the others wrote once one registered after the configuration key was
+    // lost. A refusal read as an outage, or a started limiter answering by its policy, is
+    // caught there as on one node.
+    assert_caught(SharedPlantedBug::ConflictIgnored, Invariant::Configuration);
+    assert_caught(
+        SharedPlantedBug::StartedRefusedByPolicy,
+        Invariant::Configuration,
+    );
+}
+
+#[test]
+fn a_counter_of_other_settings_refuses_an_attempt_on_a_cluster() {
+    // Attempts on a cluster read no configuration: once the configuration key was lost and a
+    // process configured apart registered afresh, each period counts on its own grid, and a
+    // process meeting a counter the other settings wrote is refused there. The real limiter
+    // passes every such scenario.
+    let mut refused = 0;
+    for scenario in
+        clusters(2_000).filter(|s| s.processes.iter().any(|p| p.misconfigured.is_some()))
+    {
+        let run = run_shared(&scenario, None);
+        let attempts: Vec<u32> = run
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                SharedRecord::Sent {
+                    request,
+                    caller: Some(_),
+                    purpose: Purpose::Acquire,
+                    ..
+                } => Some(*request),
+                _ => None,
+            })
+            .collect();
+        if run.records.iter().any(|r| {
+            matches!(r, SharedRecord::Executed { request, reply: ReplyDigest::Four { values }, .. }
+                if values[0] == -1 && attempts.contains(request))
+        }) {
+            let violations = check_shared(&scenario, &run);
+            assert!(
+                violations.is_empty(),
+                "seed {}: {:?}",
+                scenario.id.seed,
+                &violations[..violations.len().min(3)]
+            );
+            refused += 1;
+        }
+    }
+    assert!(
+        refused > 0,
+        "no attempt on a cluster met a counter of other settings"
+    );
+}
+
+#[test]
 fn one_call_in_flight_for_every_primary_is_caught() {
     // An attempt held behind a call to another primary: caught by the liveness rule per node.
     assert_caught(SharedPlantedBug::OneCallInFlight, Invariant::Liveness);

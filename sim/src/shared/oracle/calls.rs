@@ -336,7 +336,7 @@ impl Checker<'_> {
         {
             return;
         }
-        let Some(grid) = self.grid else {
+        let Some(grid) = self.key_grid(key) else {
             return;
         };
         let now = self.server_us(t);

@@ -31,6 +31,9 @@ pub(super) struct FailoverSeen {
     epoch: u32,
     /// The window it happened in, on the epoch's grid (`None`: no grid yet).
     window: Option<u128>,
+    /// When it happened, on the server's clock (µs): on a cluster a key's window may lie on
+    /// the grid of another period than the epoch's (`grids.rs`).
+    at: u128,
     /// The slots of the primary that failed; `None` for the one server.
     slots: Option<Vec<(u16, u16)>>,
 }
@@ -43,6 +46,7 @@ impl Checker<'_> {
         self.failovers.push(FailoverSeen {
             epoch: self.epoch,
             window,
+            at: now,
             slots,
         });
     }
@@ -94,14 +98,17 @@ impl Checker<'_> {
             return;
         }
         self.checks.count(&[Invariant::WindowLimit]);
-        let mut granted: BTreeMap<(u32, u16, u128), u64> = BTreeMap::new();
+        // Each window's units, and the period of the settings they were counted under.
+        let mut granted: BTreeMap<(u32, u16, u128), (u64, u64)> = BTreeMap::new();
         for (request, info) in (0_u32..).zip(&self.requests) {
             if let Some(counted) = info.counted
                 && self.is_granted(request)
             {
-                *granted
+                let period = self.scenario.configured(info.process).1;
+                granted
                     .entry((counted.epoch, counted.key, counted.window))
-                    .or_default() += u64::from(self.units(request));
+                    .or_insert((0, period))
+                    .0 += u64::from(self.units(request));
             }
         }
         let probe = config(self.scenario, 0);
@@ -109,7 +116,7 @@ impl Checker<'_> {
             |key: u16| key_slot(&probe.cluster_counter_key(&self.scenario.keys[key as usize]));
         let waiting = self.scenario.replication.is_some();
         let mut reports = Vec::new();
-        for ((epoch, key, window), units) in granted {
+        for ((epoch, key, window), (units, period)) in granted {
             // The largest limit a grant of the window was decided under (the stored one, which
             // a change or a process configured apart may have made other than the scenario's).
             let limit = u64::from(
@@ -122,7 +129,7 @@ impl Checker<'_> {
             let failovers = self
                 .failovers
                 .iter()
-                .filter(|f| f.epoch == epoch && f.window == Some(window))
+                .filter(|f| f.epoch == epoch && self.failover_window(f, period) == Some(window))
                 .filter(|f| match (&f.slots, slot) {
                     (Some(slots), Some(slot)) => {
                         slots.iter().any(|&(a, b)| (a..=b).contains(&slot))
@@ -146,6 +153,16 @@ impl Checker<'_> {
                     format!("{units} permits granted in window {window} of key {key}, more than the stated bound {bound} (limit × (1 + {failovers} failovers of its primary in the window))")
                 }
             });
+        }
+    }
+
+    /// The window of a key counted under settings of `period` µs that failover `f` happened
+    /// in: on a cluster on that period's grid, on one node on the epoch's.
+    fn failover_window(&self, f: &FailoverSeen, period: u64) -> Option<u128> {
+        if self.scenario.cluster.is_some() {
+            self.grid_for(period).map(|grid| grid.index_of(f.at))
+        } else {
+            f.window
         }
     }
 }

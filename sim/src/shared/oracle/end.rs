@@ -22,7 +22,8 @@ impl Checker<'_> {
                 });
                 continue;
             };
-            let (Some(count), Some(grid)) = (self.counts[index as usize], self.grid) else {
+            let (Some(count), Some(grid)) = (self.counts[index as usize], self.key_grid(index))
+            else {
                 continue;
             };
             if let Some(end) = grid.end(count.index()) {

@@ -217,7 +217,7 @@ impl Checker<'_> {
 
     /// A call was refused in `key`'s current window at server time `server_us`.
     pub(super) fn refusal(&mut self, key: u16, server_us: u128) {
-        if let Some(grid) = self.grid {
+        if let Some(grid) = self.key_grid(key) {
             self.refused_windows
                 .insert((self.epoch, key, grid.index_of(server_us)));
         }

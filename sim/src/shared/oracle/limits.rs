@@ -130,7 +130,7 @@ impl Checker<'_> {
             Some(counter) if counter.version < carried.version => {
                 let count = self.counts[key as usize];
                 self.write_settings(request, key, carried);
-                if let (Some(before), Some(grid)) = (count, self.grid) {
+                if let (Some(before), Some(grid)) = (count, self.grid_for(carried.period)) {
                     let (index, used) = before.at(&grid, u128::from(server_us));
                     self.counts[key as usize] = Some(Count::stored(index, used));
                     if let Some(write) = self.settings_writes.last_mut() {

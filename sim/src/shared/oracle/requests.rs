@@ -148,15 +148,21 @@ impl Checker<'_> {
         // What the server must do with the configuration it stores (storing it, with its time
         // or the fixed origin as the origin, when absent).
         let expect = self.configure(t, request, purpose, server_us);
-        let Some(grid) = self.grid else {
+        if self.grid.is_none() {
+            return;
+        }
+        let Some(grid) = self.run_grid(request, expect) else {
             return;
         };
         if purpose == Purpose::Register {
             self.registration_accepted[process as usize] =
                 Some(!matches!(expect, Expect::Refuse(_)));
         }
+        if self.counted_apart((t, request, purpose), expect, reply) {
+            return;
+        }
         if let Expect::Refuse(stored) = expect {
-            self.refused(request, caller, (server_us, stored), reply);
+            self.refused(request, caller, (server_us, stored, grid), reply);
             return;
         }
         let values = match reply {
@@ -274,11 +280,11 @@ impl Checker<'_> {
         &mut self,
         request: u32,
         caller: Option<u32>,
-        (server_us, stored): (u64, Stored),
+        (server_us, stored, grid): (u64, Stored, Grid),
         reply: ReplyDigest,
     ) {
         self.checks.count(&[Invariant::Configuration]);
-        let expected = self.grid.map(|grid| ScriptReply::Conflict {
+        let expected = Some(ScriptReply::Conflict {
             period: stored.period,
             limit: u64::from(stored.limit),
             origin: u64::try_from(grid.origin()).unwrap_or(u64::MAX),

@@ -270,7 +270,7 @@ impl Checker<'_> {
         let Some(&index) = self.counter_keys.get(key) else {
             return;
         };
-        let (Some(count), Some(grid)) = (self.counts[index as usize], self.grid) else {
+        let (Some(count), Some(grid)) = (self.counts[index as usize], self.key_grid(index)) else {
             return;
         };
         let gone = (u128::from(expires_at_ms) + 1) * 1_000;

@@ -106,6 +106,12 @@ impl Sim<'_> {
     /// refused.
     pub(super) fn answer_conflict(&mut self, caller: u32, conflict: Conflict) {
         self.start_call(caller);
+        self.decide_conflict(caller, conflict);
+    }
+
+    /// One attempt of `caller`, whose process was made with `start` and refused: `Conflict`,
+    /// without a round trip.
+    fn decide_conflict(&mut self, caller: u32, conflict: Conflict) {
         let call = &mut self.calls[caller as usize];
         call.attempts += 1;
         let (process, now) = (call.process, call.now);
@@ -354,8 +360,15 @@ impl Sim<'_> {
         call.slept_from = Some(call.now);
         call.now = now;
         call.read_at = self.now;
-        // A call that waited on its process's local share may wake while the process still
-        // has no limiter: as the limiter's attempt, it is then answered by the fail policy.
+        // A call that waited on its process's local share may wake once the process's
+        // registration was refused: made with `start`, it answers `Conflict`, as the
+        // limiter's next attempt finds the refusal before anything else.
+        if let Some(conflict) = self.processes[process as usize].conflict {
+            self.decide_conflict(caller, conflict);
+            return;
+        }
+        // It may wake while the process still has no limiter: as the limiter's attempt, it
+        // is then answered by the fail policy.
         if let Some(cause) = self.processes[process as usize]
             .unregistered
             .clone()

@@ -194,9 +194,10 @@ impl Sim<'_> {
         p.registering = None;
         p.refreshing = None;
         p.unregistered = None;
-        p.conflict = None;
-        // A new process: it knows of no refusal until its own registration is refused.
+        // A new process knows of no refusal: a registration of its that fails `Unavailable`
+        // leaves it with no limiter, its calls answered by its fail policy.
         p.refused = false;
+        p.conflict = None;
         // It connects again as it restarts: its new connection has written nothing, and the
         // server authenticates it; its connection layer starts afresh.
         p.connection.last_write.clear();

@@ -12,7 +12,7 @@ use crate::shared::faults::{Fault, Faults};
 use crate::shared::limit_changes::LimitChange;
 use crate::shared::oracle::check_shared;
 use crate::shared::planted::SharedPlantedBug;
-use crate::shared::process::{Link, ProcessClock};
+use crate::shared::process::{Link, Misconfiguration, ProcessClock};
 use crate::shared::record::{DecisionDigest, LimitOutcome, Purpose, SharedOutcome, SharedRecord};
 use crate::shared::scenario::{SharedCaller, SharedScenario, Weight};
 
@@ -383,5 +383,95 @@ fn a_deleted_user_is_refused_then_the_process_connects_anew_and_decides() {
             .iter()
             .any(|v| v.invariant == Invariant::Liveness),
         "{violations:?}"
+    );
+}
+
+#[test]
+fn a_refused_process_that_crashed_answers_by_its_policy_when_its_new_registration_fails() {
+    // Process 1, made with `start` and configured apart, is refused, then crashes. The new
+    // process knows of no refusal: its registration, held up by a pause of the server, times
+    // out, so it has no limiter and answers its caller by its fail policy. Kept refused across
+    // the crash, it left that caller waiting for good.
+    let mut scenario = one_process(2, 10);
+    let mut apart = scenario.processes[0].clone();
+    apart.misconfigured = Some(Misconfiguration::Limit(11));
+    apart.started = true;
+    scenario.processes.push(apart);
+    scenario.callers[1].process = 1;
+    scenario.callers[1].arrival = 30_000_000;
+    scenario.faults.planned = vec![
+        (
+            5_000_000,
+            Fault::Crash {
+                process: 1,
+                for_ns: 20_000_000,
+            },
+        ),
+        (
+            25_000_000,
+            Fault::Pause {
+                for_ns: 400_000_000,
+            },
+        ),
+    ];
+    let run = run_shared(&scenario, None);
+    let refused = run
+        .records
+        .iter()
+        .position(|r| matches!(r, SharedRecord::Conflicted { process: 1, .. }));
+    let failed = run
+        .records
+        .iter()
+        .position(|r| matches!(r, SharedRecord::RegistrationFailed { process: 1, .. }));
+    assert!(
+        refused.is_some() && failed > refused,
+        "refused {refused:?}, then failed {failed:?}"
+    );
+    assert_eq!(
+        outcomes(&scenario),
+        [
+            SharedOutcome::Permitted { remaining: Some(9) },
+            SharedOutcome::Unavailable
+        ]
+    );
+    let violations = check_shared(&scenario, &run);
+    assert!(violations.is_empty(), "{violations:?}");
+}
+
+#[test]
+fn a_call_waiting_on_the_local_share_when_its_process_is_refused_wakes_to_conflict() {
+    // Process 1, made with `start` and configured apart, fails its first registration (the
+    // server paused) and answers by its local share: the first caller gets the share, the
+    // second waits for the next window of the process's grid. Its registration is refused
+    // meanwhile, so the waiting call's next attempt answers `Conflict`, as the limiter's
+    // finds the refusal before anything else.
+    let mut scenario = one_process(3, 10);
+    scenario.period_us = 1_000_000;
+    let mut apart = scenario.processes[0].clone();
+    apart.misconfigured = Some(Misconfiguration::Limit(11));
+    apart.started = true;
+    apart.fail_policy = FailPolicy::Local { share: 1 };
+    apart.max_wait = Duration::from_secs(2);
+    scenario.processes.push(apart);
+    for (caller, arrival) in [(1, 260_000_000), (2, 270_000_000)] {
+        scenario.callers[caller].process = 1;
+        scenario.callers[caller].arrival = arrival;
+        scenario.callers[caller].waits = true;
+    }
+    scenario.faults.planned = vec![(
+        350_000,
+        Fault::Pause {
+            for_ns: 300_000_000,
+        },
+    )];
+    let run = run_shared(&scenario, None);
+    let violations = check_shared(&scenario, &run);
+    assert!(violations.is_empty(), "{violations:?}");
+    assert_eq!(
+        outcomes(&scenario)[1..],
+        [
+            SharedOutcome::Permitted { remaining: None },
+            SharedOutcome::Conflict
+        ]
     );
 }
