@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 38] = [
+pub const SHARED_FEATURES: [&str; 39] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -51,6 +51,7 @@ pub const SHARED_FEATURES: [&str; 38] = [
     "share_leased",
     "permit_from_share",
     "started_answered_conflict",
+    "share_handed_back",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -92,7 +93,8 @@ const fn bit(feature: usize) -> u64 {
 /// the script leased a share of a window, `permit_from_share` when a process granted a permit
 /// from a share without a round trip.
 /// `started_answered_conflict` when a process made with `start` answered a call `Conflict`
-/// (its registration refused).
+/// (its registration refused). `share_handed_back` when a hand-back of a share's unspent
+/// rest took permits off a window's count.
 ///
 /// # Examples
 ///
@@ -172,6 +174,10 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 reply: ReplyDigest::Four { values },
                 ..
             } if values[0] == 4 => bit(35),
+            SharedRecord::Executed {
+                reply: ReplyDigest::Two { values: [5, taken] },
+                ..
+            } if *taken > 0 => bit(38),
             SharedRecord::Decided {
                 request: None,
                 decision: DecisionDigest::Permitted { .. },

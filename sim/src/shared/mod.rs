@@ -61,6 +61,8 @@ pub use crate::shared::process::{Link, Misconfiguration, ProcessClock, ProcessSp
 pub use crate::shared::replication::Replication;
 mod limit_changes;
 pub use crate::shared::limit_changes::LimitChange;
+mod hand_backs;
+pub use crate::shared::hand_backs::HandBack;
 mod scenario;
 mod wide;
 pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScenario, Weight};

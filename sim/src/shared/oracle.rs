@@ -66,6 +66,7 @@ mod cluster;
 mod conflicts;
 mod credentials;
 mod end;
+mod hand_back;
 mod lanes;
 mod lease;
 mod limits;
@@ -260,6 +261,8 @@ struct Checker<'s> {
     /// Whether some call failed, met a conflict or a changed limit: a share may have been
     /// dropped early, outside the under-admission bound's conditions.
     share_dropped: bool,
+    /// The hand-backs of unspent shares, by request.
+    hand_backs: hand_back::HandBacks,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -351,6 +354,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         held: HashMap::new(),
         refused_windows: BTreeSet::new(),
         share_dropped: false,
+        hand_backs: hand_back::HandBacks::default(),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -504,6 +508,16 @@ impl Checker<'_> {
                 outcome,
                 ..
             } => self.limit_set(change, limit, outcome),
+            &SharedRecord::HandBack {
+                request,
+                process,
+                key,
+                window_start,
+                permits,
+                again,
+                ..
+            } => self.hand_back_sent(request, (process, key), (window_start, permits), again),
+            &SharedRecord::HandedBack { request, taken, .. } => self.handed_back(request, taken),
             SharedRecord::Fault { t, fault } => self.fault(*t, fault),
             SharedRecord::Keyspace { keys, .. } => self.keyspace(keys),
         }

@@ -65,6 +65,7 @@ mod cluster;
 mod credentials;
 mod digest;
 mod faults;
+mod hand_back;
 mod lease;
 mod limits;
 mod local_share;
@@ -154,6 +155,8 @@ enum Owner {
     Batch(u16, u16),
     /// A change of the limit (its index in the scenario's).
     Limit(u32),
+    /// A process's hand-back call (its index among the run's hand-back calls).
+    HandBack(u16, u32),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -179,6 +182,8 @@ enum Event {
     TryAgain(Owner, u32),
     /// The `WAIT` after a request's script call answers: its reply goes back.
     Acknowledged(u32),
+    /// A process calls `hand_back` (the scenario's hand-back of this index).
+    HandBack(u32),
 }
 
 /// Where an attempt's round trip is.
@@ -373,6 +378,8 @@ struct Sim<'s> {
     requests: Vec<Request>,
     /// Each change of the limit's round trip, while it is under way.
     limit_calls: Vec<Option<Attempt>>,
+    /// Each hand-back call's round trip, while it is under way (one per key handed back).
+    hand_back_calls: Vec<Option<Attempt>>,
     records: Vec<SharedRecord>,
     stats: SharedStats,
     script: Rc<Script>,
@@ -528,6 +535,9 @@ impl<'s> Sim<'s> {
         for (index, change) in (0_u32..).zip(&scenario.limit_changes) {
             planned.push((change.at, Event::SetLimit(index)));
         }
+        for (index, hand_back) in (0_u32..).zip(&scenario.hand_backs) {
+            planned.push((hand_back.at, Event::HandBack(index)));
+        }
         for (index, &(t, _)) in (0_u32..).zip(scenario.cluster.iter().flat_map(|c| &c.faults)) {
             planned.push((t, Event::ClusterFault(index)));
         }
@@ -554,6 +564,7 @@ impl<'s> Sim<'s> {
             calls,
             requests: Vec::new(),
             limit_calls: vec![None; scenario.limit_changes.len()],
+            hand_back_calls: Vec::new(),
             records: Vec::with_capacity(scenario.callers.len() * 12),
             stats: SharedStats::default(),
             script: Rc::new(Script::new(
@@ -595,6 +606,7 @@ impl<'s> Sim<'s> {
                 Event::MigrationStep(index, step) => self.migration_step(index, step),
                 Event::TryAgain(owner, number) => self.try_again(owner, number),
                 Event::Acknowledged(request) => self.acknowledged(request),
+                Event::HandBack(index) => self.hand_back(index),
                 Event::Register(process, generation) => {
                     let p = &self.processes[process as usize];
                     if p.up && !p.ready && p.generation == generation {

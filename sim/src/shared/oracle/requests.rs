@@ -108,6 +108,10 @@ impl Checker<'_> {
     pub(super) fn executed(&mut self, t: u64, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
         let (caller, process, purpose) = (info.caller, info.process, info.purpose);
+        if purpose == Some(Purpose::HandBack) {
+            self.hand_back_ran(request, server_us, reply);
+            return;
+        }
         let Some(purpose) = purpose.filter(|p| {
             matches!(
                 p,
@@ -139,7 +143,7 @@ impl Checker<'_> {
                 });
                 return;
             }
-            ReplyDigest::Other => {
+            ReplyDigest::Two { .. } | ReplyDigest::Other => {
                 self.report(Invariant::Events, caller, || {
                     format!("request {request}: the script answered something it never does")
                 });

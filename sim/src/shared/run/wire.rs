@@ -183,6 +183,7 @@ impl Sim<'_> {
             Owner::Register(_) => Purpose::Register,
             Owner::Refresh(_) => Purpose::Refresh,
             Owner::Limit(_) => Purpose::Limit,
+            Owner::HandBack(..) => Purpose::HandBack,
             Owner::Call(_) | Owner::Batch(..) => Purpose::Acquire,
         };
         let command = Command::EvalSha {
@@ -245,6 +246,7 @@ impl Sim<'_> {
             _ => vec![None],
         };
         let ids = u32::try_from(callers.len()).unwrap_or(1);
+        let handing = self.hand_back_record((owner, process), &command, request, again);
         let kept = self.before_send(process);
         let (limit, version) = carried(&command);
         let mut route = self.route(process, owner, &command);
@@ -285,6 +287,7 @@ impl Sim<'_> {
                 again,
             });
         }
+        self.records.extend(handing);
         if let Some(refusal) = kept {
             self.refuse_locally(request, refusal);
             return request;
@@ -488,6 +491,7 @@ impl Sim<'_> {
                 .get_mut(group as usize)?
                 .as_mut()?,
             Owner::Limit(change) => self.limit_calls[change as usize].as_mut()?,
+            Owner::HandBack(_, slot) => self.hand_back_calls[slot as usize].as_mut()?,
         };
         (attempt.request == request).then_some(attempt)
     }
@@ -584,6 +588,7 @@ impl Sim<'_> {
                 self.scenario.limit_changes[change as usize].process,
                 Purpose::Limit,
             ),
+            Owner::HandBack(process, _) => (process, Purpose::HandBack),
         };
         let Some(attempt) = self.attempt_of(owner) else {
             return;
@@ -633,6 +638,7 @@ impl Sim<'_> {
                 .get_mut(group as usize)
                 .and_then(Option::as_mut),
             Owner::Limit(change) => self.limit_calls[change as usize].as_mut(),
+            Owner::HandBack(_, slot) => self.hand_back_calls[slot as usize].as_mut(),
         }
     }
 
@@ -643,7 +649,9 @@ impl Sim<'_> {
         }
         let callers: Vec<Option<u32>> = match owner {
             Owner::Call(caller) => vec![Some(caller)],
-            Owner::Register(_) | Owner::Refresh(_) | Owner::Limit(_) => vec![None],
+            Owner::Register(_) | Owner::Refresh(_) | Owner::Limit(_) | Owner::HandBack(..) => {
+                vec![None]
+            }
             Owner::Batch(process, group) => self.processes[process as usize]
                 .members
                 .get(group as usize)
