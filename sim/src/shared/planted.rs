@@ -118,11 +118,14 @@ pub enum SharedPlantedBug {
     /// (`Unavailable(NotRegistered)`, or an uncounted permit when it fails open) instead of
     /// `Conflict`.
     StartedRefusedByPolicy,
+    /// Under a lease, a share's unspent rest handed back into any window: the script takes
+    /// it off whatever window the counter holds, a later one's permits included.
+    HandBackAnyWindow,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 29] = [
+    pub const ALL: [SharedPlantedBug; 30] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -152,6 +155,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::ShareNotCounted,
         SharedPlantedBug::ShareKeptAfterChange,
         SharedPlantedBug::StartedRefusedByPolicy,
+        SharedPlantedBug::HandBackAnyWindow,
     ];
 
     /// Its name on the command line.
@@ -188,6 +192,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::ShareNotCounted => "share-not-counted",
             SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
             SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
+            SharedPlantedBug::HandBackAnyWindow => "hand-back-any-window",
         }
     }
 
@@ -205,6 +210,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::LimitChangeAppliedToPastWindow => &LIMIT_CHANGE_PAST_WINDOW,
             SharedPlantedBug::OldLimitAfterChange => &OLD_LIMIT_AFTER_CHANGE,
             SharedPlantedBug::ShareNotCounted => &SHARE_NOT_COUNTED,
+            SharedPlantedBug::HandBackAnyWindow => &HAND_BACK_ANY_WINDOW,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -395,6 +401,13 @@ static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
             "      do",
         ),
     ])
+});
+
+static HAND_BACK_ANY_WINDOW: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "if not colon or tonumber(string.sub(state, 1, colon - 1), 16) ~= leased_in then",
+        "if not colon then",
+    )])
 });
 
 static SHARE_NOT_COUNTED: LazyLock<&'static str> = LazyLock::new(|| {

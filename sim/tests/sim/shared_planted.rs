@@ -231,3 +231,10 @@ fn a_started_limiter_answering_a_refusal_by_its_policy_is_caught() {
         Invariant::Configuration,
     );
 }
+
+#[test]
+fn a_share_handed_back_into_a_later_window_is_caught() {
+    // A process hands back its share's rest after its window ended: the variant takes it off
+    // the later window the counter holds, permits counted there for others.
+    assert_caught(SharedPlantedBug::HandBackAnyWindow, Invariant::WindowLimit);
+}
