@@ -508,16 +508,7 @@ impl Checker<'_> {
                 outcome,
                 ..
             } => self.limit_set(change, limit, outcome),
-            &SharedRecord::HandBack {
-                request,
-                process,
-                key,
-                window_start,
-                permits,
-                again,
-                ..
-            } => self.hand_back_sent(request, (process, key), (window_start, permits), again),
-            &SharedRecord::HandedBack { request, taken, .. } => self.handed_back(request, taken),
+            SharedRecord::HandBack { .. } | SharedRecord::HandedBack { .. } => self.handing(record),
             SharedRecord::Fault { t, fault } => self.fault(*t, fault),
             SharedRecord::Keyspace { keys, .. } => self.keyspace(keys),
         }

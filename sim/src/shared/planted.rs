@@ -121,11 +121,14 @@ pub enum SharedPlantedBug {
     /// Under a lease, a share's unspent rest handed back into any window: the script takes
     /// it off whatever window the counter holds, a later one's permits included.
     HandBackAnyWindow,
+    /// Under a lease, a share's rest handed back and still spent: the client sends it back
+    /// without taking it out of its hands, and goes on granting permits from it.
+    SpendsHandedBack,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 30] = [
+    pub const ALL: [SharedPlantedBug; 31] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -156,6 +159,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::ShareKeptAfterChange,
         SharedPlantedBug::StartedRefusedByPolicy,
         SharedPlantedBug::HandBackAnyWindow,
+        SharedPlantedBug::SpendsHandedBack,
     ];
 
     /// Its name on the command line.
@@ -193,6 +197,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
             SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
             SharedPlantedBug::HandBackAnyWindow => "hand-back-any-window",
+            SharedPlantedBug::SpendsHandedBack => "spends-handed-back",
         }
     }
 
@@ -228,7 +233,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::SharePastDeadline
             | SharedPlantedBug::DeadlineFromReply
             | SharedPlantedBug::ShareKeptAfterChange
-            | SharedPlantedBug::StartedRefusedByPolicy => SCRIPT,
+            | SharedPlantedBug::StartedRefusedByPolicy
+            | SharedPlantedBug::SpendsHandedBack => SCRIPT,
         }
     }
 }
@@ -491,6 +497,7 @@ mod tests {
                     | SharedPlantedBug::DeadlineFromReply
                     | SharedPlantedBug::ShareKeptAfterChange
                     | SharedPlantedBug::StartedRefusedByPolicy
+                    | SharedPlantedBug::SpendsHandedBack
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -378,8 +378,8 @@ struct Sim<'s> {
     requests: Vec<Request>,
     /// Each change of the limit's round trip, while it is under way.
     limit_calls: Vec<Option<Attempt>>,
-    /// Each hand-back call's round trip, while it is under way (one per key handed back).
-    hand_back_calls: Vec<Option<Attempt>>,
+    /// The hand-back calls under way.
+    handing: hand_back::Handing,
     records: Vec<SharedRecord>,
     stats: SharedStats,
     script: Rc<Script>,
@@ -535,9 +535,6 @@ impl<'s> Sim<'s> {
         for (index, change) in (0_u32..).zip(&scenario.limit_changes) {
             planned.push((change.at, Event::SetLimit(index)));
         }
-        for (index, hand_back) in (0_u32..).zip(&scenario.hand_backs) {
-            planned.push((hand_back.at, Event::HandBack(index)));
-        }
         for (index, &(t, _)) in (0_u32..).zip(scenario.cluster.iter().flat_map(|c| &c.faults)) {
             planned.push((t, Event::ClusterFault(index)));
         }
@@ -564,7 +561,7 @@ impl<'s> Sim<'s> {
             calls,
             requests: Vec::new(),
             limit_calls: vec![None; scenario.limit_changes.len()],
-            hand_back_calls: Vec::new(),
+            handing: hand_back::Handing::default(),
             records: Vec::with_capacity(scenario.callers.len() * 12),
             stats: SharedStats::default(),
             script: Rc::new(Script::new(
@@ -585,6 +582,7 @@ impl<'s> Sim<'s> {
 
     /// The step loop: take the earliest event, move virtual time to it, act on it.
     fn run(&mut self) {
+        self.plan_hand_backs();
         while let Some((t, event)) = self.queue.pop() {
             if self.stats.events >= SHARED_EVENT_BUDGET {
                 self.out_of_budget = true;

@@ -238,3 +238,8 @@ fn a_share_handed_back_into_a_later_window_is_caught() {
     // the later window the counter holds, permits counted there for others.
     assert_caught(SharedPlantedBug::HandBackAnyWindow, Invariant::WindowLimit);
 }
+
+#[test]
+fn a_share_still_spent_after_it_was_handed_back_is_caught() {
+    assert_caught(SharedPlantedBug::SpendsHandedBack, Invariant::WindowLimit);
+}

@@ -17,7 +17,7 @@ use fixed_window_spec::{Count, hand_back};
 
 use super::{Checker, Counted, LedgerOp};
 use crate::oracle::Invariant;
-use crate::shared::record::ReplyDigest;
+use crate::shared::record::{ReplyDigest, SharedRecord};
 
 /// A hand-back call, as the oracle follows it.
 #[derive(Debug, Clone, Copy)]
@@ -46,12 +46,29 @@ pub(super) struct HandBacks {
 }
 
 impl Checker<'_> {
+    /// A record of a hand-back: its call sent, or ended.
+    pub(super) fn handing(&mut self, record: &SharedRecord) {
+        match *record {
+            SharedRecord::HandBack {
+                request,
+                process,
+                key,
+                window_start,
+                permits,
+                again,
+                ..
+            } => self.hand_back_sent(request, (process, key), (window_start, permits), again),
+            SharedRecord::HandedBack { request, taken, .. } => self.handed_back(request, taken),
+            _ => {}
+        }
+    }
+
     /// `process` took `permits` of its share of `key`, leased in the window starting at
     /// `window_start`, out of its hands, and sent them back in `request`: at most what it
     /// leased and did not spend, of the window it leased in; nothing more is granted from
     /// that share.
     /// A call sent `again` carries what its first sending did, taken out once.
-    pub(super) fn hand_back_sent(
+    fn hand_back_sent(
         &mut self,
         request: u32,
         (process, key): (u16, u16),
@@ -236,7 +253,7 @@ impl Checker<'_> {
 
     /// `process` read `taken` from its hand-back call `request` (`None`: no reply): what the
     /// script answered.
-    pub(super) fn handed_back(&mut self, request: u32, taken: Option<u32>) {
+    fn handed_back(&mut self, request: u32, taken: Option<u32>) {
         self.checks.count(&[Invariant::Events]);
         let Some(taken) = taken else {
             return;

@@ -162,7 +162,7 @@ impl Sim<'_> {
                 owners.push((Owner::Limit(change), attempt.request));
             }
         }
-        for (slot, attempt) in (0_u32..).zip(&self.hand_back_calls) {
+        for (slot, attempt) in (0_u32..).zip(&self.handing.calls) {
             if let Some(attempt) = attempt
                 && self.requests[attempt.request as usize].process == process
             {

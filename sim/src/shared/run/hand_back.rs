@@ -7,15 +7,35 @@
 //! A process with no limiter when its hand-back is due (not started, registering, its
 //! registration failed, or crashed) hands back nothing; a crash ends the calls in flight.
 
+use core::time::Duration;
+use std::collections::HashMap;
 use std::rc::Rc;
 
-use fixed_window_redis::{ScriptCall, Unavailable};
+use fixed_window_redis::{Decision, ScriptCall, Unavailable};
 
-use super::{Owner, Sim};
+use super::{Attempt, Event, Owner, Sim};
+use crate::shared::planted::SharedPlantedBug;
 use crate::shared::record::{Loss, SharedRecord};
 use crate::shared::server::Command;
 
+/// The hand-back calls of a run.
+#[derive(Debug, Default)]
+pub(super) struct Handing {
+    /// Each hand-back call's round trip, while it is under way (one per key handed back).
+    pub(super) calls: Vec<Option<Attempt>>,
+    /// Under the planted `SpendsHandedBack`, the rests each process handed back and still
+    /// spends, per (process, key).
+    spent: HashMap<(u16, u16), u32>,
+}
+
 impl Sim<'_> {
+    /// Plans the scenario's hand-backs, each at its time.
+    pub(super) fn plan_hand_backs(&mut self) {
+        for (index, hand_back) in (0_u32..).zip(&self.scenario.hand_backs) {
+            self.queue.push(hand_back.at, Event::HandBack(index));
+        }
+    }
+
     /// The scenario's hand-back `index` is due: its process calls `hand_back`.
     pub(super) fn hand_back(&mut self, index: u32) {
         let process = self.scenario.hand_backs[index as usize].process;
@@ -26,13 +46,14 @@ impl Sim<'_> {
         let calls = p.protocol.hand_back_calls();
         let now = self.local(process);
         for call in calls {
-            let slot = u32::try_from(self.hand_back_calls.len()).unwrap_or(u32::MAX);
-            self.hand_back_calls.push(None);
+            self.keep_handed_back(process, &call);
+            let slot = u32::try_from(self.handing.calls.len()).unwrap_or(u32::MAX);
+            self.handing.calls.push(None);
             let number = self.next_attempt;
             self.next_attempt += 1;
             let owner = Owner::HandBack(process, slot);
             let attempt = self.eval(process, owner, Rc::new(call), number, now);
-            self.hand_back_calls[slot as usize] = Some(attempt);
+            self.handing.calls[slot as usize] = Some(attempt);
             self.arm_timeout(process, owner, number, now);
         }
     }
@@ -88,7 +109,7 @@ impl Sim<'_> {
         slot: u32,
         reply: &Result<Vec<i64>, Unavailable>,
     ) {
-        let Some(attempt) = self.hand_back_calls[slot as usize].take() else {
+        let Some(attempt) = self.handing.calls[slot as usize].take() else {
             return;
         };
         let protocol = &self.processes[process as usize].protocol;
@@ -104,16 +125,17 @@ impl Sim<'_> {
 
     /// `process` crashed: its hand-back calls in flight end with it.
     pub(super) fn drop_hand_backs(&mut self, process: u16) {
-        for slot in 0..self.hand_back_calls.len() {
+        self.handing.spent.retain(|&(p, _), _| p != process);
+        for slot in 0..self.handing.calls.len() {
             let mine = self.requests.get(
-                self.hand_back_calls[slot]
+                self.handing.calls[slot]
                     .as_ref()
                     .map_or(u32::MAX, |attempt| attempt.request) as usize,
             );
             if mine.is_none_or(|request| request.process != process) {
                 continue;
             }
-            if let Some(attempt) = self.hand_back_calls[slot].take() {
+            if let Some(attempt) = self.handing.calls[slot].take() {
                 self.lose(attempt.request, Loss::Crash);
                 self.records.push(SharedRecord::HandedBack {
                     t: self.now,
@@ -122,5 +144,34 @@ impl Sim<'_> {
                 });
             }
         }
+    }
+
+    /// Under the planted `SpendsHandedBack`, keeps the rest hand-back `call` of `process`
+    /// carries to spend it still.
+    fn keep_handed_back(&mut self, process: u16, call: &ScriptCall) {
+        if self.planted != Some(SharedPlantedBug::SpendsHandedBack) {
+            return;
+        }
+        if let Some((key, _, permits)) = self.handed_back_args(process, call) {
+            self.handing.spent.insert((process, key), permits);
+        }
+    }
+
+    /// Under the planted `SpendsHandedBack`, a permit for `n` of `key` from the rest `process`
+    /// handed back, as a client that goes on spending it grants one.
+    pub(super) fn spend_handed_back(&mut self, process: u16, key: u16, n: u32) -> Option<Decision> {
+        if self.planted != Some(SharedPlantedBug::SpendsHandedBack) || n == 0 {
+            return None;
+        }
+        let left = self
+            .handing
+            .spent
+            .get_mut(&(process, key))
+            .filter(|left| **left >= n)?;
+        *left -= n;
+        Some(Decision::Permitted {
+            remaining: *left,
+            reset: Duration::ZERO,
+        })
     }
 }

@@ -491,7 +491,7 @@ impl Sim<'_> {
                 .get_mut(group as usize)?
                 .as_mut()?,
             Owner::Limit(change) => self.limit_calls[change as usize].as_mut()?,
-            Owner::HandBack(_, slot) => self.hand_back_calls[slot as usize].as_mut()?,
+            Owner::HandBack(_, slot) => self.handing.calls[slot as usize].as_mut()?,
         };
         (attempt.request == request).then_some(attempt)
     }
@@ -638,7 +638,7 @@ impl Sim<'_> {
                 .get_mut(group as usize)
                 .and_then(Option::as_mut),
             Owner::Limit(change) => self.limit_calls[change as usize].as_mut(),
-            Owner::HandBack(_, slot) => self.hand_back_calls[slot as usize].as_mut(),
+            Owner::HandBack(_, slot) => self.handing.calls[slot as usize].as_mut(),
         }
     }
 
