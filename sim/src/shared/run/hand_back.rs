@@ -43,7 +43,10 @@ impl Sim<'_> {
         if !(p.up && p.ready) {
             return;
         }
-        let calls = p.protocol.hand_back_calls();
+        let mut calls = p.protocol.hand_back_calls();
+        // In the order of their keys: the protocol gives them in its map's order, which
+        // varies from run to run.
+        calls.sort_by(|a, b| a.counter_key(0).cmp(&b.counter_key(0)));
         let now = self.local(process);
         for call in calls {
             self.keep_handed_back(process, &call);
