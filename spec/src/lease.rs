@@ -5,8 +5,9 @@
 //! The rules, each once: the share a lease call takes ([`Lease::share`], [`Lease::decide`]),
 //! that the whole share counts in the window's total on the server before any of it is
 //! spent ([`Leasing::apply`]), the latest local instant a share may be spent
-//! ([`spend_deadline`]), and the permits a window may refuse while it still has room
-//! ([`Lease::under_admission_bound`]).
+//! ([`spend_deadline`]), the permits a window may refuse while it still has room
+//! ([`Lease::under_admission_bound`]), and what handing back the unspent rest of a share
+//! takes off the count ([`hand_back`]).
 
 use crate::allowance::latest_local_end;
 use crate::count::{Count, Decision};
@@ -254,4 +255,38 @@ impl Leasing {
 #[inline]
 pub fn spend_deadline(sent: u128, server_now: u128, window_end: u128) -> Option<u128> {
     latest_local_end(sent, window_end.saturating_sub(server_now))
+}
+
+/// Hands back `permits` of a share leased in window `leased_in`: what the server takes off
+/// `count`, which it leaves that much lower. Only while the count is still of the window the
+/// share was leased in (a count that moved on is of another window, whose permits nobody
+/// leased from this share), and never more than it holds (never below zero). What the
+/// process hands back is at most what it leased and did not spend, taken out of its hands
+/// first: no permit of it is granted after, so the window's total still covers every permit
+/// granted in it.
+///
+/// # Examples
+///
+/// ```
+/// use fixed_window_spec::{Count, hand_back};
+///
+/// let mut count = Count::stored(4, 9);
+/// assert_eq!(hand_back(&mut count, 4, 3), 3);
+/// assert_eq!((count.index(), count.used()), (4, 6));
+/// // Never below zero.
+/// assert_eq!(hand_back(&mut count, 4, 10), 6);
+/// assert_eq!(count.used(), 0);
+/// // A count of another window is left as it is.
+/// let mut later = Count::stored(5, 2);
+/// assert_eq!(hand_back(&mut later, 4, 2), 0);
+/// assert_eq!(later, Count::stored(5, 2));
+/// ```
+#[inline]
+pub fn hand_back(count: &mut Count, leased_in: u128, permits: u32) -> u32 {
+    if count.index() != leased_in {
+        return 0;
+    }
+    let taken = permits.min(count.used());
+    *count = Count::stored(leased_in, count.used() - taken);
+    taken
 }

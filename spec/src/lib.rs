@@ -36,7 +36,8 @@
 //! - [`Lease`] and [`Leasing`]: a leased share of a window, how large it is, that it counts
 //!   on the server whole before any of it is spent, the latest local instant it is spent at
 //!   ([`spend_deadline`], by the rate allowance of [`latest_local_end`]), and the permits a
-//!   window may refuse while it still has room (`docs/rules.md`: Leased shares).
+//!   window may refuse while it still has room; [`hand_back`]: what handing back a share's
+//!   unspent rest takes off the count (`docs/rules.md`: Leased shares).
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
 //!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
 //! - [`KeyWindow`]: in a shared limiter, the limit a key's window is counted by, settled by
@@ -78,7 +79,7 @@ pub use crate::count::{Count, Decision};
 pub use crate::grid::Grid;
 pub use crate::key_window::{KeyConflict, KeyWindow};
 pub use crate::keyed::Keyed;
-pub use crate::lease::{Lease, Leasing, spend_deadline};
+pub use crate::lease::{Lease, Leasing, hand_back, spend_deadline};
 pub use crate::origin::{Conflict, Ledger, Origin};
 pub use crate::peek::Peeked;
 pub use crate::rules::Rules;

@@ -12,7 +12,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 43] = [
+pub const SHARED_FEATURES: [&str; 44] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -56,6 +56,7 @@ pub const SHARED_FEATURES: [&str; 43] = [
     "password_rotated",
     "auth_required",
     "cluster_counter_conflict",
+    "share_handed_back",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -104,6 +105,8 @@ const fn bit(feature: usize) -> u64 {
 /// server began requiring a password its clients had not given. `cluster_counter_conflict` when
 /// an attempt on a cluster was refused by its key's counter, which a process of other settings
 /// wrote: after the configuration key was lost and a process configured apart registered afresh.
+/// `share_handed_back` when a hand-back of a share's unspent rest took permits off a window's
+/// count.
 ///
 /// # Examples
 ///
@@ -179,6 +182,10 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 reply: ReplyDigest::Four { values },
                 ..
             } if values[0] == 4 => bit(35),
+            SharedRecord::Executed {
+                reply: ReplyDigest::Two { values: [5, taken] },
+                ..
+            } if *taken > 0 => bit(43),
             SharedRecord::Decided {
                 request: None,
                 decision: DecisionDigest::Permitted { .. },

@@ -62,6 +62,8 @@ pub use crate::shared::replication::Replication;
 mod limit_changes;
 pub use crate::shared::limit_changes::LimitChange;
 mod peeks;
+mod hand_backs;
+pub use crate::shared::hand_backs::HandBack;
 mod scenario;
 mod wide;
 pub use crate::shared::scenario::{KeyMode, SHARED_NAME, SharedCaller, SharedScenario, Weight};

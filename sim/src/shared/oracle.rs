@@ -67,6 +67,7 @@ mod conflicts;
 mod credentials;
 mod end;
 mod grids;
+mod hand_back;
 mod lanes;
 mod lease;
 mod limits;
@@ -270,6 +271,8 @@ struct Checker<'s> {
     share_dropped: bool,
     /// What the peeks' runs must have answered.
     peeks: peeks::Peeks,
+    /// The hand-backs of unspent shares, by request.
+    hand_backs: hand_back::HandBacks,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -363,6 +366,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         call_refused: None,
         share_dropped: false,
         peeks: peeks::Peeks::default(),
+        hand_backs: hand_back::HandBacks::default(),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -502,6 +506,7 @@ impl Checker<'_> {
                 outcome,
                 ..
             } => self.limit_set(change, limit, outcome),
+            SharedRecord::HandBack { .. } | SharedRecord::HandedBack { .. } => self.handing(record),
             SharedRecord::Fault { t, fault } => self.fault(*t, fault),
             SharedRecord::Keyspace { keys, .. } => self.keyspace(keys),
             SharedRecord::Peeked { .. }

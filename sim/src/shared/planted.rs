@@ -136,11 +136,17 @@ pub enum SharedPlantedBug {
     /// connection is made, so once the server required a password, every call is refused
     /// although the requirement was lifted.
     NoAuthKept,
+    /// Under a lease, a share's unspent rest handed back into any window: the script takes
+    /// it off whatever window the counter holds, a later one's permits included.
+    HandBackAnyWindow,
+    /// Under a lease, a share's rest handed back and still spent: the client sends it back
+    /// without taking it out of its hands, and goes on granting permits from it.
+    SpendsHandedBack,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 33] = [
+    pub const ALL: [SharedPlantedBug; 35] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -174,6 +180,8 @@ impl SharedPlantedBug {
         SharedPlantedBug::ResolutionIgnored,
         SharedPlantedBug::NewClientWaits,
         SharedPlantedBug::NoAuthKept,
+        SharedPlantedBug::HandBackAnyWindow,
+        SharedPlantedBug::SpendsHandedBack,
     ];
 
     /// Its name on the command line.
@@ -214,6 +222,8 @@ impl SharedPlantedBug {
             SharedPlantedBug::ResolutionIgnored => "resolution-ignored",
             SharedPlantedBug::NewClientWaits => "new-client-waits",
             SharedPlantedBug::NoAuthKept => "noauth-kept",
+            SharedPlantedBug::HandBackAnyWindow => "hand-back-any-window",
+            SharedPlantedBug::SpendsHandedBack => "spends-handed-back",
         }
     }
 
@@ -232,6 +242,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::OldLimitAfterChange => &OLD_LIMIT_AFTER_CHANGE,
             SharedPlantedBug::ShareNotCounted => &SHARE_NOT_COUNTED,
             SharedPlantedBug::PeekCounts => &PEEK_COUNTS,
+            SharedPlantedBug::HandBackAnyWindow => &HAND_BACK_ANY_WINDOW,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -252,7 +263,8 @@ impl SharedPlantedBug {
             | SharedPlantedBug::StartedRefusedByPolicy
             | SharedPlantedBug::ResolutionIgnored
             | SharedPlantedBug::NewClientWaits
-            | SharedPlantedBug::NoAuthKept => SCRIPT,
+            | SharedPlantedBug::NoAuthKept
+            | SharedPlantedBug::SpendsHandedBack => SCRIPT,
         }
     }
 }
@@ -427,6 +439,13 @@ static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
     ])
 });
 
+static HAND_BACK_ANY_WINDOW: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "if not colon or tonumber(string.sub(state, 1, colon - 1), 16) ~= leased_in then",
+        "if not colon then",
+    )])
+});
+
 static SHARE_NOT_COUNTED: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
         "          weight = math.max(math.min(math.floor((key_limit - used) / lease_divisor), lease_max), weight)\n        end\n",
@@ -523,6 +542,7 @@ mod tests {
                     | SharedPlantedBug::ResolutionIgnored
                     | SharedPlantedBug::NewClientWaits
                     | SharedPlantedBug::NoAuthKept
+                    | SharedPlantedBug::SpendsHandedBack
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

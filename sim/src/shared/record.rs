@@ -29,6 +29,8 @@ pub enum Purpose {
     Refresh,
     /// A caller's peek (`peek`): the script's read-only mode, which counts and writes nothing.
     Peek,
+    /// A process hands back the unspent rest of its share of a key (`hand_back`).
+    HandBack,
 }
 
 /// A script reply as the trace keeps it.
@@ -39,6 +41,11 @@ pub enum ReplyDigest {
     Four {
         /// The elements.
         values: [i64; 4],
+    },
+    /// An array of two integers, as the script returns to a hand-back: `{ 5, taken off }`.
+    Two {
+        /// The elements.
+        values: [i64; 2],
     },
     /// An error reply; `noscript` for `NOSCRIPT`.
     Error {
@@ -588,6 +595,38 @@ pub enum SharedRecord {
         to: u8,
         /// The answer followed.
         kind: RedirectKind,
+    },
+    /// A process took the unspent rest of its share of a key out of its hands and sent it
+    /// back (`hand_back`): what the call of `request` carries.
+    HandBack {
+        /// Virtual time.
+        t: u64,
+        /// The request that carries it.
+        request: u32,
+        /// The process.
+        process: u16,
+        /// The key, an index into the scenario's.
+        key: u16,
+        /// The start of the window the share was leased in (server microseconds), as the
+        /// process sends it.
+        window_start: u64,
+        /// The permits handed back.
+        permits: u32,
+        /// Whether it sends again a call already sent (after `MOVED`, `ASK`, `TRYAGAIN` or
+        /// `NOSCRIPT`): the same permits, taken out of the process's hands once.
+        #[serde(skip_serializing_if = "core::ops::Not::not")]
+        again: bool,
+    },
+    /// A process's hand-back call of `request` ended: the permits the server took off, as
+    /// the process read its reply, or `None` if it ended without one (`Unavailable`, or the
+    /// process crashed).
+    HandedBack {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+        /// The permits taken off.
+        taken: Option<u32>,
     },
     /// A fault.
     Fault {

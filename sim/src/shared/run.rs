@@ -65,6 +65,7 @@ mod cluster;
 mod credentials;
 mod digest;
 mod faults;
+mod hand_back;
 mod lease;
 mod limits;
 mod local_share;
@@ -155,6 +156,8 @@ enum Owner {
     Batch(u16, u16),
     /// A change of the limit (its index in the scenario's).
     Limit(u32),
+    /// A process's hand-back call (its index among the run's hand-back calls).
+    HandBack(u16, u32),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -182,6 +185,8 @@ enum Event {
     Acknowledged(u32),
     /// Every process is given the server's current password (`set_client`).
     GivePassword,
+    /// A process calls `hand_back` (the scenario's hand-back of this index).
+    HandBack(u32),
 }
 
 /// Where an attempt's round trip is.
@@ -386,6 +391,8 @@ struct Sim<'s> {
     requests: Vec<Request>,
     /// Each change of the limit's round trip, while it is under way.
     limit_calls: Vec<Option<Attempt>>,
+    /// The hand-back calls under way.
+    handing: hand_back::Handing,
     records: Vec<SharedRecord>,
     stats: SharedStats,
     script: Rc<Script>,
@@ -593,6 +600,7 @@ impl<'s> Sim<'s> {
             calls,
             requests: Vec::new(),
             limit_calls: vec![None; scenario.limit_changes.len()],
+            handing: hand_back::Handing::default(),
             records: Vec::with_capacity(scenario.callers.len() * 12),
             stats: SharedStats::default(),
             script: Rc::new(Script::new(
@@ -616,6 +624,7 @@ impl<'s> Sim<'s> {
 
     /// The step loop: take the earliest event, move virtual time to it, act on it.
     fn run(&mut self) {
+        self.plan_hand_backs();
         while let Some((t, event)) = self.queue.pop() {
             if self.stats.events >= SHARED_EVENT_BUDGET {
                 self.out_of_budget = true;
@@ -638,6 +647,7 @@ impl<'s> Sim<'s> {
                 Event::TryAgain(owner, number) => self.try_again(owner, number),
                 Event::Acknowledged(request) => self.acknowledged(request),
                 Event::GivePassword => self.give_password(),
+                Event::HandBack(index) => self.hand_back(index),
                 Event::Register(process, generation) => {
                     let p = &self.processes[process as usize];
                     if p.up && !p.ready && p.generation == generation {

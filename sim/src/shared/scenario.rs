@@ -12,6 +12,7 @@ use fixed_window_redis::{Config, MAX_ORIGIN_MICROS};
 use crate::scenario::ScenarioId;
 use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
 use crate::shared::faults::{Fault, Faults, pick_credentials, pick_faults, refused_until};
+use crate::shared::hand_backs::{HandBack, pick_hand_backs};
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{
     Misconfiguration, ProcessSpec, pick_processes, slow_down, with_leases, with_local_shares,
@@ -112,6 +113,9 @@ pub struct SharedScenario {
     /// of each primary's replica and its outages. `None`: no process waits, and a failover's
     /// replica lags by the writes its fault drew.
     pub replication: Option<Replication>,
+    /// The hand-backs of unspent shares its leasing processes make (`hand_back`), in order
+    /// of time.
+    pub hand_backs: Vec<HandBack>,
 }
 
 /// Scenarios have at most this many callers.
@@ -232,6 +236,7 @@ impl SharedScenario {
         // Changes of the limit over the whole traffic (drawn before callers are cut, so a
         // shrink keeps them as they were).
         let limit_changes = pick_limit_changes(id.seed, limit, &processes, &callers);
+        let hand_backs = pick_hand_backs(id.seed, &processes, &callers, &faults);
         let refused = refusals(id.seed, &faults, span, (&processes, &keys), &mut callers);
         let callers = match &id.kept {
             None => callers,
@@ -254,6 +259,7 @@ impl SharedScenario {
             limit_changes,
             cluster: None,
             replication: None,
+            hand_backs,
         };
         scenario.draw_apart(&mut apart, span, refused);
         scenario

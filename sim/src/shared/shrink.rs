@@ -134,6 +134,12 @@ impl SharedCut {
                     true
                 })
             });
+            scenario.hand_backs.retain_mut(|hand_back| {
+                new_index(hand_back.process).is_some_and(|p| {
+                    hand_back.process = p;
+                    true
+                })
+            });
         }
         scenario
     }

@@ -263,3 +263,15 @@ fn a_noauth_kept_for_good_is_caught() {
     // call with the `NOAUTH` its connection kept: later than the back-off's bound.
     assert_caught(SharedPlantedBug::NoAuthKept, Invariant::Liveness);
 }
+
+#[test]
+fn a_share_handed_back_into_a_later_window_is_caught() {
+    // A process hands back its share's rest after its window ended: the variant takes it off
+    // the later window the counter holds, permits counted there for others.
+    assert_caught(SharedPlantedBug::HandBackAnyWindow, Invariant::WindowLimit);
+}
+
+#[test]
+fn a_share_still_spent_after_it_was_handed_back_is_caught() {
+    assert_caught(SharedPlantedBug::SpendsHandedBack, Invariant::WindowLimit);
+}

@@ -327,11 +327,12 @@ impl Checker<'_> {
             });
             return;
         }
-        // A raise of the limit since the reply it remembers may have made room; the process
-        // learns it from its next round trip.
+        // A raise of the limit since the reply it remembers may have made room, and so may a
+        // hand-back on the key: the process learns it from its next round trip.
         if self
             .last_excuse
             .max(self.last_raise)
+            .max(self.last_hand_back(key))
             .is_some_and(|excuse| excuse >= source.ran_at)
         {
             return;

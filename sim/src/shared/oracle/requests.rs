@@ -132,9 +132,10 @@ impl Checker<'_> {
     pub(super) fn executed(&mut self, t: u64, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
         let (caller, process, purpose) = (info.caller, info.process, info.purpose);
-        if purpose == Some(Purpose::Peek) {
-            self.peek_executed(request, server_us, reply);
-            return;
+        match purpose {
+            Some(Purpose::Peek) => return self.peek_executed(request, server_us, reply),
+            Some(Purpose::HandBack) => return self.hand_back_ran(request, server_us, reply),
+            _ => {}
         }
         let Some(purpose) = purpose.filter(|p| {
             matches!(
@@ -173,7 +174,7 @@ impl Checker<'_> {
                 });
                 return;
             }
-            ReplyDigest::Other => {
+            ReplyDigest::Two { .. } | ReplyDigest::Other => {
                 self.report(Invariant::Events, caller, || {
                     format!("request {request}: the script answered something it never does")
                 });

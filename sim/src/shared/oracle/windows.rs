@@ -179,6 +179,9 @@ impl Checker<'_> {
         if let Some(units) = self.lease_units(request) {
             return units;
         }
+        if let Some(units) = self.hand_back_units(request) {
+            return units;
+        }
         self.requests
             .get(request as usize)
             .and_then(|info| info.caller)

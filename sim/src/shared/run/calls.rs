@@ -200,7 +200,9 @@ impl Sim<'_> {
             return;
         }
         if let Some(n) = self.scenario.callers[caller as usize].weight.permits()
-            && let Some(decision) = self.kept_share(process, key, n, now)
+            && let Some(decision) = self
+                .kept_share(process, key, n, now)
+                .or_else(|| self.spend_handed_back(process, key, n))
         {
             self.decided(caller, now, None, &decision);
             self.conclude(caller, &decision, now);

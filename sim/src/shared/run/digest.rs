@@ -23,6 +23,7 @@ pub(super) fn digest_values(values: &[i64]) -> ReplyDigest {
         [a, b, c, d] => ReplyDigest::Four {
             values: [a, b, c, d],
         },
+        [a, b] => ReplyDigest::Two { values: [a, b] },
         _ => ReplyDigest::Other,
     }
 }

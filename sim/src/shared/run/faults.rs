@@ -165,6 +165,13 @@ impl Sim<'_> {
                 owners.push((Owner::Limit(change), attempt.request));
             }
         }
+        for (slot, attempt) in (0_u32..).zip(&self.handing.calls) {
+            if let Some(attempt) = attempt
+                && self.requests[attempt.request as usize].process == process
+            {
+                owners.push((Owner::HandBack(process, slot), attempt.request));
+            }
+        }
         for (caller, call) in (0_u32..).zip(&self.calls) {
             if call.process == process
                 && !call.done
@@ -218,6 +225,7 @@ impl Sim<'_> {
             self.lose(batch.request, Loss::Crash);
         }
         self.drop_changes(process);
+        self.drop_hand_backs(process);
         let mut victims = Vec::new();
         for (caller, call) in (0_u32..).zip(&self.calls) {
             if call.process == process && !call.done && (call.attempts > 0) {

@@ -107,6 +107,7 @@ impl Sim<'_> {
             Owner::Register(process) => self.registered(process, reply),
             Owner::Refresh(process) => self.refreshed(process, reply),
             Owner::Limit(change) => self.limit_replied(change, reply),
+            Owner::HandBack(process, slot) => self.hand_back_replied(process, slot, reply),
             Owner::Batch(process, group) => self.batch_replied(process, group, reply, request),
             Owner::Call(caller) if self.peeks.is_peeking(caller) => {
                 self.peek_replied(caller, reply, request);

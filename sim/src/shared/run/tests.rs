@@ -475,3 +475,49 @@ fn a_call_waiting_on_the_local_share_when_its_process_is_refused_wakes_to_confli
         ]
     );
 }
+
+#[test]
+fn a_share_handed_back_is_granted_to_another_process_in_the_same_window() {
+    // Process 0 leases 8 of 10 for its one call, then hands the 7 it did not spend back;
+    // process 1, counting exactly, is granted 9 of its 10 calls in the same window.
+    let mut scenario = one_process(11, 10);
+    let mut exact = scenario.processes[0].clone();
+    exact.lease = None;
+    scenario.processes[0].lease = fixed_window_redis::Lease::new(8)
+        .and_then(|lease| lease.with_divisor(1))
+        .ok();
+    scenario.processes.push(exact);
+    for (i, caller) in scenario.callers.iter_mut().enumerate() {
+        if i > 0 {
+            caller.process = 1;
+            caller.arrival += 2_000_000;
+        }
+    }
+    scenario.hand_backs = vec![crate::shared::HandBack {
+        at: 2_000_000,
+        process: 0,
+    }];
+    let run = run_shared(&scenario, None);
+    assert_eq!(check_shared(&scenario, &run), []);
+    let taken: Vec<Option<u32>> = run
+        .records
+        .iter()
+        .filter_map(|record| match *record {
+            SharedRecord::HandedBack { taken, .. } => Some(taken),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(taken, [Some(7)]);
+    let permitted = outcomes(&scenario)
+        .iter()
+        .filter(|o| matches!(o, SharedOutcome::Permitted { remaining: Some(_) }))
+        .count();
+    assert_eq!(permitted, 10);
+    // Without the hand-back, process 1 gets the 2 the share left.
+    scenario.hand_backs.clear();
+    let permitted = outcomes(&scenario)
+        .iter()
+        .filter(|o| matches!(o, SharedOutcome::Permitted { remaining: Some(_) }))
+        .count();
+    assert_eq!(permitted, 3);
+}

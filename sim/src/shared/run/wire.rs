@@ -185,6 +185,7 @@ impl Sim<'_> {
             Owner::Refresh(_) => Purpose::Refresh,
             Owner::Limit(_) => Purpose::Limit,
             Owner::Call(_) | Owner::Batch(..) if is_peek(&call) => Purpose::Peek,
+            Owner::HandBack(..) => Purpose::HandBack,
             Owner::Call(_) | Owner::Batch(..) => Purpose::Acquire,
         };
         let command = Command::EvalSha {
@@ -251,6 +252,7 @@ impl Sim<'_> {
             _ => vec![None],
         };
         let ids = u32::try_from(callers.len()).unwrap_or(1);
+        let handing = self.hand_back_record((owner, process), &command, request, again);
         let kept = self.before_send(process);
         let (limit, version) = carried(&command);
         let mut route = self.route(process, owner, &command);
@@ -291,6 +293,7 @@ impl Sim<'_> {
                 again,
             });
         }
+        self.records.extend(handing);
         if let Some(refusal) = kept {
             self.refuse_locally(request, refusal);
             return request;
@@ -504,6 +507,7 @@ impl Sim<'_> {
                 .get_mut(group as usize)?
                 .as_mut()?,
             Owner::Limit(change) => self.limit_calls[change as usize].as_mut()?,
+            Owner::HandBack(_, slot) => self.handing.calls[slot as usize].as_mut()?,
         };
         (attempt.request == request).then_some(attempt)
     }
@@ -600,6 +604,7 @@ impl Sim<'_> {
                 self.scenario.limit_changes[change as usize].process,
                 Purpose::Limit,
             ),
+            Owner::HandBack(process, _) => (process, Purpose::HandBack),
         };
         let Some(attempt) = self.attempt_of(owner) else {
             return;
@@ -652,6 +657,7 @@ impl Sim<'_> {
                 .get_mut(group as usize)
                 .and_then(Option::as_mut),
             Owner::Limit(change) => self.limit_calls[change as usize].as_mut(),
+            Owner::HandBack(_, slot) => self.handing.calls[slot as usize].as_mut(),
         }
     }
 
@@ -662,7 +668,9 @@ impl Sim<'_> {
         }
         let callers: Vec<Option<u32>> = match owner {
             Owner::Call(caller) => vec![Some(caller)],
-            Owner::Register(_) | Owner::Refresh(_) | Owner::Limit(_) => vec![None],
+            Owner::Register(_) | Owner::Refresh(_) | Owner::Limit(_) | Owner::HandBack(..) => {
+                vec![None]
+            }
             Owner::Batch(process, group) => self.processes[process as usize]
                 .members
                 .get(group as usize)
