@@ -122,11 +122,12 @@ impl Sim<'_> {
             return;
         };
         let protocol = &self.processes[call.process as usize].protocol;
+        let name = &self.scenario.keys[call.key as usize];
         let reply = match reply {
             Ok(values) => Ok(&values[..]),
             Err(cause) => Err(cause.clone()),
         };
-        match protocol.finish_peek(attempt.call.limit_version(), reply) {
+        match protocol.finish_peek(name, attempt.call.limit_version(), reply) {
             Ok(Some(peek)) => self.peeked(caller, request, &peek),
             Ok(None) if self.peeks.callers[caller as usize].tries <= CHANGE_RETRIES => {
                 self.peek(caller);
