@@ -66,6 +66,7 @@ mod cluster;
 mod conflicts;
 mod credentials;
 mod end;
+mod key_limits;
 mod lanes;
 mod lease;
 mod limits;
@@ -263,6 +264,9 @@ struct Checker<'s> {
     share_dropped: bool,
     /// What the peeks' runs must have answered.
     peeks: peeks::Peeks,
+    /// Per key, the window its counter was settled in and the limit it settled (valid while
+    /// the model's counter holds that window).
+    key_windows: Vec<Option<(u128, fixed_window_spec::KeyWindow)>>,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -355,6 +359,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         refused_windows: BTreeSet::new(),
         share_dropped: false,
         peeks: peeks::Peeks::default(),
+        key_windows: vec![None; scenario.keys.len()],
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;

@@ -454,6 +454,15 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
         Some(lease) => config.with_lease(lease),
         None => config,
     };
+    let process = u16::try_from(index).unwrap_or(u16::MAX);
+    let config = (0_u16..)
+        .zip(&scenario.keys)
+        .filter_map(|(key, name)| Some((name, scenario.key_limits.own(process, key)?)))
+        .fold(config, |config, (name, limit)| {
+            config
+                .key_limit(name, limit)
+                .unwrap_or_else(|error| panic!("key limits are drawn valid: {error}"))
+        });
     let config = config
         .with_max_wait(spec.max_wait)
         .with_fail_policy(spec.fail_policy)

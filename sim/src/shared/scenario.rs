@@ -12,6 +12,7 @@ use fixed_window_redis::{Config, MAX_ORIGIN_MICROS};
 use crate::scenario::ScenarioId;
 use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
 use crate::shared::faults::{Fault, Faults, pick_credentials, pick_faults, refused_until};
+use crate::shared::key_limits::{KeyLimits, pick_key_limits};
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{
     Misconfiguration, ProcessSpec, pick_processes, slow_down, with_leases, with_local_shares,
@@ -111,6 +112,10 @@ pub struct SharedScenario {
     /// of each primary's replica and its outages. `None`: no process waits, and a failover's
     /// replica lags by the writes its fault drew.
     pub replication: Option<Replication>,
+    /// The limits of their own some keys have (`Config::key_limit`), every process alike but
+    /// perhaps one, in some scenarios on one node that change no limit (drawn from a
+    /// generator of their own).
+    pub key_limits: KeyLimits,
 }
 
 /// Scenarios have at most this many callers.
@@ -251,8 +256,16 @@ impl SharedScenario {
             limit_changes,
             cluster: None,
             replication: None,
+            key_limits: KeyLimits::default(),
         };
         scenario.draw_apart(&mut apart, span, refused);
+        let eligible = scenario.cluster.is_none() && scenario.limit_changes.is_empty();
+        scenario.key_limits = pick_key_limits(
+            id.seed,
+            limit,
+            (scenario.processes.len(), scenario.keys.len()),
+            eligible,
+        );
         scenario
     }
 
@@ -327,6 +340,14 @@ impl SharedScenario {
         self.faults.healthy()
             && !self.processes.iter().any(ProcessSpec::slow_link)
             && self.cluster.as_ref().is_none_or(|c| c.faults.is_empty())
+    }
+
+    /// The limit process `process` decides key `key` by: the key's own, or the limiter's
+    /// it is configured with.
+    pub fn key_limit(&self, process: u16, key: u16) -> u32 {
+        self.key_limits
+            .own(process, key)
+            .unwrap_or_else(|| self.configured(process).0)
     }
 
     /// Whether process `process` is configured apart from the shared limit and period.
