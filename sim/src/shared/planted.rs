@@ -122,11 +122,16 @@ pub enum SharedPlantedBug {
     /// (and writes the counter), answering what is left after it. Every peek uses up a permit
     /// nobody was granted.
     PeekCounts,
+    /// A key's own limit ignored where the script decides: its attempts are decided by the
+    /// limiter's limit (`ARGV[2]`) instead of the key's own (`ARGV[8]`), though the counter
+    /// still records the key's. A key with a lower limit of its own is granted past it; one
+    /// with a higher limit is refused with room left.
+    KeyLimitIgnored,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 30] = [
+    pub const ALL: [SharedPlantedBug; 31] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -157,6 +162,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::ShareKeptAfterChange,
         SharedPlantedBug::StartedRefusedByPolicy,
         SharedPlantedBug::PeekCounts,
+        SharedPlantedBug::KeyLimitIgnored,
     ];
 
     /// Its name on the command line.
@@ -194,6 +200,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::ShareKeptAfterChange => "share-kept-after-change",
             SharedPlantedBug::StartedRefusedByPolicy => "started-refused-by-policy",
             SharedPlantedBug::PeekCounts => "peek-counts",
+            SharedPlantedBug::KeyLimitIgnored => "key-limit-ignored",
         }
     }
 
@@ -212,6 +219,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::OldLimitAfterChange => &OLD_LIMIT_AFTER_CHANGE,
             SharedPlantedBug::ShareNotCounted => &SHARE_NOT_COUNTED,
             SharedPlantedBug::PeekCounts => &PEEK_COUNTS,
+            SharedPlantedBug::KeyLimitIgnored => &KEY_LIMIT_IGNORED,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -408,6 +416,13 @@ static SHARE_NOT_COUNTED: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
         "          weight = math.max(math.min(math.floor((key_limit - used) / lease_divisor), lease_max), weight)\n        end\n",
         "          local counted = weight\n          weight = math.max(math.min(math.floor((key_limit - used) / lease_divisor), lease_max), weight)\n          used = used + counted - weight\n        end\n",
+    )])
+});
+
+static KEY_LIMIT_IGNORED: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "if weight > 0 and used + weight > key_limit then",
+        "if weight > 0 and used + weight > limit then",
     )])
 });
 

@@ -238,3 +238,11 @@ fn a_peek_that_counts_is_caught() {
     // the counter.
     assert_caught(SharedPlantedBug::PeekCounts, Invariant::Events);
 }
+
+#[test]
+fn a_keys_own_limit_ignored_by_the_script_is_caught() {
+    // A key with a lower limit of its own is granted past it; one with a higher is refused
+    // with room left.
+    assert_caught(SharedPlantedBug::KeyLimitIgnored, Invariant::WindowLimit);
+    assert_caught(SharedPlantedBug::KeyLimitIgnored, Invariant::FalseRejection);
+}
