@@ -344,6 +344,18 @@ impl SharedScenario {
 
     /// The limit process `process` decides key `key` by: the key's own, or the limiter's
     /// it is configured with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::ScenarioId;
+    /// use fixed_window_sim::shared::{KeyLimits, SharedScenario};
+    ///
+    /// let mut scenario = SharedScenario::generate(&ScenarioId::seed(1));
+    /// scenario.key_limits = KeyLimits { agreed: vec![(0, 7)], apart: Some((0, 0, 9)) };
+    /// assert_eq!((scenario.key_limit(0, 0), scenario.key_limit(1, 0)), (9, 7));
+    /// assert_eq!(scenario.key_limit(0, 1), scenario.configured(0).0);
+    /// ```
     pub fn key_limit(&self, process: u16, key: u16) -> u32 {
         self.key_limits
             .own(process, key)
