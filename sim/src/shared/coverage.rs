@@ -3,6 +3,8 @@
 //! permit counted on a fixed origin, calls of each weight ending as only they can, and the
 //! changes of the limit.
 
+use std::collections::HashMap;
+
 use crate::shared::faults::Refusal;
 use crate::shared::record::{
     DecisionDigest, FaultRecord, LimitOutcome, Loss, Purpose, RedirectKind, ReplyDigest,
@@ -12,7 +14,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 44] = [
+pub const SHARED_FEATURES: [&str; 46] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -57,6 +59,8 @@ pub const SHARED_FEATURES: [&str; 44] = [
     "auth_required",
     "cluster_counter_conflict",
     "share_handed_back",
+    "own_key_limit",
+    "key_conflict",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask.
@@ -217,7 +221,49 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     if clustered {
         mask |= counter_conflict_features(run);
     }
+    if !scenario.key_limits.is_empty() {
+        mask |= key_limit_features(scenario, run);
+    }
     mask | recovery_features(run) | peek_features(run) | coarse_feature(scenario, run)
+}
+
+/// `own_key_limit` (bit 44): the script counted a permit of a key with a limit of its own in
+/// the process that asked; `key_conflict` (bit 45): an attempt was answered the key's
+/// conflict (its window counted by another limit).
+fn key_limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
+    // Each request's process and key, where it is for a caller.
+    let mut asked: HashMap<u32, (u16, u16)> = HashMap::new();
+    let mut mask = 0;
+    for record in &run.records {
+        match *record {
+            SharedRecord::Sent {
+                request,
+                caller: Some(caller),
+                process,
+                purpose: Purpose::Acquire,
+                ..
+            } => {
+                let key = scenario.callers[caller as usize].key;
+                asked.insert(request, (process, key));
+            }
+            SharedRecord::Executed {
+                request,
+                ran_script: true,
+                reply: ReplyDigest::Four { values },
+                ..
+            } => match (values[0], asked.get(&request)) {
+                (1 | 4, Some(&(process, key)))
+                    if scenario.key_limits.own(process, key).is_some() =>
+                {
+                    mask |= bit(44);
+                }
+                (-2, Some(_)) => mask |= bit(45),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    mask
 }
 
 /// The requests of peeks' script calls, in order.

@@ -59,6 +59,8 @@ mod process;
 mod replication;
 pub use crate::shared::process::{Link, Misconfiguration, ProcessClock, ProcessSpec};
 pub use crate::shared::replication::Replication;
+mod key_limits;
+pub use crate::shared::key_limits::KeyLimits;
 mod limit_changes;
 pub use crate::shared::limit_changes::LimitChange;
 mod peeks;

@@ -68,6 +68,7 @@ mod credentials;
 mod end;
 mod grids;
 mod hand_back;
+mod key_limits;
 mod lanes;
 mod lease;
 mod limits;
@@ -273,6 +274,9 @@ struct Checker<'s> {
     peeks: peeks::Peeks,
     /// The hand-backs of unspent shares, by request.
     hand_backs: hand_back::HandBacks,
+    /// Per key, the window its counter was settled in and the limit it settled (valid while
+    /// the model's counter holds that window).
+    key_windows: Vec<Option<(u128, fixed_window_spec::KeyWindow)>>,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -367,6 +371,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         share_dropped: false,
         peeks: peeks::Peeks::default(),
         hand_backs: hand_back::HandBacks::default(),
+        key_windows: vec![None; scenario.keys.len()],
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;

@@ -142,11 +142,16 @@ pub enum SharedPlantedBug {
     /// Under a lease, a share's rest handed back and still spent: the client sends it back
     /// without taking it out of its hands, and goes on granting permits from it.
     SpendsHandedBack,
+    /// A key's own limit ignored where the script decides: its attempts are decided by the
+    /// limiter's limit (`ARGV[2]`) instead of the key's own (`ARGV[8]`), though the counter
+    /// still records the key's. A key with a lower limit of its own is granted past it; one
+    /// with a higher limit is refused with room left.
+    KeyLimitIgnored,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 35] = [
+    pub const ALL: [SharedPlantedBug; 36] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -182,6 +187,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::NoAuthKept,
         SharedPlantedBug::HandBackAnyWindow,
         SharedPlantedBug::SpendsHandedBack,
+        SharedPlantedBug::KeyLimitIgnored,
     ];
 
     /// Its name on the command line.
@@ -224,6 +230,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::NoAuthKept => "noauth-kept",
             SharedPlantedBug::HandBackAnyWindow => "hand-back-any-window",
             SharedPlantedBug::SpendsHandedBack => "spends-handed-back",
+            SharedPlantedBug::KeyLimitIgnored => "key-limit-ignored",
         }
     }
 
@@ -243,6 +250,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::ShareNotCounted => &SHARE_NOT_COUNTED,
             SharedPlantedBug::PeekCounts => &PEEK_COUNTS,
             SharedPlantedBug::HandBackAnyWindow => &HAND_BACK_ANY_WINDOW,
+            SharedPlantedBug::KeyLimitIgnored => &KEY_LIMIT_IGNORED,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -450,6 +458,13 @@ static SHARE_NOT_COUNTED: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
         "          weight = math.max(math.min(math.floor((key_limit - used) / lease_divisor), lease_max), weight)\n        end\n",
         "          local counted = weight\n          weight = math.max(math.min(math.floor((key_limit - used) / lease_divisor), lease_max), weight)\n          used = used + counted - weight\n        end\n",
+    )])
+});
+
+static KEY_LIMIT_IGNORED: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "if weight > 0 and used + weight > key_limit then",
+        "if weight > 0 and used + weight > limit then",
     )])
 });
 

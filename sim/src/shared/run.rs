@@ -488,6 +488,15 @@ pub(crate) fn config(scenario: &SharedScenario, index: usize) -> Config {
         Some(lease) => config.with_lease(lease),
         None => config,
     };
+    let process = u16::try_from(index).unwrap_or(u16::MAX);
+    let config = (0_u16..)
+        .zip(&scenario.keys)
+        .filter_map(|(key, name)| Some((name, scenario.key_limits.own(process, key)?)))
+        .fold(config, |config, (name, limit)| {
+            config
+                .key_limit(name, limit)
+                .unwrap_or_else(|error| panic!("key limits are drawn valid: {error}"))
+        });
     // A process whose clock ticks coarsely says so, as a user of such a clock would.
     let config = config
         .with_clock_resolution(spec.clock.resolution())

@@ -13,6 +13,7 @@ use crate::scenario::ScenarioId;
 use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
 use crate::shared::faults::{Fault, Faults, pick_credentials, pick_faults, refused_until};
 use crate::shared::hand_backs::{HandBack, pick_hand_backs};
+use crate::shared::key_limits::{KeyLimits, pick_key_limits};
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{
     Misconfiguration, ProcessSpec, pick_processes, slow_down, with_leases, with_local_shares,
@@ -116,6 +117,10 @@ pub struct SharedScenario {
     /// The hand-backs of unspent shares its leasing processes make (`hand_back`), in order
     /// of time.
     pub hand_backs: Vec<HandBack>,
+    /// The limits of their own some keys have (`Config::key_limit`), every process alike but
+    /// perhaps one, in some scenarios on one node that change no limit (drawn from a
+    /// generator of their own).
+    pub key_limits: KeyLimits,
 }
 
 /// Scenarios have at most this many callers.
@@ -213,18 +218,7 @@ impl SharedScenario {
                 last.misconfigured = Some(misconfiguration);
             }
         }
-        if apart.random_bool(SLOW_LINK_SHARE) {
-            // Never the process configured apart, nor the only one that could store the
-            // configuration it waits for.
-            let candidates: Vec<usize> = (0..processes.len())
-                .filter(|&p| processes[p].misconfigured.is_none())
-                .collect();
-            let apart_waits = candidates.len() < processes.len();
-            if !(apart_waits && candidates.len() < 2) {
-                let index = candidates[apart.random_range(0..candidates.len())];
-                slow_down(&mut apart, &mut processes[index]);
-            }
-        }
+        slow_one(&mut apart, &mut processes);
         let origin = pick_origin(&mut apart, &mut wide, (period_us, long_period), span);
         // Each process's age, from a generator of its own so that every other draw stays
         // what it was.
@@ -260,8 +254,16 @@ impl SharedScenario {
             cluster: None,
             replication: None,
             hand_backs,
+            key_limits: KeyLimits::default(),
         };
         scenario.draw_apart(&mut apart, span, refused);
+        let eligible = scenario.cluster.is_none() && scenario.limit_changes.is_empty();
+        scenario.key_limits = pick_key_limits(
+            id.seed,
+            limit,
+            (scenario.processes.len(), scenario.keys.len()),
+            eligible,
+        );
         scenario
     }
 
@@ -332,6 +334,26 @@ impl SharedScenario {
             && self.cluster.as_ref().is_none_or(|c| c.faults.is_empty())
     }
 
+    /// The limit process `process` decides key `key` by: the key's own, or the limiter's
+    /// it is configured with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fixed_window_sim::ScenarioId;
+    /// use fixed_window_sim::shared::{KeyLimits, SharedScenario};
+    ///
+    /// let mut scenario = SharedScenario::generate(&ScenarioId::seed(1));
+    /// scenario.key_limits = KeyLimits { agreed: vec![(0, 7)], apart: Some((0, 0, 9)) };
+    /// assert_eq!((scenario.key_limit(0, 0), scenario.key_limit(1, 0)), (9, 7));
+    /// assert_eq!(scenario.key_limit(0, 1), scenario.configured(0).0);
+    /// ```
+    pub fn key_limit(&self, process: u16, key: u16) -> u32 {
+        self.key_limits
+            .own(process, key)
+            .unwrap_or_else(|| self.configured(process).0)
+    }
+
     /// Whether process `process` is configured apart from the shared limit and period.
     pub fn is_misconfigured(&self, process: u16) -> bool {
         self.processes
@@ -386,6 +408,21 @@ fn pick_origin(
     match (origin, long_period) {
         (None, Some(period)) => wide.origin_within(period, span),
         (origin, _) => origin,
+    }
+}
+
+/// In some scenarios, one process's link made slow: never the process configured apart, nor
+/// the only one that could store the configuration it waits for.
+fn slow_one(apart: &mut ChaCha8Rng, processes: &mut [ProcessSpec]) {
+    if apart.random_bool(SLOW_LINK_SHARE) {
+        let candidates: Vec<usize> = (0..processes.len())
+            .filter(|&p| processes[p].misconfigured.is_none())
+            .collect();
+        let apart_waits = candidates.len() < processes.len();
+        if !(apart_waits && candidates.len() < 2) {
+            let index = candidates[apart.random_range(0..candidates.len())];
+            slow_down(apart, &mut processes[index]);
+        }
     }
 }
 

@@ -128,6 +128,10 @@ impl SharedCut {
                         }),
                     _ => true,
                 });
+            scenario.key_limits.apart = scenario
+                .key_limits
+                .apart
+                .and_then(|(process, key, limit)| Some((new_index(process)?, key, limit)));
             scenario.limit_changes.retain_mut(|change| {
                 new_index(change.process).is_some_and(|p| {
                     change.process = p;

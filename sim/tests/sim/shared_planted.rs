@@ -275,3 +275,11 @@ fn a_share_handed_back_into_a_later_window_is_caught() {
 fn a_share_still_spent_after_it_was_handed_back_is_caught() {
     assert_caught(SharedPlantedBug::SpendsHandedBack, Invariant::WindowLimit);
 }
+
+#[test]
+fn a_keys_own_limit_ignored_by_the_script_is_caught() {
+    // A key with a lower limit of its own is granted past it; one with a higher is refused
+    // with room left.
+    assert_caught(SharedPlantedBug::KeyLimitIgnored, Invariant::WindowLimit);
+    assert_caught(SharedPlantedBug::KeyLimitIgnored, Invariant::FalseRejection);
+}

@@ -31,7 +31,10 @@ impl Checker<'_> {
         {
             return true;
         }
-        let refusal = matches!(reply, Some(ScriptReply::Conflict { .. }));
+        let refusal = matches!(
+            reply,
+            Some(ScriptReply::Conflict { .. } | ScriptReply::KeyConflict { .. })
+        );
         if refusal || decision == DecisionDigest::Conflict {
             self.refused_decision(caller, decision, refusal);
             return true;
@@ -183,8 +186,8 @@ impl Checker<'_> {
     /// it asks more than its limit, which, once the limit has changed, is whichever the process
     /// had learnt: one of those stored, or the one it was configured with.
     fn too_many_consistent(&self, caller: u32, process: u16, outcome: SharedOutcome) -> bool {
-        let weight = self.scenario.callers[caller as usize].weight;
-        let limit = self.scenario.configured(process).0;
+        let spec = self.scenario.callers[caller as usize];
+        let (weight, limit) = (spec.weight, self.scenario.key_limit(process, spec.key));
         let refused = outcome == SharedOutcome::TooMany;
         match weight {
             Weight::Units(n) if !self.changed_limits.is_empty() => {
@@ -345,6 +348,7 @@ impl Checker<'_> {
         let (index, used) = count.at(&grid, now);
         // On a cluster, the limit its counter was last counted under.
         let limit = self.settings[key as usize].map_or_else(|| self.limit(), |s| s.limit);
+        let limit = self.full_at((process, key), index, limit);
         if used < limit {
             self.report(Invariant::FalseRejection, Some(caller), || {
                 format!("decided locally at server time {now} that key {key} is full, but window {index} has {} of {limit} permits free", limit - used)
@@ -427,7 +431,7 @@ impl Checker<'_> {
         }
         let weight = self.scenario.callers[caller as usize].weight;
         if !self.too_many_consistent(caller, process, outcome) {
-            let limit = self.scenario.configured(process).0;
+            let limit = self.scenario.key_limit(process, self.key_of(caller));
             self.report(Invariant::Events, Some(caller), || {
                 format!("{weight:?} of a limit of {limit} ended {outcome:?}")
             });
@@ -544,9 +548,12 @@ impl Checker<'_> {
     /// holds: a lowering put it in force after the call began (the call was checked against
     /// the limit then).
     pub(super) fn above_lowered_limit(&mut self, caller: u32, limit: u32) {
-        let weight = self.scenario.callers[caller as usize].weight;
-        let lowered =
-            matches!(weight, Weight::Units(n) if n > limit) && self.changed_limits.contains(&limit);
+        let spec = self.scenario.callers[caller as usize];
+        let weight = spec.weight;
+        // The key's own limit in its process is never changed.
+        let own = self.scenario.key_limits.own(spec.process, spec.key);
+        let lowered = matches!(weight, Weight::Units(n) if n > limit)
+            && (self.changed_limits.contains(&limit) || own == Some(limit));
         if !lowered {
             self.report(Invariant::Events, Some(caller), || {
                 format!("{weight:?} refused as more than {limit}, which no change put in force")

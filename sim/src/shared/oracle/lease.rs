@@ -232,6 +232,7 @@ impl Checker<'_> {
             && scenario.faults.healthy()
             && scenario.limit_changes.is_empty()
             && scenario.processes.iter().all(|p| p.misconfigured.is_none())
+            && scenario.key_limits.apart.is_none()
             && scenario
                 .callers
                 .iter()
@@ -245,16 +246,20 @@ impl Checker<'_> {
         if !self.under_admission_judged() {
             return;
         }
-        let limit = self.scenario.limit;
-        let bound: u64 = self
-            .scenario
-            .processes
-            .iter()
-            .filter_map(|p| p.lease)
-            .map(|lease: Lease| rule(lease).under_admission_bound(1, limit))
-            .sum();
         let refused: Vec<_> = self.refused_windows.iter().copied().collect();
         for window in refused {
+            // Every process agrees on each key's limit: its own, or the limiter's.
+            let limit = self
+                .scenario
+                .key_limits
+                .agreed(window.1, self.scenario.limit);
+            let bound: u64 = self
+                .scenario
+                .processes
+                .iter()
+                .filter_map(|p| p.lease)
+                .map(|lease: Lease| rule(lease).under_admission_bound(1, limit))
+                .sum();
             self.checks.count(&[Invariant::FalseRejection]);
             let granted: u64 = self.ledgers.get(&window).map_or(0, |ops| {
                 ops.iter()

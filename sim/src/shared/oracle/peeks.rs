@@ -62,9 +62,10 @@ impl Checker<'_> {
     /// the model's window of the caller's key, which it leaves as it was.
     pub(super) fn peek_executed(&mut self, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
-        let (Some(caller), process, limit) = (info.caller, info.process, info.carried.0) else {
+        let (Some(caller), process) = (info.caller, info.process) else {
             return;
         };
+        let limit = self.peek_limit(request);
         let ReplyDigest::Four { values } = reply else {
             return;
         };
@@ -76,7 +77,11 @@ impl Checker<'_> {
                 window_start,
             }) => (remaining, now, window_start),
             // A refusal or a newer limit: the process asks again or fails, and answers nothing.
-            Some(ScriptReply::Conflict { .. } | ScriptReply::Changed { .. }) => return,
+            Some(
+                ScriptReply::Conflict { .. }
+                | ScriptReply::KeyConflict { .. }
+                | ScriptReply::Changed { .. },
+            ) => return,
             other => {
                 self.report(Invariant::Events, Some(caller), || {
                     format!("a peek's run answered {other:?}: a peek takes nothing, so it finds no window full and leases nothing")
@@ -107,6 +112,19 @@ impl Checker<'_> {
         self.peeks.expected.insert(request, (model, resets_in));
     }
 
+    /// The limit `request`, a peek's, reads its key's window by: the key's own in its
+    /// process, else the limiter's it carries.
+    fn peek_limit(&self, request: u32) -> u32 {
+        self.requests.get(request as usize).map_or(0, |info| {
+            info.caller
+                .and_then(|caller| {
+                    let key = self.scenario.callers[caller as usize].key;
+                    self.scenario.key_limits.own(info.process, key)
+                })
+                .unwrap_or(info.carried.0)
+        })
+    }
+
     /// `caller`'s peek answered `remaining` of `limit` for `resets_in` ns, from `request`'s
     /// reply or (with none) from its process's memory of full windows.
     pub(super) fn peeked(
@@ -124,10 +142,7 @@ impl Checker<'_> {
             }
             return;
         };
-        let carried = self
-            .requests
-            .get(request as usize)
-            .map_or(0, |info| info.carried.0);
+        let carried = self.peek_limit(request);
         let Some(&(model, model_resets)) = self.peeks.expected.get(&request) else {
             let reply = self.script_reply(Some(request));
             self.report(Invariant::Events, Some(caller), || {

@@ -195,6 +195,16 @@ impl Checker<'_> {
             return;
         };
         let spec = self.scenario.callers[caller as usize];
+        let in_force = self.limit_in_force(request, spec.key);
+        let (limit, window) = match self.settle_key(request, spec.key, (&grid, server_us), in_force)
+        {
+            Ok(settled) => settled,
+            Err(conflict) => {
+                let period = self.scenario.configured(process).1;
+                self.key_conflict_reply((request, caller), (&grid, period), conflict, parsed);
+                return;
+            }
+        };
         let run = Run {
             request,
             caller,
@@ -202,8 +212,16 @@ impl Checker<'_> {
             server_us,
             grid,
             weight: spec.weight.permits(),
-            limit: self.limit_in_force(request, spec.key),
+            limit,
         };
+        self.judge_attempt(t, &run, parsed);
+        self.key_decided(spec.key, (&grid, server_us), window);
+    }
+
+    /// Judges the reply `parsed` to the script run `run`, of an attempt decided by the limit
+    /// in force for it.
+    fn judge_attempt(&mut self, t: u64, run: &Run, parsed: Option<ScriptReply>) {
+        let (caller, server_us) = (run.caller, run.server_us);
         match parsed {
             Some(ScriptReply::Permitted {
                 remaining,
@@ -211,7 +229,7 @@ impl Checker<'_> {
                 window_start,
             }) => {
                 self.check_time(caller, now, server_us);
-                self.permitted_run(&run, remaining, window_start);
+                self.permitted_run(run, remaining, window_start);
             }
             Some(ScriptReply::Full {
                 retry_after,
@@ -219,7 +237,7 @@ impl Checker<'_> {
                 window_start,
             }) => {
                 self.check_time(caller, now, server_us);
-                self.full_run(&run, retry_after, now, window_start);
+                self.full_run(run, retry_after, now, window_start);
             }
             Some(ScriptReply::Leased {
                 granted,
@@ -227,7 +245,14 @@ impl Checker<'_> {
                 window_start,
             }) => {
                 self.check_time(caller, now, server_us);
-                self.leased_run(t, &run, granted, now, window_start);
+                self.leased_run(t, run, granted, now, window_start);
+            }
+            Some(ScriptReply::KeyConflict { limit: written, .. }) => {
+                self.checks.count(&[Invariant::Configuration]);
+                let (key, limit) = (run.key, run.limit);
+                self.report(Invariant::Configuration, Some(caller), || {
+                    format!("an attempt deciding key {key} by {limit}, the limit its window is counted by (or none yet), was refused as a conflict with {written}")
+                });
             }
             other => self.report(Invariant::Events, Some(caller), || {
                 format!("an attempt answered {other:?}, carrying the version of the limit in force")

@@ -66,7 +66,8 @@ impl Sim<'_> {
         let spec = self.scenario.callers[caller as usize];
         let process = spec.process;
         if let Weight::Units(n) = spec.weight
-            && n > self.processes[process as usize].protocol.limit()
+            && n > (self.processes[process as usize].protocol)
+                .key_limit(&self.scenario.keys[spec.key as usize])
         {
             // Refused before anything else, as `try_acquire_n` and `acquire_n` refuse it.
             self.start_call(caller);
@@ -342,7 +343,11 @@ impl Sim<'_> {
                 self.queue.push(wake, Event::Wake(caller, sleep));
             }
             Conclusion::Done { result, event } => {
-                let outcome = outcome(&result, protocol.config(), protocol.limit());
+                // A key with a limit of its own is decided, and refused, by it.
+                let key = self.scenario.callers[caller as usize].key;
+                let limit = (self.scenario.key_limits.own(process, key))
+                    .unwrap_or_else(|| protocol.limit());
+                let outcome = outcome(&result, protocol.config(), limit);
                 let event = event_digest(event.as_ref());
                 self.finish_call(caller, outcome, event);
             }
