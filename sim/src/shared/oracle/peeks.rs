@@ -92,9 +92,12 @@ impl Checker<'_> {
         self.checks.count(&[Invariant::Alignment]);
         let key = self.scenario.callers[caller as usize].key;
         // No configuration stored: the peek stores none, and reads a window of its own
-        // process's period from the fixed origin, or from its reading.
+        // process's period from the fixed origin, or from its reading. On a cluster it reads
+        // its own period's grid whatever is stored: a counter of other settings refuses it.
         let period = self.scenario.configured(process).1;
-        let grid = self.grid.unwrap_or_else(|| self.grid_of(period, server_us));
+        let grid = self
+            .grid_for(period)
+            .unwrap_or_else(|| self.grid_of(period, server_us));
         let at = u128::from(server_us);
         let (index, used) =
             self.counts[key as usize].map_or((grid.index_of(at), 0), |count| count.at(&grid, at));
