@@ -63,10 +63,81 @@ pub const SHARED_FEATURES: [&str; 46] = [
     "key_conflict",
 ];
 
-/// The bit of `feature` in [`shared_features`]' mask.
-const fn bit(feature: usize) -> u64 {
-    1 << feature
+/// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
+/// found when the crate compiles, so that a feature named there has one bit and an unknown
+/// name fails the build.
+const fn bit(feature: &str) -> u64 {
+    let mut index = 0;
+    while index < SHARED_FEATURES.len() {
+        if same(SHARED_FEATURES[index].as_bytes(), feature.as_bytes()) {
+            return 1 << index;
+        }
+        index += 1;
+    }
+    panic!("not a shared feature")
 }
+
+/// Whether two names are the same (`==` on `str` is not `const`).
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if a[index] != b[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
+const BIT_REQUEST_LOST: u64 = bit("request_lost");
+const BIT_REPLY_LOST: u64 = bit("reply_lost");
+const BIT_CONNECTION_RESET: u64 = bit("connection_reset");
+const BIT_SERVER_PAUSED: u64 = bit("server_paused");
+const BIT_SERVER_RESTARTED: u64 = bit("server_restarted");
+const BIT_FAILOVER: u64 = bit("failover");
+const BIT_SCRIPT_FLUSH: u64 = bit("script_flush");
+const BIT_CLOCK_STEP_FORWARD: u64 = bit("clock_step_forward");
+const BIT_CLOCK_STEP_BACK: u64 = bit("clock_step_back");
+const BIT_CLIENT_CRASH: u64 = bit("client_crash");
+const BIT_REGISTRATION_FAILED_THEN_SUCCEEDED: u64 = bit("registration_failed_then_succeeded");
+const BIT_PERMIT_ON_FIXED_ORIGIN: u64 = bit("permit_on_fixed_origin");
+const BIT_WEIGHTED_PERMIT: u64 = bit("weighted_permit");
+const BIT_DRAINED: u64 = bit("drained");
+const BIT_TOO_MANY: u64 = bit("too_many");
+const BIT_LIMIT_LOWERED: u64 = bit("limit_lowered");
+const BIT_LIMIT_RAISED: u64 = bit("limit_raised");
+const BIT_LIMIT_LOWERED_BELOW_COUNT: u64 = bit("limit_lowered_below_count");
+const BIT_PERMIT_AFTER_LIMIT_CHANGE: u64 = bit("permit_after_limit_change");
+const BIT_ATTEMPT_FOUND_LIMIT_CHANGED: u64 = bit("attempt_found_limit_changed");
+const BIT_ZERO_LIMIT_REFUSED: u64 = bit("zero_limit_refused");
+const BIT_LIMIT_CHANGE_RAN_UNANSWERED: u64 = bit("limit_change_ran_unanswered");
+const BIT_CLUSTER: u64 = bit("cluster");
+const BIT_CLUSTER_REDIRECT_FOLLOWED: u64 = bit("cluster_redirect_followed");
+const BIT_CLUSTER_FAILOVER: u64 = bit("cluster_failover");
+const BIT_COUNTER_TOLD_LIMIT_CHANGED: u64 = bit("counter_told_limit_changed");
+const BIT_CLUSTER_ASK_FOLLOWED: u64 = bit("cluster_ask_followed");
+const BIT_WAITED_FOR_REPLICA: u64 = bit("waited_for_replica");
+const BIT_UNREPLICATED: u64 = bit("unreplicated");
+const BIT_FAILOVER_WITH_WAIT: u64 = bit("failover_with_wait");
+const BIT_LIMIT_LEARNT_IN_BACKGROUND: u64 = bit("limit_learnt_in_background");
+const BIT_MEMORY_MET_LIMIT_CHANGE: u64 = bit("memory_met_limit_change");
+const BIT_USER_REFUSED: u64 = bit("user_refused");
+const BIT_PERMISSION_REVOKED: u64 = bit("permission_revoked");
+const BIT_RECOVERED_FROM_REFUSAL: u64 = bit("recovered_from_refusal");
+const BIT_SHARE_LEASED: u64 = bit("share_leased");
+const BIT_PERMIT_FROM_SHARE: u64 = bit("permit_from_share");
+const BIT_STARTED_ANSWERED_CONFLICT: u64 = bit("started_answered_conflict");
+const BIT_PEEKED: u64 = bit("peeked");
+const BIT_COARSE_CLOCK: u64 = bit("coarse_clock");
+const BIT_PASSWORD_ROTATED: u64 = bit("password_rotated");
+const BIT_AUTH_REQUIRED: u64 = bit("auth_required");
+const BIT_CLUSTER_COUNTER_CONFLICT: u64 = bit("cluster_counter_conflict");
+const BIT_SHARE_HANDED_BACK: u64 = bit("share_handed_back");
+const BIT_OWN_KEY_LIMIT: u64 = bit("own_key_limit");
+const BIT_KEY_CONFLICT: u64 = bit("key_conflict");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
@@ -140,40 +211,42 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
             )
         {
             // A script ran on one of the cluster's primaries.
-            mask |= bit(22);
+            mask |= BIT_CLUSTER;
         }
         mask |= match record {
             SharedRecord::Lost {
                 loss: Loss::Request,
                 ..
-            } => bit(0),
+            } => BIT_REQUEST_LOST,
             SharedRecord::Lost {
                 loss: Loss::Reply, ..
-            } => bit(1),
+            } => BIT_REPLY_LOST,
             SharedRecord::Fault { fault, .. } => match fault {
-                FaultRecord::Reset { .. } => bit(2),
-                FaultRecord::Pause { .. } => bit(3),
-                FaultRecord::Restart { .. } => bit(4),
-                FaultRecord::Failover { .. } => bit(5),
-                FaultRecord::Flush => bit(6),
-                FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => bit(7),
-                FaultRecord::ClockStep { .. } => bit(8),
-                FaultRecord::Crash { .. } => bit(9),
+                FaultRecord::Reset { .. } => BIT_CONNECTION_RESET,
+                FaultRecord::Pause { .. } => BIT_SERVER_PAUSED,
+                FaultRecord::Restart { .. } => BIT_SERVER_RESTARTED,
+                FaultRecord::Failover { .. } => BIT_FAILOVER,
+                FaultRecord::Flush => BIT_SCRIPT_FLUSH,
+                FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => BIT_CLOCK_STEP_FORWARD,
+                FaultRecord::ClockStep { .. } => BIT_CLOCK_STEP_BACK,
+                FaultRecord::Crash { .. } => BIT_CLIENT_CRASH,
                 FaultRecord::Migrating { .. }
                 | FaultRecord::KeysMigrated { .. }
                 | FaultRecord::Migrated { .. }
                 | FaultRecord::ShardStalled { .. } => 0,
-                FaultRecord::ShardFailover { .. } => bit(24),
+                FaultRecord::ShardFailover { .. } => BIT_CLUSTER_FAILOVER,
                 FaultRecord::AccessRefused { refusal, .. } => refusal_bit(*refusal),
             },
             SharedRecord::RegistrationFailed { process, .. } => {
                 failed.push(*process);
                 0
             }
-            SharedRecord::Registered { process, .. } if failed.contains(process) => bit(10),
+            SharedRecord::Registered { process, .. } if failed.contains(process) => {
+                BIT_REGISTRATION_FAILED_THEN_SUCCEEDED
+            }
             SharedRecord::Redirected { kind, .. } => match kind {
-                RedirectKind::Moved => bit(23),
-                RedirectKind::Ask => bit(26),
+                RedirectKind::Moved => BIT_CLUSTER_REDIRECT_FOLLOWED,
+                RedirectKind::Ask => BIT_CLUSTER_ASK_FOLLOWED,
                 RedirectKind::TryAgain => 0,
             },
             // A peek's run answers as a permit, counting none.
@@ -181,31 +254,33 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 request,
                 reply: ReplyDigest::Four { values },
                 ..
-            } if fixed && values[0] == 1 && !peeks.contains(request) => bit(11),
+            } if fixed && values[0] == 1 && !peeks.contains(request) => BIT_PERMIT_ON_FIXED_ORIGIN,
             SharedRecord::Executed {
                 reply: ReplyDigest::Four { values },
                 ..
-            } if values[0] == 4 => bit(35),
+            } if values[0] == 4 => BIT_SHARE_LEASED,
             SharedRecord::Executed {
                 reply: ReplyDigest::Two { values: [5, taken] },
                 ..
-            } if *taken > 0 => bit(43),
+            } if *taken > 0 => BIT_SHARE_HANDED_BACK,
             SharedRecord::Decided {
                 request: None,
                 decision: DecisionDigest::Permitted { .. },
                 ..
-            } => bit(36),
+            } => BIT_PERMIT_FROM_SHARE,
             SharedRecord::Finish {
                 caller, outcome, ..
             } => match (outcome, scenario.callers[*caller as usize].weight) {
-                (SharedOutcome::Permitted { remaining: Some(_) }, Weight::Units(2..)) => bit(12),
-                (SharedOutcome::Drained, _) => bit(13),
-                (SharedOutcome::TooMany, _) => bit(14),
+                (SharedOutcome::Permitted { remaining: Some(_) }, Weight::Units(2..)) => {
+                    BIT_WEIGHTED_PERMIT
+                }
+                (SharedOutcome::Drained, _) => BIT_DRAINED,
+                (SharedOutcome::TooMany, _) => BIT_TOO_MANY,
                 (SharedOutcome::Conflict, _)
                     if scenario.processes[scenario.callers[*caller as usize].process as usize]
                         .started =>
                 {
-                    bit(37)
+                    BIT_STARTED_ANSWERED_CONFLICT
                 }
                 _ => 0,
             },
@@ -227,8 +302,8 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     mask | recovery_features(run) | peek_features(run) | coarse_feature(scenario, run)
 }
 
-/// `own_key_limit` (bit 44): the script counted a permit of a key with a limit of its own in
-/// the process that asked; `key_conflict` (bit 45): an attempt was answered the key's
+/// `own_key_limit`: the script counted a permit of a key with a limit of its own in
+/// the process that asked; `key_conflict`: an attempt was answered the key's
 /// conflict (its window counted by another limit).
 fn key_limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     // Each request's process and key, where it is for a caller.
@@ -255,9 +330,9 @@ fn key_limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 (1 | 4, Some(&(process, key)))
                     if scenario.key_limits.own(process, key).is_some() =>
                 {
-                    mask |= bit(44);
+                    mask |= BIT_OWN_KEY_LIMIT;
                 }
-                (-2, Some(_)) => mask |= bit(45),
+                (-2, Some(_)) => mask |= BIT_KEY_CONFLICT,
                 _ => {}
             },
             _ => {}
@@ -279,7 +354,7 @@ fn peek_requests(run: &SharedRun) -> Vec<u32> {
     sent.collect()
 }
 
-/// `peeked` (bit 38): a caller's peek answered by the server.
+/// `peeked`: a caller's peek answered by the server.
 fn peek_features(run: &SharedRun) -> u64 {
     let answered = run.records.iter().any(|record| {
         matches!(
@@ -290,21 +365,21 @@ fn peek_features(run: &SharedRun) -> u64 {
             }
         )
     });
-    if answered { bit(38) } else { 0 }
+    if answered { BIT_PEEKED } else { 0 }
 }
 
-/// The bit of the refusal of the limiter's user that began: `user_refused` (32),
-/// `permission_revoked` (33), `password_rotated` (40) or `auth_required` (41).
+/// The bit of the refusal of the limiter's user that began: `user_refused`,
+/// `permission_revoked`, `password_rotated` or `auth_required`.
 fn refusal_bit(refusal: Refusal) -> u64 {
     match refusal {
-        Refusal::NoUser => bit(32),
-        Refusal::PermissionRevoked => bit(33),
-        Refusal::PasswordRotated => bit(40),
-        Refusal::AuthRequired => bit(41),
+        Refusal::NoUser => BIT_USER_REFUSED,
+        Refusal::PermissionRevoked => BIT_PERMISSION_REVOKED,
+        Refusal::PasswordRotated => BIT_PASSWORD_ROTATED,
+        Refusal::AuthRequired => BIT_AUTH_REQUIRED,
     }
 }
 
-/// `coarse_clock` (bit 39): a process whose clock ticks coarser than a nanosecond decided a
+/// `coarse_clock`: a process whose clock ticks coarser than a nanosecond decided a
 /// call.
 fn coarse_feature(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let coarse = |caller: u32| {
@@ -318,10 +393,10 @@ fn coarse_feature(scenario: &SharedScenario, run: &SharedRun) -> u64 {
         .records
         .iter()
         .any(|record| matches!(record, SharedRecord::Decided { caller, .. } if coarse(*caller)));
-    if decided { bit(39) } else { 0 }
+    if decided { BIT_COARSE_CLOCK } else { 0 }
 }
 
-/// `cluster_counter_conflict` (bit 42): on a cluster, where attempts read no configuration,
+/// `cluster_counter_conflict`: on a cluster, where attempts read no configuration,
 /// an attempt's script answered a conflict, which only its key's counter can tell.
 fn counter_conflict_features(run: &SharedRun) -> u64 {
     // The requests that carry attempts.
@@ -345,7 +420,7 @@ fn counter_conflict_features(run: &SharedRun) -> u64 {
                 reply: ReplyDigest::Four { values },
                 ..
             } if values[0] == -1 && attempts.get(*request as usize) == Some(&true) => {
-                return bit(42);
+                return BIT_CLUSTER_COUNTER_CONFLICT;
             }
             _ => {}
         }
@@ -353,7 +428,7 @@ fn counter_conflict_features(run: &SharedRun) -> u64 {
     0
 }
 
-/// `recovered_from_refusal` (bit 34): a process whose attempt the server refused (or its
+/// `recovered_from_refusal`: a process whose attempt the server refused (or its
 /// connection answered with the refusal it kept) later had a permit counted by the server.
 fn recovery_features(run: &SharedRun) -> u64 {
     // Each request's process, and the processes refused so far.
@@ -387,7 +462,7 @@ fn recovery_features(run: &SharedRun) -> u64 {
                 .get(*request as usize)
                 .is_some_and(|process| refused.contains(process)) =>
             {
-                return bit(34);
+                return BIT_RECOVERED_FROM_REFUSAL;
             }
             _ => {}
         }
@@ -432,19 +507,19 @@ fn wait_features(run: &SharedRun) -> u64 {
                 ..
             } => match (decision, request) {
                 (DecisionDigest::Permitted { .. }, Some(request)) if counted.contains(request) => {
-                    bit(27)
+                    BIT_WAITED_FOR_REPLICA
                 }
                 (DecisionDigest::Unavailable { .. } | DecisionDigest::FailedOpen { .. }, None)
                     if short.contains(caller) =>
                 {
-                    bit(28)
+                    BIT_UNREPLICATED
                 }
                 _ => 0,
             },
             SharedRecord::Fault {
                 fault: FaultRecord::Failover { .. } | FaultRecord::ShardFailover { .. },
                 ..
-            } => bit(29),
+            } => BIT_FAILOVER_WITH_WAIT,
             _ => 0,
         };
     }
@@ -495,8 +570,8 @@ fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                     ran.extend(change);
                     let new = u32::try_from(values[1]).unwrap_or(0);
                     mask |= match new.cmp(&limit) {
-                        core::cmp::Ordering::Less => bit(15),
-                        core::cmp::Ordering::Greater => bit(16),
+                        core::cmp::Ordering::Less => BIT_LIMIT_LOWERED,
+                        core::cmp::Ordering::Greater => BIT_LIMIT_RAISED,
                         core::cmp::Ordering::Equal => 0,
                     };
                     let end = |w: &Window| w.start + scenario.period_us;
@@ -505,22 +580,24 @@ fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                         .flatten()
                         .any(|w| server_us < end(w) && new < w.used)
                     {
-                        mask |= bit(17);
+                        mask |= BIT_LIMIT_LOWERED_BELOW_COUNT;
                     }
                     limit = new;
                     changed = true;
                 }
                 // The limiter's background read of the configuration told of a newer limit.
-                Some(&(Purpose::Refresh, _)) if values[0] == 3 => mask |= bit(30),
+                Some(&(Purpose::Refresh, _)) if values[0] == 3 => {
+                    mask |= BIT_LIMIT_LEARNT_IN_BACKGROUND
+                }
                 // Attempts on a cluster read no configuration: only a counter tells them.
                 Some(&(Purpose::Acquire, Some(_)))
                     if values[0] == 3 && scenario.cluster.is_some() =>
                 {
-                    mask |= bit(25);
+                    mask |= BIT_COUNTER_TOLD_LIMIT_CHANGED;
                 }
                 Some(&(Purpose::Acquire, Some(caller))) if values[0] == 1 => {
                     if changed {
-                        mask |= bit(18);
+                        mask |= BIT_PERMIT_AFTER_LIMIT_CHANGE;
                     }
                     let key = scenario.callers[caller as usize].key as usize;
                     let remaining = u32::try_from(values[1]).unwrap_or(0);
@@ -535,16 +612,16 @@ fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
             SharedRecord::Decided {
                 decision: DecisionDigest::LimitChanged { .. },
                 ..
-            } => mask |= bit(19),
+            } => mask |= BIT_ATTEMPT_FOUND_LIMIT_CHANGED,
             SharedRecord::LimitSet {
                 outcome: LimitOutcome::Refused,
                 ..
-            } => mask |= bit(20),
+            } => mask |= BIT_ZERO_LIMIT_REFUSED,
             SharedRecord::LimitSet {
                 change,
                 outcome: LimitOutcome::Unavailable,
                 ..
-            } if ran.contains(change) => mask |= bit(21),
+            } if ran.contains(change) => mask |= BIT_LIMIT_CHANGE_RAN_UNANSWERED,
             SharedRecord::Fault {
                 fault: FaultRecord::Restart { .. },
                 ..
@@ -568,7 +645,7 @@ struct FoundFull {
 }
 
 /// Whether a call began on a key its process found full under an older version of the limit
-/// than the process holds by then, before that window opened (bit 31).
+/// than the process holds by then, before that window opened.
 fn memory_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     // Each request's version, each process's newest version sent, and each (process, key)'s
     // last window found full.
@@ -616,7 +693,7 @@ fn memory_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                     && full.version < learnt[process]
                     && u128::from(local) < full.opens
                 {
-                    return bit(31);
+                    return BIT_MEMORY_MET_LIMIT_CHANGE;
                 }
             }
             SharedRecord::Fault {
