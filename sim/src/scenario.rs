@@ -22,7 +22,7 @@ mod key_limits;
 mod limit_changes;
 mod origin;
 mod peeks;
-pub(crate) use self::peeks::Peeks;
+pub(crate) use self::peeks::{Peeks, mix};
 mod weights;
 
 pub use self::cuts::Cuts;

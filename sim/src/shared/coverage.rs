@@ -221,22 +221,7 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
             SharedRecord::Lost {
                 loss: Loss::Reply, ..
             } => BIT_REPLY_LOST,
-            SharedRecord::Fault { fault, .. } => match fault {
-                FaultRecord::Reset { .. } => BIT_CONNECTION_RESET,
-                FaultRecord::Pause { .. } => BIT_SERVER_PAUSED,
-                FaultRecord::Restart { .. } => BIT_SERVER_RESTARTED,
-                FaultRecord::Failover { .. } => BIT_FAILOVER,
-                FaultRecord::Flush => BIT_SCRIPT_FLUSH,
-                FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => BIT_CLOCK_STEP_FORWARD,
-                FaultRecord::ClockStep { .. } => BIT_CLOCK_STEP_BACK,
-                FaultRecord::Crash { .. } => BIT_CLIENT_CRASH,
-                FaultRecord::Migrating { .. }
-                | FaultRecord::KeysMigrated { .. }
-                | FaultRecord::Migrated { .. }
-                | FaultRecord::ShardStalled { .. } => 0,
-                FaultRecord::ShardFailover { .. } => BIT_CLUSTER_FAILOVER,
-                FaultRecord::AccessRefused { refusal, .. } => refusal_bit(*refusal),
-            },
+            SharedRecord::Fault { fault, .. } => fault_bit(fault),
             SharedRecord::RegistrationFailed { process, .. } => {
                 failed.push(*process);
                 0
@@ -366,6 +351,27 @@ fn peek_features(run: &SharedRun) -> u64 {
         )
     });
     if answered { BIT_PEEKED } else { 0 }
+}
+
+/// The bit of a fault its trace shows happening (none for a slot's migration or a stalled
+/// shard, which have no feature of their own).
+fn fault_bit(fault: &FaultRecord) -> u64 {
+    match fault {
+        FaultRecord::Reset { .. } => BIT_CONNECTION_RESET,
+        FaultRecord::Pause { .. } => BIT_SERVER_PAUSED,
+        FaultRecord::Restart { .. } => BIT_SERVER_RESTARTED,
+        FaultRecord::Failover { .. } => BIT_FAILOVER,
+        FaultRecord::Flush => BIT_SCRIPT_FLUSH,
+        FaultRecord::ClockStep { delta_ns } if *delta_ns >= 0 => BIT_CLOCK_STEP_FORWARD,
+        FaultRecord::ClockStep { .. } => BIT_CLOCK_STEP_BACK,
+        FaultRecord::Crash { .. } => BIT_CLIENT_CRASH,
+        FaultRecord::Migrating { .. }
+        | FaultRecord::KeysMigrated { .. }
+        | FaultRecord::Migrated { .. }
+        | FaultRecord::ShardStalled { .. } => 0,
+        FaultRecord::ShardFailover { .. } => BIT_CLUSTER_FAILOVER,
+        FaultRecord::AccessRefused { refusal, .. } => refusal_bit(*refusal),
+    }
 }
 
 /// The bit of the refusal of the limiter's user that began: `user_refused`,
@@ -587,7 +593,7 @@ fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 }
                 // The limiter's background read of the configuration told of a newer limit.
                 Some(&(Purpose::Refresh, _)) if values[0] == 3 => {
-                    mask |= BIT_LIMIT_LEARNT_IN_BACKGROUND
+                    mask |= BIT_LIMIT_LEARNT_IN_BACKGROUND;
                 }
                 // Attempts on a cluster read no configuration: only a counter tells them.
                 Some(&(Purpose::Acquire, Some(_)))

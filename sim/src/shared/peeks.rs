@@ -9,6 +9,7 @@
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::scenario::mix;
 use crate::shared::scenario::SharedCaller;
 
 /// Mixed into the seed for the generator the peeks are drawn from.
@@ -47,14 +48,6 @@ impl Peeks {
             mix(caller.arrival ^ mix(u64::from(caller.process) << 16 | u64::from(caller.key)));
         mix(self.salt ^ who) >> 32 < self.share
     }
-}
-
-/// The finaliser of `SplitMix64`: every bit of the input reaches every bit of the output.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
