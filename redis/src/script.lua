@@ -200,21 +200,21 @@ if mode == 'release' or mode == 'release-count' then
       or not back or back < 0 or back % 1 ~= 0 then
     return redis.error_reply('fixed-window: bad arguments')
   end
-  local state = redis.call('GET', key)
-  local colon = state and string.find(state, ':', 1, true)
-  if not colon or tonumber(string.sub(state, 1, colon - 1), 16) ~= leased_in then
+  local held = redis.call('GET', key)
+  local colon = held and string.find(held, ':', 1, true)
+  if not colon or tonumber(string.sub(held, 1, colon - 1), 16) ~= leased_in then
     return { 5, 0 }
   end
   -- The count ends at the key's own limit ("=own") or the cluster's settings (":"), if any.
-  local second = string.find(state, '[:=]', colon + 1)
-  local used = tonumber(string.sub(state, colon + 1, (second or 0) - 1), 16)
+  local second = string.find(held, '[:=]', colon + 1)
+  local used = tonumber(string.sub(held, colon + 1, (second or 0) - 1), 16)
   if not used then
     return redis.error_reply('fixed-window: malformed counter at ' .. key)
   end
   back = math.min(back, used)
   if back > 0 then
-    redis.call('SET', key, string.sub(state, 1, colon) .. string.format('%x', used - back)
-      .. (second and string.sub(state, second) or ''), 'KEEPTTL')
+    redis.call('SET', key, string.sub(held, 1, colon) .. string.format('%x', used - back)
+      .. (second and string.sub(held, second) or ''), 'KEEPTTL')
   end
   return { 5, back }
 end

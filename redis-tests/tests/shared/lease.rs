@@ -612,7 +612,7 @@ fn a_hand_back_comes_off_only_its_window_and_never_below_zero() -> TestResult {
     let planted = [
         (
             "any window",
-            "tonumber(string.sub(state, 1, colon - 1), 16) ~= leased_in then",
+            "tonumber(string.sub(held, 1, colon - 1), 16) ~= leased_in then",
             "false then",
         ),
         ("below zero", "back = math.min(back, used)", "back = back"),

@@ -449,7 +449,7 @@ static OLD_LIMIT_AFTER_CHANGE: LazyLock<&'static str> = LazyLock::new(|| {
 
 static HAND_BACK_ANY_WINDOW: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "if not colon or tonumber(string.sub(state, 1, colon - 1), 16) ~= leased_in then",
+        "if not colon or tonumber(string.sub(held, 1, colon - 1), 16) ~= leased_in then",
         "if not colon then",
     )])
 });
