@@ -27,6 +27,7 @@ mod outage;
 mod peek;
 mod reload;
 mod replicated;
+mod resolution;
 mod secure;
 mod sharing;
 mod startup;

@@ -14,7 +14,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 46] = [
+pub const SHARED_FEATURES: [&str; 47] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -61,6 +61,7 @@ pub const SHARED_FEATURES: [&str; 46] = [
     "share_handed_back",
     "own_key_limit",
     "key_conflict",
+    "handshake_refused",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
@@ -138,6 +139,7 @@ const BIT_CLUSTER_COUNTER_CONFLICT: u64 = bit("cluster_counter_conflict");
 const BIT_SHARE_HANDED_BACK: u64 = bit("share_handed_back");
 const BIT_OWN_KEY_LIMIT: u64 = bit("own_key_limit");
 const BIT_KEY_CONFLICT: u64 = bit("key_conflict");
+const BIT_HANDSHAKE_REFUSED: u64 = bit("handshake_refused");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
@@ -177,7 +179,8 @@ const BIT_KEY_CONFLICT: u64 = bit("key_conflict");
 /// script's read-only run). `coarse_clock` when a process whose clock ticks coarser than a
 /// nanosecond decided a call. `password_rotated` when the server's password for the
 /// limiter's user changed (each process given the new one later), `auth_required` when the
-/// server began requiring a password its clients had not given. `cluster_counter_conflict` when
+/// server began requiring a password its clients had not given, `handshake_refused` when every
+/// TLS handshake with the server began to fail. `cluster_counter_conflict` when
 /// an attempt on a cluster was refused by its key's counter, which a process of other settings
 /// wrote: after the configuration key was lost and a process configured apart registered afresh.
 /// `share_handed_back` when a hand-back of a share's unspent rest took permits off a window's
@@ -375,13 +378,14 @@ fn fault_bit(fault: &FaultRecord) -> u64 {
 }
 
 /// The bit of the refusal of the limiter's user that began: `user_refused`,
-/// `permission_revoked`, `password_rotated` or `auth_required`.
+/// `permission_revoked`, `password_rotated`, `auth_required` or `handshake_refused`.
 fn refusal_bit(refusal: Refusal) -> u64 {
     match refusal {
         Refusal::NoUser => BIT_USER_REFUSED,
         Refusal::PermissionRevoked => BIT_PERMISSION_REVOKED,
         Refusal::PasswordRotated => BIT_PASSWORD_ROTATED,
         Refusal::AuthRequired => BIT_AUTH_REQUIRED,
+        Refusal::HandshakeRefused => BIT_HANDSHAKE_REFUSED,
     }
 }
 

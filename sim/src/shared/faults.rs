@@ -90,6 +90,13 @@ pub enum Refusal {
     /// while the requirement lasts (Redis checks at each command, so the same connection works
     /// once it is lifted).
     AuthRequired,
+    /// The TLS handshake fails (the server's certificate expired or was rotated to one
+    /// signed by a CA its clients do not trust yet) and the server's connections were
+    /// closed, as a restart with the new certificate closes them: every new connection fails
+    /// before any command is sent, with the error rustls gives (which the limiter counts as
+    /// access denied, as it does a refused authentication), until the certificate is trusted
+    /// again.
+    HandshakeRefused,
 }
 
 /// A scenario's faults.
@@ -225,7 +232,8 @@ const CREDENTIALS_SHARE: f64 = 0.2;
 /// than the longest back-off between two connections ([`RENEWAL_MAX`]) at most; and in about
 /// half of those a rotation of the password ([`Refusal::PasswordRotated`]), its processes given
 /// the new one as long after, and in about half a server requiring a password its clients have
-/// not given ([`Refusal::AuthRequired`]), each from a generator of its own.
+/// not given ([`Refusal::AuthRequired`]), and in about half a refused TLS handshake
+/// ([`Refusal::HandshakeRefused`]), each from a generator of its own.
 pub(crate) fn pick_credentials(seed: u64, span: u64) -> Vec<(u64, Fault)> {
     let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0xAC1_DE1E7E);
     if !rng.random_bool(CREDENTIALS_SHARE) {
@@ -279,6 +287,18 @@ pub(crate) fn pick_credentials(seed: u64, span: u64) -> Vec<(u64, Fault)> {
             Fault::Refuse {
                 refusal: Refusal::AuthRequired,
                 for_ns: lasting(&mut required),
+            },
+        ));
+    }
+    // A refused TLS handshake in about half of them, from a generator of its own.
+    let mut handshake = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x7150_CE27);
+    if handshake.random_bool(0.5) {
+        let at = handshake.random_range(0..=span / 2);
+        planned.push((
+            at,
+            Fault::Refuse {
+                refusal: Refusal::HandshakeRefused,
+                for_ns: lasting(&mut handshake),
             },
         ));
     }
@@ -380,7 +400,7 @@ mod tests {
 
     #[test]
     fn credentials_faults_begin_in_the_first_half_and_each_kind_is_drawn() {
-        let mut kinds = [false; 5];
+        let mut kinds = [false; 6];
         let mut scenarios = 0;
         for seed in 0..2_000 {
             let planned = pick_credentials(seed, 4_000_000_000);
@@ -402,12 +422,16 @@ mod tests {
                         refusal: Refusal::AuthRequired,
                         ..
                     } => 4,
+                    Fault::Refuse {
+                        refusal: Refusal::HandshakeRefused,
+                        ..
+                    } => 5,
                     Fault::Refuse { .. } => 1,
                     _ => 2,
                 }] = true;
             }
         }
         assert!((300..500).contains(&scenarios), "{scenarios} of 2,000");
-        assert_eq!(kinds, [true; 5]);
+        assert_eq!(kinds, [true; 6]);
     }
 }

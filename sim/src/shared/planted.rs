@@ -136,6 +136,10 @@ pub enum SharedPlantedBug {
     /// connection is made, so once the server required a password, every call is refused
     /// although the requirement was lifted.
     NoAuthKept,
+    /// A failed TLS handshake kept for good: the connection layer never makes a new
+    /// connection after its handshake failed, so once the server's certificate is trusted
+    /// again every call still fails with the handshake's error.
+    HandshakeFailureKept,
     /// Under a lease, a share's unspent rest handed back into any window: the script takes
     /// it off whatever window the counter holds, a later one's permits included.
     HandBackAnyWindow,
@@ -151,7 +155,7 @@ pub enum SharedPlantedBug {
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 36] = [
+    pub const ALL: [SharedPlantedBug; 37] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -188,6 +192,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::HandBackAnyWindow,
         SharedPlantedBug::SpendsHandedBack,
         SharedPlantedBug::KeyLimitIgnored,
+        SharedPlantedBug::HandshakeFailureKept,
     ];
 
     /// Its name on the command line.
@@ -228,6 +233,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::ResolutionIgnored => "resolution-ignored",
             SharedPlantedBug::NewClientWaits => "new-client-waits",
             SharedPlantedBug::NoAuthKept => "noauth-kept",
+            SharedPlantedBug::HandshakeFailureKept => "handshake-failure-kept",
             SharedPlantedBug::HandBackAnyWindow => "hand-back-any-window",
             SharedPlantedBug::SpendsHandedBack => "spends-handed-back",
             SharedPlantedBug::KeyLimitIgnored => "key-limit-ignored",
@@ -272,6 +278,7 @@ impl SharedPlantedBug {
             | SharedPlantedBug::ResolutionIgnored
             | SharedPlantedBug::NewClientWaits
             | SharedPlantedBug::NoAuthKept
+            | SharedPlantedBug::HandshakeFailureKept
             | SharedPlantedBug::SpendsHandedBack => SCRIPT,
         }
     }
@@ -557,6 +564,7 @@ mod tests {
                     | SharedPlantedBug::ResolutionIgnored
                     | SharedPlantedBug::NewClientWaits
                     | SharedPlantedBug::NoAuthKept
+                    | SharedPlantedBug::HandshakeFailureKept
                     | SharedPlantedBug::SpendsHandedBack
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");

@@ -340,6 +340,10 @@ impl FaultRecord {
                 refusal: Refusal::AuthRequired,
                 ..
             } => "auth_required",
+            FaultRecord::AccessRefused {
+                refusal: Refusal::HandshakeRefused,
+                ..
+            } => "handshake_refused",
         }
     }
 }

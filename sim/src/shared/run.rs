@@ -284,6 +284,9 @@ struct Connection {
     /// The session the server took without authentication while it required a password:
     /// each of its commands is answered `NOAUTH` while the requirement lasts.
     unauthenticated: Option<u32>,
+    /// The session whose TLS handshake failed: the server refused it before reading any
+    /// command (its refusal is the handshake's, not the user's).
+    handshake_failed: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -422,6 +425,8 @@ struct Sim<'s> {
     password: u32,
     /// Until when the server requires a password its clients have not given.
     auth_required_until: u64,
+    /// Until when every TLS handshake with the server fails.
+    handshake_refused_until: u64,
 }
 
 /// Runs `scenario` with the real shared limiter, or with the planted bug `bug` in it.
@@ -628,6 +633,7 @@ impl<'s> Sim<'s> {
             peeks: peek::Peeking::of(scenario),
             password: 0,
             auth_required_until: 0,
+            handshake_refused_until: 0,
         }
     }
 

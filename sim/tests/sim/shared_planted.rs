@@ -265,6 +265,13 @@ fn a_noauth_kept_for_good_is_caught() {
 }
 
 #[test]
+fn a_failed_handshake_kept_for_good_is_caught() {
+    // Once the server's certificate is trusted again, the planted process still answers every
+    // call with the handshake's error its connection kept: later than the back-off's bound.
+    assert_caught(SharedPlantedBug::HandshakeFailureKept, Invariant::Liveness);
+}
+
+#[test]
 fn a_share_handed_back_into_a_later_window_is_caught() {
     // A process hands back its share's rest after its window ended: the variant takes it off
     // the later window the counter holds, permits counted there for others.

@@ -6,7 +6,9 @@
 //! refusal: every later request on it is answered with it at once, without being sent, as
 //! redis-rs's connection manager answers once its reconnection was refused. While the user may
 //! not run the limiter's commands, each command is refused (`NOPERM`) over a connection that
-//! stays open. Deleting the user closes its connections.
+//! stays open. Deleting the user closes its connections. While the server's certificate is
+//! not trusted, a new connection's TLS handshake fails before any command is read: it keeps
+//! that failure as it keeps a refused authentication.
 //!
 //! A process takes note of each refusal that reaches it: the first while no renewal is due
 //! makes one due after the product's [`renewal_wait`] of the refusals before it (on the
@@ -26,6 +28,12 @@ pub(super) const WRONGPASS: &str = "WRONGPASS invalid username-password pair or 
 /// The server's answer to a command on a connection that has not authenticated while the
 /// server requires it.
 pub(super) const NOAUTH: &str = "NOAUTH Authentication required.";
+
+/// What a connection made while the server's certificate is not trusted fails with: the
+/// words of rustls's error in the I/O error redis-rs returns for the failed handshake, which
+/// the limiter counts as access denied (`redis/src/unavailable.rs`), as it counts a refused
+/// authentication, and renews the connection after the same back-off.
+pub(super) const HANDSHAKE: &str = "invalid peer certificate: Expired";
 
 /// The server's answer to a command the user may not run.
 pub(super) const NOPERM: &str = "NOPERM User sim has no permissions to run the 'evalsha' command";
@@ -53,6 +61,7 @@ impl Sim<'_> {
         let renews = match self.planted {
             Some(SharedPlantedBug::NeverRecovers) => false,
             Some(SharedPlantedBug::NoAuthKept) => p.connection.kept != Some(NOAUTH),
+            Some(SharedPlantedBug::HandshakeFailureKept) => p.connection.kept != Some(HANDSHAKE),
             _ => true,
         };
         if renews && p.renewing.due && now >= p.renewing.not_before {
@@ -82,6 +91,7 @@ impl Sim<'_> {
         };
         let user_missing = self.now < self.user_missing_until;
         let auth_required = self.now < self.auth_required_until;
+        let handshake_refused = self.now < self.handshake_refused_until;
         let connection = &mut self.processes[process as usize].connection;
         let authenticated = match connection.auth {
             Some((known, accepted)) if known == session => accepted,
@@ -89,8 +99,13 @@ impl Sim<'_> {
             // (deleting the user closes every connection).
             Some((known, _)) if known > session => true,
             _ => {
+                // A failed handshake comes before any authentication.
+                if handshake_refused {
+                    connection.handshake_failed = Some(session);
+                }
                 // Made with a password the server no longer takes: refused as a missing user.
-                let accepted = !user_missing && connection.credentials == self.password;
+                let accepted =
+                    !handshake_refused && !user_missing && connection.credentials == self.password;
                 connection.auth = Some((session, accepted));
                 if auth_required {
                     connection.unauthenticated = Some(session);
@@ -99,7 +114,11 @@ impl Sim<'_> {
             }
         };
         if !authenticated {
-            Some(WRONGPASS)
+            Some(if connection.handshake_failed == Some(session) {
+                HANDSHAKE
+            } else {
+                WRONGPASS
+            })
         } else if auth_required && connection.unauthenticated == Some(session) {
             Some(NOAUTH)
         } else if self.now < self.no_perm_until {
@@ -127,6 +146,7 @@ impl Sim<'_> {
         let connection = &mut self.processes[process as usize].connection;
         // The planted `NoAuthKept` keeps a `NOAUTH` as a refused reconnection.
         let kept = refusal == WRONGPASS
+            || refusal == HANDSHAKE
             || (refusal == NOAUTH && self.planted == Some(SharedPlantedBug::NoAuthKept));
         if kept && session == connection.session {
             connection.kept = Some(refusal);
@@ -197,6 +217,15 @@ impl Sim<'_> {
     /// connections are closed (as a restart with that configuration closes them).
     pub(super) fn require_auth(&mut self, until: u64) {
         self.auth_required_until = self.auth_required_until.max(until);
+        for process in 0..self.processes.len() {
+            self.reset(u16::try_from(process).unwrap_or(0));
+        }
+    }
+
+    /// Every TLS handshake with the server fails until `until`, and the server's connections
+    /// are closed (as a restart with the new certificate closes them).
+    pub(super) fn refuse_handshake(&mut self, until: u64) {
+        self.handshake_refused_until = self.handshake_refused_until.max(until);
         for process in 0..self.processes.len() {
             self.reset(u16::try_from(process).unwrap_or(0));
         }

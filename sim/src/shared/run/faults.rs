@@ -31,6 +31,7 @@ impl Sim<'_> {
                     Refusal::PermissionRevoked => self.revoke_permission(until),
                     Refusal::PasswordRotated => self.rotate_password(until),
                     Refusal::AuthRequired => self.require_auth(until),
+                    Refusal::HandshakeRefused => self.refuse_handshake(until),
                 }
                 FaultRecord::AccessRefused { refusal, until }
             }
