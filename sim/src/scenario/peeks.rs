@@ -25,6 +25,12 @@ impl Peeks {
     pub(crate) fn draw(seed: u64) -> Peeks {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(PEEKS_STREAM);
+        Peeks::of(&mut rng)
+    }
+
+    /// The share of peeking callers and the salt, drawn from `rng`: no peek in three
+    /// scenarios of four, else 5 % to 30 % of the callers.
+    pub(crate) fn of(rng: &mut ChaCha8Rng) -> Peeks {
         let share = if rng.random_bool(0.25) {
             rng.random_range((1u64 << 32) / 20..(1u64 << 32) * 3 / 10)
         } else {
@@ -36,9 +42,20 @@ impl Peeks {
         }
     }
 
+    /// Whether any caller peeks.
+    #[cfg(test)]
+    pub(crate) fn any(self) -> bool {
+        self.share > 0
+    }
+
+    /// Whether the caller whose identity hashes to `who` peeks.
+    pub(crate) fn picks(self, who: u64) -> bool {
+        self.share > 0 && mix(self.salt ^ who) >> 32 < self.share
+    }
+
     /// Whether caller `caller` peeks before its call.
     pub(crate) fn before(self, caller: u32) -> bool {
-        self.share > 0 && mix(self.salt ^ u64::from(caller)) >> 32 < self.share
+        self.picks(u64::from(caller))
     }
 }
 

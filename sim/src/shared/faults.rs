@@ -266,42 +266,24 @@ pub(crate) fn pick_credentials(seed: u64, span: u64) -> Vec<(u64, Fault)> {
             (at, fault)
         })
         .collect();
-    // A rotation of the password in about half of them, from a generator of its own.
-    let mut rotation = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x2077_A7ED);
-    if rotation.random_bool(0.5) {
-        let at = rotation.random_range(0..=span / 2);
-        planned.push((
-            at,
-            Fault::Refuse {
-                refusal: Refusal::PasswordRotated,
-                for_ns: lasting(&mut rotation),
-            },
-        ));
-    }
-    // A server requiring authentication in about half of them, from a generator of its own.
-    let mut required = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x0A07_4E0A);
-    if required.random_bool(0.5) {
-        let at = required.random_range(0..=span / 2);
-        planned.push((
-            at,
-            Fault::Refuse {
-                refusal: Refusal::AuthRequired,
-                for_ns: lasting(&mut required),
-            },
-        ));
-    }
-    // A refused TLS handshake in about half of them, from a generator of its own.
-    let mut handshake = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x7150_CE27);
-    if handshake.random_bool(0.5) {
-        let at = handshake.random_range(0..=span / 2);
-        planned.push((
-            at,
-            Fault::Refuse {
-                refusal: Refusal::HandshakeRefused,
-                for_ns: lasting(&mut handshake),
-            },
-        ));
-    }
+    // A rotated password, a server requiring authentication and a refused TLS handshake,
+    // each in about half of them, each from a generator of its own.
+    planned.extend(
+        [
+            (0x2077_A7ED, Refusal::PasswordRotated),
+            (0x0A07_4E0A, Refusal::AuthRequired),
+            (0x7150_CE27, Refusal::HandshakeRefused),
+        ]
+        .into_iter()
+        .filter_map(|(salt, refusal)| {
+            let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ salt);
+            rng.random_bool(0.5).then(|| {
+                let at = rng.random_range(0..=span / 2);
+                let for_ns = lasting(&mut rng);
+                (at, Fault::Refuse { refusal, for_ns })
+            })
+        }),
+    );
     planned.sort_by_key(|&(t, _)| t);
     planned
 }

@@ -6,47 +6,33 @@
 //! process and key), not of its index, so that cutting callers (shrinking) keeps each kept
 //! caller's peek.
 
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::scenario::mix;
+use crate::scenario::{self, mix};
 use crate::shared::scenario::SharedCaller;
 
 /// Mixed into the seed for the generator the peeks are drawn from.
 const PEEKS_SEED: u64 = 0x0BEE_C0FF_EE57;
 
-/// The callers of one shared scenario that peek before their call.
+/// The callers of one shared scenario that peek before their call: the plain simulator's
+/// rule, from a generator of its own and by what each caller is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Peeks {
-    /// Peeking callers per 2^32: none in most scenarios.
-    share: u64,
-    /// Mixed with a caller's hash to decide it.
-    salt: u64,
-}
+pub(crate) struct Peeks(scenario::Peeks);
 
 impl Peeks {
     /// The peeking callers of the shared scenario of `seed`.
     pub(crate) fn draw(seed: u64) -> Peeks {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ PEEKS_SEED);
-        let share = if rng.random_bool(0.25) {
-            rng.random_range((1u64 << 32) / 20..(1u64 << 32) * 3 / 10)
-        } else {
-            0
-        };
-        Peeks {
-            share,
-            salt: rng.random(),
-        }
+        Peeks(scenario::Peeks::of(&mut ChaCha8Rng::seed_from_u64(
+            seed ^ PEEKS_SEED,
+        )))
     }
 
     /// Whether `caller` peeks before its call.
     pub(crate) fn before(self, caller: &SharedCaller) -> bool {
-        if self.share == 0 {
-            return false;
-        }
         let who =
             mix(caller.arrival ^ mix(u64::from(caller.process) << 16 | u64::from(caller.key)));
-        mix(self.salt ^ who) >> 32 < self.share
+        self.0.picks(who)
     }
 }
 
@@ -57,11 +43,11 @@ mod tests {
 
     #[test]
     fn about_a_quarter_of_scenarios_peek_at_a_share_of_their_callers() {
-        let peeking = (0..400).filter(|&seed| Peeks::draw(seed).share > 0).count();
+        let peeking = (0..400).filter(|&seed| Peeks::draw(seed).0.any()).count();
         assert!((60..140).contains(&peeking), "{peeking} of 400");
         let peeks = (0..400)
             .map(Peeks::draw)
-            .find(|peeks| peeks.share > 0)
+            .find(|peeks| peeks.0.any())
             .expect("some scenario peeks");
         let callers = (0..10_000_u64)
             .filter(|&arrival| {

@@ -228,6 +228,22 @@ struct Attempt {
 }
 
 impl Attempt {
+    /// Attempt `number`, begun at the reading `sent`, its `call` waiting in its process's
+    /// queue.
+    fn queued(number: u32, sent: Instant, call: ScriptCall) -> Attempt {
+        Attempt {
+            number,
+            sent,
+            call: Rc::new(call),
+            stage: Stage::Queued,
+            request: u32::MAX,
+            retried: false,
+            decided: None,
+            hops: 0,
+            asked: None,
+        }
+    }
+
     /// Whether it waits for a request of its own (not for a batch's).
     fn own_request(&self) -> bool {
         !matches!(self.stage, Stage::Queued | Stage::Batched)

@@ -8,7 +8,7 @@ use fixed_window::Instant;
 use fixed_window_redis::{Begin, Conclusion, Conflict, Decision, Unavailable, UnavailableKind};
 
 use super::digest::{decision_digest, event_digest, outcome};
-use super::{Attempt, Event, Owner, Sim, Stage};
+use super::{Attempt, Event, Owner, Sim};
 use crate::shared::planted::SharedPlantedBug;
 use crate::shared::record::{EventDigest, SharedOutcome, SharedRecord};
 use crate::shared::scenario::Weight;
@@ -224,17 +224,7 @@ impl Sim<'_> {
                 self.conclude(caller, &decision, now);
             }
             Ok(Begin::Call(call)) => {
-                self.calls[caller as usize].attempt = Some(Attempt {
-                    number,
-                    sent: now,
-                    call: Rc::new(call),
-                    stage: Stage::Queued,
-                    request: u32::MAX,
-                    retried: false,
-                    decided: None,
-                    hops: 0,
-                    asked: None,
-                });
+                self.calls[caller as usize].attempt = Some(Attempt::queued(number, now, call));
                 self.processes[process as usize].queued.push(caller);
                 self.records.push(SharedRecord::Queued {
                     t: self.now,

@@ -5,12 +5,10 @@
 //! [`CHANGE_RETRIES`] times) while the limit changes under it. Whatever it answers, the call
 //! then arrives as if it had not peeked.
 
-use std::rc::Rc;
-
 use fixed_window::Peek;
 use fixed_window_redis::{PeekBegin, ScriptCall, Unavailable};
 
-use super::{Attempt, CHANGE_RETRIES, Sim, Stage};
+use super::{Attempt, CHANGE_RETRIES, Sim};
 use crate::shared::peeks::Peeks;
 use crate::shared::record::SharedRecord;
 use crate::shared::scenario::SharedScenario;
@@ -84,17 +82,7 @@ impl Sim<'_> {
         {
             Ok(PeekBegin::Known(peek)) => self.peeked(caller, None, &peek),
             Ok(PeekBegin::Call(call)) => {
-                self.calls[caller as usize].attempt = Some(Attempt {
-                    number,
-                    sent: now,
-                    call: Rc::new(call),
-                    stage: Stage::Queued,
-                    request: u32::MAX,
-                    retried: false,
-                    decided: None,
-                    hops: 0,
-                    asked: None,
-                });
+                self.calls[caller as usize].attempt = Some(Attempt::queued(number, now, call));
                 self.peeks.callers[caller as usize].in_flight = true;
                 self.processes[process as usize].queued.push(caller);
                 self.records.push(SharedRecord::Queued {
