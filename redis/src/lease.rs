@@ -283,8 +283,13 @@ pub fn coarse_lease_deadline(
 /// What a process does with an attempt on a key under a lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Take {
-    /// Granted from the share held: `left` remain in it; the window surely ends by `ends`.
-    Granted { left: u32, ends: Instant },
+    /// Granted from the share held: `left` remain in it; the window surely ends by `ends`;
+    /// it is the one starting at `window_start` on the server's clock.
+    Granted {
+        left: u32,
+        ends: Instant,
+        window_start: u64,
+    },
     /// Send a lease call; the key is marked as having one in flight.
     Lease,
     /// Count this attempt exactly on the server (a lease is in flight, the share left is too
@@ -369,6 +374,7 @@ impl Shares {
             return Take::Granted {
                 left: before - n,
                 ends: held.ends,
+                window_start: held.window_start,
             };
         }
         if let Some(mut held) = self.held.get_mut(key) {
@@ -380,6 +386,7 @@ impl Shares {
                 return Take::Granted {
                     left: left - n,
                     ends: held.ends,
+                    window_start: held.window_start,
                 };
             }
             let tail = now >= held.deadline && now < held.ends;
@@ -677,6 +684,31 @@ mod tests {
         assert!(shares.take_back_all(1).is_empty());
         shares.drop_all();
         assert!(shares.take_back_all(0).is_empty());
+    }
+
+    #[test]
+    fn a_share_landing_after_a_hand_back_is_kept_usable_and_handed_back_later() {
+        let shares = shares(8);
+        assert_eq!(shares.take("k", 1, at(0), 0), Take::Lease);
+        // Handed back while the lease call is in flight: nothing held yet, nothing taken.
+        assert!(shares.take_back_all(0).is_empty());
+        // The reply lands: the share is installed as any other and spent.
+        assert_eq!(
+            shares.granted("k", (1, 8, 0, 40), (at(2), at(1_000), at(1_100))),
+            7
+        );
+        assert!(matches!(
+            shares.take("k", 1, at(3), 0),
+            Take::Granted {
+                left: 6,
+                window_start: 40,
+                ..
+            }
+        ));
+        // A later hand-back takes the rest, once.
+        assert_eq!(shares.take_back_all(0), [("k".into(), 6, 40)]);
+        assert!(shares.take_back_all(0).is_empty());
+        assert_eq!(shares.left("k", at(4), 0), 0);
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub struct SharedPermit {
     at: Instant,
     remaining: Option<u32>,
     reset: Option<Duration>,
+    window_start: Option<Duration>,
     failed_open: Option<Unavailable>,
 }
 
@@ -48,6 +49,7 @@ impl SharedPermit {
             at,
             remaining: Some(remaining),
             reset: Some(reset),
+            window_start: None,
             failed_open: None,
         }
     }
@@ -70,6 +72,7 @@ impl SharedPermit {
             at,
             remaining: None,
             reset: None,
+            window_start: None,
             failed_open: Some(cause),
         }
     }
@@ -118,6 +121,52 @@ impl SharedPermit {
     /// ```
     pub fn reset_after(&self) -> Option<Duration> {
         self.reset
+    }
+
+    /// This permit, counted in the window that starts `start` after the Unix epoch on the
+    /// clock of the server that counted it ([`window_start`](SharedPermit::window_start)).
+    /// A permit nobody counted has no window and stays so.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    /// use fixed_window_redis::{SharedPermit, Unavailable, UnavailableKind};
+    ///
+    /// let start = Duration::from_secs(1_700_000_000);
+    /// let permit = SharedPermit::counted(Instant::ZERO, 2, Duration::from_secs(1)).in_window(start);
+    /// assert_eq!(permit.window_start(), Some(start));
+    /// let cause = Unavailable::new(UnavailableKind::Timeout, "no reply");
+    /// assert_eq!(SharedPermit::failed_open_with(Instant::ZERO, cause).in_window(start).window_start(), None);
+    /// ```
+    #[must_use]
+    pub fn in_window(self, start: Duration) -> SharedPermit {
+        SharedPermit {
+            window_start: self.reset.map(|_| start),
+            ..self
+        }
+    }
+
+    /// The start of the window this permit counts in, as the time since the Unix epoch on
+    /// the clock of the server that counted it (its `TIME`), or `None` for a permit nobody
+    /// counted. For a permit granted from a leased share
+    /// ([`Config::with_lease`](crate::Config::with_lease)) it is the window the share was
+    /// counted in: the permit belongs to that window whatever the local clock read when it
+    /// was granted, so permits grouped by it are grouped as the server counted them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window::Instant;
+    ///
+    /// let permit = fixed_window_redis::SharedPermit::counted(Instant::ZERO, 2, Duration::from_secs(1));
+    /// assert_eq!(permit.window_start(), None);
+    /// assert_eq!(permit.in_window(Duration::from_secs(60)).window_start(), Some(Duration::from_secs(60)));
+    /// ```
+    pub fn window_start(&self) -> Option<Duration> {
+        self.window_start
     }
 
     /// Why the server did not count this permit, if the fail-open policy granted it.

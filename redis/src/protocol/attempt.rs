@@ -95,10 +95,15 @@ impl Protocol {
             && let Some((shares, _)) = &self.leasing
         {
             match shares.take(key, n, now, self.limit_version()) {
-                Take::Granted { left, ends } => {
+                Take::Granted {
+                    left,
+                    ends,
+                    window_start,
+                } => {
                     return Ok(Begin::Decided(Decision::Permitted {
                         remaining: left,
                         reset: ends.saturating_duration_since(now),
+                        window_start,
                     }));
                 }
                 Take::Lease => lease = true,
@@ -361,6 +366,7 @@ impl Protocol {
                 Decision::Permitted {
                     remaining: left,
                     reset: Duration::from_micros(reset),
+                    window_start,
                 }
             }
             Some(ScriptReply::Permitted {
@@ -375,6 +381,7 @@ impl Protocol {
                 Decision::Permitted {
                     remaining,
                     reset: Duration::from_micros(reset),
+                    window_start,
                 }
             }
             Some(ScriptReply::Full { retry_after, .. }) => {
@@ -519,9 +526,12 @@ impl Protocol {
                     event: rejection.event(at, name),
                 };
             }
-            &Decision::Permitted { remaining, reset } => {
-                Ok(SharedPermit::counted(at, remaining, reset))
-            }
+            &Decision::Permitted {
+                remaining,
+                reset,
+                window_start,
+            } => Ok(SharedPermit::counted(at, remaining, reset)
+                .in_window(Duration::from_micros(window_start))),
             Decision::FailedOpen(cause) => Ok(SharedPermit::failed_open_with(at, cause.clone())),
             &Decision::Rejected { retry_after, .. } => Err(self.rejected(key, retry_after)),
             Decision::Unavailable(cause) => Err(SharedError::Unavailable {

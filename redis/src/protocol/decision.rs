@@ -56,6 +56,11 @@ pub enum Decision {
         remaining: u32,
         /// The time until the key's window ends, by the server's clock.
         reset: Duration,
+        /// The start of the window the permit counts in, in microseconds on the clock of the
+        /// server that counted it (its `TIME`): for a permit from a leased share, the window
+        /// the share was counted in. The window a permit belongs to, whatever the local
+        /// clock read when it was granted.
+        window_start: u64,
     },
     /// The window is full and may open by the deadline: sleep until `until` (the latest
     /// local instant the window can open at, or the deadline if earlier), then attempt again.
@@ -114,7 +119,7 @@ impl Decision {
     /// use core::time::Duration;
     /// use fixed_window_redis::Decision;
     ///
-    /// assert!(Decision::Permitted { remaining: 0, reset: Duration::from_secs(1) }.is_permit());
+    /// assert!(Decision::Permitted { remaining: 0, reset: Duration::from_secs(1), window_start: 0 }.is_permit());
     /// ```
     pub fn is_permit(&self) -> bool {
         matches!(self, Decision::Permitted { .. } | Decision::FailedOpen(_))
@@ -194,7 +199,7 @@ impl Decision {
 /// use fixed_window_redis::{Conclusion, Config, Decision, Protocol};
 ///
 /// let protocol = Protocol::new(Config::of("api", 1, Duration::from_secs(1))?);
-/// let decision = Decision::Permitted { remaining: 0, reset: Duration::from_secs(1) };
+/// let decision = Decision::Permitted { remaining: 0, reset: Duration::from_secs(1), window_start: 0 };
 /// let permitted = protocol.conclude("k", &decision, Instant::ZERO, true);
 /// assert!(matches!(permitted, Conclusion::Done { result: Ok(_), event: Some(_) }));
 /// # Ok::<(), fixed_window_redis::ConfigError>(())

@@ -120,7 +120,8 @@ fn a_permit_that_leaves_none_makes_the_key_known_full_until_the_window_ends() {
         decision,
         Decision::Permitted {
             remaining: 0,
-            reset: Duration::from_micros(7_000)
+            reset: Duration::from_micros(7_000),
+            window_start: 0,
         }
     );
     assert_eq!(p.remembered(), 1);
@@ -522,6 +523,7 @@ fn a_permit_counted_or_failed_open_lets_the_caller_proceed_and_is_told() {
     let permitted = Decision::Permitted {
         remaining: 2,
         reset: Duration::from_micros(5),
+        window_start: 0,
     };
     let failed_open = Decision::FailedOpen(cause.clone());
     let rejected = Decision::Rejected {
@@ -548,4 +550,61 @@ fn a_permit_counted_or_failed_open_lets_the_caller_proceed_and_is_told() {
         })
     );
     assert_eq!(Decision::Wait { until: t }.event(t, "api"), None);
+}
+
+#[test]
+fn a_permit_knows_the_window_it_counts_in_and_a_leased_one_its_shares() {
+    // Windows of 10,000 µs; a share of 8 leased at 23,000 µs in the window starting at 20,000.
+    let lease = crate::Lease::new(8).unwrap_or_else(|err| panic!("{err}"));
+    let p = protocol(config(100).with_lease(lease));
+    let Ok(Begin::Call(call)) = p.begin("k", us(0), us(0)) else {
+        panic!("no share yet: a lease call");
+    };
+    let leased = p.finish_lease(
+        "k",
+        1,
+        call.limit_version(),
+        (us(0), us(500), us(0)),
+        Ok(&[4, 8, 23_000, 20_000]),
+    );
+    assert!(matches!(
+        leased,
+        Decision::Permitted {
+            remaining: 7,
+            window_start: 20_000,
+            ..
+        }
+    ));
+    // Granted in-process until the deadline, whatever the local clock reads, from the share's
+    // window; and the permit the limiter makes of it says so.
+    for at in [1, 6_000] {
+        let Ok(Begin::Decided(decision)) = p.begin("k", us(at), us(at)) else {
+            panic!("granted from the share");
+        };
+        assert!(
+            matches!(
+                decision,
+                Decision::Permitted {
+                    window_start: 20_000,
+                    ..
+                }
+            ),
+            "{decision:?}"
+        );
+        let Conclusion::Done { result, .. } = p.conclude("k", &decision, us(at), false) else {
+            panic!("a permit is done");
+        };
+        let permit = result.unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(permit.window_start(), Some(Duration::from_micros(20_000)));
+    }
+    // An exact permit: its reply's window.
+    let exact = protocol(config(100));
+    let decision = exact.finish("k", us(0), us(1), us(0), Ok(&[1, 4, 31_000, 30_000]));
+    assert!(matches!(
+        decision,
+        Decision::Permitted {
+            window_start: 30_000,
+            ..
+        }
+    ));
 }

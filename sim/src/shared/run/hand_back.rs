@@ -175,6 +175,7 @@ impl Sim<'_> {
         Some(Decision::Permitted {
             remaining: *left,
             reset: Duration::ZERO,
+            window_start: 0,
         })
     }
 }

@@ -82,6 +82,7 @@ impl Sim<'_> {
         Some(Decision::Permitted {
             remaining: left - n,
             reset: Duration::ZERO,
+            window_start: 0,
         })
     }
 
