@@ -11,13 +11,19 @@
 //! (`used_cpu_*_main_thread` of `INFO cpu`), each divided by the permits granted; the main
 //! thread's CPU while idle is measured for as long beforehand and given beside it.
 //!
+//! Every permit is placed in the window the server counted it in (a leased permit in its
+//! share's), never by a process's clock, so the count per window is authoritative; and the
+//! server's own count of each window is read back from its append-only log ([`server_count`]).
 //! It checks, as a matter of correctness: no window granted more than the limit; no window
-//! with demand refused more than the bound. Either failing is a bug, and fails the command
-//! (after `target/lease-binding.json` is written).
+//! granted more than the server counted in it, nor the server counted more than the limit; no
+//! permit asked for after its window had ended; no window with demand refused more than the
+//! bound. Any failing is a bug, and fails the command (after `target/lease-binding.json` is
+//! written).
 //!
 //! The processes are this program itself, run as `cargo xtask lease-binding-worker` (see
 //! [`worker`]).
 
+mod server_count;
 mod worker;
 
 use std::fmt::Write as _;
@@ -53,6 +59,13 @@ pub struct Args {
     /// window (0: no pacing, each thread asks as fast as it can).
     #[arg(long, default_value_t = 0)]
     pub fill_ms: u64,
+    /// The processes' timeout for a reply, in milliseconds (short: more replies lost).
+    #[arg(long, default_value_t = 250)]
+    pub timeout_ms: u64,
+    /// Do not log the server's writes to read its count per window back (the log costs the
+    /// server's main thread a little CPU per write).
+    #[arg(long)]
+    pub no_server_count: bool,
 }
 
 impl Args {
@@ -70,10 +83,18 @@ pub struct Window {
     pub rejected: u64,
     /// Microseconds into the window of the last permit any process was granted in it.
     pub last_grant_us: u64,
-    /// Attempts the server did not decide in time.
+    /// Attempts the server did not decide in time (placed by the clock read before them).
     pub unavailable: u64,
-    /// Permits whose window is uncertain: a thread stalled around the attempt.
-    pub ambiguous: u64,
+    /// Those of the window before: a call sent then may run on the server in this one (a
+    /// server that did not run for a while runs its queued requests when it resumes).
+    pub unavailable_before: u64,
+    /// Permits asked for after their window had ended by the wall clock.
+    pub late: u64,
+    /// Permits a placement by the wall clock read after the attempt would have put in
+    /// another window.
+    pub clock_elsewhere: u64,
+    /// The server's count of the window, read from its log (`None`: not read).
+    pub server: Option<u64>,
 }
 
 impl Window {
@@ -84,10 +105,13 @@ impl Window {
     }
 
     /// The bound on this window's under-admission: `bound` (no share dropped early) plus
-    /// `largest` for each attempt the server did not decide in time, whose reply, lost, may
-    /// have carried a share that is dropped unspent ([`Lease::under_admission_bound`]).
+    /// `largest` for each attempt the server did not decide in time, in this window or the
+    /// one before, whose reply, lost, may have carried a share of this window that is dropped
+    /// unspent ([`Lease::under_admission_bound`]). A call sent more than a window before it
+    /// runs is not provided for: the bound would then be over-stated as broken.
     fn bound(&self, bound: u64, largest: u32) -> u64 {
-        bound.saturating_add(self.unavailable.saturating_mul(u64::from(largest)))
+        let lost = self.unavailable.saturating_add(self.unavailable_before);
+        bound.saturating_add(lost.saturating_mul(u64::from(largest)))
     }
 }
 
@@ -102,17 +126,23 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         || !(1..=64).contains(&args.threads)
         || !(1..=600).contains(&args.windows)
         || args.fill_ms >= 1_000
+        || !(1..=10_000).contains(&args.timeout_ms)
     {
         return Err(
-            "--processes 1..=16, --threads 1..=64, --windows 1..=600, --fill-ms 0..1000".into(),
+            "--processes 1..=16, --threads 1..=64, --windows 1..=600, --fill-ms 0..1000, --timeout-ms 1..=10000".into(),
         );
     }
     let lease = Lease::new(args.share).map_err(|err| err.to_string())?;
     // The configuration is checked here, before any process starts.
-    worker::config(args.limit, args.share)?;
+    let config = worker::config(args.limit, args.share, args.timeout_ms)?;
     let bound = lease.under_admission_bound(args.processes, args.limit);
     let largest = lease.largest_share(args.limit);
     let (server, _, mut admin) = start_server()?;
+    let log = if args.no_server_count {
+        None
+    } else {
+        Some(server_count::start(&mut admin, Duration::from_secs(10))?)
+    };
     // The span begins on a whole second far enough ahead for the processes to start.
     let start = unix_seconds()? + 3;
     let exe = std::env::current_exe().map_err(|err| format!("this program's path: {err}"))?;
@@ -126,6 +156,7 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             .args(["--start", &start.to_string()])
             .args(["--windows", &args.windows.to_string()])
             .args(["--interval-us", &args.interval_us().to_string()])
+            .args(["--timeout-ms", &args.timeout_ms.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .map_err(|err| format!("starting {}: {err}", exe.display()))?;
@@ -156,6 +187,16 @@ pub fn run(args: &Args) -> Result<(), Failure> {
         merge(&mut windows, &String::from_utf8_lossy(&output.stdout))?;
     }
     let cpu_usec = (main_thread_cpu(&mut admin)? - cpu_before) * 1e6;
+    for index in 1..windows.len() {
+        windows[index].unavailable_before = windows[index - 1].unavailable;
+    }
+    if let Some(log) = &log {
+        let counts = server_count::read(log, &config.counter_key(worker::KEY))?;
+        for (index, window) in windows.iter_mut().enumerate() {
+            let begins = (start + index as u64) * 1_000_000;
+            window.server = Some(counts.get(&begins).copied().unwrap_or(0));
+        }
+    }
     let stats: String = redis::cmd("INFO")
         .arg("commandstats")
         .query(&mut admin)
@@ -234,24 +275,28 @@ impl Measured {
         );
         let _ = writeln!(
             out,
-            "| window | granted | limit | under-admission | bound | refusals | undecided (lost replies) | permits of an uncertain window | last permit at (ms into the window) |"
+            "| window | granted | server's count | limit | under-admission | bound | refusals | undecided (lost replies) | asked for after the window's end | placed elsewhere by the clock | last permit asked for at (ms into the window) |"
         );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
         for (index, w) in self.windows.iter().enumerate() {
             let under = w
                 .under_admission(args.limit)
                 .map_or_else(|| "no demand beyond".to_owned(), |u| u.to_string());
             #[allow(clippy::cast_precision_loss)]
             let last = w.last_grant_us as f64 / 1e3;
+            let server = w
+                .server
+                .map_or_else(|| "not read".to_owned(), |count| count.to_string());
             let _ = writeln!(
                 out,
-                "| {index} | {} | {} | {under} | {} | {} | {} | {} | {last:.1} |",
+                "| {index} | {} | {server} | {} | {under} | {} | {} | {} | {} | {} | {last:.1} |",
                 w.granted,
                 args.limit,
                 w.bound(self.bound, self.largest),
                 w.rejected,
                 w.unavailable,
-                w.ambiguous
+                w.late,
+                w.clock_elsewhere
             );
         }
         #[allow(clippy::cast_precision_loss)]
@@ -274,11 +319,13 @@ impl Measured {
             .iter()
             .map(|w| {
                 format!(
-                    "{{ \"granted\": {}, \"refusals\": {}, \"undecided\": {}, \"uncertain_window\": {}, \"under_admission\": {}, \"bound\": {}, \"last_grant_usec\": {} }}",
+                    "{{ \"granted\": {}, \"server_count\": {}, \"refusals\": {}, \"undecided\": {}, \"late\": {}, \"clock_elsewhere\": {}, \"under_admission\": {}, \"bound\": {}, \"last_grant_usec\": {} }}",
                     w.granted,
+                    w.server.map_or_else(|| "null".to_owned(), |count| count.to_string()),
                     w.rejected,
                     w.unavailable,
-                    w.ambiguous,
+                    w.late,
+                    w.clock_elsewhere,
                     w.under_admission(args.limit)
                         .map_or_else(|| "null".to_owned(), |u| u.to_string()),
                     w.bound(self.bound, self.largest),
@@ -287,11 +334,12 @@ impl Measured {
             })
             .collect();
         format!(
-            "{{\n  \"redis_version\": \"{version}\",\n  \"processes\": {},\n  \"threads\": {},\n  \"limit\": {},\n  \"period_ms\": 1000,\n  \"fill_ms\": {},\n  \"max_share\": {},\n  \"under_admission_bound\": {},\n  \"permits_granted\": {},\n  \"evalsha_calls\": {},\n  \"usec_per_permit\": {:.4},\n  \"cpu_usec_per_permit\": {:.4},\n  \"cpu_usec_per_permit_less_idle\": {:.4},\n  \"idle_cpu_usec_per_second\": {:.1},\n  \"windows\": [\n    {}\n  ]\n}}\n",
+            "{{\n  \"redis_version\": \"{version}\",\n  \"processes\": {},\n  \"threads\": {},\n  \"limit\": {},\n  \"period_ms\": 1000,\n  \"fill_ms\": {},\n  \"timeout_ms\": {},\n  \"max_share\": {},\n  \"under_admission_bound\": {},\n  \"permits_granted\": {},\n  \"evalsha_calls\": {},\n  \"usec_per_permit\": {:.4},\n  \"cpu_usec_per_permit\": {:.4},\n  \"cpu_usec_per_permit_less_idle\": {:.4},\n  \"idle_cpu_usec_per_second\": {:.1},\n  \"windows\": [\n    {}\n  ]\n}}\n",
             args.processes,
             args.threads,
             args.limit,
             args.fill_ms,
+            args.timeout_ms,
             args.share,
             self.bound,
             self.granted(),
@@ -310,7 +358,8 @@ fn u64_f64(value: u64) -> f64 {
     value as f64
 }
 
-/// Adds one process's lines (`window granted rejected last_grant_us`) to `windows`.
+/// Adds one process's lines (`window granted rejected last_grant_us unavailable late
+/// clock_elsewhere`) to `windows`.
 fn merge(windows: &mut [Window], lines: &str) -> Result<(), Failure> {
     for line in lines.lines() {
         let fields: Vec<u64> = line
@@ -318,8 +367,17 @@ fn merge(windows: &mut [Window], lines: &str) -> Result<(), Failure> {
             .map(str::parse)
             .collect::<Result<_, _>>()
             .map_err(|err| format!("a process printed {line:?}: {err}"))?;
-        let [index, granted, rejected, last, unavailable, ambiguous] = fields[..] else {
-            return Err(format!("a process printed {line:?}, not six numbers"));
+        let [
+            index,
+            granted,
+            rejected,
+            last,
+            unavailable,
+            late,
+            clock_elsewhere,
+        ] = fields[..]
+        else {
+            return Err(format!("a process printed {line:?}, not seven numbers"));
         };
         let window = usize::try_from(index)
             .ok()
@@ -329,31 +387,43 @@ fn merge(windows: &mut [Window], lines: &str) -> Result<(), Failure> {
         window.rejected += rejected;
         window.last_grant_us = window.last_grant_us.max(last);
         window.unavailable += unavailable;
-        window.ambiguous += ambiguous;
+        window.late += late;
+        window.clock_elsewhere += clock_elsewhere;
     }
     Ok(())
 }
 
-/// The windows that broke a rule: more than `limit` granted, or, with demand for more, more
-/// than its bound ([`Window::bound`] of `bound` and `largest`) refused while there was room.
+/// The windows that broke a rule: more than `limit` granted (each permit placed in the window
+/// the server counted it in); more granted than the server counted, or the server counting
+/// more than `limit`; a permit asked for after its window had ended; or, with demand for more,
+/// more than its bound ([`Window::bound`] of `bound` and `largest`) refused while there was
+/// room.
 fn violations(windows: &[Window], limit: u32, (bound, largest): (u64, u32)) -> Vec<String> {
     let mut broken = Vec::new();
     for (index, w) in windows.iter().enumerate() {
-        // A permit whose window is uncertain may belong to the next or the last one: a
-        // window over the limit by no more than those is reported as unproven, not passed.
         if w.granted > u64::from(limit) {
-            let proven = w.granted - w.ambiguous > u64::from(limit);
             broken.push(format!(
-                "window {index} granted {} permits, over the limit of {limit}{}",
-                w.granted,
-                if proven {
-                    String::new()
-                } else {
-                    format!(
-                        " ({} of them of an uncertain window: not proven)",
-                        w.ambiguous
-                    )
-                }
+                "window {index} granted {} permits, over the limit of {limit}",
+                w.granted
+            ));
+        }
+        if let Some(server) = w.server {
+            if w.granted > server {
+                broken.push(format!(
+                    "window {index} granted {} permits, more than the server counted in it ({server})",
+                    w.granted
+                ));
+            }
+            if server > u64::from(limit) {
+                broken.push(format!(
+                    "the server counted {server} permits in window {index}, over the limit of {limit}"
+                ));
+            }
+        }
+        if w.late > 0 {
+            broken.push(format!(
+                "window {index} granted {} permits asked for after it had ended",
+                w.late
             ));
         }
         let bound = w.bound(bound, largest);
@@ -392,9 +462,7 @@ mod tests {
         Window {
             granted,
             rejected,
-            last_grant_us: 0,
-            unavailable: 0,
-            ambiguous: 0,
+            ..Window::default()
         }
     }
 
@@ -404,14 +472,30 @@ mod tests {
         let broken = violations(&[window(2_000, 5), window(2_001, 5)], 2_000, (10, 4));
         assert_eq!(broken.len(), 1);
         assert!(broken[0].contains("window 1 granted 2001"), "{broken:?}");
-        assert!(!broken[0].contains("not proven"), "{broken:?}");
-        // Over by one, with one permit of an uncertain window: still reported, as unproven.
-        let uncertain = Window {
-            ambiguous: 1,
-            ..window(2_001, 5)
+    }
+
+    #[test]
+    fn a_window_granting_more_than_the_server_counted_or_late_is_a_violation() {
+        let counted = |granted, server| Window {
+            server: Some(server),
+            ..window(granted, 5)
         };
-        let broken = violations(&[uncertain], 2_000, (10, 4));
-        assert!(broken[0].contains("not proven"), "{broken:?}");
+        // Fewer than counted: remainders dropped unspent.
+        assert!(violations(&[counted(1_990, 2_000)], 2_000, (10, 4)).is_empty());
+        let broken = violations(&[counted(1_995, 1_994)], 2_000, (10, 4));
+        assert_eq!(broken.len(), 1);
+        assert!(
+            broken[0].contains("more than the server counted"),
+            "{broken:?}"
+        );
+        let broken = violations(&[counted(2_000, 2_001)], 2_000, (10, 4));
+        assert_eq!(broken.len(), 1);
+        assert!(broken[0].contains("the server counted 2001"), "{broken:?}");
+        let late = Window {
+            late: 1,
+            ..window(2_000, 5)
+        };
+        assert_eq!(violations(&[late], 2_000, (10, 4)).len(), 1);
     }
 
     #[test]
@@ -426,6 +510,13 @@ mod tests {
             ..window(1_982, 1)
         };
         assert!(violations(&[lost], 2_000, (10, 4)).is_empty());
+        // So may one sent in the window before.
+        let earlier = Window {
+            unavailable: 1,
+            unavailable_before: 1,
+            ..window(1_982, 1)
+        };
+        assert!(violations(&[earlier], 2_000, (10, 4)).is_empty());
         let lost = Window {
             unavailable: 2,
             ..window(1_981, 1)
@@ -442,6 +533,8 @@ mod tests {
             share: 64,
             windows: 1,
             fill_ms: 400,
+            timeout_ms: 250,
+            no_server_count: false,
         };
         // 8 threads, 250 permits each in 400 ms.
         assert_eq!(args.interval_us(), 1_600);
@@ -451,8 +544,8 @@ mod tests {
     #[test]
     fn merge_adds_processes_and_rejects_what_is_not_a_window() {
         let mut windows = vec![Window::default(); 2];
-        merge(&mut windows, "0 10 1 500 0 0\n1 7 0 20 0 0\n").unwrap();
-        merge(&mut windows, "0 5 2 800 1 2\n").unwrap();
+        merge(&mut windows, "0 10 1 500 0 0 0\n1 7 0 20 0 0 0\n").unwrap();
+        merge(&mut windows, "0 5 2 800 1 2 3\n").unwrap();
         assert_eq!(
             windows[0],
             Window {
@@ -460,11 +553,14 @@ mod tests {
                 rejected: 3,
                 last_grant_us: 800,
                 unavailable: 1,
-                ambiguous: 2,
+                unavailable_before: 0,
+                late: 2,
+                clock_elsewhere: 3,
+                server: None,
             }
         );
-        assert!(merge(&mut windows, "2 1 0 0 0 0").is_err());
-        assert!(merge(&mut windows, "0 1 0 0 0").is_err());
-        assert!(merge(&mut windows, "0 x 0 0 0 0").is_err());
+        assert!(merge(&mut windows, "2 1 0 0 0 0 0").is_err());
+        assert!(merge(&mut windows, "0 1 0 0 0 0").is_err());
+        assert!(merge(&mut windows, "0 x 0 0 0 0 0").is_err());
     }
 }
