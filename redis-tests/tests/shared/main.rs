@@ -15,6 +15,7 @@ mod credentials;
 mod drain;
 mod expiry;
 mod fail_local;
+mod hand_back_own;
 mod http;
 mod key_limit;
 mod layer;
