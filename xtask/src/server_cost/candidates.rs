@@ -246,3 +246,17 @@ fn begin(
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rejection_kept_rewrites_the_one_line_and_refuses_a_script_without_it() {
+        for script in [COUNTED_BY_THE_SERVER, COUNTED_WITHOUT_CONFIGURATION] {
+            let kept = rejections_kept(script).expect("the line is there");
+            assert!(kept.contains("local undo = false") && !kept.contains("local undo = true"));
+        }
+        assert!(rejections_kept(CALLS_ALONE).is_err());
+    }
+}
