@@ -18,7 +18,10 @@
 //! variant that measured something else fails the command. The variants run in turns, `runs`
 //! times, so that the machine's noise spreads over all of them; the table gives each figure's
 //! median with its lowest and highest, and `target/server-cost.json` the same in µs, named by
-//! variant.
+//! variant. With `--candidates`, script shapes that are not the product's are measured beside
+//! them (see [`candidates`]).
+
+mod candidates;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -47,6 +50,11 @@ pub struct Args {
     /// with the same `KEYS` and `ARGV`): to compare a variant of it, or an earlier version.
     #[arg(long)]
     pub script: Option<std::path::PathBuf>,
+    /// Also measure candidate script shapes (not the product's) beside the shared limiter's:
+    /// the cluster's count layout on one node, a count kept by `HINCRBY`, both, and the hot
+    /// path's calls alone.
+    #[arg(long)]
+    pub candidates: bool,
 }
 
 /// The least script that decides on the server's clock: the time, one count, and the
@@ -148,7 +156,12 @@ pub fn run(args: &Args) -> Result<(), Failure> {
             .map_err(|err| format!("reading {}: {err}", path.display()))?,
         None => SCRIPT.to_owned(),
     };
-    let variants = variants(&mut admin, &script)?;
+    let mut variants = variants(&mut admin, &script)?;
+    if args.candidates {
+        // The candidates beside the shared limiter's own script, whatever `--script` says.
+        let sha = load(&mut admin, SCRIPT)?;
+        variants.extend(candidates::variants(&mut admin, &sha)?);
+    }
     let mut figures: Vec<Vec<Figures>> = vec![Vec::new(); variants.len()];
     for run in 1..=args.runs {
         for (variant, figures) in variants.iter().zip(&mut figures) {

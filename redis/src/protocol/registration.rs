@@ -40,8 +40,11 @@ impl Protocol {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn refresh_due(&self, last: Instant, now: Instant) -> bool {
-        (self.is_cluster() || self.remembered() > 0 || self.leasing.is_some())
-            && now >= last.saturating_add(LIMIT_REFRESH)
+        // Asked at every attempt: the count of windows remembered visits every shard of their
+        // map under its lock, so it is asked last, when the cheaper tests have not settled it
+        // (a leased grant is otherwise a few atomic operations).
+        now >= last.saturating_add(LIMIT_REFRESH)
+            && (self.is_cluster() || self.leasing.is_some() || self.remembered() > 0)
     }
 
     /// The call that stores this process's configuration on the server if none is stored
