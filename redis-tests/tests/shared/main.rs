@@ -17,6 +17,7 @@ mod expiry;
 mod fail_local;
 mod http;
 mod key_limit;
+mod key_live;
 mod layer;
 mod lease;
 mod limit;

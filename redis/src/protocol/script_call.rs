@@ -64,6 +64,16 @@ pub struct ScriptCall {
     /// For a call handing back a share's unspent rest ("release", "release-count"), the
     /// window it was leased in and the permits, as the script's `ARGV[9]` and `ARGV[10]`.
     pub(crate) release: Option<Box<ReleaseArgs>>,
+    /// For a live change of one key's limit ("key-limit"), the key and its new limit (empty
+    /// to remove it), as the script's `ARGV[9]` and `ARGV[10]`.
+    pub(super) key_change: Option<Box<KeyChangeArgs>>,
+}
+
+/// A key and its new live limit (empty: removed), as the script's `ARGV[9]` and `ARGV[10]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct KeyChangeArgs {
+    pub(super) key: Box<str>,
+    pub(super) limit: Box<str>,
 }
 
 /// The window start a share was leased in and its unspent permits, as the script's
@@ -90,11 +100,21 @@ pub(super) struct LimitArgs {
     pub(super) limit: Box<str>,
     /// The version as the script's argument; `None` for the limit the process was configured
     /// with (version 0), which the script takes for the version when none is given; for a
-    /// key with a limit of its own, `version=limit`.
+    /// key with a limit of its own, `version=limit`, or `version@limit` for one set live.
     pub(super) version: Option<Box<str>>,
     /// The limit of its own the call's key has, if any ([`ScriptCall::own_limit`]): made for
     /// such a call alone, so that calls of keys with different limits never join.
     pub(super) own: Option<u32>,
+}
+
+/// A key's limit of its own, and where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Own {
+    /// Given at build ([`Config::key_limit`](crate::Config::key_limit),
+    /// [`Config::key_limits`](crate::Config::key_limits)).
+    Built(u32),
+    /// Set live on the server, every process's at the version read with it.
+    Live(u32),
 }
 
 impl LimitArgs {
@@ -175,7 +195,7 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn args(&self) -> impl Iterator<Item = &str> {
-        let leasing = self.lease.is_some() || self.release.is_some();
+        let leasing = self.lease.is_some() || self.release.is_some() || self.key_change.is_some();
         let version = self.limit.version.as_deref();
         let versioned = version.is_some() || leasing;
         [
@@ -206,6 +226,11 @@ impl ScriptCall {
             self.release
                 .iter()
                 .flat_map(|release| [&*release.window_start, &*release.permits]),
+        )
+        .chain(
+            self.key_change
+                .iter()
+                .flat_map(|change| [&*change.key, &*change.limit]),
         )
     }
 
@@ -287,9 +312,13 @@ impl ScriptCall {
     }
 
     /// This call deciding its key by `own`, the key's own limit, if it has one.
-    pub(super) fn owning(mut self, own: Option<u32>) -> ScriptCall {
-        if let Some(limit) = own {
-            let version = format!("{}={limit}", self.limit_version()).into();
+    pub(super) fn owning(mut self, own: Option<Own>) -> ScriptCall {
+        if let Some(own) = own {
+            let (limit, mark) = match own {
+                Own::Built(limit) => (limit, '='),
+                Own::Live(limit) => (limit, '@'),
+            };
+            let version = format!("{}{mark}{limit}", self.limit_version()).into();
             self.limit = Arc::new(LimitArgs {
                 packed: self.limit.packed,
                 limit: self.limit.limit.clone(),
@@ -421,8 +450,9 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn join(&mut self, other: ScriptCall) -> Result<(), Box<ScriptCall>> {
-        // A hand-back carries its own window and permits: never joined.
-        let same = self.mode != "register"
+        // A hand-back carries its own window and permits, and a registration or a change
+        // decides no attempt: never joined.
+        let same = !matches!(self.mode, "register" | "limits" | "limit" | "key-limit")
             && self.release.is_none()
             && other.release.is_none()
             && self.mode == other.mode
