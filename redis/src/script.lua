@@ -338,9 +338,9 @@ elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' then
     end
     v = math.max(v, known)
   end
-  if ARGV[4] == 'limit' then
-    l = limit
-  else
+  if ARGV[4] == 'key-limit' then
+    -- The limiter's limit is kept: the stored one.
+    limit = l
     -- The key's entry, removed wherever it is and added at the end with its new limit.
     local key, own = ARGV[9], ARGV[10]
     local new = tonumber(own)
@@ -365,8 +365,8 @@ elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' then
     end
     redis.call('SET', KEYS[2], table.concat(kept))
   end
-  redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f/%.0f', o, period, l, v + 1))
-  return { 3, l, v + 1, o }
+  redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f/%.0f', o, period, limit, v + 1))
+  return { 3, limit, v + 1, o }
 elseif not stored then
   origin = origin or now
   if not peek then
@@ -382,12 +382,13 @@ elseif (origin and stored ~= ARGV[6] .. settings)
   if p ~= period or (origin and o ~= origin) then
     return { -1, p, l, o }
   end
+  if v > known and ARGV[4] == 'limits' then
+    -- Registering with the live limits: the version they belong to, and their text.
+    return { 3, l, v, o, redis.call('GET', KEYS[2]) or '' }
+  end
   if v > known then
     -- The limit was changed since this process learnt it: it adopts the stored one and
-    -- tries again (reading the live limits too, which "limits" gives with it).
-    if ARGV[4] == 'limits' then
-      return { 3, l, v, o, redis.call('GET', KEYS[2]) or '' }
-    end
+    -- tries again.
     return { 3, l, v, o }
   end
   if v == known and l ~= limit then
