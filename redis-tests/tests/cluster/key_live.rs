@@ -37,6 +37,11 @@ fn a_process_registering_later_adopts_the_live_limits_on_a_cluster() -> TestResu
 }
 
 #[test]
+fn a_configured_own_limit_outlasts_a_change_of_the_limiters_limit_on_a_cluster() -> TestResult {
+    on_a_cluster(checks::a_configured_own_limit_outlasts_a_change_of_the_limiters_limit)
+}
+
+#[test]
 fn a_key_never_holds_more_than_the_limit_in_force_on_a_cluster() -> TestResult {
     on_a_cluster(checks::a_key_never_holds_more_than_the_limit_in_force)
 }

@@ -11,6 +11,7 @@ use core::time::Duration;
 
 use fixed_window::RateLimiterError;
 use fixed_window_redis::{Config, Server, SharedError, SharedRateLimiter};
+use fixed_window_spec::KeyWindow;
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -64,11 +65,8 @@ pub fn a_lowering_below_the_count_fills_the_window_at_once(
     let config = config("live-lower", 5)?;
     let a = SharedRateLimiter::connect_blocking(config.clone(), server())?;
     let b = SharedRateLimiter::connect_blocking(config, server())?;
-    for (taken, limiter) in [&a, &b, &a].into_iter().enumerate() {
-        assert_eq!(
-            limiter.try_acquire("paid")?.remaining(),
-            Some(4 - taken as u32)
-        );
+    for (taken, limiter) in (1..).zip([&a, &b, &a]) {
+        assert_eq!(limiter.try_acquire("paid")?.remaining(), Some(5 - taken));
     }
 
     b.set_key_limit("paid", 2)?;
@@ -116,6 +114,23 @@ pub fn clearing_goes_back_to_the_configured_limit(server: &dyn Fn() -> Server) -
     Ok(())
 }
 
+/// A key with a limit of its own in the configuration keeps it, and its count, across a change
+/// of the limiter's limit (`set_limit`): its counter, written under the old version with the
+/// key's limit recorded, is rewritten under the new one.
+pub fn a_configured_own_limit_outlasts_a_change_of_the_limiters_limit(
+    server: &dyn Fn() -> Server,
+) -> TestResult {
+    let config = config("live-configured", 2)?.key_limit("paid", 5)?;
+    let a = SharedRateLimiter::connect_blocking(config.clone(), server())?;
+    let b = SharedRateLimiter::connect_blocking(config, server())?;
+    assert_eq!(a.try_acquire("paid")?.remaining(), Some(4));
+    a.set_limit(3)?;
+    assert_eq!(a.try_acquire("paid")?.remaining(), Some(3));
+    assert_eq!(b.try_acquire("paid")?.remaining(), Some(2));
+    assert_eq!((b.limit(), b.key_limit("paid")), (3, 5));
+    Ok(())
+}
+
 /// A process that registers after a change adopts the live limit before its first attempt,
 /// over the limit its own configuration gives the key, and agrees with the others on it.
 pub fn a_process_registering_later_adopts_the_live_limits(
@@ -136,7 +151,8 @@ pub fn a_process_registering_later_adopts_the_live_limits(
 /// Limits set one after the other by three processes in turn on one key, in one window, each
 /// process attempting until the server refuses: after each change the window holds exactly
 /// the larger of its count and the new limit (never more than the limit in force lets it),
-/// and every permit reports what the limit in force leaves.
+/// and every permit reports what the limit in force leaves; each process that grants one
+/// decides the key by the limit the spec's [`KeyWindow`] says the window is counted by.
 pub fn a_key_never_holds_more_than_the_limit_in_force(server: &dyn Fn() -> Server) -> TestResult {
     let config = config("live-sequence", 3)?;
     let processes = [
@@ -145,10 +161,12 @@ pub fn a_key_never_holds_more_than_the_limit_in_force(server: &dyn Fn() -> Serve
         SharedRateLimiter::connect_blocking(config, server())?,
     ];
     let mut count = 0;
+    let mut window = KeyWindow::default();
     for (change, limit) in [4, 2, 6, 1, 9, 3].into_iter().enumerate() {
         let changer = change % processes.len();
         let before = count;
         processes[changer].set_key_limit("k", limit)?;
+        window.change(limit);
         // The changer first, then the others in turn, until each has been refused.
         let mut refused = [false; 3];
         for turn in 0..30 {
@@ -164,6 +182,8 @@ pub fn a_key_never_holds_more_than_the_limit_in_force(server: &dyn Fn() -> Serve
                         "change {change}: {count} permits of {limit}"
                     );
                     assert_eq!(permit.remaining(), Some(limit - count), "change {change}");
+                    let decided_by = processes[at].key_limit("k");
+                    assert_eq!(window.settle(decided_by), Ok(limit), "change {change}");
                 }
                 Err(SharedError::Limited(RateLimiterError::Rejected { limit: told, .. })) => {
                     assert_eq!(told, limit, "change {change}: the rejection's limit");

@@ -43,6 +43,11 @@ fn a_process_registering_later_adopts_the_live_limits() -> TestResult {
 }
 
 #[test]
+fn a_configured_own_limit_outlasts_a_change_of_the_limiters_limit() -> TestResult {
+    on_one_node(checks::a_configured_own_limit_outlasts_a_change_of_the_limiters_limit)
+}
+
+#[test]
 fn a_key_never_holds_more_than_the_limit_in_force() -> TestResult {
     on_one_node(checks::a_key_never_holds_more_than_the_limit_in_force)
 }
