@@ -30,9 +30,9 @@ pub(crate) use self::replicated::{replicated, wait_millis};
 mod script_call;
 pub use self::decision::{Begin, Conclusion, Decision};
 pub use self::registration::LIMIT_REFRESH;
-pub(crate) use self::script_call::ReleaseArgs;
 use self::script_call::{LeaseArgs, LimitArgs};
 pub use self::script_call::{MAX_BATCH, ScriptCall};
+pub(crate) use self::script_call::{ReleaseArgs, TailArgs};
 
 /// The sans-IO shared limiter of one process: its [`Config`] and its memory of full windows.
 ///
@@ -277,8 +277,7 @@ impl Protocol {
             weights: Vec::new(),
             weights_arg: None,
             lease: None,
-            release: None,
-            key_change: None,
+            tail: None,
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::{Arc, PoisonError};
 
 use super::Protocol;
 use super::limit::{pack, unpack};
-use super::script_call::{KeyChangeArgs, LimitArgs, Own, ScriptCall};
+use super::script_call::{KeyChangeArgs, LimitArgs, Own, ScriptCall, TailArgs};
 use crate::config::ConfigError;
 use crate::error::SharedError;
 use crate::key::check_key;
@@ -237,13 +237,13 @@ impl Protocol {
             Some(registered) => registered.get().cloned(),
             None => self.config.origin_arg().cloned(),
         };
-        call.key_change = Some(Box::new(KeyChangeArgs {
+        call.tail = Some(Box::new(TailArgs::KeyChange(KeyChangeArgs {
             key: key.into(),
             limit: limit
                 .map(|limit| limit.to_string())
                 .unwrap_or_default()
                 .into(),
-        }));
+        })));
         Ok(call)
     }
 

@@ -61,17 +61,24 @@ pub struct ScriptCall {
     pub(super) attempts: String,
     /// For a lease call ("lease", "lease-count"), the lease's arguments.
     pub(super) lease: Option<Arc<LeaseArgs>>,
-    /// For a call handing back a share's unspent rest ("release", "release-count"), the
-    /// window it was leased in and the permits, as the script's `ARGV[9]` and `ARGV[10]`.
-    pub(crate) release: Option<Box<ReleaseArgs>>,
-    /// For a live change of one key's limit ("key-limit"), the key and its new limit (empty
-    /// to remove it), as the script's `ARGV[9]` and `ARGV[10]`.
-    pub(super) key_change: Option<Box<KeyChangeArgs>>,
+    /// For a call handing back a share's unspent rest ("release", "release-count") or
+    /// changing one key's limit live ("key-limit"), the script's `ARGV[9]` and `ARGV[10]`.
+    /// (Boxed: one pointer beside the attempts' fields.)
+    pub(crate) tail: Option<Box<TailArgs>>,
+}
+
+/// The script's `ARGV[9]` and `ARGV[10]` of a call that decides no attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TailArgs {
+    /// A hand-back's window and permits.
+    Release(ReleaseArgs),
+    /// A live change of one key's limit.
+    KeyChange(KeyChangeArgs),
 }
 
 /// A key and its new live limit (empty: removed), as the script's `ARGV[9]` and `ARGV[10]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct KeyChangeArgs {
+pub(crate) struct KeyChangeArgs {
     pub(super) key: Box<str>,
     pub(super) limit: Box<str>,
 }
@@ -195,7 +202,7 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn args(&self) -> impl Iterator<Item = &str> {
-        let leasing = self.lease.is_some() || self.release.is_some() || self.key_change.is_some();
+        let leasing = self.lease.is_some() || self.tail.is_some();
         let version = self.limit.version.as_deref();
         let versioned = version.is_some() || leasing;
         [
@@ -222,16 +229,10 @@ impl ScriptCall {
                 .iter()
                 .flat_map(|lease| [&*lease.max_share, &*lease.divisor]),
         )
-        .chain(
-            self.release
-                .iter()
-                .flat_map(|release| [&*release.window_start, &*release.permits]),
-        )
-        .chain(
-            self.key_change
-                .iter()
-                .flat_map(|change| [&*change.key, &*change.limit]),
-        )
+        .chain(self.tail.iter().flat_map(|tail| match &**tail {
+            TailArgs::Release(release) => [&*release.window_start, &*release.permits],
+            TailArgs::KeyChange(change) => [&*change.key, &*change.limit],
+        }))
     }
 
     /// Whether this call leases shares of its keys' windows (see
@@ -453,8 +454,8 @@ impl ScriptCall {
         // A hand-back carries its own window and permits, and a registration or a change
         // decides no attempt: never joined.
         let same = !matches!(self.mode, "register" | "limits" | "limit" | "key-limit")
-            && self.release.is_none()
-            && other.release.is_none()
+            && self.tail.is_none()
+            && other.tail.is_none()
             && self.mode == other.mode
             && self.origin == other.origin
             && self.config_key == other.config_key
