@@ -294,7 +294,7 @@ impl Coalescer {
             }
         }
         let send = |call| {
-            invoke(
+            invoke::<Vec<i64>>(
                 self.transport.clone(),
                 Arc::clone(&self.script),
                 call,

@@ -247,6 +247,18 @@ impl Link {
         invoke(transport, Arc::clone(&self.script), call, self.terms).await
     }
 
+    /// Runs a [`limits_call`](crate::Protocol::limits_call) on its own: its four numbers and
+    /// the live limits' text.
+    pub(crate) async fn run_limits(
+        &self,
+        call: &ScriptCall,
+    ) -> Result<(Vec<i64>, String), Unavailable> {
+        let transport = self.transport().await?;
+        let reply: Vec<redis::Value> =
+            invoke(transport, Arc::clone(&self.script), call, self.terms).await?;
+        crate::invocation::live_reply(reply)
+    }
+
     /// The timeout of one round trip.
     pub(crate) fn timeout(&self) -> Duration {
         self.terms.timeout

@@ -5,7 +5,7 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use redis::{ErrorKind, RedisError, Script, ServerErrorKind};
+use redis::{ErrorKind, FromRedisValue, RedisError, Script, ServerErrorKind, Value};
 
 use crate::config::Config;
 use crate::protocol::{ScriptCall, replicated, wait_millis};
@@ -42,12 +42,12 @@ impl Terms {
 /// Runs `call` as one `EVALSHA` of `script` (loading it first if the server answers
 /// `NOSCRIPT`), followed by `WAIT` if `terms` ask for replicas, the whole of it bounded by the
 /// timeout.
-pub(crate) async fn invoke(
+pub(crate) async fn invoke<T: FromRedisValue>(
     mut transport: Transport,
     script: Arc<Script>,
     call: &ScriptCall,
     terms: Terms,
-) -> Result<Vec<i64>, Unavailable> {
+) -> Result<T, Unavailable> {
     let run = async {
         if terms.replicas > 0 {
             return acknowledged(&mut transport, &script, call, terms).await;
@@ -60,7 +60,7 @@ pub(crate) async fn invoke(
             invocation.arg(arg);
         }
         invocation
-            .invoke_async::<Vec<i64>>(&mut transport)
+            .invoke_async::<T>(&mut transport)
             .await
             .map_err(|err| Unavailable::from(&err))
     };
@@ -75,12 +75,12 @@ pub(crate) async fn invoke(
 /// `EVALSHA` and `WAIT` in one pipeline, so that both go to the node that runs the script
 /// (redis-rs's cluster client routes a pipeline by its first key; `WAIT` on its own would go
 /// to every primary), and the reply only if enough replicas acknowledged what it wrote.
-async fn acknowledged(
+async fn acknowledged<T: FromRedisValue>(
     transport: &mut Transport,
     script: &Script,
     call: &ScriptCall,
     terms: Terms,
-) -> Result<Vec<i64>, Unavailable> {
+) -> Result<T, Unavailable> {
     let keys: Vec<&str> = call.keys().collect();
     let mut pipeline = redis::pipe();
     pipeline
@@ -95,7 +95,7 @@ async fn acknowledged(
         .cmd("WAIT")
         .arg(terms.replicas)
         .arg(terms.wait_millis());
-    let (reply, acknowledged): (Vec<i64>, u32) = match pipeline.query_async(transport).await {
+    let (reply, acknowledged): (T, u32) = match pipeline.query_async(transport).await {
         Err(err) if no_script(&err) => {
             script
                 .load_async(transport)
@@ -110,6 +110,30 @@ async fn acknowledged(
     };
     replicated(acknowledged, terms.replicas, terms.wait_millis())?;
     Ok(reply)
+}
+
+/// A reply of four numbers followed by the live limits' text (a `limits` call), as
+/// [`Protocol::limits_read`](crate::Protocol::limits_read) takes it; a reply without the text
+/// (a conflict) has an empty one.
+pub(crate) fn live_reply(reply: Vec<Value>) -> Result<(Vec<i64>, String), Unavailable> {
+    let malformed = || {
+        Unavailable::new(
+            UnavailableKind::Reply,
+            "the read of the live limits got an answer the script never gives",
+        )
+    };
+    let mut numbers = Vec::with_capacity(4);
+    let mut text = None;
+    for value in reply {
+        match value {
+            Value::Int(number) if text.is_none() => numbers.push(number),
+            Value::BulkString(bytes) if text.is_none() => {
+                text = Some(String::from_utf8(bytes).map_err(|_| malformed())?);
+            }
+            _ => return Err(malformed()),
+        }
+    }
+    Ok((numbers, text.unwrap_or_default()))
 }
 
 fn no_script(err: &RedisError) -> bool {

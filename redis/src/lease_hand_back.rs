@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use crate::protocol::{Protocol, ReleaseArgs, ScriptCall};
+use crate::protocol::{Protocol, ReleaseArgs, ScriptCall, TailArgs};
 use crate::unavailable::{Unavailable, UnavailableKind};
 
 impl Protocol {
@@ -64,10 +64,10 @@ impl Protocol {
             .into_iter()
             .map(|(key, permits, window_start)| {
                 let mut call = self.call(Some(&key), mode);
-                call.release = Some(Box::new(ReleaseArgs {
+                call.tail = Some(Box::new(TailArgs::Release(ReleaseArgs {
                     window_start: window_start.to_string().into(),
                     permits: permits.to_string().into(),
-                }));
+                })));
                 call
             })
             .collect()

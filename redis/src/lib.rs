@@ -45,7 +45,9 @@
 //!   [`call`](SharedRateLimiter::call), their interruptible and async forms, each also for `n`
 //!   permits at once ([`call_n`](SharedRateLimiter::call_n),
 //!   [`try_acquire_n`](SharedRateLimiter::try_acquire_n), ...); changes the limit
-//!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)); asks what a key's
+//!   shared by every process ([`set_limit`](SharedRateLimiter::set_limit)), or one key's
+//!   ([`set_key_limit`](SharedRateLimiter::set_key_limit),
+//!   [`clear_key_limit`](SharedRateLimiter::clear_key_limit)); asks what a key's
 //!   window has left without counting ([`peek`](SharedRateLimiter::peek), answering core's
 //!   [`Peek`]).
 //! - [`Config`]: name, limit and period (shared by every process), limits of their own for
@@ -68,8 +70,12 @@
 //!   A peek: [`begin_peek`](Protocol::begin_peek) ([`PeekBegin`]) and
 //!   [`finish_peek`](Protocol::finish_peek).
 //!   Before registering, [`register_call`](Protocol::register_call) and
-//!   [`registered`](Protocol::registered); an attempt made while not registered,
-//!   [`unregistered`](Protocol::unregistered).
+//!   [`registered`](Protocol::registered), or, reading the keys' live limits with it,
+//!   [`limits_call`](Protocol::limits_call) and [`limits_read`](Protocol::limits_read) (again
+//!   when [`limits_due`](Protocol::limits_due)); an attempt made while not registered,
+//!   [`unregistered`](Protocol::unregistered). A live change of one key's limit:
+//!   [`set_key_limit_call`](Protocol::set_key_limit_call) and
+//!   [`key_limit_set`](Protocol::key_limit_set).
 //! - [`renewal_wait`]: how long the connection layer waits, after the server refused this
 //!   client, before it makes a connection anew ([`RENEWAL_MIN`] doubled, at most
 //!   [`RENEWAL_MAX`]).

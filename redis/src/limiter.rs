@@ -28,6 +28,7 @@ mod construction;
 mod drain;
 mod hand_back;
 mod in_flight;
+mod key_limit;
 mod limit;
 mod peek;
 mod settings;

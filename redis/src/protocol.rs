@@ -6,8 +6,8 @@
 //! clock, the wait-or-reject choice against the deadline, and the fail policy.
 
 use core::time::Duration;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use fixed_window::{Instant, RateLimiterError};
 
@@ -20,6 +20,8 @@ use crate::unavailable::{Unavailable, UnavailableKind};
 mod attempt;
 mod decision;
 mod limit;
+mod live;
+use self::live::LiveLimits;
 mod peek;
 pub use self::peek::PeekBegin;
 mod registration;
@@ -28,9 +30,9 @@ pub(crate) use self::replicated::{replicated, wait_millis};
 mod script_call;
 pub use self::decision::{Begin, Conclusion, Decision};
 pub use self::registration::LIMIT_REFRESH;
-pub(crate) use self::script_call::ReleaseArgs;
 use self::script_call::{LeaseArgs, LimitArgs};
 pub use self::script_call::{MAX_BATCH, ScriptCall};
+pub(crate) use self::script_call::{ReleaseArgs, TailArgs};
 
 /// The sans-IO shared limiter of one process: its [`Config`] and its memory of full windows.
 ///
@@ -82,6 +84,18 @@ pub struct Protocol {
     changed: Mutex<Option<Arc<LimitArgs>>>,
     /// Under a lease ([`Config::with_lease`]), the shares held and the lease's arguments.
     leasing: Option<(Shares, Arc<LeaseArgs>)>,
+    /// The keys' limits set live, with the limit and version they were read with.
+    live: RwLock<Arc<LiveLimits>>,
+    /// Whether live limits were ever read (never unset): until then an attempt takes no lock
+    /// for them.
+    any_live: AtomicBool,
+    /// Whether this process reads the live limits: once it has ([`Protocol::limits_read`],
+    /// or a change of its own), it adopts a newer version only together with them, and a
+    /// reply telling of one is noted in `told` for the driver to read them
+    /// ([`Protocol::limits_due`]).
+    tracking: AtomicBool,
+    /// The newest version of the limit a reply told of (tracking).
+    told: AtomicU32,
 }
 
 impl Protocol {
@@ -114,6 +128,10 @@ impl Protocol {
             memory,
             cluster: None,
             changed: Mutex::new(None),
+            live: RwLock::new(Arc::new(LiveLimits::default())),
+            any_live: AtomicBool::new(false),
+            tracking: AtomicBool::new(false),
+            told: AtomicU32::new(0),
         }
     }
 
@@ -259,7 +277,7 @@ impl Protocol {
             weights: Vec::new(),
             weights_arg: None,
             lease: None,
-            release: None,
+            tail: None,
         }
     }
 

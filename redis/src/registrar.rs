@@ -181,14 +181,18 @@ impl Registrar {
             )));
         }
         let timeout = self.link.timeout();
-        // Made anew each time: it carries the version of the limit in effect.
-        let call = self.protocol.register_call();
-        let reply = match tokio::time::timeout(timeout, self.link.run(&call)).await {
+        // Made anew each time: it carries the version of the limit in effect. It reads the
+        // live limits of keys with it.
+        let call = self.protocol.limits_call();
+        let reply = match tokio::time::timeout(timeout, self.link.run_limits(&call)).await {
             Ok(reply) => reply,
             Err(_) => Err(timed_out(timeout)),
         };
-        self.protocol
-            .registered(reply.as_deref().map_err(Clone::clone))
+        let reply = match &reply {
+            Ok((numbers, text)) => Ok((numbers.as_slice(), text.as_str())),
+            Err(cause) => Err(cause.clone()),
+        };
+        self.protocol.limits_read(&call, reply)
     }
 
     /// Reads the server's memory limit and eviction policy (`CONFIG GET`, each bounded by the

@@ -37,6 +37,20 @@
 --   the next version of the limit (one above the stored one or ARGV[8], whichever is
 --   higher) and the stored origin (if none is stored: ARGV[6] if given, else the time now);
 --   only the period is checked
+-- "key-limit" (a live change of one key's limit)
+--   KEYS[1] as for "limit", KEYS[2] the live limits (below), KEYS[3] optional: the time key;
+--   ARGV[5] is 1; ARGV[9] the key, ARGV[10] its new limit, or empty to remove its live
+--   limit. The key's entry is written, and the configuration stored with the next version
+--   of the limit as for "limit", its limit kept (ARGV[2] if none is stored), so that every
+--   process of an older version is told "changed" and reads the live limits again
+-- "limits" (registering, and reading the live limits with the version they go with)
+--   the layout of "key-limit": as "register", and the reply has the live limits' text after
+--   its four numbers
+--
+-- The live limits (KEYS[2] of "key-limit" and "limits", "fixed-window:{name}/limits",
+-- never expired): one entry per key with a limit set live, "limit len:key" (decimal, len the
+-- key's length in bytes) one after the other, read and written whole with GET and SET (so
+-- that no command beyond the script's own is needed, by a server or an ACL user).
 --
 -- ARGV[1]  period in microseconds
 -- ARGV[2]  limit
@@ -58,8 +72,8 @@
 --          a counter) of a newer version answers "changed" instead of deciding; one of an
 --          older version is written with the caller's limit and version (a counter keeps its
 --          count); one of the same version and another limit is a conflict
---          For the attempts of a key with a limit of its own, "version=limit" (see "Limits of
---          their own" below).
+--          For the attempts of a key with a limit of its own, "version=limit", or
+--          "version@limit" for a limit set live (see "Limits of their own" below).
 -- ARGV[9]  leasing only: the largest share; ARGV[10] the divisor of the share's rule.
 --          Handing back: the window start the share was leased in; ARGV[10] the permits
 --
@@ -74,6 +88,13 @@
 -- decided (nothing written); one written under an older version is rewritten with the
 -- call's (its count kept), as for the limiter's limit. The hot path never decides such a
 -- call: its settings' text, with "=own" after the version, matches no stored configuration.
+-- A limit set live ("version@own") is every process's limit for the key at that version (a
+-- process adopts a version only with the live limits read with it), so a counter written
+-- under another limit is from before the change: it is rewritten with the call's, its count
+-- kept, never a conflict. On one node its counter records the version too,
+-- "window_start:used=own/version", so that once the live limit is removed or changed, a
+-- process of a later version rewrites it in the same way (a counter "=own" without it is of
+-- the version the call knows; on a cluster the counter's settings carry the version).
 --
 -- Replies (arrays of integers):
 --   { 1, remaining, now, window_start }          per attempt, in the order of KEYS: permitted
@@ -94,7 +115,8 @@
 --   { 3, limit, version, origin }                the limit was changed: the one in effect and
 --                                                its version, and the origin. Once, whatever
 --                                                n, from a stored configuration of a newer
---                                                version (nothing counted) or a "limit" call;
+--                                                version (nothing counted), a "limit" or a
+--                                                "key-limit" call;
 --                                                counting on a cluster, per attempt on a
 --                                                counter of a newer version (that counter is
 --                                                not written, the others count)
@@ -102,6 +124,9 @@
 -- All attempts of a batch happen at the one time the script reads: attempts on one key count
 -- one after the other, in order (a key's counter is read once and written once, whatever the
 -- number of its attempts), attempts on different keys each on their own counter.
+--
+--   "limits" adds the live limits' text (a string, '' for none) after the four numbers of
+--   { 2, ... } or { 3, ... }
 --
 -- Commands used: TIME, GET, SET (with NX, PX or KEEPTTL: Redis 6.0 or newer). Nothing else;
 -- a peek, TIME and GET only.
@@ -229,7 +254,8 @@ local first = count and 1 or 2
 local keys = #KEYS
 if not period or period < 1 or not limit or limit < 1 or not margin or margin < 0
     or not n or n < 0 or n % 1 ~= 0 or keys < n + first - 1 or keys > n + first
-    or (count and n < 1) then
+    or (count and n < 1)
+    or ((ARGV[4] == 'key-limit' or ARGV[4] == 'limits') and n ~= 1) then
   return redis.error_reply('fixed-window: bad arguments')
 end
 
@@ -262,12 +288,14 @@ end
 local known, mark = 0, ''
 -- Limits of their own (see the header): the key's own limit after the version, and how its
 -- counter records it ('' for none).
-local version, own_limit, own_mark = ARGV[8], nil, ''
-local equals = version and string.find(version, '=', 1, true)
+-- A limit set live ("@") is every process's at the version: see "Limits of their own".
+local version, own_limit, own_mark, live = ARGV[8], nil, '', false
+local equals = version and string.find(version, '[=@]')
 if equals then
+  live = string.sub(version, equals, equals) == '@'
   own_limit, version = tonumber(string.sub(version, equals + 1)), string.sub(version, 1, equals - 1)
   if not own_limit or own_limit < 1 or own_limit % 1 ~= 0 or ARGV[4] == 'register'
-      or ARGV[4] == 'limit' then
+      or ARGV[4] == 'limit' or ARGV[4] == 'key-limit' or ARGV[4] == 'limits' then
     return redis.error_reply('fixed-window: bad arguments')
   end
   own_mark = '=' .. string.format('%.0f', own_limit)
@@ -281,6 +309,10 @@ if version and version ~= '' then
     mark = '/' .. version
   end
 end
+if live and not count then
+  -- One node: the counter records the version of the live limit it was written under.
+  own_mark = own_mark .. '/' .. string.format('%.0f', known)
+end
 local settings = ':' .. ARGV[1] .. ':' .. ARGV[2] .. mark
 -- What a counter's text ends with: the settings and origin on a cluster, nothing on one node.
 local tail = ''
@@ -293,10 +325,9 @@ end
 local config_pattern = '^(%d+):(%d+):(%d+)/?(%d*)$'
 if count then
   -- Nothing stored to read.
-elseif ARGV[4] == 'limit' then
-  local o, p, v = origin or now, period, known
+elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' then
+  local o, p, l, v = origin or now, period, limit, known
   if stored then
-    local l
     o, p, l, v = string.match(stored, config_pattern)
     if not o then
       return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
@@ -306,6 +337,33 @@ elseif ARGV[4] == 'limit' then
       return { -1, p, l, o }
     end
     v = math.max(v, known)
+  end
+  if ARGV[4] == 'key-limit' then
+    -- The limiter's limit is kept: the stored one.
+    limit = l
+    -- The key's entry, removed wherever it is and added at the end with its new limit.
+    local key, own = ARGV[9], ARGV[10]
+    local new = tonumber(own)
+    if not key or key == '' or not own
+        or (own ~= '' and (not new or new < 1 or new % 1 ~= 0 or new > 4294967295)) then
+      return redis.error_reply('fixed-window: bad arguments')
+    end
+    local text, kept, at = redis.call('GET', KEYS[2]) or '', {}, 1
+    while at <= #text do
+      local entry_limit, len, body = string.match(text, '^(%d+) (%d+):()', at)
+      local stop = body and body + tonumber(len) - 1
+      if not stop or stop > #text then
+        return redis.error_reply('fixed-window: malformed live limits at ' .. KEYS[2])
+      end
+      if string.sub(text, body, stop) ~= key then
+        kept[#kept + 1] = string.sub(text, at, stop)
+      end
+      at = stop + 1
+    end
+    if new then
+      kept[#kept + 1] = string.format('%.0f %d:', new, #key) .. key
+    end
+    redis.call('SET', KEYS[2], table.concat(kept))
   end
   redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f/%.0f', o, period, limit, v + 1))
   return { 3, limit, v + 1, o }
@@ -323,6 +381,10 @@ elseif (origin and stored ~= ARGV[6] .. settings)
   o, p, l, v = tonumber(o), tonumber(p), tonumber(l), tonumber(v) or 0
   if p ~= period or (origin and o ~= origin) then
     return { -1, p, l, o }
+  end
+  if v > known and ARGV[4] == 'limits' then
+    -- Registering with the live limits: the version they belong to, and their text.
+    return { 3, l, v, o, redis.call('GET', KEYS[2]) or '' }
   end
   if v > known then
     -- The limit was changed since this process learnt it: it adopts the stored one and
@@ -349,9 +411,12 @@ local function parsed_origin()
   return origin
 end
 
-if ARGV[4] == 'register' then
+if ARGV[4] == 'register' or ARGV[4] == 'limits' then
   if not parsed_origin() then
     return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
+  end
+  if ARGV[4] == 'limits' then
+    return { 2, origin, now, 0, redis.call('GET', KEYS[2]) or '' }
   end
   return { 2, origin, now, 0 }
 end
@@ -407,11 +472,14 @@ while i <= n + first - 1 do
     local colon = string.find(state, ':', 1, true)
     local second = colon and string.find(state, ':', colon + 1, true)
     -- Limits of their own: the limit the counter was written under, if its key had one.
+    -- On one node, a live limit's version after it ("=own/version").
     local used_end, at = (second or 0) - 1, colon and string.find(state, '=', colon + 1, true)
+    local written_version
     if at and (not second or at < second) then
-      written = tonumber(string.sub(state, at + 1, used_end))
+      local own, own_version = string.match(string.sub(state, at + 1, used_end), '^(%d+)/?(%d*)$')
+      written, written_version = tonumber(own), tonumber(own_version)
       used_end = at - 1
-      if not written then
+      if not written or (count and written_version) then
         return redis.error_reply('fixed-window: malformed counter at ' .. key)
       end
     end
@@ -423,7 +491,8 @@ while i <= n + first - 1 do
     -- A counter that another process wrote with other settings: a conflict, as a stored
     -- configuration that differs.
     if (second and string.sub(state, second) or '') ~= tail then
-      local p, l, o, v = string.match(state, '^%x+:%x+:(%d+):(%d+):(%d+)/?(%d*)$')
+      -- (The count may end with the key's own limit, "=own".)
+      local p, l, o, v = string.match(state, '^%x+:%x+=?%d*:(%d+):(%d+):(%d+)/?(%d*)$')
       if not p then
         return redis.error_reply('fixed-window: malformed counter at ' .. key)
       end
@@ -443,11 +512,15 @@ while i <= n + first - 1 do
     end
     -- Limits of their own: a counter of the current window written under another limit for
     -- its key (its own or the limiter's) at the version this call knows is a conflict on
-    -- this key alone; at an older version it is rewritten with this call's, its count kept.
-    -- A counter of a window that is over counts nothing, and settles nothing.
+    -- this key alone; at another version, or against a limit set live, it is rewritten
+    -- with this call's, its count kept. A counter of a window that is over counts nothing,
+    -- and settles nothing.
     local was = written or counter_limit
+    if written_version then
+      counter_version = written_version
+    end
     if not newer and was ~= key_limit and now < start + period then
-      if counter_version == known then
+      if counter_version == known and not live then
         newer = { -2, period, was, origin or parsed_origin() or 0 }
       else
         stale = true

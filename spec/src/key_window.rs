@@ -62,6 +62,31 @@ impl KeyWindow {
         }
     }
 
+    /// A live change of the key's limit to `limit` (at a new version of the limiter's limit,
+    /// which every process adopts with it): the window is counted by `limit` from then on,
+    /// its count kept, whatever limit it was counted by. It is not a disagreement: an
+    /// attempt of the new version settles by `limit` (never refused for the limit the window
+    /// was counted by before), and one of an older version is told the change instead of
+    /// being decided.
+    ///
+    /// # Examples
+    ///
+    /// A window counted by the default, 10, when the key is raised to 50 live: counted by 50
+    /// from then on.
+    ///
+    /// ```
+    /// use fixed_window_spec::KeyWindow;
+    ///
+    /// let mut window = KeyWindow::default();
+    /// assert_eq!(window.settle(10), Ok(10));
+    /// window.change(50);
+    /// assert_eq!(window.settle(50), Ok(50));
+    /// assert!(window.settle(10).is_err());
+    /// ```
+    pub fn change(&mut self, limit: u32) {
+        self.written = Some(limit);
+    }
+
     /// The limit the window is counted by, `None` before its first count.
     ///
     /// # Examples

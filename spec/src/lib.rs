@@ -40,7 +40,8 @@
 //!   unspent rest takes off the count (`docs/rules.md`: Leased shares).
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
 //!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
-//! - [`KeyWindow`]: in a shared limiter, the limit a key's window is counted by, settled by
+//! - [`KeyWindow`]: in a shared limiter, the limit a key's window is counted by (changed
+//!   live by [`KeyWindow::change`]), settled by
 //!   its first count; an attempt by another limit is a [`KeyConflict`], never a permit.
 //!
 //! # Examples

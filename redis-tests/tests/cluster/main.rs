@@ -13,6 +13,7 @@ mod exact;
 mod failover;
 mod isolation;
 mod key_limit;
+mod key_live;
 mod lease;
 mod limit;
 mod migration;

@@ -18,6 +18,7 @@ mod fail_local;
 mod hand_back_own;
 mod http;
 mod key_limit;
+mod key_live;
 mod layer;
 mod lease;
 mod limit;

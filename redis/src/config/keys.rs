@@ -22,6 +22,25 @@ impl Config {
         &self.stored_key
     }
 
+    /// The Redis key holding the keys' limits set live
+    /// ([`SharedRateLimiter::set_key_limit`](crate::SharedRateLimiter::set_key_limit)):
+    /// `fixed-window:{<name>}/limits`, in the hash slot of the configuration key, so that one
+    /// script call reads both; no counter key is ever named so (a counter's key follows the
+    /// tag with `:`). It never expires.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    ///
+    /// let config = fixed_window_redis::Config::of("api", 1, Duration::from_secs(1))?;
+    /// assert_eq!(config.live_limits_key(), "fixed-window:{api}/limits");
+    /// # Ok::<(), fixed_window_redis::ConfigError>(())
+    /// ```
+    pub fn live_limits_key(&self) -> String {
+        format!("{}/limits", self.stored_key)
+    }
+
     /// The Redis key holding `key`'s counter on one node: `fixed-window:{<name>}:<key>`.
     ///
     /// # Examples

@@ -11,6 +11,7 @@ use fixed_window::{Clock, Instant, Interrupt, RateLimiterError};
 use crate::error::SharedError;
 use crate::key::check_key;
 use crate::limiter::SharedRateLimiter;
+use crate::limiter::key_limit::read_limits;
 use crate::limiter::wait::{Awaiting, Blocking, Wait, block};
 use crate::permit::SharedPermit;
 use crate::protocol::{Begin, Conclusion, Decision};
@@ -157,13 +158,18 @@ impl<C: Clock> SharedRateLimiter<C> {
                 return Ok((at, decision));
             }
             now = at;
+            // The new version's live limits, read before the attempt is made again under it.
+            if self.protocol.limits_due() {
+                wait.read_limits(&self.connection, &self.protocol).await;
+                now = self.clock.now();
+            }
         }
     }
 
     /// On a cluster, or on one node while windows are remembered full, reads the
-    /// configuration again in the background (at most once per [`LIMIT_REFRESH`](crate::LIMIT_REFRESH) on
-    /// the clock), adopting a newer limit stored there. The attempt does not wait for it; a
-    /// failed read is simply tried again later.
+    /// configuration and the live limits again in the background (at most once per
+    /// [`LIMIT_REFRESH`](crate::LIMIT_REFRESH) on the clock), adopting a newer limit stored
+    /// there. The attempt does not wait for it; a failed read is simply tried again later.
     pub(super) fn refresh_limit(&self, now: Instant) {
         let last = self.refreshed.load(Ordering::Relaxed);
         if !self.protocol.refresh_due(Instant::from_nanos(last), now)
@@ -177,11 +183,7 @@ impl<C: Clock> SharedRateLimiter<C> {
         let link = Arc::clone(self.connection.link());
         let protocol = Arc::clone(&self.protocol);
         drop(self.connection.handle().spawn(async move {
-            let call = protocol.register_call();
-            if let Ok(Ok(reply)) = tokio::time::timeout(link.timeout(), link.run(&call)).await {
-                // A conflict or a reply of no use changes nothing here: attempts report them.
-                let _ = protocol.registered(Ok(&reply));
-            }
+            let _ = read_limits(link, protocol).await;
         }));
     }
 

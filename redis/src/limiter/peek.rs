@@ -95,6 +95,9 @@ impl<C: Clock> SharedRateLimiter<C> {
             if let Some(peek) = answer? {
                 return Ok(peek);
             }
+            if self.protocol.limits_due() {
+                wait.read_limits(&self.connection, &self.protocol).await;
+            }
         }
         Err(self.protocol.limit_kept_changing())
     }

@@ -13,9 +13,10 @@ use std::sync::Arc;
 use fixed_window::{Clock, Interrupt, Interrupted};
 
 use super::in_flight::Awaited;
+use super::key_limit::read_limits;
 use crate::coalescer::Reply;
 use crate::connection::Connection;
-use crate::protocol::ScriptCall;
+use crate::protocol::{Protocol, ScriptCall};
 use crate::registrar::Registrar;
 use crate::unavailable::Unavailable;
 
@@ -44,6 +45,13 @@ pub(super) trait Wait {
         connection: &Connection,
         awaited: Awaited,
         timeout: Duration,
+    ) -> impl Future<Output = ()>;
+
+    /// The live limits read again and adopted, or the read failed (see [`read_limits`]).
+    fn read_limits(
+        &self,
+        connection: &Connection,
+        protocol: &Arc<Protocol>,
     ) -> impl Future<Output = ()>;
 }
 
@@ -78,6 +86,20 @@ impl Wait for Awaiting {
         timeout: Duration,
     ) -> impl Future<Output = ()> {
         awaited.landed(connection, timeout)
+    }
+
+    fn read_limits(
+        &self,
+        connection: &Connection,
+        protocol: &Arc<Protocol>,
+    ) -> impl Future<Output = ()> {
+        let read = connection.run(read_limits(
+            Arc::clone(connection.link()),
+            Arc::clone(protocol),
+        ));
+        async move {
+            let _ = read.await;
+        }
     }
 }
 
@@ -130,6 +152,18 @@ impl Wait for Blocking<'_> {
         timeout: Duration,
     ) -> impl Future<Output = ()> {
         awaited.landed_blocking(connection, timeout);
+        ready(())
+    }
+
+    fn read_limits(
+        &self,
+        connection: &Connection,
+        protocol: &Arc<Protocol>,
+    ) -> impl Future<Output = ()> {
+        let _ = connection.run_blocking(read_limits(
+            Arc::clone(connection.link()),
+            Arc::clone(protocol),
+        ));
         ready(())
     }
 }

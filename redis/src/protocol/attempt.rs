@@ -164,7 +164,7 @@ impl Protocol {
                 let mut call = self.call(Some(key), mode);
                 call.origin = self.config.origin_arg().cloned();
                 call.lease = lease_args;
-                Ok(call.owning(self.config.own_limit(key)))
+                Ok(self.deciding(call, key))
             }
             Some(registered) => match registered.get() {
                 Some(origin) => {
@@ -176,7 +176,7 @@ impl Protocol {
                     let mut call = self.call(Some(key), mode);
                     call.origin = Some(Arc::clone(origin));
                     call.lease = lease_args;
-                    Ok(call.owning(self.config.own_limit(key)))
+                    Ok(self.deciding(call, key))
                 }
                 None => Err(self.unregistered(&Unavailable::new(
                     UnavailableKind::NotRegistered,
@@ -419,10 +419,14 @@ impl Protocol {
                 origin,
             }) => Decision::Conflict(self.key_conflict(key, period, limit, origin)),
             Some(ScriptReply::Changed { limit, version, .. }) => {
-                self.adopt(limit, version);
-                Decision::LimitChanged {
-                    limit: self.limit(),
-                }
+                // A process reading live limits adopts the version only with them: its driver
+                // reads them before the attempt is made again.
+                let limit = if self.adopt(limit, version) || !self.is_tracking() {
+                    self.limit()
+                } else {
+                    limit
+                };
+                Decision::LimitChanged { limit }
             }
             Some(ScriptReply::Registered { .. }) | None => {
                 self.drop_shares();

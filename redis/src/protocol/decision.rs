@@ -90,11 +90,15 @@ pub enum Decision {
     Conflict(Conflict),
     /// The limit was changed (by another process, through the server) since this attempt
     /// was begun, and this process has adopted the new one, `limit`: nothing was counted.
-    /// Begin the attempt again: it goes under the new limit. (A call that meets this again
+    /// Begin the attempt again: it goes under the new limit. A process that reads the live
+    /// limits of keys ([`Protocol::limits_read`](crate::Protocol::limits_read)) adopts the
+    /// new version only with them: `limit` is the server's, and
+    /// [`Protocol::limits_due`](crate::Protocol::limits_due) says to read them first. (A call that meets this again
     /// and again, as the limit keeps changing, ends with it: [`Protocol::conclude`](crate::Protocol::conclude) makes it
     /// [`SharedError::Unavailable`].)
     LimitChanged {
-        /// The limit now in effect.
+        /// The limit now in effect (on the server, not yet adopted, while
+        /// [`limits_due`](crate::Protocol::limits_due)).
         limit: u32,
     },
     /// More permits at once than the limit in effect, `limit`, lets a window hold: the call

@@ -33,8 +33,9 @@ impl Protocol {
         unpack(self.current.load(Ordering::Acquire)).0
     }
 
-    /// The limit in effect for `key`: its own, if the configuration gives it one
-    /// ([`Config::key_limit`](crate::Config::key_limit),
+    /// The limit in effect for `key`: its own, set live on the server
+    /// ([`set_key_limit_call`](Protocol::set_key_limit_call)) or else given by the
+    /// configuration ([`Config::key_limit`](crate::Config::key_limit), else
     /// [`Config::key_limits`](crate::Config::key_limits)), else the limiter's
     /// [`limit`](Protocol::limit).
     ///
@@ -49,6 +50,11 @@ impl Protocol {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn key_limit(&self, key: &str) -> u32 {
+        if self.any_live.load(Ordering::Acquire)
+            && let Some(&limit) = self.live_limits().keys.get(key)
+        {
+            return limit;
+        }
         self.config.own_limit(key).unwrap_or_else(|| self.limit())
     }
 
@@ -135,6 +141,13 @@ impl Protocol {
         };
         match ScriptReply::parse(reply.map_err(unavailable)?) {
             Some(ScriptReply::Changed { limit, version, .. }) => {
+                if self.is_tracking() {
+                    // The live limits read are still those of the new version if it is the
+                    // next one; otherwise another change came between, and they are read
+                    // again before the next attempt.
+                    self.adopt_next(limit, version, None);
+                    return Ok(limit);
+                }
                 self.adopt(limit, version);
                 Ok(self.limit())
             }
@@ -152,8 +165,19 @@ impl Protocol {
 
     /// Adopts `limit` of `version` if that is newer than the one in effect, forgetting every
     /// window remembered full (under a higher limit it may have room) and dropping every
-    /// leased share (counted under the old limit). Whether it did.
+    /// leased share (counted under the old limit). Whether it did. A process that reads live
+    /// limits does not adopt a version without them: it notes it, for its driver to read
+    /// them ([`limits_due`](Protocol::limits_due)).
     pub(super) fn adopt(&self, limit: u32, version: u32) -> bool {
+        if self.is_tracking() {
+            self.told.fetch_max(version, Ordering::AcqRel);
+            return false;
+        }
+        self.adopt_unchecked(limit, version)
+    }
+
+    /// [`adopt`](Protocol::adopt), whether or not live limits are read.
+    pub(super) fn adopt_unchecked(&self, limit: u32, version: u32) -> bool {
         let new = pack(limit, version);
         let mut current = self.current.load(Ordering::Acquire);
         loop {

@@ -61,9 +61,26 @@ pub struct ScriptCall {
     pub(super) attempts: String,
     /// For a lease call ("lease", "lease-count"), the lease's arguments.
     pub(super) lease: Option<Arc<LeaseArgs>>,
-    /// For a call handing back a share's unspent rest ("release", "release-count"), the
-    /// window it was leased in and the permits, as the script's `ARGV[9]` and `ARGV[10]`.
-    pub(crate) release: Option<Box<ReleaseArgs>>,
+    /// For a call handing back a share's unspent rest ("release", "release-count") or
+    /// changing one key's limit live ("key-limit"), the script's `ARGV[9]` and `ARGV[10]`.
+    /// (Boxed: one pointer beside the attempts' fields.)
+    pub(crate) tail: Option<Box<TailArgs>>,
+}
+
+/// The script's `ARGV[9]` and `ARGV[10]` of a call that decides no attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TailArgs {
+    /// A hand-back's window and permits.
+    Release(ReleaseArgs),
+    /// A live change of one key's limit.
+    KeyChange(KeyChangeArgs),
+}
+
+/// A key and its new live limit (empty: removed), as the script's `ARGV[9]` and `ARGV[10]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyChangeArgs {
+    pub(super) key: Box<str>,
+    pub(super) limit: Box<str>,
 }
 
 /// The window start a share was leased in and its unspent permits, as the script's
@@ -90,11 +107,21 @@ pub(super) struct LimitArgs {
     pub(super) limit: Box<str>,
     /// The version as the script's argument; `None` for the limit the process was configured
     /// with (version 0), which the script takes for the version when none is given; for a
-    /// key with a limit of its own, `version=limit`.
+    /// key with a limit of its own, `version=limit`, or `version@limit` for one set live.
     pub(super) version: Option<Box<str>>,
     /// The limit of its own the call's key has, if any ([`ScriptCall::own_limit`]): made for
     /// such a call alone, so that calls of keys with different limits never join.
     pub(super) own: Option<u32>,
+}
+
+/// A key's limit of its own, and where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Own {
+    /// Given at build ([`Config::key_limit`](crate::Config::key_limit),
+    /// [`Config::key_limits`](crate::Config::key_limits)).
+    Built(u32),
+    /// Set live on the server, every process's at the version read with it.
+    Live(u32),
 }
 
 impl LimitArgs {
@@ -175,7 +202,7 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn args(&self) -> impl Iterator<Item = &str> {
-        let leasing = self.lease.is_some() || self.release.is_some();
+        let leasing = self.lease.is_some() || self.tail.is_some();
         let version = self.limit.version.as_deref();
         let versioned = version.is_some() || leasing;
         [
@@ -202,11 +229,10 @@ impl ScriptCall {
                 .iter()
                 .flat_map(|lease| [&*lease.max_share, &*lease.divisor]),
         )
-        .chain(
-            self.release
-                .iter()
-                .flat_map(|release| [&*release.window_start, &*release.permits]),
-        )
+        .chain(self.tail.iter().flat_map(|tail| match &**tail {
+            TailArgs::Release(release) => [&*release.window_start, &*release.permits],
+            TailArgs::KeyChange(change) => [&*change.key, &*change.limit],
+        }))
     }
 
     /// Whether this call leases shares of its keys' windows (see
@@ -287,9 +313,13 @@ impl ScriptCall {
     }
 
     /// This call deciding its key by `own`, the key's own limit, if it has one.
-    pub(super) fn owning(mut self, own: Option<u32>) -> ScriptCall {
-        if let Some(limit) = own {
-            let version = format!("{}={limit}", self.limit_version()).into();
+    pub(super) fn owning(mut self, own: Option<Own>) -> ScriptCall {
+        if let Some(own) = own {
+            let (limit, mark) = match own {
+                Own::Built(limit) => (limit, '='),
+                Own::Live(limit) => (limit, '@'),
+            };
+            let version = format!("{}{mark}{limit}", self.limit_version()).into();
             self.limit = Arc::new(LimitArgs {
                 packed: self.limit.packed,
                 limit: self.limit.limit.clone(),
@@ -421,10 +451,11 @@ impl ScriptCall {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn join(&mut self, other: ScriptCall) -> Result<(), Box<ScriptCall>> {
-        // A hand-back carries its own window and permits: never joined.
-        let same = self.mode != "register"
-            && self.release.is_none()
-            && other.release.is_none()
+        // A hand-back carries its own window and permits, and a registration or a change
+        // decides no attempt: never joined.
+        let same = !matches!(self.mode, "register" | "limits" | "limit" | "key-limit")
+            && self.tail.is_none()
+            && other.tail.is_none()
             && self.mode == other.mode
             && self.origin == other.origin
             && self.config_key == other.config_key
