@@ -340,35 +340,12 @@ impl Protocol {
                 granted,
                 now,
                 window_start,
-            }) => {
-                let end = self.window_end_micros(window_start);
-                let reset = end.saturating_sub(now);
-                let left = match &self.leasing {
-                    Some((shares, _)) if current => {
-                        // The deadline from the send; a window whose end the local clock
-                        // cannot represent leaves nothing to spend.
-                        let deadline =
-                            coarse_lease_deadline(sent, now, end, self.config.clock_resolution())
-                                .unwrap_or(Instant::ZERO);
-                        // The latest the window ends: a reading is up to a tick behind.
-                        let ends = received
-                            .max(sent)
-                            .saturating_add(Duration::from_micros(reset))
-                            .saturating_add(self.config.clock_resolution());
-                        shares.granted(
-                            key,
-                            (n, granted, version, window_start),
-                            (received, deadline, ends),
-                        )
-                    }
-                    _ => 0,
-                };
-                Decision::Permitted {
-                    remaining: left,
-                    reset: Duration::from_micros(reset),
-                    window_start,
-                }
-            }
+            }) => self.leased(
+                key,
+                (n, version, current),
+                (sent, received),
+                (granted, now, window_start),
+            ),
             Some(ScriptReply::Permitted {
                 remaining,
                 now,
@@ -435,6 +412,45 @@ impl Protocol {
                     format!("the script never answers {reply:?}"),
                 ))
             }
+        }
+    }
+
+    /// The permit of a lease call's reply granting `granted` at the server's `now` in the
+    /// window beginning at `window_start`: the share is held only if the attempt was made under
+    /// the limit in force (`current`) by a leasing process.
+    fn leased(
+        &self,
+        key: &str,
+        (n, version, current): (u32, u32, bool),
+        (sent, received): (Instant, Instant),
+        (granted, now, window_start): (u32, u64, u64),
+    ) -> Decision {
+        let end = self.window_end_micros(window_start);
+        let reset = end.saturating_sub(now);
+        let left = match &self.leasing {
+            Some((shares, _)) if current => {
+                // The deadline from the send; a window whose end the local clock
+                // cannot represent leaves nothing to spend.
+                let deadline =
+                    coarse_lease_deadline(sent, now, end, self.config.clock_resolution())
+                        .unwrap_or(Instant::ZERO);
+                // The latest the window ends: a reading is up to a tick behind.
+                let ends = received
+                    .max(sent)
+                    .saturating_add(Duration::from_micros(reset))
+                    .saturating_add(self.config.clock_resolution());
+                shares.granted(
+                    key,
+                    (n, granted, version, window_start),
+                    (received, deadline, ends),
+                )
+            }
+            _ => 0,
+        };
+        Decision::Permitted {
+            remaining: left,
+            reset: Duration::from_micros(reset),
+            window_start,
         }
     }
 
