@@ -491,7 +491,7 @@ while i <= n + first - 1 do
     -- A counter that another process wrote with other settings: a conflict, as a stored
     -- configuration that differs.
     if (second and string.sub(state, second) or '') ~= tail then
-      -- (The count may end with the key's own limit, "=own".)
+      -- The count may end with the key's own limit ("=own") before the settings.
       local p, l, o, v = string.match(state, '^%x+:%x+=?%d*:(%d+):(%d+):(%d+)/?(%d*)$')
       if not p then
         return redis.error_reply('fixed-window: malformed counter at ' .. key)

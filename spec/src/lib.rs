@@ -41,8 +41,9 @@
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
 //!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
 //! - [`KeyWindow`]: in a shared limiter, the limit a key's window is counted by (changed
-//!   live by [`KeyWindow::change`]), settled by
-//!   its first count; an attempt by another limit is a [`KeyConflict`], never a permit.
+//!   live by [`KeyWindow::change`]), settled by its first count; an attempt by another limit
+//!   is a [`KeyConflict`], never a permit; [`KeyProposal`]: what an attempt proposes, where
+//!   the limiter's limit changes.
 //!
 //! # Examples
 //!
@@ -78,7 +79,7 @@ mod waiting;
 pub use crate::allowance::{DRIFT_ALLOWANCE, latest_local_end};
 pub use crate::count::{Count, Decision};
 pub use crate::grid::Grid;
-pub use crate::key_window::{KeyConflict, KeyWindow};
+pub use crate::key_window::{KeyConflict, KeyProposal, KeyWindow};
 pub use crate::keyed::Keyed;
 pub use crate::lease::{Lease, Leasing, hand_back, spend_deadline};
 pub use crate::origin::{Conflict, Ledger, Origin};

@@ -14,7 +14,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 47] = [
+pub const SHARED_FEATURES: [&str; 49] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -62,6 +62,8 @@ pub const SHARED_FEATURES: [&str; 47] = [
     "own_key_limit",
     "key_conflict",
     "handshake_refused",
+    "own_key_limit_on_cluster",
+    "own_key_limit_after_change",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
@@ -139,6 +141,8 @@ const BIT_CLUSTER_COUNTER_CONFLICT: u64 = bit("cluster_counter_conflict");
 const BIT_SHARE_HANDED_BACK: u64 = bit("share_handed_back");
 const BIT_OWN_KEY_LIMIT: u64 = bit("own_key_limit");
 const BIT_KEY_CONFLICT: u64 = bit("key_conflict");
+const BIT_OWN_KEY_LIMIT_ON_CLUSTER: u64 = bit("own_key_limit_on_cluster");
+const BIT_OWN_KEY_LIMIT_AFTER_CHANGE: u64 = bit("own_key_limit_after_change");
 const BIT_HANDSHAKE_REFUSED: u64 = bit("handshake_refused");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
@@ -291,11 +295,13 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
 }
 
 /// `own_key_limit`: the script counted a permit of a key with a limit of its own in
-/// the process that asked; `key_conflict`: an attempt was answered the key's
-/// conflict (its window counted by another limit).
+/// the process that asked, `own_key_limit_on_cluster` on a cluster,
+/// `own_key_limit_after_change` for a process holding a changed limiter's limit (a version
+/// above 0); `key_conflict`: an attempt was answered the key's conflict (its window counted
+/// by another limit).
 fn key_limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
-    // Each request's process and key, where it is for a caller.
-    let mut asked: HashMap<u32, (u16, u16)> = HashMap::new();
+    // Each request's process and key, where it is for a caller, and the version it carries.
+    let mut asked: HashMap<u32, (u16, u16, u32)> = HashMap::new();
     let mut mask = 0;
     for record in &run.records {
         match *record {
@@ -304,10 +310,11 @@ fn key_limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 caller: Some(caller),
                 process,
                 purpose: Purpose::Acquire,
+                version,
                 ..
             } => {
                 let key = scenario.callers[caller as usize].key;
-                asked.insert(request, (process, key));
+                asked.insert(request, (process, key, version));
             }
             SharedRecord::Executed {
                 request,
@@ -315,10 +322,16 @@ fn key_limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 reply: ReplyDigest::Four { values },
                 ..
             } => match (values[0], asked.get(&request)) {
-                (1 | 4, Some(&(process, key)))
+                (1 | 4, Some(&(process, key, version)))
                     if scenario.key_limits.own(process, key).is_some() =>
                 {
                     mask |= BIT_OWN_KEY_LIMIT;
+                    if scenario.cluster.is_some() {
+                        mask |= BIT_OWN_KEY_LIMIT_ON_CLUSTER;
+                    }
+                    if version > 0 {
+                        mask |= BIT_OWN_KEY_LIMIT_AFTER_CHANGE;
+                    }
                 }
                 (-2, Some(_)) => mask |= BIT_KEY_CONFLICT,
                 _ => {}

@@ -5,13 +5,13 @@
 //! by the limit its first count was made under; an attempt by another is a conflict.
 //!
 //! Drawn from a generator of their own, so every other draw of the seed stays what it was;
-//! only in scenarios on one node that change no limit: a key's limit is settled per version
-//! of the limiter's limit, which the oracle's model keeps at one.
+//! on one node and on a cluster alike, and where processes change the limiter's limit
+//! (`set_limit`), which a key with a limit of its own keeps, and a key without follows.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// The share of the eligible scenarios whose keys have limits of their own.
+/// The share of the scenarios whose keys have limits of their own.
 const OWN_SHARE: f64 = 0.25;
 
 /// The share of those with a process that disagrees on one key's limit.
@@ -74,15 +74,14 @@ impl KeyLimits {
 }
 
 /// The key limits of the scenario of `seed`, whose `processes` processes share `limit` over
-/// `keys` keys; none if it is `eligible` not.
+/// `keys` keys.
 pub(crate) fn pick_key_limits(
     seed: u64,
     limit: u32,
     (processes, keys): (usize, usize),
-    eligible: bool,
 ) -> KeyLimits {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0_0E11_C1A1_7000);
-    if !eligible || keys == 0 || processes == 0 || !rng.random_bool(OWN_SHARE) {
+    if keys == 0 || processes == 0 || !rng.random_bool(OWN_SHARE) {
         return KeyLimits::default();
     }
     let own = |rng: &mut ChaCha8Rng| match rng.random_range(0..3) {
@@ -137,10 +136,16 @@ mod tests {
             .iter()
             .filter(|s| s.key_limits.apart.is_some())
             .count();
-        assert!(owning.len() > 60, "{}", owning.len());
-        assert!(apart > 10 && apart < owning.len(), "{apart}");
+        assert!(owning.len() > 150, "{}", owning.len());
+        assert!(apart > 30 && apart < owning.len(), "{apart}");
+        // On clusters, and with changes of the limiter's limit, too.
+        let clustered = owning.iter().filter(|s| s.cluster.is_some()).count();
+        let changing = owning
+            .iter()
+            .filter(|s| !s.limit_changes.is_empty())
+            .count();
+        assert!(clustered > 30 && changing > 30, "{clustered} {changing}");
         for scenario in owning {
-            assert!(scenario.cluster.is_none() && scenario.limit_changes.is_empty());
             for &(key, limit) in &scenario.key_limits.agreed {
                 assert!((key as usize) < scenario.keys.len() && limit > 0);
             }

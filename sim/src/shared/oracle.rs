@@ -117,7 +117,15 @@ struct RequestInfo {
     acknowledged: Option<u32>,
     /// The virtual time it was sent at.
     sent_at: u64,
+    /// If it wrote its key's counter, what the model held of the limit the key's window is
+    /// counted by before it (restored when a failover undoes the write).
+    key_window_before: Option<KeyWindowBefore>,
 }
+
+/// What the model held of the limit a key's window is counted by (the window it was settled
+/// in, and the limit), before a write of the key's counter: nothing, if the key had none.
+#[derive(Debug, Clone, Copy)]
+struct KeyWindowBefore(Option<(u128, fixed_window_spec::KeyWindow)>);
 
 /// The configuration the model says the server stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

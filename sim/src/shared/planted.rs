@@ -151,11 +151,20 @@ pub enum SharedPlantedBug {
     /// still records the key's. A key with a lower limit of its own is granted past it; one
     /// with a higher limit is refused with room left.
     KeyLimitIgnored,
+    /// Every key's counter marked with the limit its attempts were decided by, the
+    /// limiter's included: a key without a limit of its own no longer follows a change of the
+    /// limiter's limit within a window counted before it, and its attempts there are refused
+    /// as the key's conflict.
+    EveryKeyMarked,
+    /// On a cluster, a counter of an older version of the limiter's limit, written under
+    /// another limit for its key than an attempt of the newer version decides it by, answered
+    /// the key's conflict instead of rewritten with the attempt's limits.
+    KeyConflictAcrossVersions,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 37] = [
+    pub const ALL: [SharedPlantedBug; 39] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -193,6 +202,8 @@ impl SharedPlantedBug {
         SharedPlantedBug::SpendsHandedBack,
         SharedPlantedBug::KeyLimitIgnored,
         SharedPlantedBug::HandshakeFailureKept,
+        SharedPlantedBug::EveryKeyMarked,
+        SharedPlantedBug::KeyConflictAcrossVersions,
     ];
 
     /// Its name on the command line.
@@ -237,6 +248,8 @@ impl SharedPlantedBug {
             SharedPlantedBug::HandBackAnyWindow => "hand-back-any-window",
             SharedPlantedBug::SpendsHandedBack => "spends-handed-back",
             SharedPlantedBug::KeyLimitIgnored => "key-limit-ignored",
+            SharedPlantedBug::EveryKeyMarked => "every-key-marked",
+            SharedPlantedBug::KeyConflictAcrossVersions => "key-conflict-across-versions",
         }
     }
 
@@ -257,6 +270,8 @@ impl SharedPlantedBug {
             SharedPlantedBug::PeekCounts => &PEEK_COUNTS,
             SharedPlantedBug::HandBackAnyWindow => &HAND_BACK_ANY_WINDOW,
             SharedPlantedBug::KeyLimitIgnored => &KEY_LIMIT_IGNORED,
+            SharedPlantedBug::EveryKeyMarked => &EVERY_KEY_MARKED,
+            SharedPlantedBug::KeyConflictAcrossVersions => &KEY_CONFLICT_ACROSS_VERSIONS,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
@@ -472,6 +487,20 @@ static KEY_LIMIT_IGNORED: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
         "if weight > 0 and used + weight > key_limit then",
         "if weight > 0 and used + weight > limit then",
+    )])
+});
+
+static EVERY_KEY_MARKED: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "local key_limit = own_limit or limit\n",
+        "local key_limit = own_limit or limit\nown_mark = '=' .. string.format('%.0f', key_limit)\n",
+    )])
+});
+
+static KEY_CONFLICT_ACROSS_VERSIONS: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "      if counter_version == known then\n",
+        "      if counter_version <= known then\n",
     )])
 });
 

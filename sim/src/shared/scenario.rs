@@ -257,12 +257,10 @@ impl SharedScenario {
             key_limits: KeyLimits::default(),
         };
         scenario.draw_apart(&mut apart, span, refused);
-        let eligible = scenario.cluster.is_none() && scenario.limit_changes.is_empty();
         scenario.key_limits = pick_key_limits(
             id.seed,
             limit,
             (scenario.processes.len(), scenario.keys.len()),
-            eligible,
         );
         scenario
     }

@@ -9,8 +9,20 @@ use fixed_window_sim::{Invariant, ScenarioId};
 use crate::shared::PLANTED_SEEDS;
 
 fn assert_caught(planted: SharedPlantedBug, expected: Invariant) {
+    assert_caught_where(planted, expected, |_| true);
+}
+
+/// [`assert_caught`], on a scenario that `kind` accepts.
+fn assert_caught_where(
+    planted: SharedPlantedBug,
+    expected: Invariant,
+    kind: impl Fn(&SharedScenario) -> bool,
+) {
     let found = (0..PLANTED_SEEDS).find(|&seed| {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
+        if !kind(&scenario) {
+            return false;
+        }
         let run = run_shared(&scenario, Some(planted));
         check_shared(&scenario, &run)
             .iter()
@@ -289,4 +301,44 @@ fn a_keys_own_limit_ignored_by_the_script_is_caught() {
     // with room left.
     assert_caught(SharedPlantedBug::KeyLimitIgnored, Invariant::WindowLimit);
     assert_caught(SharedPlantedBug::KeyLimitIgnored, Invariant::FalseRejection);
+}
+
+#[test]
+fn a_keys_own_limit_ignored_is_caught_on_clusters_and_with_changes() {
+    // The widened draws reach it where no other check would: on a cluster, and where the
+    // limiter's limit changes.
+    let on_cluster = |s: &SharedScenario| s.cluster.is_some() && !s.key_limits.is_empty();
+    let changing = |s: &SharedScenario| !s.limit_changes.is_empty() && !s.key_limits.is_empty();
+    assert_caught_where(
+        SharedPlantedBug::KeyLimitIgnored,
+        Invariant::WindowLimit,
+        on_cluster,
+    );
+    assert_caught_where(
+        SharedPlantedBug::KeyLimitIgnored,
+        Invariant::WindowLimit,
+        changing,
+    );
+}
+
+#[test]
+fn every_key_marked_with_its_limit_is_caught() {
+    // A key without a limit of its own, counted before a change of the limiter's limit, is
+    // refused as the key's conflict after it.
+    let changing = |s: &SharedScenario| !s.limit_changes.is_empty() && !s.key_limits.is_empty();
+    assert_caught_where(
+        SharedPlantedBug::EveryKeyMarked,
+        Invariant::Configuration,
+        changing,
+    );
+}
+
+#[test]
+fn a_key_conflict_across_versions_is_caught() {
+    let on_cluster = |s: &SharedScenario| s.cluster.is_some() && !s.key_limits.is_empty();
+    assert_caught_where(
+        SharedPlantedBug::KeyConflictAcrossVersions,
+        Invariant::Configuration,
+        on_cluster,
+    );
 }

@@ -1,29 +1,40 @@
 //! Limits per key (`docs/rules.md`, "Limits per key" under the shared limiter): each window
-//! of a key is counted by the limit its first count was made under (the spec's
-//! [`KeyWindow::settle`]), the key's own limit in the process that counted it, or the
-//! limiter's. An attempt that would decide the window by another limit must be answered a
-//! key conflict, counting nothing, never a permit; one deciding it by the settled limit is
-//! decided by it, never refused as a conflict.
+//! of a key is counted by the limit its counter was written under (the spec's
+//! [`KeyWindow::decide`]), the key's own limit in the process that counted it, or the
+//! limiter's, whatever that limit is now. An attempt that would decide the window by another
+//! limit must be answered a key conflict, counting nothing, never a permit; one deciding it
+//! by the window's limit is decided by it, never refused as a conflict.
 //!
-//! The model ties a window's settled limit to the model's counter of the key: the server
-//! records it in the counter, so a counter the server forgot (lost, expired, or of a window
-//! that has ended) settles nothing, and the next count settles the window afresh.
+//! The model ties a window's limit to the model's counter of the key: the server records it
+//! in the counter, so a counter the server forgot (lost, expired, or of a window that has
+//! ended) settles nothing, and the next count settles the window afresh. Each write of the
+//! counter records its writer's limits: where the limiter's limit changes, a key with a limit
+//! of its own keeps it, and one without follows the limiter's; on a cluster, where counters
+//! record the version of the limiter's limit, an attempt of a newer version rewrites a
+//! counter of an older one with its own limits, counting or not.
 
 use fixed_window_redis::ScriptReply;
-use fixed_window_spec::{Grid, KeyConflict, KeyWindow};
+use fixed_window_spec::{Grid, KeyConflict, KeyProposal, KeyWindow};
 
-use super::Checker;
+use super::{Checker, KeyWindowBefore};
 use crate::oracle::Invariant;
 
 impl Checker<'_> {
-    /// The limit `request`'s attempt on `key` at `server_us` proposes: its process's own
-    /// limit for the key, else the limiter's limit in force (`default`).
-    fn proposed(&self, request: u32, key: u16, default: u32) -> u32 {
-        let process = self.requests[request as usize].process;
-        self.scenario
-            .key_limits
-            .own(process, key)
-            .unwrap_or(default)
+    /// What `request`'s attempt on `key` proposes: its process's own limit for the key, else
+    /// the limiter's limit in force (`default`), at the version it carries where counters
+    /// record versions (a cluster's; on one node every attempt reaching the counters holds
+    /// the version stored, and counters record none).
+    fn proposal(&self, request: u32, key: u16, default: u32) -> KeyProposal {
+        let info = &self.requests[request as usize];
+        KeyProposal {
+            own: self.scenario.key_limits.own(info.process, key),
+            limiter: default,
+            version: if self.scenario.cluster.is_some() {
+                info.carried.1
+            } else {
+                0
+            },
+        }
     }
 
     /// The key's window at `server_us` as the model's counter settles it: the one recorded
@@ -53,47 +64,66 @@ impl Checker<'_> {
             return default;
         }
         self.key_window_at(key, index)
-            .limit()
+            .limit_under(default)
             .or_else(|| self.scenario.key_limits.own(process, key))
             .unwrap_or(default)
     }
 
     /// What `request`'s attempt on `key` at `server_us` must be decided by: `Ok` with the
-    /// limit (the window's, or the one the attempt proposes where none is settled) and the
-    /// window as it would settle, or the conflict the server must answer.
+    /// limit (the window's, or the one the attempt proposes where none is settled) and what
+    /// the attempt proposes, or the conflict the server must answer.
     pub(super) fn settle_key(
         &self,
         request: u32,
         key: u16,
         (grid, server_us): (&Grid, u64),
         default: u32,
-    ) -> Result<(u32, KeyWindow), KeyConflict> {
+    ) -> Result<(u32, KeyProposal), KeyConflict> {
+        let proposal = self.proposal(request, key, default);
         // Without limits of their own, every attempt of a version of the limiter's limit
         // proposes that limit: the stored configuration's rules say it all.
         if self.scenario.key_limits.is_empty() {
-            return Ok((default, KeyWindow::default()));
+            return Ok((default, proposal));
         }
-        let mut window = self.key_window(key, grid, server_us);
-        let limit = window.settle(self.proposed(request, key, default))?;
-        Ok((limit, window))
+        let limit = self.key_window(key, grid, server_us).decide(proposal)?;
+        Ok((limit, proposal))
     }
 
-    /// After an attempt on `key` at `server_us` decided by `window`'s limit: if the model's
-    /// counter now holds that window, the window is settled, by its first count or as it was
-    /// (an attempt that found the counter forgotten, and counted nothing, settles nothing:
-    /// the counter is still absent).
+    /// After `request`'s attempt on `key` at `server_us`, decided by the limit `proposal`
+    /// proposes: if it wrote the key's counter (it counted, or on a cluster rewrote the
+    /// settings of a counter of an older version) and the model's counter now holds that
+    /// window, the counter records its limits (an attempt that wrote nothing leaves the
+    /// window as it was).
     pub(super) fn key_decided(
         &mut self,
-        key: u16,
+        (request, key): (u32, u16),
         (grid, server_us): (&Grid, u64),
-        window: KeyWindow,
+        proposal: KeyProposal,
     ) {
+        if self.scenario.key_limits.is_empty() {
+            return;
+        }
+        let wrote = self.requests[request as usize].counted.is_some()
+            || self.settings_written(request, key);
         let index = grid.index_of(u128::from(server_us));
         if let Some(count) = self.counts[key as usize]
-            && !self.scenario.key_limits.is_empty()
+            && wrote
             && count.index() >= index
         {
-            self.key_windows[key as usize] = Some((count.index(), window));
+            let mut window = self.key_window_at(key, count.index());
+            window.written_by(proposal);
+            let before = self.key_windows[key as usize].replace((count.index(), window));
+            self.requests[request as usize].key_window_before = Some(KeyWindowBefore(before));
+        }
+    }
+
+    /// A failover undid `request`'s write of its key's counter: the limit its window is
+    /// counted by is what it was before it.
+    pub(super) fn undo_key_window(&mut self, request: u32, key: u16) {
+        if let Some(KeyWindowBefore(before)) =
+            self.requests[request as usize].key_window_before.take()
+        {
+            self.key_windows[key as usize] = before;
         }
     }
 

@@ -163,6 +163,16 @@ impl Checker<'_> {
         self.settings[key as usize] = Some(settings);
     }
 
+    /// Whether `request`, the script run being judged, wrote the settings of `key`'s counter
+    /// (on a cluster): its writes are the latest.
+    pub(super) fn settings_written(&self, request: u32, key: u16) -> bool {
+        self.settings_writes
+            .iter()
+            .rev()
+            .take_while(|w| w.request == request)
+            .any(|w| w.key == key)
+    }
+
     /// A failover undid `request`'s writes of counters' settings: each counter records what
     /// it did before them, and holds the count it held if the write moved it to a new window.
     pub(super) fn undo_settings(&mut self, request: u32) {
@@ -173,6 +183,7 @@ impl Checker<'_> {
         {
             let write = self.settings_writes.remove(at);
             self.settings[write.key as usize] = write.before;
+            self.undo_key_window(write.request, write.key);
             if let Some(count) = write.count {
                 self.counts[write.key as usize] = Some(count);
             }

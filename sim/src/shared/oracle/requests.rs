@@ -196,15 +196,15 @@ impl Checker<'_> {
         };
         let spec = self.scenario.callers[caller as usize];
         let in_force = self.limit_in_force(request, spec.key);
-        let (limit, window) = match self.settle_key(request, spec.key, (&grid, server_us), in_force)
-        {
-            Ok(settled) => settled,
-            Err(conflict) => {
-                let period = self.scenario.configured(process).1;
-                self.key_conflict_reply((request, caller), (&grid, period), conflict, parsed);
-                return;
-            }
-        };
+        let (limit, proposal) =
+            match self.settle_key(request, spec.key, (&grid, server_us), in_force) {
+                Ok(settled) => settled,
+                Err(conflict) => {
+                    let period = self.scenario.configured(process).1;
+                    self.key_conflict_reply((request, caller), (&grid, period), conflict, parsed);
+                    return;
+                }
+            };
         let run = Run {
             request,
             caller,
@@ -215,7 +215,7 @@ impl Checker<'_> {
             limit,
         };
         self.judge_attempt(t, &run, parsed);
-        self.key_decided(spec.key, (&grid, server_us), window);
+        self.key_decided((request, spec.key), (&grid, server_us), proposal);
     }
 
     /// Judges the reply `parsed` to the script run `run`, of an attempt decided by the limit

@@ -402,6 +402,7 @@ impl Checker<'_> {
         };
         let k = counted.key as usize;
         self.counts[k] = counted.before;
+        self.undo_key_window(request, counted.key);
         self.counted[k].retain(|&(r, _)| r != request);
         self.ledgers
             .entry((counted.epoch, counted.key, counted.window))
