@@ -208,7 +208,14 @@ impl KeyWindow {
     /// assert!(window.settle(10).is_err());
     /// ```
     pub fn change(&mut self, limit: u32) {
-        self.written = Some(limit);
+        // Recorded as the key's own limit at the version the window was written at: a live
+        // limit is the key's own, whatever the limiter's limit becomes.
+        let version = self.written.map_or(0, |w| w.version);
+        self.written = Some(KeyProposal {
+            own: Some(limit),
+            limiter: limit,
+            version,
+        });
     }
 
     /// The limit the window is counted by, `None` before its first count.
