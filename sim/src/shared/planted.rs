@@ -151,11 +151,15 @@ pub enum SharedPlantedBug {
     /// still records the key's. A key with a lower limit of its own is granted past it; one
     /// with a higher limit is refused with room left.
     KeyLimitIgnored,
+    /// A peek told of a newer limit fails (`Unavailable`) at once instead of adopting it
+    /// and peeking again under it: every peek that meets a change fails, though the server
+    /// answered.
+    PeekGivesUp,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 37] = [
+    pub const ALL: [SharedPlantedBug; 38] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -193,6 +197,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::SpendsHandedBack,
         SharedPlantedBug::KeyLimitIgnored,
         SharedPlantedBug::HandshakeFailureKept,
+        SharedPlantedBug::PeekGivesUp,
     ];
 
     /// Its name on the command line.
@@ -237,6 +242,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::HandBackAnyWindow => "hand-back-any-window",
             SharedPlantedBug::SpendsHandedBack => "spends-handed-back",
             SharedPlantedBug::KeyLimitIgnored => "key-limit-ignored",
+            SharedPlantedBug::PeekGivesUp => "peek-gives-up",
         }
     }
 
@@ -258,6 +264,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::HandBackAnyWindow => &HAND_BACK_ANY_WINDOW,
             SharedPlantedBug::KeyLimitIgnored => &KEY_LIMIT_IGNORED,
             SharedPlantedBug::RetryLostReply
+            | SharedPlantedBug::PeekGivesUp
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
             | SharedPlantedBug::OpenBeforeRegistration
@@ -566,6 +573,7 @@ mod tests {
                     | SharedPlantedBug::NoAuthKept
                     | SharedPlantedBug::HandshakeFailureKept
                     | SharedPlantedBug::SpendsHandedBack
+                    | SharedPlantedBug::PeekGivesUp
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

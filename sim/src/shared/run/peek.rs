@@ -10,6 +10,7 @@ use fixed_window_redis::{PeekBegin, ScriptCall, SharedError, Unavailable};
 
 use super::{Attempt, CHANGE_RETRIES, Sim};
 use crate::shared::peeks::Peeks;
+use crate::shared::planted::SharedPlantedBug;
 use crate::shared::record::SharedRecord;
 use crate::shared::scenario::SharedScenario;
 
@@ -122,7 +123,10 @@ impl Sim<'_> {
         };
         match protocol.finish_peek(name, attempt.call.limit_version(), reply) {
             Ok(Some(peek)) => self.peeked(caller, request, &peek),
-            Ok(None) if self.peeks.callers[caller as usize].tries <= CHANGE_RETRIES => {
+            Ok(None)
+                if self.peeks.callers[caller as usize].tries <= CHANGE_RETRIES
+                    && self.planted != Some(SharedPlantedBug::PeekGivesUp) =>
+            {
                 self.peek(caller);
             }
             // The limit kept changing: `Unavailable`.
