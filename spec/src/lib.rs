@@ -40,6 +40,8 @@
 //!   unspent rest takes off the count (`docs/rules.md`: Leased shares).
 //! - [`Origin`]: the shared origin of a limiter kept by many processes: set once, adopted by
 //!   the rest, a different configuration refused; and the [`Ledger`] of permits a store lost.
+//! - [`local_share`]: the permits a process grants a key by itself while the server cannot
+//!   decide, under `FailPolicy::Local { share }`: `share`, scaled to a key's own limit.
 //! - [`KeyWindow`]: in a shared limiter, the limit a key's window is counted by (changed
 //!   live by [`KeyWindow::change`]), settled by its first count; an attempt by another limit
 //!   is a [`KeyConflict`], never a permit; [`KeyProposal`]: what an attempt proposes, where
@@ -70,6 +72,7 @@ mod grid;
 mod key_window;
 mod keyed;
 mod lease;
+mod local_share;
 mod origin;
 mod peek;
 mod rules;
@@ -82,6 +85,7 @@ pub use crate::grid::Grid;
 pub use crate::key_window::{KeyConflict, KeyProposal, KeyWindow};
 pub use crate::keyed::Keyed;
 pub use crate::lease::{Lease, Leasing, hand_back, spend_deadline};
+pub use crate::local_share::local_share;
 pub use crate::origin::{Conflict, Ledger, Origin};
 pub use crate::peek::Peeked;
 pub use crate::rules::Rules;

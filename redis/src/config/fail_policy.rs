@@ -48,7 +48,8 @@ pub enum FailPolicy {
     /// at once fail closed. The local count is not carried to the server when it returns.
     Local {
         /// The permits per key per window this process grants while the server cannot
-        /// decide.
+        /// decide; a key with a limit of its own takes it scaled to that limit
+        /// ([`LocalShare::key_share`](crate::LocalShare::key_share)).
         share: u32,
     },
 }

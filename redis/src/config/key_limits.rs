@@ -36,6 +36,26 @@ impl KeyLimits {
     }
 }
 
+impl KeyLimits {
+    /// Whether no key has a limit of its own.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.map.is_empty() && self.rule.is_none()
+    }
+
+    /// The largest limit of its own a key may have: the map's largest, or `u32::MAX` with a
+    /// rule (which may answer any).
+    pub(crate) fn largest(&self) -> u32 {
+        if self.rule.is_some() {
+            return u32::MAX;
+        }
+        self.map
+            .values()
+            .map(|limit| limit.get())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 impl PartialEq for KeyLimits {
     /// The same map, and the same rule (the one function, shared by clones) or none.
     fn eq(&self, other: &KeyLimits) -> bool {
@@ -122,6 +142,11 @@ impl Config {
     ) -> Config {
         self.key_limits.rule = Some(Arc::new(rule));
         self
+    }
+
+    /// The keys' own limits (a clone shares the map and rule).
+    pub(crate) fn own_limits(&self) -> KeyLimits {
+        self.key_limits.clone()
     }
 
     /// The key's own limit, if it has one (see [`key_limit`](Config::key_limit)).

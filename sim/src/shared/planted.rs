@@ -160,11 +160,15 @@ pub enum SharedPlantedBug {
     /// another limit for its key than an attempt of the newer version decides it by, answered
     /// the key's conflict instead of rewritten with the attempt's limits.
     KeyConflictAcrossVersions,
+    /// A peek told of a newer limit fails (`Unavailable`) at once instead of adopting it
+    /// and peeking again under it: every peek that meets a change fails, though the server
+    /// answered.
+    PeekGivesUp,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 39] = [
+    pub const ALL: [SharedPlantedBug; 40] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -204,6 +208,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::HandshakeFailureKept,
         SharedPlantedBug::EveryKeyMarked,
         SharedPlantedBug::KeyConflictAcrossVersions,
+        SharedPlantedBug::PeekGivesUp,
     ];
 
     /// Its name on the command line.
@@ -250,6 +255,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::KeyLimitIgnored => "key-limit-ignored",
             SharedPlantedBug::EveryKeyMarked => "every-key-marked",
             SharedPlantedBug::KeyConflictAcrossVersions => "key-conflict-across-versions",
+            SharedPlantedBug::PeekGivesUp => "peek-gives-up",
         }
     }
 
@@ -273,6 +279,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::EveryKeyMarked => &EVERY_KEY_MARKED,
             SharedPlantedBug::KeyConflictAcrossVersions => &KEY_CONFLICT_ACROSS_VERSIONS,
             SharedPlantedBug::RetryLostReply
+            | SharedPlantedBug::PeekGivesUp
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
             | SharedPlantedBug::OpenBeforeRegistration
@@ -595,6 +602,7 @@ mod tests {
                     | SharedPlantedBug::NoAuthKept
                     | SharedPlantedBug::HandshakeFailureKept
                     | SharedPlantedBug::SpendsHandedBack
+                    | SharedPlantedBug::PeekGivesUp
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -663,6 +663,10 @@ pub enum SharedRecord {
         t: u64,
         /// The caller.
         caller: u32,
+        /// Whether it failed `Conflict` (else `Unavailable`, the limit having kept changing
+        /// included).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        conflict: bool,
     },
     /// The server ran a peek's script call (`request`, its first id): the writes it made to
     /// the keyspace, which must be none.

@@ -252,6 +252,13 @@ fn a_peek_that_counts_is_caught() {
 }
 
 #[test]
+fn a_peek_giving_up_on_a_change_of_the_limit_is_caught() {
+    // Told of a newer limit, the peek fails at once: the server answered, and no fault
+    // explains the failure.
+    assert_caught(SharedPlantedBug::PeekGivesUp, Invariant::Unavailable);
+}
+
+#[test]
 fn a_limiter_blind_to_its_clocks_resolution_is_caught() {
     // On a coarse clock, a reading a tick behind the time rejects locally after the window
     // the server counts has ended, and spends a leased share past it.

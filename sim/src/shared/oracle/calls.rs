@@ -8,6 +8,17 @@ use crate::oracle::Invariant;
 use crate::shared::record::{DecisionDigest, EventDigest, ReplyDigest, SharedOutcome};
 use crate::shared::scenario::Weight;
 
+/// What a process answered from its memory of full windows, without a round trip.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum LocalAnswer {
+    /// A wait for the window's end.
+    Wait,
+    /// A rejection, with its `retry_after` (nanoseconds).
+    Rejection(u128),
+    /// A peek's answer of none left, with its `resets_in` (nanoseconds).
+    Peek(u128),
+}
+
 impl Checker<'_> {
     pub(super) fn process_of(&self, caller: u32) -> u16 {
         self.scenario.callers[caller as usize].process
@@ -162,7 +173,12 @@ impl Checker<'_> {
                 format!("waits until {retry_after}, past its deadline {deadline}")
             });
         }
-        self.local_decision(t, caller, (!is_wait).then_some(retry_after));
+        let answer = if is_wait {
+            LocalAnswer::Wait
+        } else {
+            LocalAnswer::Rejection(retry_after)
+        };
+        self.local_decision(t, caller, answer);
     }
 
     /// Told of a newer limit by the reply to `request`: the process adopts it (or a newer one
@@ -303,9 +319,10 @@ impl Checker<'_> {
         }
     }
 
-    /// A decision from the local memory at virtual time `t`: the key's window must be full
-    /// on the server then, unless the documentation allows a late one.
-    pub(super) fn local_decision(&mut self, t: u64, caller: u32, retry_after: Option<u128>) {
+    /// A decision or a peek's answer from the local memory at virtual time `t`: the key's
+    /// window must be full on the server then, unless the documentation allows a late one,
+    /// and a rejection's `retry_after` or a peek's `resets_in` the time to its end.
+    pub(super) fn local_decision(&mut self, t: u64, caller: u32, answer: LocalAnswer) {
         self.checks
             .count(&[Invariant::Events, Invariant::FalseRejection]);
         let (process, key) = (self.process_of(caller), self.key_of(caller));
@@ -355,7 +372,12 @@ impl Checker<'_> {
             });
             return;
         }
-        let (Some(retry_after), Some(end)) = (retry_after, grid.end(index)) else {
+        let (retry_after, what) = match answer {
+            LocalAnswer::Wait => return,
+            LocalAnswer::Rejection(retry_after) => (retry_after, "a local rejection's retry_after"),
+            LocalAnswer::Peek(resets_in) => (resets_in, "a local peek's resets_in"),
+        };
+        let Some(end) = grid.end(index) else {
             return;
         };
         if self.last_step.is_some_and(|step| step >= source.ran_at) {
@@ -381,7 +403,7 @@ impl Checker<'_> {
         if retry_after + slack < remaining || retry_after > remaining + round_trip + slack + coarse
         {
             self.report(Invariant::Events, Some(caller), || {
-                format!("a local rejection's retry_after {retry_after} ns, but the window ends in {remaining} ns (round trip {round_trip} ns)")
+                format!("{what} {retry_after} ns, but the window ends in {remaining} ns (round trip {round_trip} ns)")
             });
         }
     }

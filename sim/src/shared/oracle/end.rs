@@ -101,6 +101,7 @@ impl Checker<'_> {
             }
         }
         self.check_failed_changes();
+        self.check_failed_peeks();
         if run.out_of_budget {
             self.report(Invariant::Liveness, None, || {
                 "the run used up its event budget".to_owned()

@@ -30,7 +30,7 @@ pub(super) struct Lanes {
     /// Each key's slot on a cluster; `None` on one node.
     slots: Vec<Option<u16>>,
     /// Per caller whose attempt waits unsent: when it began to wait.
-    waiting: HashMap<u32, u64>,
+    pub(super) waiting: HashMap<u32, u64>,
     /// Per process and slot, when its last call of that slot ended.
     ended: HashMap<(u16, Option<u16>), u64>,
 }

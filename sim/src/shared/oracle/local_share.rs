@@ -1,6 +1,8 @@
 //! The bound of [`FailPolicy::Local`]: each attempt the server could not decide, decided again
 //! by its process's local share, judged against the share's own fixed window on the process's
-//! grid (its clock's instant 0 its origin, the period its configuration's).
+//! grid (its clock's instant 0 its origin, the period its configuration's), each key's share
+//! by the spec's rule ([`fixed_window_spec::local_share`]: the policy's share, scaled to the
+//! key's own limit where the process gives it one).
 
 use fixed_window_redis::FailPolicy;
 
@@ -11,8 +13,8 @@ use crate::shared::record::{DecisionDigest, FaultRecord, SharedRecord};
 impl Checker<'_> {
     /// A [`SharedRecord::Shared`]: `caller`'s attempt, just decided `Unavailable`, decided
     /// again by its process's local share at the process's reading `at`: only under `Local`, only after the server could
-    /// not decide (which the rules of `Unavailable` explain by a fault), at most `share`
-    /// permits per key per window of the process's grid, and a rejection or a wait only once
+    /// not decide (which the rules of `Unavailable` explain by a fault), at most the key's
+    /// share (the policy's, scaled to the key's own limit) per window of the process's grid, and a rejection or a wait only once
     /// the window cannot take the call's permits.
     pub(super) fn shared(&mut self, record: &SharedRecord) {
         let &SharedRecord::Shared {
@@ -35,7 +37,10 @@ impl Checker<'_> {
         let (last, deadline) = (call.last, call.deadline);
         call.last = Some((decision, None));
         let policy = self.scenario.processes[process as usize].fail_policy;
-        let FailPolicy::Local { share } = policy else {
+        let FailPolicy::Local {
+            share: policy_share,
+        } = policy
+        else {
             self.report(Invariant::Unavailable, Some(caller), || {
                 format!("decided {decision:?} by a local share under the {policy:?} policy")
             });
@@ -47,12 +52,10 @@ impl Checker<'_> {
             });
             return;
         }
-        let period_ns = self
-            .scenario
-            .configured(process)
-            .1
-            .saturating_mul(1_000)
-            .max(1);
+        let (limit, micros) = self.scenario.configured(process);
+        let own = self.scenario.key_limits.own(process, key);
+        let share = fixed_window_spec::local_share(policy_share, own, limit);
+        let period_ns = micros.saturating_mul(1_000).max(1);
         let window = at / period_ns;
         let next = (window + 1).saturating_mul(period_ns);
         let weight = self.scenario.callers[caller as usize].weight.permits();
@@ -118,9 +121,11 @@ impl Checker<'_> {
         }
     }
 
-    /// A crashed process restarts as a new one, with an empty local share.
-    pub(super) fn share_fault(&mut self, fault: &FaultRecord) {
+    /// A crashed process restarts as a new one, with an empty local share (and the peeks it
+    /// had queued fail).
+    pub(super) fn share_fault(&mut self, t: u64, fault: &FaultRecord) {
         if let &FaultRecord::Crash { process, .. } = fault {
+            self.peek_crash(t, process);
             self.shares.retain(|&(p, _, _), _| p != process);
         }
     }

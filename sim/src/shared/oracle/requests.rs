@@ -97,7 +97,9 @@ impl Checker<'_> {
         info.carried = carried;
         info.change = change;
         // A peek is no attempt of its caller's call, which begins after it.
-        if let Some(caller) = caller.filter(|_| purpose != Purpose::Peek) {
+        if let Some(caller) = caller.filter(|_| purpose == Purpose::Peek) {
+            self.peek_sent(caller, request, carried.1);
+        } else if let Some(caller) = caller {
             self.calls[caller as usize].attempt.push(request);
         } else if purpose == Purpose::Register {
             self.registering[process as usize].push(request);

@@ -327,7 +327,7 @@ impl Checker<'_> {
     }
 
     pub(super) fn fault(&mut self, t: u64, fault: &FaultRecord) {
-        self.share_fault(fault);
+        self.share_fault(t, fault);
         match fault {
             FaultRecord::Restart { .. } => {
                 self.new_epoch();

@@ -6,10 +6,11 @@
 //! then arrives as if it had not peeked.
 
 use fixed_window::Peek;
-use fixed_window_redis::{PeekBegin, ScriptCall, Unavailable};
+use fixed_window_redis::{PeekBegin, ScriptCall, SharedError, Unavailable};
 
 use super::{Attempt, CHANGE_RETRIES, Sim};
 use crate::shared::peeks::Peeks;
+use crate::shared::planted::SharedPlantedBug;
 use crate::shared::record::SharedRecord;
 use crate::shared::scenario::SharedScenario;
 
@@ -46,6 +47,11 @@ impl Peeking {
     pub(super) fn is_peeking(&self, caller: u32) -> bool {
         self.callers[caller as usize].in_flight
     }
+}
+
+/// Whether a peek's `error` is a refusal of the configuration or of the key's limit.
+fn is_conflict(error: &SharedError) -> bool {
+    matches!(error, SharedError::Conflict(_))
 }
 
 /// Whether `call` is a peek's: the script's read-only modes.
@@ -92,7 +98,7 @@ impl Sim<'_> {
                 self.arm_timeout(process, super::Owner::Call(caller), number, self.now);
                 self.pump(process);
             }
-            Err(_) => self.peek_failed(caller),
+            Err(error) => self.peek_failed(caller, is_conflict(&error)),
         }
     }
 
@@ -117,10 +123,15 @@ impl Sim<'_> {
         };
         match protocol.finish_peek(name, attempt.call.limit_version(), reply) {
             Ok(Some(peek)) => self.peeked(caller, request, &peek),
-            Ok(None) if self.peeks.callers[caller as usize].tries <= CHANGE_RETRIES => {
+            Ok(None)
+                if self.peeks.callers[caller as usize].tries <= CHANGE_RETRIES
+                    && self.planted != Some(SharedPlantedBug::PeekGivesUp) =>
+            {
                 self.peek(caller);
             }
-            Ok(None) | Err(_) => self.peek_failed(caller),
+            // The limit kept changing: `Unavailable`.
+            Ok(None) => self.peek_failed(caller, false),
+            Err(error) => self.peek_failed(caller, is_conflict(&error)),
         }
     }
 
@@ -137,11 +148,12 @@ impl Sim<'_> {
         self.arrive(caller);
     }
 
-    /// `caller`'s peek failed: its call arrives all the same.
-    fn peek_failed(&mut self, caller: u32) {
+    /// `caller`'s peek failed, with `Conflict` or not: its call arrives all the same.
+    fn peek_failed(&mut self, caller: u32, conflict: bool) {
         self.records.push(SharedRecord::PeekFailed {
             t: self.now,
             caller,
+            conflict,
         });
         self.arrive(caller);
     }
