@@ -506,8 +506,8 @@ static EVERY_KEY_MARKED: LazyLock<&'static str> = LazyLock::new(|| {
 
 static KEY_CONFLICT_ACROSS_VERSIONS: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[(
-        "      if counter_version == known then\n",
-        "      if counter_version <= known then\n",
+        "      if counter_version == known and not live then\n",
+        "      if counter_version <= known and not live then\n",
     )])
 });
 
