@@ -27,7 +27,9 @@ impl Checker<'_> {
     fn proposal(&self, request: u32, key: u16, default: u32) -> KeyProposal {
         let info = &self.requests[request as usize];
         KeyProposal {
-            own: self.scenario.key_limits.own(info.process, key),
+            own: self
+                .live_at(info.carried.1, key)
+                .or_else(|| self.scenario.key_limits.own(info.process, key)),
             limiter: default,
             version: if self.scenario.cluster.is_some() {
                 info.carried.1
@@ -35,6 +37,50 @@ impl Checker<'_> {
                 0
             },
         }
+    }
+
+    /// Whether some key has a limit of its own, configured or set live.
+    fn keyed(&self) -> bool {
+        !self.scenario.key_limits.is_empty() || !self.scenario.key_live.is_empty()
+    }
+
+    /// The live limit of `key` at version `version` of the limit, if it has one.
+    fn live_at(&self, version: u32, key: u16) -> Option<u32> {
+        let at = self.live.partition_point(|&(v, _)| v <= version);
+        let (_, keys) = self.live.get(at.checked_sub(1)?)?;
+        keys.iter()
+            .find(|&&(k, _)| k == key)
+            .map(|&(_, limit)| limit)
+    }
+
+    /// A script run at virtual time `t` made live change `change`,
+    /// storing version `version`: the key's live limits from that version on are the
+    /// latest ones with the change, and the key's current window is counted by the key's new
+    /// limit from then on, its count kept (the spec's [`KeyWindow::change`]). A process
+    /// remembering the key full may find room it does not know of: excused as a raise.
+    pub(super) fn changed_live(&mut self, t: u64, change: u32, version: u32) {
+        let Some(spec) = self.scenario.key_live.get(change as usize).copied() else {
+            return;
+        };
+        let mut keys = self
+            .live
+            .last()
+            .map(|(_, keys)| keys.clone())
+            .unwrap_or_default();
+        keys.retain(|&(k, _)| k != spec.key);
+        if let Some(limit) = spec.limit {
+            keys.push((spec.key, limit));
+        }
+        self.live.push((version, keys));
+        // Back to the key's configured limit (every process's alike here), else the limiter's.
+        let new = spec
+            .limit
+            .unwrap_or_else(|| self.scenario.key_limits.agreed(spec.key, self.limit()));
+        if let Some((settled, mut window)) = self.key_windows[spec.key as usize] {
+            window.change(new);
+            self.key_windows[spec.key as usize] = Some((settled, window));
+        }
+        self.last_raise = Some(t);
     }
 
     /// The key's window at `server_us` as the model's counter settles it: the one recorded
@@ -60,11 +106,14 @@ impl Checker<'_> {
     /// The limit `key`'s window `index` is full at, for `process`: the one it is counted by,
     /// else the one the process would count it by (its own for the key, else `default`).
     pub(super) fn full_at(&self, (process, key): (u16, u16), index: u128, default: u32) -> u32 {
-        if self.scenario.key_limits.is_empty() {
+        if !self.keyed() {
             return default;
         }
+        // Where keys' limits change live, the process's own is taken at the latest version.
+        let latest = self.live.last().map_or(0, |&(version, _)| version);
         self.key_window_at(key, index)
             .limit_under(default)
+            .or_else(|| self.live_at(latest, key))
             .or_else(|| self.scenario.key_limits.own(process, key))
             .unwrap_or(default)
     }
@@ -82,7 +131,7 @@ impl Checker<'_> {
         let proposal = self.proposal(request, key, default);
         // Without limits of their own, every attempt of a version of the limiter's limit
         // proposes that limit: the stored configuration's rules say it all.
-        if self.scenario.key_limits.is_empty() {
+        if !self.keyed() {
             return Ok((default, proposal));
         }
         let limit = self.key_window(key, grid, server_us).decide(proposal)?;
@@ -100,7 +149,7 @@ impl Checker<'_> {
         (grid, server_us): (&Grid, u64),
         proposal: KeyProposal,
     ) {
-        if self.scenario.key_limits.is_empty() {
+        if !self.keyed() {
             return;
         }
         let wrote = self.requests[request as usize].counted.is_some()
