@@ -523,15 +523,8 @@ impl Checker<'_> {
                 outcome,
                 ..
             } => self.limit_set(change, limit, outcome),
-            &SharedRecord::KeyLimitSet {
-                change,
-                limit,
-                outcome,
-                ..
-            } => {
-                // Never 0: a removal is checked as a change to the limiter's limit.
-                let limit = limit.unwrap_or(self.scenario.limit).max(1);
-                self.limit_set(change, limit, outcome);
+            SharedRecord::LiveLimitsRead { .. } | SharedRecord::KeyLimitSet { .. } => {
+                self.key_live_record(record);
             }
             SharedRecord::HandBack { .. } | SharedRecord::HandedBack { .. } => self.handing(record),
             SharedRecord::Fault { t, fault } => self.fault(*t, fault),

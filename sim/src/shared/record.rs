@@ -586,6 +586,16 @@ pub enum SharedRecord {
         /// Its result.
         outcome: LimitOutcome,
     },
+    /// A `limits` call's script run answered the live limits' text (the fifth element of its
+    /// reply, which the reply's digest leaves out).
+    LiveLimitsRead {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+        /// The text, as stored: `limit len:key` one after the other.
+        text: Box<str>,
+    },
     /// A process's `set_key_limit` (or `clear_key_limit`) ended.
     KeyLimitSet {
         /// Virtual time.

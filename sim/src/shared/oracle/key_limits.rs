@@ -13,11 +13,14 @@
 //! record the version of the limiter's limit, an attempt of a newer version rewrites a
 //! counter of an older one with its own limits, counting or not.
 
+use core::fmt::Write as _;
+
 use fixed_window_redis::ScriptReply;
 use fixed_window_spec::{Grid, KeyConflict, KeyProposal, KeyWindow};
 
 use super::{Checker, KeyWindowBefore};
 use crate::oracle::Invariant;
+use crate::shared::record::SharedRecord;
 
 impl Checker<'_> {
     /// What `request`'s attempt on `key` proposes: its process's own limit for the key, else
@@ -81,6 +84,43 @@ impl Checker<'_> {
             self.key_windows[spec.key as usize] = Some((settled, window));
         }
         self.last_raise = Some(t);
+    }
+
+    /// A record of the live changes of keys' limits: a read of the live limits, or how a
+    /// change ended (judged as a change of the limiter's limit is).
+    pub(super) fn key_live_record(&mut self, record: &SharedRecord) {
+        match *record {
+            SharedRecord::LiveLimitsRead {
+                request, ref text, ..
+            } => self.live_limits_read(request, text),
+            SharedRecord::KeyLimitSet {
+                change,
+                limit,
+                outcome,
+                ..
+            } => {
+                // Never 0: a removal is checked as a change to the limiter's limit.
+                let limit = limit.unwrap_or(self.scenario.limit).max(1);
+                self.limit_set(change, limit, outcome);
+            }
+            _ => {}
+        }
+    }
+
+    /// `request`'s script run answered the live limits `text`: those the changes made so far
+    /// stored, in the order the script keeps them (a key changed again moves to the end).
+    pub(super) fn live_limits_read(&mut self, request: u32, text: &str) {
+        self.checks.count(&[Invariant::Configuration]);
+        let mut expected = String::new();
+        for &(key, limit) in self.live.last().map_or(&[][..], |(_, keys)| &keys[..]) {
+            let name = &self.scenario.keys[key as usize];
+            let _ = write!(expected, "{limit} {}:{name}", name.len());
+        }
+        if text != expected {
+            self.report(Invariant::Configuration, None, || {
+                format!("request {request} read the live limits {text:?}, not {expected:?}")
+            });
+        }
     }
 
     /// The key's window at `server_us` as the model's counter settles it: the one recorded

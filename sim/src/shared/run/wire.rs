@@ -446,6 +446,10 @@ impl Sim<'_> {
                 reply,
             });
         }
+        if let Ok((_, Some(text))) = reply.integers_and_text() {
+            self.records
+                .push(SharedRecord::LiveLimitsRead { t, request, text });
+        }
         if let Command::EvalSha { call, .. } = command
             && effects.ran_script
             && is_peek(call)
