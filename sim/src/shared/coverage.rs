@@ -334,7 +334,8 @@ fn key_limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                     if scenario.cluster.is_some() {
                         mask |= BIT_OWN_KEY_LIMIT_ON_CLUSTER;
                     }
-                    if version > 0 {
+                    // A changed limiter's limit: a live change of a key's bumps the version too.
+                    if version > 0 && scenario.key_live.is_empty() {
                         mask |= BIT_OWN_KEY_LIMIT_AFTER_CHANGE;
                     }
                 }
