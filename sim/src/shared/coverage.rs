@@ -14,7 +14,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 49] = [
+pub const SHARED_FEATURES: [&str; 50] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -64,6 +64,7 @@ pub const SHARED_FEATURES: [&str; 49] = [
     "handshake_refused",
     "own_key_limit_on_cluster",
     "own_key_limit_after_change",
+    "key_limit_changed_live",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
@@ -144,6 +145,7 @@ const BIT_KEY_CONFLICT: u64 = bit("key_conflict");
 const BIT_OWN_KEY_LIMIT_ON_CLUSTER: u64 = bit("own_key_limit_on_cluster");
 const BIT_OWN_KEY_LIMIT_AFTER_CHANGE: u64 = bit("own_key_limit_after_change");
 const BIT_HANDSHAKE_REFUSED: u64 = bit("handshake_refused");
+const BIT_KEY_LIMIT_CHANGED_LIVE: u64 = bit("key_limit_changed_live");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
@@ -291,6 +293,9 @@ pub fn shared_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     if !scenario.key_limits.is_empty() {
         mask |= key_limit_features(scenario, run);
     }
+    if !scenario.key_live.is_empty() {
+        mask |= key_live_features(scenario, run);
+    }
     mask | recovery_features(run) | peek_features(run) | coarse_feature(scenario, run)
 }
 
@@ -329,7 +334,8 @@ fn key_limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                     if scenario.cluster.is_some() {
                         mask |= BIT_OWN_KEY_LIMIT_ON_CLUSTER;
                     }
-                    if version > 0 {
+                    // A changed limiter's limit: a live change of a key's bumps the version too.
+                    if version > 0 && scenario.key_live.is_empty() {
                         mask |= BIT_OWN_KEY_LIMIT_AFTER_CHANGE;
                     }
                 }
@@ -555,6 +561,49 @@ fn wait_features(run: &SharedRun) -> u64 {
 struct Window {
     start: u64,
     used: u32,
+}
+
+/// `key_limit_changed_live`: a live change of a key's limit ran (the script stored its new
+/// version), and after it the script counted a permit on that key.
+fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
+    // Each request's purpose and caller (or change), by id.
+    let mut requests: Vec<(Purpose, Option<u32>)> = Vec::new();
+    let mut changed: Vec<u16> = Vec::new();
+    for record in &run.records {
+        match *record {
+            SharedRecord::Sent {
+                request,
+                caller,
+                purpose,
+                change,
+                ..
+            } => {
+                let index = request as usize;
+                if requests.len() <= index {
+                    requests.resize(index + 1, (Purpose::Load, None));
+                }
+                requests[index] = (purpose, caller.or(change));
+            }
+            SharedRecord::Executed {
+                request,
+                reply: ReplyDigest::Four { values },
+                ..
+            } => match requests.get(request as usize) {
+                Some(&(Purpose::Limit, Some(change))) if values[0] == 3 => {
+                    changed.extend(scenario.key_live.get(change as usize).map(|c| c.key));
+                }
+                Some(&(Purpose::Acquire, Some(caller)))
+                    if values[0] == 1
+                        && changed.contains(&scenario.callers[caller as usize].key) =>
+                {
+                    return BIT_KEY_LIMIT_CHANGED_LIVE;
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    0
 }
 
 /// The limit-change features of `run` (bits 15 to 21, 25 and 30).

@@ -61,6 +61,8 @@ pub use crate::shared::process::{Link, Misconfiguration, ProcessClock, ProcessSp
 pub use crate::shared::replication::Replication;
 mod key_limits;
 pub use crate::shared::key_limits::KeyLimits;
+mod key_live;
+pub use crate::shared::key_live::KeyLimitChange;
 mod limit_changes;
 pub use crate::shared::limit_changes::LimitChange;
 mod hand_backs;

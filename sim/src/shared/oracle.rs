@@ -285,6 +285,9 @@ struct Checker<'s> {
     /// Per key, the window its counter was settled in and the limit it settled (valid while
     /// the model's counter holds that window).
     key_windows: Vec<Option<(u128, fixed_window_spec::KeyWindow)>>,
+    /// Where keys' limits change live: each version of the limit a live change stored, with
+    /// the live limits (key and limit) in effect from it on, in order of version.
+    live: Vec<(u32, Vec<(u16, u32)>)>,
 }
 
 /// Checks `run` of `scenario` against the rules; every violation found (at most the first
@@ -380,6 +383,7 @@ pub fn verdict_shared(scenario: &SharedScenario, run: &SharedRun) -> Verdict {
         peeks: peeks::Peeks::default(),
         hand_backs: hand_back::HandBacks::default(),
         key_windows: vec![None; scenario.keys.len()],
+        live: Vec::new(),
     };
     for (i, record) in run.records.iter().enumerate() {
         checker.record = i;
@@ -519,6 +523,9 @@ impl Checker<'_> {
                 outcome,
                 ..
             } => self.limit_set(change, limit, outcome),
+            SharedRecord::LiveLimitsRead { .. } | SharedRecord::KeyLimitSet { .. } => {
+                self.key_live_record(record);
+            }
             SharedRecord::HandBack { .. } | SharedRecord::HandedBack { .. } => self.handing(record),
             SharedRecord::Fault { t, fault } => self.fault(*t, fault),
             SharedRecord::Keyspace { keys, .. } => self.keyspace(keys),

@@ -28,6 +28,11 @@ impl Peeks {
         )))
     }
 
+    /// Whether any caller of the scenario peeks.
+    pub(crate) fn any(self) -> bool {
+        self.0.any()
+    }
+
     /// Whether `caller` peeks before its call.
     pub(crate) fn before(self, caller: &SharedCaller) -> bool {
         let who =

@@ -164,11 +164,16 @@ pub enum SharedPlantedBug {
     /// and peeking again under it: every peek that meets a change fails, though the server
     /// answered.
     PeekGivesUp,
+    /// Where keys' limits change live, a process registers (and reads the configuration
+    /// again) without reading the live limits, so it adopts a newer version from a reply
+    /// alone, without the live limits that go with it: it decides a key by another limit than
+    /// the other processes of its version.
+    LiveLimitsUnread,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 40] = [
+    pub const ALL: [SharedPlantedBug; 41] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -209,6 +214,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::EveryKeyMarked,
         SharedPlantedBug::KeyConflictAcrossVersions,
         SharedPlantedBug::PeekGivesUp,
+        SharedPlantedBug::LiveLimitsUnread,
     ];
 
     /// Its name on the command line.
@@ -256,6 +262,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::EveryKeyMarked => "every-key-marked",
             SharedPlantedBug::KeyConflictAcrossVersions => "key-conflict-across-versions",
             SharedPlantedBug::PeekGivesUp => "peek-gives-up",
+            SharedPlantedBug::LiveLimitsUnread => "live-limits-unread",
         }
     }
 
@@ -280,6 +287,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::KeyConflictAcrossVersions => &KEY_CONFLICT_ACROSS_VERSIONS,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::PeekGivesUp
+            | SharedPlantedBug::LiveLimitsUnread
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
             | SharedPlantedBug::OpenBeforeRegistration
@@ -603,6 +611,7 @@ mod tests {
                     | SharedPlantedBug::HandshakeFailureKept
                     | SharedPlantedBug::SpendsHandedBack
                     | SharedPlantedBug::PeekGivesUp
+                    | SharedPlantedBug::LiveLimitsUnread
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -586,6 +586,32 @@ pub enum SharedRecord {
         /// Its result.
         outcome: LimitOutcome,
     },
+    /// A `limits` call's script run answered the live limits' text (the fifth element of its
+    /// reply, which the reply's digest leaves out).
+    LiveLimitsRead {
+        /// Virtual time.
+        t: u64,
+        /// The request.
+        request: u32,
+        /// The text, as stored: `limit len:key` one after the other.
+        text: Box<str>,
+    },
+    /// A process's `set_key_limit` (or `clear_key_limit`) ended.
+    KeyLimitSet {
+        /// Virtual time.
+        t: u64,
+        /// The change, an index into the scenario's
+        /// [`key_live`](crate::shared::SharedScenario::key_live).
+        change: u32,
+        /// The process.
+        process: u16,
+        /// The key, an index into the scenario's keys.
+        key: u16,
+        /// The limit asked, `None` to remove the key's live limit.
+        limit: Option<u32>,
+        /// Its result.
+        outcome: LimitOutcome,
+    },
     /// A process's cluster connection followed a redirection: `MOVED` (it read the slot
     /// table again and sends the call of `request` again, to primary `to`), `ASK` (it sends
     /// `ASKING` and the call to primary `to`, its map unchanged) or `TRYAGAIN` (it sends the

@@ -66,6 +66,7 @@ mod credentials;
 mod digest;
 mod faults;
 mod hand_back;
+mod key_live;
 mod lease;
 mod limits;
 mod local_share;
@@ -322,6 +323,9 @@ struct Process {
     registering: Option<Attempt>,
     /// Its background read of the configuration in flight, if any.
     refreshing: Option<Attempt>,
+    /// Callers told of a newer version of the limit than it has read with its live limits:
+    /// each attempts again once a read of the live limits is over.
+    awaiting_limits: Vec<u32>,
     /// When it last began one, on its clock (at first, when it started): the limiter's
     /// `LIMIT_REFRESH` bookkeeping.
     refreshed: Instant,
@@ -412,6 +416,8 @@ struct Sim<'s> {
     limit_calls: Vec<Option<Attempt>>,
     /// The hand-back calls under way.
     handing: hand_back::Handing,
+    /// The live limits' text of the reply being handed to its owner (a `limits` call's).
+    live_text: Option<Box<str>>,
     records: Vec<SharedRecord>,
     stats: SharedStats,
     script: Rc<Script>,
@@ -543,6 +549,7 @@ fn processes(scenario: &SharedScenario, bug: Option<SharedPlantedBug>) -> Vec<Pr
             pending: Vec::new(),
             registering: None,
             refreshing: None,
+            awaiting_limits: Vec::new(),
             refreshed: Instant::ZERO,
             own_origin: 0,
             remembered_past_end: HashMap::new(),
@@ -604,6 +611,11 @@ impl<'s> Sim<'s> {
         for (index, change) in (0_u32..).zip(&scenario.limit_changes) {
             planned.push((change.at, Event::SetLimit(index)));
         }
+        // A scenario that changes keys' limits live changes no limiter's limit: its changes
+        // take the same events, numbered among its own.
+        for (index, change) in (0_u32..).zip(&scenario.key_live) {
+            planned.push((change.at, Event::SetLimit(index)));
+        }
         for (index, &(t, _)) in (0_u32..).zip(scenario.cluster.iter().flat_map(|c| &c.faults)) {
             planned.push((t, Event::ClusterFault(index)));
         }
@@ -629,8 +641,9 @@ impl<'s> Sim<'s> {
             processes,
             calls,
             requests: Vec::new(),
-            limit_calls: vec![None; scenario.limit_changes.len()],
+            limit_calls: vec![None; scenario.limit_changes.len().max(scenario.key_live.len())],
             handing: hand_back::Handing::default(),
+            live_text: None,
             records: Vec::with_capacity(scenario.callers.len() * 12),
             stats: SharedStats::default(),
             script: Rc::new(Script::new(

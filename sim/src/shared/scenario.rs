@@ -14,6 +14,7 @@ use crate::shared::cluster::{ClusterSpec, Drawn, pick_cluster};
 use crate::shared::faults::{Fault, Faults, pick_credentials, pick_faults, refused_until};
 use crate::shared::hand_backs::{HandBack, pick_hand_backs};
 use crate::shared::key_limits::{KeyLimits, pick_key_limits};
+use crate::shared::key_live::{KeyLimitChange, pick_key_live};
 use crate::shared::limit_changes::{LimitChange, pick_limit_changes};
 use crate::shared::process::{
     Misconfiguration, ProcessSpec, pick_processes, slow_down, with_leases, with_local_shares,
@@ -121,6 +122,10 @@ pub struct SharedScenario {
     /// perhaps one, in some scenarios on one node that change no limit (drawn from a
     /// generator of their own).
     pub key_limits: KeyLimits,
+    /// The live changes of keys' limits its processes make (`set_key_limit`,
+    /// `clear_key_limit`), in order of time, in some scenarios on one node that the oracle's
+    /// model follows (drawn from a generator of their own).
+    pub key_live: Vec<KeyLimitChange>,
 }
 
 /// Scenarios have at most this many callers.
@@ -230,6 +235,7 @@ impl SharedScenario {
         // Changes of the limit over the whole traffic (drawn before callers are cut, so a
         // shrink keeps them as they were).
         let limit_changes = pick_limit_changes(id.seed, limit, &processes, &callers);
+        let until = callers.last().map_or(0, |c| c.arrival);
         let hand_backs = pick_hand_backs(id.seed, &processes, &callers, &faults);
         let refused = refusals(id.seed, &faults, span, (&processes, &keys), &mut callers);
         let callers = match &id.kept {
@@ -255,6 +261,7 @@ impl SharedScenario {
             replication: None,
             hand_backs,
             key_limits: KeyLimits::default(),
+            key_live: Vec::new(),
         };
         scenario.draw_apart(&mut apart, span, refused);
         scenario.key_limits = pick_key_limits(
@@ -262,6 +269,7 @@ impl SharedScenario {
             limit,
             (scenario.processes.len(), scenario.keys.len()),
         );
+        scenario.key_live = pick_key_live(&scenario, until);
         scenario
     }
 

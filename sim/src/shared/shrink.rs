@@ -138,6 +138,13 @@ impl SharedCut {
                     true
                 })
             });
+            // A live change of a process cut goes with it.
+            scenario.key_live.retain_mut(|change| {
+                new_index(change.process).is_some_and(|p| {
+                    change.process = p;
+                    true
+                })
+            });
             scenario.hand_backs.retain_mut(|hand_back| {
                 new_index(hand_back.process).is_some_and(|p| {
                     hand_back.process = p;

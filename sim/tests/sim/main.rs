@@ -14,6 +14,7 @@ mod planted;
 mod replay;
 mod shards;
 mod shared;
+mod shared_key_live;
 mod shared_peeks;
 mod shared_planted;
 mod trace;

@@ -349,3 +349,15 @@ fn a_key_conflict_across_versions_is_caught() {
         on_cluster,
     );
 }
+
+#[test]
+fn a_process_adopting_a_version_without_its_live_limits_is_caught() {
+    // Where keys' limits change live, a process that registers without reading the live
+    // limits adopts a newer version from a reply alone: it decides a key by another limit
+    // than the others of its version, and the key's window by another than it is counted by.
+    assert_caught_where(
+        SharedPlantedBug::LiveLimitsUnread,
+        Invariant::Configuration,
+        |scenario| !scenario.key_live.is_empty(),
+    );
+}

@@ -41,6 +41,27 @@ impl Reply {
     }
 }
 
+impl Reply {
+    /// The reply as [`integers`](Reply::integers) reads it, or, for a `limits` call's (four
+    /// integers, then the live limits' text), its integers and its text.
+    pub(crate) fn integers_and_text(&self) -> Result<(Vec<i64>, Option<Box<str>>), &Reply> {
+        if let Reply::Array(items) = self
+            && let [first @ .., Reply::Bulk(text)] = &items[..]
+            && first.len() == 4
+        {
+            let values = first
+                .iter()
+                .map(|item| match item {
+                    Reply::Integer(n) => Ok(*n),
+                    _ => Err(self),
+                })
+                .collect::<Result<Vec<i64>, &Reply>>()?;
+            return Ok((values, Some(text.clone())));
+        }
+        self.integers().map(|values| (values, None))
+    }
+}
+
 /// Nesting deeper than this is not a reply any script here gives.
 const DEEPEST_REPLY: usize = 8;
 /// Stack slots a reply's conversion may use: two per level of nesting, and a few more.

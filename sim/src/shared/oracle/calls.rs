@@ -187,7 +187,10 @@ impl Checker<'_> {
         // A share may have been dropped early.
         self.share_dropped = true;
         self.calls[caller as usize].changes += 1;
-        if let Some(ScriptReply::Changed { version, .. }) = reply {
+        // A process reading live limits adopts the version only with them, read after.
+        if let Some(ScriptReply::Changed { version, .. }) = reply
+            && self.scenario.key_live.is_empty()
+        {
             self.learn(self.process_of(caller), version);
         }
         let told = matches!(reply, Some(ScriptReply::Changed { .. }));
@@ -205,7 +208,15 @@ impl Checker<'_> {
         let spec = self.scenario.callers[caller as usize];
         let (weight, limit) = (spec.weight, self.scenario.key_limit(process, spec.key));
         let refused = outcome == SharedOutcome::TooMany;
+        // A key's live limits, where they change, are any the process may hold.
+        let live = self
+            .scenario
+            .key_live
+            .iter()
+            .filter(|c| c.key == spec.key)
+            .filter_map(|c| c.limit);
         match weight {
+            Weight::Units(n) if live.clone().any(|l| (n > l) == refused) => true,
             Weight::Units(n) if !self.changed_limits.is_empty() => {
                 (n > limit) == refused || self.changed_limits.iter().any(|&l| (n > l) == refused)
             }
@@ -543,14 +554,22 @@ impl Checker<'_> {
     }
 
     /// `caller`, ending at its reading `local`, ends by its deadline plus one round trip, and
-    /// one more for each attempt made again because the limit had changed.
+    /// one more for each attempt made again because the limit had changed (two where the
+    /// processes read live limits: the read, then the attempt).
     fn ended_in_time(&mut self, caller: u32, local: u64) {
         let process = &self.scenario.processes[self.process_of(caller) as usize];
         let call = &self.calls[caller as usize];
         let (start, deadline) = (call.start, call.deadline);
+        // Where the processes read live limits, an attempt told of a newer version reads
+        // them (bounded by the timeout) before it is made again.
+        let per_change = if self.scenario.key_live.is_empty() {
+            1
+        } else {
+            2
+        };
         let timeout = u64::try_from(process.timeout.as_nanos())
             .unwrap_or(u64::MAX)
-            .saturating_mul(1 + call.changes);
+            .saturating_mul(1 + per_change * call.changes);
         // A clock running fast skips readings: a timer fires at the first reading at or past
         // its target, which may be a nanosecond past it. On a coarse clock the call ends at
         // the first reading (a whole tick) at or after that.
@@ -574,8 +593,14 @@ impl Checker<'_> {
         let weight = spec.weight;
         // The key's own limit in its process is never changed.
         let own = self.scenario.key_limits.own(spec.process, spec.key);
+        // A live change of the key's limit changes it in every process.
+        let live = self
+            .scenario
+            .key_live
+            .iter()
+            .any(|c| c.key == spec.key && c.limit == Some(limit));
         let lowered = matches!(weight, Weight::Units(n) if n > limit)
-            && (self.changed_limits.contains(&limit) || own == Some(limit));
+            && (self.changed_limits.contains(&limit) || own == Some(limit) || live);
         if !lowered {
             self.report(Invariant::Events, Some(caller), || {
                 format!("{weight:?} refused as more than {limit}, which no change put in force")

@@ -13,11 +13,14 @@
 //! record the version of the limiter's limit, an attempt of a newer version rewrites a
 //! counter of an older one with its own limits, counting or not.
 
+use core::fmt::Write as _;
+
 use fixed_window_redis::ScriptReply;
 use fixed_window_spec::{Grid, KeyConflict, KeyProposal, KeyWindow};
 
 use super::{Checker, KeyWindowBefore};
 use crate::oracle::Invariant;
+use crate::shared::record::SharedRecord;
 
 impl Checker<'_> {
     /// What `request`'s attempt on `key` proposes: its process's own limit for the key, else
@@ -27,13 +30,96 @@ impl Checker<'_> {
     fn proposal(&self, request: u32, key: u16, default: u32) -> KeyProposal {
         let info = &self.requests[request as usize];
         KeyProposal {
-            own: self.scenario.key_limits.own(info.process, key),
+            own: self
+                .live_at(info.carried.1, key)
+                .or_else(|| self.scenario.key_limits.own(info.process, key)),
             limiter: default,
             version: if self.scenario.cluster.is_some() {
                 info.carried.1
             } else {
                 0
             },
+        }
+    }
+
+    /// Whether some key has a limit of its own, configured or set live.
+    fn keyed(&self) -> bool {
+        !self.scenario.key_limits.is_empty() || !self.scenario.key_live.is_empty()
+    }
+
+    /// The live limit of `key` at version `version` of the limit, if it has one.
+    fn live_at(&self, version: u32, key: u16) -> Option<u32> {
+        let at = self.live.partition_point(|&(v, _)| v <= version);
+        let (_, keys) = self.live.get(at.checked_sub(1)?)?;
+        keys.iter()
+            .find(|&&(k, _)| k == key)
+            .map(|&(_, limit)| limit)
+    }
+
+    /// A script run at virtual time `t` made live change `change`,
+    /// storing version `version`: the key's live limits from that version on are the
+    /// latest ones with the change, and the key's current window is counted by the key's new
+    /// limit from then on, its count kept (the spec's [`KeyWindow::change`]). A process
+    /// remembering the key full may find room it does not know of: excused as a raise.
+    pub(super) fn changed_live(&mut self, t: u64, change: u32, version: u32) {
+        let Some(spec) = self.scenario.key_live.get(change as usize).copied() else {
+            return;
+        };
+        let mut keys = self
+            .live
+            .last()
+            .map(|(_, keys)| keys.clone())
+            .unwrap_or_default();
+        keys.retain(|&(k, _)| k != spec.key);
+        if let Some(limit) = spec.limit {
+            keys.push((spec.key, limit));
+        }
+        self.live.push((version, keys));
+        // Back to the key's configured limit (every process's alike here), else the limiter's.
+        let new = spec
+            .limit
+            .unwrap_or_else(|| self.scenario.key_limits.agreed(spec.key, self.limit()));
+        if let Some((settled, mut window)) = self.key_windows[spec.key as usize] {
+            window.change(new);
+            self.key_windows[spec.key as usize] = Some((settled, window));
+        }
+        self.last_raise = Some(t);
+    }
+
+    /// A record of the live changes of keys' limits: a read of the live limits, or how a
+    /// change ended (judged as a change of the limiter's limit is).
+    pub(super) fn key_live_record(&mut self, record: &SharedRecord) {
+        match *record {
+            SharedRecord::LiveLimitsRead {
+                request, ref text, ..
+            } => self.live_limits_read(request, text),
+            SharedRecord::KeyLimitSet {
+                change,
+                limit,
+                outcome,
+                ..
+            } => {
+                // Never 0: a removal is checked as a change to the limiter's limit.
+                let limit = limit.unwrap_or(self.scenario.limit).max(1);
+                self.limit_set(change, limit, outcome);
+            }
+            _ => {}
+        }
+    }
+
+    /// `request`'s script run answered the live limits `text`: those the changes made so far
+    /// stored, in the order the script keeps them (a key changed again moves to the end).
+    pub(super) fn live_limits_read(&mut self, request: u32, text: &str) {
+        self.checks.count(&[Invariant::Configuration]);
+        let mut expected = String::new();
+        for &(key, limit) in self.live.last().map_or(&[][..], |(_, keys)| &keys[..]) {
+            let name = &self.scenario.keys[key as usize];
+            let _ = write!(expected, "{limit} {}:{name}", name.len());
+        }
+        if text != expected {
+            self.report(Invariant::Configuration, None, || {
+                format!("request {request} read the live limits {text:?}, not {expected:?}")
+            });
         }
     }
 
@@ -60,11 +146,14 @@ impl Checker<'_> {
     /// The limit `key`'s window `index` is full at, for `process`: the one it is counted by,
     /// else the one the process would count it by (its own for the key, else `default`).
     pub(super) fn full_at(&self, (process, key): (u16, u16), index: u128, default: u32) -> u32 {
-        if self.scenario.key_limits.is_empty() {
+        if !self.keyed() {
             return default;
         }
+        // Where keys' limits change live, the process's own is taken at the latest version.
+        let latest = self.live.last().map_or(0, |&(version, _)| version);
         self.key_window_at(key, index)
             .limit_under(default)
+            .or_else(|| self.live_at(latest, key))
             .or_else(|| self.scenario.key_limits.own(process, key))
             .unwrap_or(default)
     }
@@ -82,7 +171,7 @@ impl Checker<'_> {
         let proposal = self.proposal(request, key, default);
         // Without limits of their own, every attempt of a version of the limiter's limit
         // proposes that limit: the stored configuration's rules say it all.
-        if self.scenario.key_limits.is_empty() {
+        if !self.keyed() {
             return Ok((default, proposal));
         }
         let limit = self.key_window(key, grid, server_us).decide(proposal)?;
@@ -100,7 +189,7 @@ impl Checker<'_> {
         (grid, server_us): (&Grid, u64),
         proposal: KeyProposal,
     ) {
-        if self.scenario.key_limits.is_empty() {
+        if !self.keyed() {
             return;
         }
         let wrote = self.requests[request as usize].counted.is_some()

@@ -66,6 +66,11 @@ impl Checker<'_> {
                 let version = stored.map_or(version, |s| s.version.max(version)) + 1;
                 let changed = Stored { version, ..carried };
                 self.write_config(t, request, changed);
+                if let Some(change) = self.requests[request as usize].change
+                    && !self.scenario.key_live.is_empty()
+                {
+                    self.changed_live(t, change, version);
+                }
                 Expect::Changed(changed)
             }
             (_, None) => {

@@ -34,8 +34,7 @@ impl Sim<'_> {
 
     pub(super) fn register(&mut self, process: u16) {
         let now = self.local(process);
-        let p = &self.processes[process as usize];
-        let call = Rc::new(p.protocol.register_call());
+        let call = Rc::new(self.registration_call(process));
         let number = self.next_attempt;
         self.next_attempt += 1;
         let attempt = self.eval(process, Owner::Register(process), call, number, now);
@@ -53,7 +52,7 @@ impl Sim<'_> {
         if p.refreshing.is_some() || !p.protocol.refresh_due(p.refreshed, now) {
             return;
         }
-        let call = Rc::new(p.protocol.register_call());
+        let call = Rc::new(self.registration_call(process));
         self.processes[process as usize].refreshed = now;
         let number = self.next_attempt;
         self.next_attempt += 1;
@@ -335,8 +334,12 @@ impl Sim<'_> {
             Conclusion::Done { result, event } => {
                 // A key with a limit of its own is decided, and refused, by it.
                 let key = self.scenario.callers[caller as usize].key;
-                let limit = (self.scenario.key_limits.own(process, key))
-                    .unwrap_or_else(|| protocol.limit());
+                let limit = if self.scenario.key_live.is_empty() {
+                    (self.scenario.key_limits.own(process, key)).unwrap_or_else(|| protocol.limit())
+                } else {
+                    // Its live limit, if it has one.
+                    protocol.key_limit(&self.scenario.keys[key as usize])
+                };
                 let outcome = outcome(&result, protocol.config(), limit);
                 let event = event_digest(event.as_ref());
                 self.finish_call(caller, outcome, event);

@@ -159,8 +159,8 @@ impl Sim<'_> {
                 owners.push((Owner::Batch(process, group), attempt.request));
             }
         }
-        for (change, spec) in (0_u32..).zip(&self.scenario.limit_changes) {
-            if spec.process == process
+        for (change, by) in (0_u32..).zip(self.change_processes()) {
+            if by == process
                 && let Some(attempt) = &self.limit_calls[change as usize]
             {
                 owners.push((Owner::Limit(change), attempt.request));
@@ -201,6 +201,7 @@ impl Sim<'_> {
         p.generation += 1;
         p.registering = None;
         p.refreshing = None;
+        p.awaiting_limits.clear();
         p.unregistered = None;
         // A new process knows of no refusal: a registration of its that fails `Unavailable`
         // leaves it with no limiter, its calls answered by its fail policy.

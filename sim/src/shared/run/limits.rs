@@ -16,6 +16,10 @@ use crate::shared::record::{LimitOutcome, SharedRecord};
 impl Sim<'_> {
     /// The scenario's change `change` is due: its process calls `set_limit`.
     pub(super) fn set_limit(&mut self, change: u32) {
+        if !self.scenario.key_live.is_empty() {
+            self.set_key_limit(change);
+            return;
+        }
         let spec = self.scenario.limit_changes[change as usize];
         let p = &mut self.processes[spec.process as usize];
         if !(p.up && p.ready) {
@@ -38,6 +42,10 @@ impl Sim<'_> {
 
     /// The round trip of change `change` is over: `reply` is the script's, or why there is none.
     pub(super) fn limit_replied(&mut self, change: u32, reply: &Result<Vec<i64>, Unavailable>) {
+        if !self.scenario.key_live.is_empty() {
+            self.key_limit_replied(change, reply);
+            return;
+        }
         if self.limit_calls[change as usize].take().is_none() {
             return;
         }
@@ -61,8 +69,8 @@ impl Sim<'_> {
     /// `process` crashed: the changes it was making or was to make end with it.
     pub(super) fn drop_changes(&mut self, process: u16) {
         let mut dropped = std::mem::take(&mut self.processes[process as usize].pending_changes);
-        for (change, spec) in (0_u32..).zip(&self.scenario.limit_changes) {
-            if spec.process == process
+        for (change, by) in (0_u32..).zip(self.change_processes()) {
+            if by == process
                 && let Some(attempt) = self.limit_calls[change as usize].take()
             {
                 self.lose(attempt.request, crate::shared::record::Loss::Crash);
@@ -75,8 +83,33 @@ impl Sim<'_> {
         }
     }
 
+    /// The process making each change, in order: the limiter's limit's, or in a scenario
+    /// that changes keys' limits live, those.
+    pub(super) fn change_processes(&self) -> Vec<u16> {
+        if self.scenario.key_live.is_empty() {
+            self.scenario
+                .limit_changes
+                .iter()
+                .map(|c| c.process)
+                .collect()
+        } else {
+            self.scenario.key_live.iter().map(|c| c.process).collect()
+        }
+    }
+
     /// Records how change `change` ended.
-    fn limit_set(&mut self, change: u32, outcome: LimitOutcome) {
+    pub(super) fn limit_set(&mut self, change: u32, outcome: LimitOutcome) {
+        if let Some(spec) = self.scenario.key_live.get(change as usize) {
+            self.records.push(SharedRecord::KeyLimitSet {
+                t: self.now,
+                change,
+                process: spec.process,
+                key: spec.key,
+                limit: spec.limit,
+                outcome,
+            });
+            return;
+        }
         let spec = self.scenario.limit_changes[change as usize];
         self.records.push(SharedRecord::LimitSet {
             t: self.now,

@@ -189,10 +189,15 @@ impl Sim<'_> {
                 if matches!(decision, Decision::LimitChanged { .. })
                     && call.changes < CHANGE_RETRIES
                 {
-                    // Adopted: the attempt is made again at once under the new limit.
+                    // Adopted: the attempt is made again at once under the new limit; a
+                    // process reading live limits reads them first.
                     call.changes += 1;
                     call.now = received;
                     call.read_at = self.now;
+                    if self.processes[process as usize].protocol.limits_due() {
+                        self.await_limits(caller, process);
+                        return;
+                    }
                     self.attempt(caller);
                     return;
                 }
@@ -257,18 +262,21 @@ impl Sim<'_> {
     /// there; a conflict, a reply of no use or none at all changes nothing (attempts report
     /// them), as in the limiter.
     pub(super) fn refreshed(&mut self, process: u16, reply: &Result<Vec<i64>, Unavailable>) {
-        let p = &mut self.processes[process as usize];
-        p.refreshing = None;
-        if let Ok(values) = reply {
-            let _ = p.protocol.registered(Ok(values));
+        let call = self.processes[process as usize]
+            .refreshing
+            .take()
+            .map(|attempt| attempt.call);
+        if reply.is_ok() {
+            let _ = self.read_registration(process, call.as_deref(), reply);
         }
+        self.live_text = None;
+        self.limits_read_over(process);
     }
 
     pub(super) fn registered(&mut self, process: u16, reply: &Result<Vec<i64>, Unavailable>) {
+        let call = self.registering_call(process);
+        let origin = self.read_registration(process, call.as_deref(), reply);
         let p = &mut self.processes[process as usize];
-        let origin = p
-            .protocol
-            .registered(reply.as_deref().map_err(Clone::clone));
         if let Ok(values) = reply
             && let Some(ScriptReply::Registered { now, .. }) = ScriptReply::parse(values)
         {

@@ -446,6 +446,10 @@ impl Sim<'_> {
                 reply,
             });
         }
+        if let Ok((_, Some(text))) = reply.integers_and_text() {
+            self.records
+                .push(SharedRecord::LiveLimitsRead { t, request, text });
+        }
         if let Command::EvalSha { call, .. } = command
             && effects.ran_script
             && is_peek(call)
@@ -579,10 +583,13 @@ impl Sim<'_> {
             (Stage::Load, _) => {
                 self.failed(owner, UnavailableKind::Reply, "SCRIPT LOAD answered no SHA");
             }
-            (Stage::Eval | Stage::EvalAgain, reply) => match reply.integers() {
-                Ok(values) => {
+            (Stage::Eval | Stage::EvalAgain, reply) => match reply.integers_and_text() {
+                Ok((values, text)) => {
                     if self.replicated_enough(owner, request) {
+                        // A `limits` call's live limits go with its numbers.
+                        self.live_text = text;
                         self.replied(owner, &Ok(values), Some(request));
+                        self.live_text = None;
                     }
                 }
                 Err(other) => {
@@ -600,10 +607,7 @@ impl Sim<'_> {
             Owner::Register(process) => (process, Purpose::Register),
             Owner::Refresh(process) => (process, Purpose::Refresh),
             Owner::Batch(process, _) => (process, Purpose::Acquire),
-            Owner::Limit(change) => (
-                self.scenario.limit_changes[change as usize].process,
-                Purpose::Limit,
-            ),
+            Owner::Limit(change) => (self.change_processes()[change as usize], Purpose::Limit),
             Owner::HandBack(process, _) => (process, Purpose::HandBack),
         };
         let Some(attempt) = self.attempt_of(owner) else {

@@ -1,0 +1,147 @@
+//! The live changes of one key's limit a scenario makes while its callers run: at drawn
+//! virtual times, a drawn process calls `set_key_limit` (a drawn limit for one of the keys
+//! callers use most) or `clear_key_limit` (back to the configuration's limit), as the real
+//! limiter does, over its connection, so faults reach it. In such a scenario every process
+//! reads the live limits with the configuration (`Protocol::limits_call`): when it registers,
+//! in its background read, and when a reply tells it of a newer version.
+//!
+//! Drawn from a generator of their own, so every other draw of the seed stays what it was;
+//! only on one node, and only in scenarios the oracle's model of one stored version with one
+//! set of live limits per version follows: no change of the limiter's limit, no process
+//! configured apart (for the limiter or for a key), no loss of the server's keyspace (a
+//! restart or failover loses the live limits, which the processes keep), and none of the
+//! features that decide a key's limit apart from the script (leases, local shares, peeks).
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use fixed_window_redis::FailPolicy;
+
+use crate::shared::faults::Fault;
+use crate::shared::peeks::Peeks;
+use crate::shared::scenario::SharedScenario;
+
+/// The share of the eligible scenarios that change keys' limits live.
+const LIVE_SHARE: f64 = 0.6;
+
+/// Scenarios that change keys' limits live do so at most this many times.
+const MOST_CHANGES: usize = 5;
+
+/// A `set_key_limit` or `clear_key_limit` a scenario makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct KeyLimitChange {
+    /// Virtual time of the call (if its process has no limiter then, as soon as it has one).
+    pub at: u64,
+    /// The process that calls it.
+    pub process: u16,
+    /// The key (an index into the scenario's keys).
+    pub key: u16,
+    /// The limit set live, or `None` for a `clear_key_limit`.
+    pub limit: Option<u32>,
+}
+
+impl SharedScenario {
+    /// Whether the oracle's model follows live changes of keys' limits in this scenario (see
+    /// the module's text).
+    fn follows_live_changes(&self) -> bool {
+        let lost = self.faults.planned.iter().any(|(_, fault)| {
+            matches!(
+                fault,
+                Fault::Restart { .. } | Fault::Failover { .. } | Fault::RestartWithoutUser { .. }
+            )
+        });
+        self.cluster.is_none()
+            && self.limit_changes.is_empty()
+            && self.key_limits.apart.is_none()
+            && self.hand_backs.is_empty()
+            && !lost
+            && !Peeks::draw(self.id.seed).any()
+            && self.processes.iter().all(|p| {
+                p.misconfigured.is_none()
+                    && p.lease.is_none()
+                    && !matches!(p.fail_policy, FailPolicy::Local { .. })
+            })
+    }
+}
+
+/// The live changes of keys' limits of `scenario`, drawn over the virtual times `until`
+/// (the last arrival of its callers before any cut, so a shrink keeps them). In order of time.
+pub(crate) fn pick_key_live(scenario: &SharedScenario, until: u64) -> Vec<KeyLimitChange> {
+    let mut rng = ChaCha8Rng::seed_from_u64(scenario.id.seed ^ 0x0_11FE_C1A1_7000);
+    if scenario.keys.is_empty()
+        || scenario.processes.is_empty()
+        || !scenario.follows_live_changes()
+        || !rng.random_bool(LIVE_SHARE)
+    {
+        return Vec::new();
+    }
+    let limit = scenario.limit;
+    let from = scenario
+        .processes
+        .iter()
+        .map(|p| p.start)
+        .min()
+        .unwrap_or(0);
+    let until = until.max(from);
+    // Among the first keys: the hot ones, where traffic meets.
+    let first = scenario.keys.len().min(3);
+    let mut changes: Vec<KeyLimitChange> = (0..rng.random_range(1..=MOST_CHANGES))
+        .map(|_| {
+            let process = rng.random_range(0..scenario.processes.len());
+            let start = scenario.processes[process].start;
+            let key = rng.random_range(0..first);
+            let new = match rng.random_range(0..100) {
+                0..30 if limit > 1 => Some(rng.random_range(1..limit)),
+                0..60 => {
+                    Some(rng.random_range(limit.saturating_add(1)..=limit.saturating_mul(3).max(2)))
+                }
+                60..70 => Some(1),
+                _ => None,
+            };
+            KeyLimitChange {
+                at: rng.random_range(from.max(start)..=until.max(start)),
+                process: u16::try_from(process).unwrap_or(0),
+                key: u16::try_from(key).unwrap_or(0),
+                limit: new,
+            }
+        })
+        .collect();
+    changes.sort_by_key(|change| change.at);
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::ScenarioId;
+    use crate::shared::scenario::SharedScenario;
+
+    #[test]
+    fn some_scenarios_on_one_node_change_keys_limits_live_set_and_cleared() {
+        let scenarios: Vec<SharedScenario> = (0..2_000)
+            .map(|seed| SharedScenario::generate(&ScenarioId::seed(seed)))
+            .collect();
+        let live: Vec<&SharedScenario> = scenarios
+            .iter()
+            .filter(|s| !s.key_live.is_empty())
+            .collect();
+        assert!(live.len() > 30, "{}", live.len());
+        let (mut set, mut cleared) = (0, 0);
+        for scenario in live {
+            assert!(scenario.follows_live_changes());
+            assert!(scenario.key_live.is_sorted_by_key(|c| c.at));
+            for change in &scenario.key_live {
+                assert!((change.process as usize) < scenario.processes.len());
+                assert!((change.key as usize) < scenario.keys.len().min(3));
+                match change.limit {
+                    Some(limit) => {
+                        assert!(limit > 0);
+                        set += 1;
+                    }
+                    None => cleared += 1,
+                }
+            }
+        }
+        assert!(set > 30 && cleared > 10, "{set} {cleared}");
+    }
+}
