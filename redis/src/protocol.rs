@@ -15,6 +15,7 @@ use crate::config::{Config, FailPolicy};
 use crate::error::{Conflict, SharedError};
 use crate::lease::Shares;
 use crate::memory::{FullWindow, FullWindows};
+use crate::script::ScriptReply;
 use crate::unavailable::{Unavailable, UnavailableKind};
 
 mod attempt;
@@ -292,6 +293,26 @@ impl Protocol {
             // ([`LocalShare`](crate::LocalShare)), from this `Unavailable`.
             FailPolicy::Closed | FailPolicy::Local { .. } => Decision::Unavailable(cause),
             FailPolicy::Open => Decision::FailedOpen(cause),
+        }
+    }
+
+    /// The error of a configuration call (`what`: a registration, a change, a read) whose
+    /// `reply` is not its success: the configuration's conflict, or an answer the script never
+    /// gives it.
+    fn refused(&self, reply: Option<ScriptReply>, what: &str) -> SharedError {
+        match reply {
+            Some(ScriptReply::Conflict {
+                period,
+                limit,
+                origin,
+            }) => SharedError::Conflict(self.conflict(period, limit, origin)),
+            _ => SharedError::Unavailable {
+                name: self.config.name(),
+                cause: Unavailable::new(
+                    UnavailableKind::Reply,
+                    format!("{what} got an answer the script never gives"),
+                ),
+            },
         }
     }
 

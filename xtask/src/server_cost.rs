@@ -301,12 +301,7 @@ fn exact(
     let (keys, args) = (owned(call.keys()), owned(call.args()));
     // The window begins here: the measured calls find it begun (and, with a limit of one,
     // full).
-    let first = evalsha(admin, sha, &keys, &args)?;
-    if first.first() != Some(&1) {
-        return Err(format!(
-            "{name}: the first attempt was not permitted: {first:?}"
-        ));
-    }
+    begin(admin, sha, name, &keys, &args)?;
     Ok(Load::Script {
         sha: sha.to_owned(),
         keys,
@@ -314,6 +309,24 @@ fn exact(
         expect,
         second: None,
     })
+}
+
+/// One call that begins the window: a permit.
+fn begin(
+    admin: &mut redis::Connection,
+    sha: &str,
+    name: &str,
+    keys: &[String],
+    args: &[String],
+) -> Result<(), Failure> {
+    let first = evalsha(admin, sha, keys, args)?;
+    if first.first() == Some(&1) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name}: the first attempt was not permitted: {first:?}"
+        ))
+    }
 }
 
 fn owned<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<String> {

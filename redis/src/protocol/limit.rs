@@ -8,7 +8,7 @@ use super::script_call::{LimitArgs, ScriptCall};
 use crate::config::ConfigError;
 use crate::error::SharedError;
 use crate::script::ScriptReply;
-use crate::unavailable::{Unavailable, UnavailableKind};
+use crate::unavailable::Unavailable;
 
 impl Protocol {
     /// The limit in effect: the configured one, until a change is learnt from the server (a
@@ -151,15 +151,7 @@ impl Protocol {
                 self.adopt(limit, version);
                 Ok(self.limit())
             }
-            Some(ScriptReply::Conflict {
-                period,
-                limit,
-                origin,
-            }) => Err(SharedError::Conflict(self.conflict(period, limit, origin))),
-            _ => Err(unavailable(Unavailable::new(
-                UnavailableKind::Reply,
-                "the change of the limit got an answer the script never gives",
-            ))),
+            other => Err(self.refused(other, "the change of the limit")),
         }
     }
 

@@ -165,19 +165,7 @@ impl Protocol {
                 version,
                 origin,
             }) => (limit, version, origin),
-            Some(ScriptReply::Conflict {
-                period,
-                limit,
-                origin,
-            }) => {
-                return Err(SharedError::Conflict(self.conflict(period, limit, origin)));
-            }
-            _ => {
-                return Err(unavailable(Unavailable::new(
-                    UnavailableKind::Reply,
-                    "the read of the live limits got an answer the script never gives",
-                )));
-            }
+            other => return Err(self.refused(other, "the read of the live limits")),
         };
         let keys = parse_live(text).ok_or_else(|| {
             unavailable(Unavailable::new(
@@ -293,15 +281,7 @@ impl Protocol {
                 self.adopt_next(limiter_limit, version, Some((key, limit)));
                 Ok(())
             }
-            Some(ScriptReply::Conflict {
-                period,
-                limit,
-                origin,
-            }) => Err(SharedError::Conflict(self.conflict(period, limit, origin))),
-            _ => Err(unavailable(Unavailable::new(
-                UnavailableKind::Reply,
-                "the change of a key's limit got an answer the script never gives",
-            ))),
+            other => Err(self.refused(other, "the change of a key's limit")),
         }
     }
 

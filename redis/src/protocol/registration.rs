@@ -115,15 +115,7 @@ impl Protocol {
                 }
                 Ok(origin)
             }
-            Some(ScriptReply::Conflict {
-                period,
-                limit,
-                origin,
-            }) => Err(SharedError::Conflict(self.conflict(period, limit, origin))),
-            _ => Err(unavailable(Unavailable::new(
-                UnavailableKind::Reply,
-                "the registration got an answer the script never gives",
-            ))),
+            other => Err(self.refused(other, "the registration")),
         }
     }
 

@@ -563,11 +563,31 @@ struct Window {
     used: u32,
 }
 
+/// Each request's purpose and sender, by id: the caller, or for a change's requests the
+/// change.
+#[derive(Default)]
+struct Senders(Vec<(Purpose, Option<u32>)>);
+
+impl Senders {
+    /// Request `request` was sent for `purpose` by `sender`.
+    fn sent(&mut self, request: u32, purpose: Purpose, sender: Option<u32>) {
+        let index = request as usize;
+        if self.0.len() <= index {
+            self.0.resize(index + 1, (Purpose::Load, None));
+        }
+        self.0[index] = (purpose, sender);
+    }
+
+    /// What request `request` was sent for, and by whom.
+    fn get(&self, request: u32) -> Option<&(Purpose, Option<u32>)> {
+        self.0.get(request as usize)
+    }
+}
+
 /// `key_limit_changed_live`: a live change of a key's limit ran (the script stored its new
 /// version), and after it the script counted a permit on that key.
 fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
-    // Each request's purpose and caller (or change), by id.
-    let mut requests: Vec<(Purpose, Option<u32>)> = Vec::new();
+    let mut requests = Senders::default();
     let mut changed: Vec<u16> = Vec::new();
     for record in &run.records {
         match *record {
@@ -577,18 +597,12 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 purpose,
                 change,
                 ..
-            } => {
-                let index = request as usize;
-                if requests.len() <= index {
-                    requests.resize(index + 1, (Purpose::Load, None));
-                }
-                requests[index] = (purpose, caller.or(change));
-            }
+            } => requests.sent(request, purpose, caller.or(change)),
             SharedRecord::Executed {
                 request,
                 reply: ReplyDigest::Four { values },
                 ..
-            } => match requests.get(request as usize) {
+            } => match requests.get(request) {
                 Some(&(Purpose::Limit, Some(change))) if values[0] == 3 => {
                     changed.extend(scenario.key_live.get(change as usize).map(|c| c.key));
                 }
@@ -609,8 +623,7 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
 /// The limit-change features of `run` (bits 15 to 21, 25 and 30).
 fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut mask = 0;
-    // Each request's purpose and caller, by id.
-    let mut requests: Vec<(Purpose, Option<u32>)> = Vec::new();
+    let mut requests = Senders::default();
     let mut limit = scenario.limit;
     let mut changed = false;
     let mut windows: Vec<Option<Window>> = vec![None; scenario.keys.len()];
@@ -624,20 +637,13 @@ fn limit_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 purpose,
                 change,
                 ..
-            } => {
-                let index = request as usize;
-                if requests.len() <= index {
-                    requests.resize(index + 1, (Purpose::Load, None));
-                }
-                // A change's requests name the change where callers' name the caller.
-                requests[index] = (purpose, caller.or(change));
-            }
+            } => requests.sent(request, purpose, caller.or(change)),
             &SharedRecord::Executed {
                 request,
                 server_us,
                 reply: ReplyDigest::Four { values },
                 ..
-            } => match requests.get(request as usize) {
+            } => match requests.get(request) {
                 Some(&(Purpose::Limit, change)) if values[0] == 3 => {
                     ran.extend(change);
                     let new = u32::try_from(values[1]).unwrap_or(0);

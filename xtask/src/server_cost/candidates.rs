@@ -16,7 +16,7 @@
 
 use fixed_window_redis::{Begin, Config, Protocol};
 
-use super::{Load, PERIOD, UNREACHED_LIMIT, Variant, evalsha, exact, load, owned};
+use super::{Load, PERIOD, UNREACHED_LIMIT, Variant, begin, evalsha, exact, load, owned};
 use crate::cargo::Failure;
 
 /// (a), its hot path alone.
@@ -227,24 +227,6 @@ fn bare_counted(
         expect,
         second: None,
     })
-}
-
-/// One call that begins the window: a permit.
-fn begin(
-    admin: &mut redis::Connection,
-    sha: &str,
-    name: &str,
-    keys: &[String],
-    args: &[String],
-) -> Result<(), Failure> {
-    let first = evalsha(admin, sha, keys, args)?;
-    if first.first() == Some(&1) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name}: the first attempt was not permitted: {first:?}"
-        ))
-    }
 }
 
 #[cfg(test)]
