@@ -141,6 +141,27 @@ pub struct ClusterSpec {
     pub faults: Vec<(u64, ClusterFault)>,
 }
 
+impl ClusterSpec {
+    /// Whether a failover may forget writes of `slot`: one to a replica lacking writes
+    /// (`lag` above 0) of a primary that owns the slot at some time of the run (its first
+    /// owner, or one a migration of the slot moves it to).
+    pub(crate) fn may_lose_writes_of(&self, slot: u16) -> bool {
+        let mut owners = vec![initial_owner(slot, self.nodes)];
+        for (_, fault) in &self.faults {
+            if let ClusterFault::Migrate {
+                first, last, to, ..
+            } = *fault
+                && (first..=last).contains(&slot)
+            {
+                owners.push(to);
+            }
+        }
+        self.faults.iter().any(|(_, fault)| {
+            matches!(*fault, ClusterFault::Failover { node, lag, .. } if lag > 0 && owners.contains(&node))
+        })
+    }
+}
+
 /// What a cluster scenario needs of the rest of its scenario.
 pub(crate) struct Drawn<'a> {
     pub(crate) seed: u64,

@@ -14,7 +14,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 50] = [
+pub const SHARED_FEATURES: [&str; 51] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -65,6 +65,7 @@ pub const SHARED_FEATURES: [&str; 50] = [
     "own_key_limit_on_cluster",
     "own_key_limit_after_change",
     "key_limit_changed_live",
+    "key_limit_changed_live_on_cluster",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
@@ -146,6 +147,7 @@ const BIT_OWN_KEY_LIMIT_ON_CLUSTER: u64 = bit("own_key_limit_on_cluster");
 const BIT_OWN_KEY_LIMIT_AFTER_CHANGE: u64 = bit("own_key_limit_after_change");
 const BIT_HANDSHAKE_REFUSED: u64 = bit("handshake_refused");
 const BIT_KEY_LIMIT_CHANGED_LIVE: u64 = bit("key_limit_changed_live");
+const BIT_KEY_LIMIT_CHANGED_LIVE_ON_CLUSTER: u64 = bit("key_limit_changed_live_on_cluster");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
@@ -585,7 +587,9 @@ impl Senders {
 }
 
 /// `key_limit_changed_live`: a live change of a key's limit ran (the script stored its new
-/// version), and after it the script counted a permit on that key.
+/// version), and after it the script counted a permit on that key;
+/// `key_limit_changed_live_on_cluster` too where that happened on a cluster (the counter on
+/// a primary of its own, the change on the configuration's).
 fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut requests = Senders::default();
     let mut changed: Vec<u16> = Vec::new();
@@ -610,7 +614,11 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                     if values[0] == 1
                         && changed.contains(&scenario.callers[caller as usize].key) =>
                 {
-                    return BIT_KEY_LIMIT_CHANGED_LIVE;
+                    return if scenario.cluster.is_some() {
+                        BIT_KEY_LIMIT_CHANGED_LIVE | BIT_KEY_LIMIT_CHANGED_LIVE_ON_CLUSTER
+                    } else {
+                        BIT_KEY_LIMIT_CHANGED_LIVE
+                    };
                 }
                 _ => {}
             },

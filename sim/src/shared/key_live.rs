@@ -6,21 +6,26 @@
 //! in its background read, and when a reply tells it of a newer version.
 //!
 //! Drawn from a generator of their own, so every other draw of the seed stays what it was;
-//! only on one node, and only in scenarios the oracle's model of one stored version with one
-//! set of live limits per version follows: no change of the limiter's limit, no process
-//! configured apart (for the limiter or for a key), no loss of the server's keyspace (a
-//! restart or failover loses the live limits, which the processes keep), and none of the
-//! features that decide a key's limit apart from the script (leases, local shares, peeks).
+//! on one node and on a cluster, and only in scenarios the oracle's model of one stored
+//! version with one set of live limits per version follows: no change of the limiter's limit,
+//! no process configured apart (for the limiter or for a key), no loss of the live limits
+//! (a restart or failover of the one server, or on a cluster a failover to a replica lacking
+//! writes of a primary that owns the configuration's slot at some time: each loses the live
+//! limits, which the processes keep), and none of the features that decide a key's limit
+//! apart from the script (leases, local shares, peeks).
+
+use core::time::Duration;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use fixed_window_redis::FailPolicy;
+use fixed_window_redis::{Config, FailPolicy};
 
+use crate::shared::cluster::key_slot;
 use crate::shared::faults::Fault;
 use crate::shared::peeks::Peeks;
-use crate::shared::scenario::SharedScenario;
+use crate::shared::scenario::{SHARED_NAME, SharedScenario};
 
 /// The share of the eligible scenarios that change keys' limits live.
 const LIVE_SHARE: f64 = 0.6;
@@ -51,7 +56,18 @@ impl SharedScenario {
                 Fault::Restart { .. } | Fault::Failover { .. } | Fault::RestartWithoutUser { .. }
             )
         });
-        self.cluster.is_none()
+        // On a cluster the live limits share the configuration's slot (its hash tag).
+        let config_slot = Config::of(
+            SHARED_NAME,
+            self.limit,
+            Duration::from_micros(self.period_us),
+        )
+        .map_or(0, |config| key_slot(config.config_key()));
+        let lost_on_cluster = self
+            .cluster
+            .as_ref()
+            .is_some_and(|cluster| cluster.may_lose_writes_of(config_slot));
+        !lost_on_cluster
             && self.limit_changes.is_empty()
             && self.key_limits.apart.is_none()
             && self.hand_backs.is_empty()
@@ -117,7 +133,7 @@ mod tests {
     use crate::shared::scenario::SharedScenario;
 
     #[test]
-    fn some_scenarios_on_one_node_change_keys_limits_live_set_and_cleared() {
+    fn some_scenarios_change_keys_limits_live_set_and_cleared_on_one_node_and_clusters() {
         let scenarios: Vec<SharedScenario> = (0..2_000)
             .map(|seed| SharedScenario::generate(&ScenarioId::seed(seed)))
             .collect();
@@ -126,6 +142,8 @@ mod tests {
             .filter(|s| !s.key_live.is_empty())
             .collect();
         assert!(live.len() > 30, "{}", live.len());
+        let clustered = live.iter().filter(|s| s.cluster.is_some()).count();
+        assert!(clustered > 10 && live.len() - clustered > 10, "{clustered}");
         let (mut set, mut cleared) = (0, 0);
         for scenario in live {
             assert!(scenario.follows_live_changes());

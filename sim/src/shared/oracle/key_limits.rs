@@ -58,9 +58,14 @@ impl Checker<'_> {
 
     /// A script run at virtual time `t` made live change `change`,
     /// storing version `version`: the key's live limits from that version on are the
-    /// latest ones with the change, and the key's current window is counted by the key's new
-    /// limit from then on, its count kept (the spec's [`KeyWindow::change`]). A process
-    /// remembering the key full may find room it does not know of: excused as a raise.
+    /// latest ones with the change. On one node the key's current window is counted by the
+    /// key's new limit from then on, its count kept (the spec's [`KeyWindow::change`]). On a
+    /// cluster the change writes no counter: the key's counter keeps the settings and version
+    /// it was written under, so a process of an older version goes on counting it by its old
+    /// limit until it learns, and the first attempt of the new version (or a later one) that
+    /// meets it rewrites it with its limits, its count kept ([`KeyWindow::decide`] of a
+    /// counter of an older version, in `key_decided`). A process remembering the key full may
+    /// find room it does not know of: excused as a raise.
     pub(super) fn changed_live(&mut self, t: u64, change: u32, version: u32) {
         let Some(spec) = self.scenario.key_live.get(change as usize).copied() else {
             return;
@@ -79,7 +84,9 @@ impl Checker<'_> {
         let new = spec
             .limit
             .unwrap_or_else(|| self.scenario.key_limits.agreed(spec.key, self.limit()));
-        if let Some((settled, mut window)) = self.key_windows[spec.key as usize] {
+        if let Some((settled, mut window)) = self.key_windows[spec.key as usize]
+            && self.scenario.cluster.is_none()
+        {
             window.change(new);
             self.key_windows[spec.key as usize] = Some((settled, window));
         }
@@ -200,6 +207,17 @@ impl Checker<'_> {
             && count.index() >= index
         {
             let mut window = self.key_window_at(key, count.index());
+            // A counter of an older version rewritten under a higher limit for the key (on a
+            // cluster, after a live change): a process remembering it full may find room it
+            // does not know of, as after a raise of the limiter's limit.
+            if window.older_than(proposal.version)
+                && window
+                    .limit_under(proposal.limiter)
+                    .is_some_and(|was| proposal.limit() > was)
+            {
+                let ran_at = self.requests[request as usize].ran_at;
+                self.last_raise = self.last_raise.max(Some(ran_at));
+            }
             window.written_by(proposal);
             let before = self.key_windows[key as usize].replace((count.index(), window));
             self.requests[request as usize].key_window_before = Some(KeyWindowBefore(before));
