@@ -169,11 +169,18 @@ pub enum SharedPlantedBug {
     /// alone, without the live limits that go with it: it decides a key by another limit than
     /// the other processes of its version.
     LiveLimitsUnread,
+    /// On a cluster, a counter of an older version of the limit, in its current window,
+    /// counted by an attempt of a newer version with the count only: it keeps its old
+    /// settings and version (and its key's old limit). A process still on the older version
+    /// (one that has not learnt a live change of a key's limit, or of the limiter's) goes on
+    /// counting it by its old limit after a process of the newer version has touched it,
+    /// instead of being told the change.
+    OldSettingsKeptOnCluster,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 41] = [
+    pub const ALL: [SharedPlantedBug; 42] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -215,6 +222,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::KeyConflictAcrossVersions,
         SharedPlantedBug::PeekGivesUp,
         SharedPlantedBug::LiveLimitsUnread,
+        SharedPlantedBug::OldSettingsKeptOnCluster,
     ];
 
     /// Its name on the command line.
@@ -263,6 +271,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::KeyConflictAcrossVersions => "key-conflict-across-versions",
             SharedPlantedBug::PeekGivesUp => "peek-gives-up",
             SharedPlantedBug::LiveLimitsUnread => "live-limits-unread",
+            SharedPlantedBug::OldSettingsKeptOnCluster => "old-settings-kept-on-cluster",
         }
     }
 
@@ -285,6 +294,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::KeyLimitIgnored => &KEY_LIMIT_IGNORED,
             SharedPlantedBug::EveryKeyMarked => &EVERY_KEY_MARKED,
             SharedPlantedBug::KeyConflictAcrossVersions => &KEY_CONFLICT_ACROSS_VERSIONS,
+            SharedPlantedBug::OldSettingsKeptOnCluster => &OLD_SETTINGS_KEPT_ON_CLUSTER,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::PeekGivesUp
             | SharedPlantedBug::LiveLimitsUnread
@@ -517,6 +527,25 @@ static KEY_CONFLICT_ACROSS_VERSIONS: LazyLock<&'static str> = LazyLock::new(|| {
         "      if counter_version == known and not live then\n",
         "      if counter_version <= known and not live then\n",
     )])
+});
+
+static OLD_SETTINGS_KEPT_ON_CLUSTER: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[
+        (
+            "  local start, used, prefix, stale, newer, written = nil, 0, false, false, nil, nil\n",
+            "  local start, used, prefix, stale, newer, written = nil, 0, false, false, nil, nil\n  local kept = nil\n",
+        ),
+        // What follows the count (the key's own limit, the settings, the version) kept.
+        (
+            "        -- Written under an older limit: rewritten with this call's, its count kept.\n        stale = true\n",
+            "        stale = true\n        kept = string.sub(state, used_end + 1)\n",
+        ),
+        // Written back with them, in the current window.
+        (
+            "string.format('%s%x', prefix, used) .. own_mark .. tail, 'KEEPTTL')",
+            "string.format('%s%x', prefix, used) .. (kept or own_mark .. tail), 'KEEPTTL')",
+        ),
+    ])
 });
 
 static PEEK_COUNTS: LazyLock<&'static str> = LazyLock::new(|| {

@@ -18,7 +18,18 @@ fn assert_caught_where(
     expected: Invariant,
     kind: impl Fn(&SharedScenario) -> bool,
 ) {
-    let found = (0..PLANTED_SEEDS).find(|&seed| {
+    assert_caught_within(planted, expected, PLANTED_SEEDS, kind);
+}
+
+/// [`assert_caught_where`], among the scenarios of the first `seeds` seeds: more than
+/// [`PLANTED_SEEDS`] where `kind` accepts few of them (only the accepted ones run).
+fn assert_caught_within(
+    planted: SharedPlantedBug,
+    expected: Invariant,
+    seeds: u64,
+    kind: impl Fn(&SharedScenario) -> bool,
+) {
+    let found = (0..seeds).find(|&seed| {
         let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
         if !kind(&scenario) {
             return false;
@@ -28,8 +39,7 @@ fn assert_caught_where(
             .iter()
             .any(|v| v.invariant == expected)
     });
-    let seed =
-        found.unwrap_or_else(|| panic!("{planted} went unnoticed over {PLANTED_SEEDS} seeds"));
+    let seed = found.unwrap_or_else(|| panic!("{planted} went unnoticed over {seeds} seeds"));
     let scenario = SharedScenario::generate(&ScenarioId::seed(seed));
     let real = check_shared(&scenario, &run_shared(&scenario, None));
     assert!(
@@ -359,5 +369,19 @@ fn a_process_adopting_a_version_without_its_live_limits_is_caught() {
         SharedPlantedBug::LiveLimitsUnread,
         Invariant::Configuration,
         |scenario| !scenario.key_live.is_empty(),
+    );
+}
+
+#[test]
+fn a_cluster_counter_keeping_its_old_settings_is_caught_with_live_changes() {
+    // On a cluster, a counter of an older version counted by an attempt of a newer one (after
+    // a live change of a key's limit) keeps its old settings: a process that has not learnt
+    // the change goes on counting it by its old limit instead of being told. About one
+    // scenario in eighty changes keys' limits live on a cluster: more seeds are searched.
+    assert_caught_within(
+        SharedPlantedBug::OldSettingsKeptOnCluster,
+        Invariant::Configuration,
+        4 * PLANTED_SEEDS,
+        |scenario| scenario.cluster.is_some() && !scenario.key_live.is_empty(),
     );
 }
