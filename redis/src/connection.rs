@@ -247,12 +247,13 @@ impl Link {
         invoke(transport, Arc::clone(&self.script), call, self.terms).await
     }
 
-    /// Runs a [`limits_call`](crate::Protocol::limits_call) on its own: its four numbers and
-    /// the live limits' text.
+    /// Runs a [`limits_call`](crate::Protocol::limits_call) (or a
+    /// [`restore_call`](crate::Protocol::restore_call)) on its own: its four numbers and the
+    /// live limits' text, `None` if the server holds none.
     pub(crate) async fn run_limits(
         &self,
         call: &ScriptCall,
-    ) -> Result<(Vec<i64>, String), Unavailable> {
+    ) -> Result<(Vec<i64>, Option<String>), Unavailable> {
         let transport = self.transport().await?;
         let reply: Vec<redis::Value> =
             invoke(transport, Arc::clone(&self.script), call, self.terms).await?;

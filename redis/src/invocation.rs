@@ -112,10 +112,11 @@ async fn acknowledged<T: FromRedisValue>(
     Ok(reply)
 }
 
-/// A reply of four numbers followed by the live limits' text (a `limits` call), as
-/// [`Protocol::limits_read`](crate::Protocol::limits_read) takes it; a reply without the text
-/// (a conflict) has an empty one.
-pub(crate) fn live_reply(reply: Vec<Value>) -> Result<(Vec<i64>, String), Unavailable> {
+/// A reply of four numbers followed by the live limits' text (a `limits` or `restore` call),
+/// as [`Protocol::limits_read`](crate::Protocol::limits_read) takes it: `None` where the
+/// script answered `false` (no live limits stored), or a reply without the text (a
+/// conflict).
+pub(crate) fn live_reply(reply: Vec<Value>) -> Result<(Vec<i64>, Option<String>), Unavailable> {
     let malformed = || {
         Unavailable::new(
             UnavailableKind::Reply,
@@ -123,17 +124,19 @@ pub(crate) fn live_reply(reply: Vec<Value>) -> Result<(Vec<i64>, String), Unavai
         )
     };
     let mut numbers = Vec::with_capacity(4);
-    let mut text = None;
+    // `None` until the text's place is reached; then the text, if any.
+    let mut text: Option<Option<String>> = None;
     for value in reply {
         match value {
             Value::Int(number) if text.is_none() => numbers.push(number),
             Value::BulkString(bytes) if text.is_none() => {
-                text = Some(String::from_utf8(bytes).map_err(|_| malformed())?);
+                text = Some(Some(String::from_utf8(bytes).map_err(|_| malformed())?));
             }
+            Value::Nil if text.is_none() => text = Some(None),
             _ => return Err(malformed()),
         }
     }
-    Ok((numbers, text.unwrap_or_default()))
+    Ok((numbers, text.flatten()))
 }
 
 fn no_script(err: &RedisError) -> bool {

@@ -72,7 +72,9 @@
 //!   Before registering, [`register_call`](Protocol::register_call) and
 //!   [`registered`](Protocol::registered), or, reading the keys' live limits with it,
 //!   [`limits_call`](Protocol::limits_call) and [`limits_read`](Protocol::limits_read) (again
-//!   when [`limits_due`](Protocol::limits_due)); an attempt made while not registered,
+//!   when [`limits_due`](Protocol::limits_due); then
+//!   [`restore_call`](Protocol::restore_call) if the server lost those it holds); an attempt
+//!   made while not registered,
 //!   [`unregistered`](Protocol::unregistered). A live change of one key's limit:
 //!   [`set_key_limit_call`](Protocol::set_key_limit_call) and
 //!   [`key_limit_set`](Protocol::key_limit_set).

@@ -22,6 +22,7 @@ mod attempt;
 mod decision;
 mod limit;
 mod live;
+mod live_restore;
 use self::live::LiveLimits;
 mod peek;
 pub use self::peek::PeekBegin;
@@ -97,6 +98,10 @@ pub struct Protocol {
     tracking: AtomicBool,
     /// The newest version of the limit a reply told of (tracking).
     told: AtomicU32,
+    /// Whether the last read of the live limits found none stored at the version this
+    /// process holds some at: lost with the server's memory, to be written back
+    /// ([`Protocol::restore_call`]).
+    lost: AtomicBool,
 }
 
 impl Protocol {
@@ -133,6 +138,7 @@ impl Protocol {
             any_live: AtomicBool::new(false),
             tracking: AtomicBool::new(false),
             told: AtomicU32::new(0),
+            lost: AtomicBool::new(false),
         }
     }
 

@@ -189,7 +189,7 @@ impl Registrar {
             Err(_) => Err(timed_out(timeout)),
         };
         let reply = match &reply {
-            Ok((numbers, text)) => Ok((numbers.as_slice(), text.as_str())),
+            Ok((numbers, text)) => Ok((numbers.as_slice(), text.as_deref())),
             Err(cause) => Err(cause.clone()),
         };
         self.protocol.limits_read(&call, reply)

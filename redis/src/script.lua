@@ -46,6 +46,13 @@
 -- "limits" (registering, and reading the live limits with the version they go with)
 --   the layout of "key-limit": as "register", and the reply has the live limits' text after
 --   its four numbers
+-- "restore" (writing back live limits the server lost)
+--   the layout of "key-limit"; ARGV[9] is the whole live limits' text the process holds.
+--   Only if the live limits key is absent (lost: once set, a change leaves it '' at least):
+--   the text is written, and the configuration stored with the next version of the limit as
+--   for "key-limit", so that every process that adopted the version without them is told
+--   "changed" and reads them again; the reply is "limits"' with the text written. Otherwise
+--   (another process wrote them back, or changed them, first) it answers as "limits"
 --
 -- The live limits (KEYS[2] of "key-limit" and "limits", "fixed-window:{name}/limits",
 -- never expired): one entry per key with a limit set live, "limit len:key" (decimal, len the
@@ -125,8 +132,9 @@
 -- one after the other, in order (a key's counter is read once and written once, whatever the
 -- number of its attempts), attempts on different keys each on their own counter.
 --
---   "limits" adds the live limits' text (a string, '' for none) after the four numbers of
---   { 2, ... } or { 3, ... }
+--   "limits" and "restore" add the live limits' text after the four numbers of { 2, ... }
+--   or { 3, ... }: a string ('' once every live limit was removed), or false (a nil reply)
+--   if the key is absent: never set, or lost with the server's memory
 --
 -- Commands used: TIME, GET, SET (with NX, PX or KEEPTTL: Redis 6.0 or newer). Nothing else;
 -- a peek, TIME and GET only.
@@ -255,7 +263,7 @@ local keys = #KEYS
 if not period or period < 1 or not limit or limit < 1 or not margin or margin < 0
     or not n or n < 0 or n % 1 ~= 0 or keys < n + first - 1 or keys > n + first
     or (count and n < 1)
-    or ((ARGV[4] == 'key-limit' or ARGV[4] == 'limits') and n ~= 1) then
+    or ((ARGV[4] == 'key-limit' or ARGV[4] == 'limits' or ARGV[4] == 'restore') and n ~= 1) then
   return redis.error_reply('fixed-window: bad arguments')
 end
 
@@ -295,7 +303,8 @@ if equals then
   live = string.sub(version, equals, equals) == '@'
   own_limit, version = tonumber(string.sub(version, equals + 1)), string.sub(version, 1, equals - 1)
   if not own_limit or own_limit < 1 or own_limit % 1 ~= 0 or ARGV[4] == 'register'
-      or ARGV[4] == 'limit' or ARGV[4] == 'key-limit' or ARGV[4] == 'limits' then
+      or ARGV[4] == 'limit' or ARGV[4] == 'key-limit' or ARGV[4] == 'limits'
+      or ARGV[4] == 'restore' then
     return redis.error_reply('fixed-window: bad arguments')
   end
   own_mark = '=' .. string.format('%.0f', own_limit)
@@ -323,9 +332,35 @@ elseif not fetched then
 end
 -- A stored configuration's parts: origin, period, limit and version (none: 0).
 local config_pattern = '^(%d+):(%d+):(%d+)/?(%d*)$'
+-- Reading the live limits ("limits", or "restore" finding them present): their text, false
+-- if absent.
+local reading, live_text = ARGV[4] == 'limits', nil
+if ARGV[4] == 'restore' then
+  live_text = redis.call('GET', KEYS[2])
+  reading = live_text ~= false
+end
+-- The live limits' entries in `text` ("limit len:key" one after the other) other than
+-- `key`'s, or nil if the text is malformed (an entry's limit 1 to 2^32 - 1, its key not
+-- empty).
+local function live_entries(text, key)
+  local kept, at = {}, 1
+  while at <= #text do
+    local own, len, body = string.match(text, '^(%d+) (%d+):()', at)
+    local stop = body and body + tonumber(len) - 1
+    own = own and tonumber(own)
+    if not stop or stop > #text or stop < body or own < 1 or own > 4294967295 then
+      return nil
+    end
+    if string.sub(text, body, stop) ~= key then
+      kept[#kept + 1] = string.sub(text, at, stop)
+    end
+    at = stop + 1
+  end
+  return kept
+end
 if count then
   -- Nothing stored to read.
-elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' then
+elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' or (ARGV[4] == 'restore' and not reading) then
   local o, p, l, v = origin or now, period, limit, known
   if stored then
     o, p, l, v = string.match(stored, config_pattern)
@@ -338,9 +373,18 @@ elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' then
     end
     v = math.max(v, known)
   end
-  if ARGV[4] == 'key-limit' then
+  if ARGV[4] == 'key-limit' or ARGV[4] == 'restore' then
     -- The limiter's limit is kept: the stored one.
     limit = l
+  end
+  if ARGV[4] == 'restore' then
+    -- The whole text, checked as the entries "key-limit" reads.
+    live_text = ARGV[9]
+    if not live_text or live_text == '' or not live_entries(live_text, nil) then
+      return redis.error_reply('fixed-window: bad arguments')
+    end
+    redis.call('SET', KEYS[2], live_text)
+  elseif ARGV[4] == 'key-limit' then
     -- The key's entry, removed wherever it is and added at the end with its new limit.
     local key, own = ARGV[9], ARGV[10]
     local new = tonumber(own)
@@ -348,17 +392,9 @@ elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' then
         or (own ~= '' and (not new or new < 1 or new % 1 ~= 0 or new > 4294967295)) then
       return redis.error_reply('fixed-window: bad arguments')
     end
-    local text, kept, at = redis.call('GET', KEYS[2]) or '', {}, 1
-    while at <= #text do
-      local entry_limit, len, body = string.match(text, '^(%d+) (%d+):()', at)
-      local stop = body and body + tonumber(len) - 1
-      if not stop or stop > #text then
-        return redis.error_reply('fixed-window: malformed live limits at ' .. KEYS[2])
-      end
-      if string.sub(text, body, stop) ~= key then
-        kept[#kept + 1] = string.sub(text, at, stop)
-      end
-      at = stop + 1
+    local kept = live_entries(redis.call('GET', KEYS[2]) or '', key)
+    if not kept then
+      return redis.error_reply('fixed-window: malformed live limits at ' .. KEYS[2])
     end
     if new then
       kept[#kept + 1] = string.format('%.0f %d:', new, #key) .. key
@@ -366,6 +402,9 @@ elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' then
     redis.call('SET', KEYS[2], table.concat(kept))
   end
   redis.call('SET', KEYS[1], string.format('%.0f:%.0f:%.0f/%.0f', o, period, limit, v + 1))
+  if ARGV[4] == 'restore' then
+    return { 3, limit, v + 1, o, live_text }
+  end
   return { 3, limit, v + 1, o }
 elseif not stored then
   origin = origin or now
@@ -382,9 +421,9 @@ elseif (origin and stored ~= ARGV[6] .. settings)
   if p ~= period or (origin and o ~= origin) then
     return { -1, p, l, o }
   end
-  if v > known and ARGV[4] == 'limits' then
+  if v > known and reading then
     -- Registering with the live limits: the version they belong to, and their text.
-    return { 3, l, v, o, redis.call('GET', KEYS[2]) or '' }
+    return { 3, l, v, o, live_text or redis.call('GET', KEYS[2]) }
   end
   if v > known then
     -- The limit was changed since this process learnt it: it adopts the stored one and
@@ -411,12 +450,12 @@ local function parsed_origin()
   return origin
 end
 
-if ARGV[4] == 'register' or ARGV[4] == 'limits' then
+if ARGV[4] == 'register' or reading then
   if not parsed_origin() then
     return redis.error_reply('fixed-window: malformed configuration at ' .. KEYS[1])
   end
-  if ARGV[4] == 'limits' then
-    return { 2, origin, now, 0, redis.call('GET', KEYS[2]) or '' }
+  if reading then
+    return { 2, origin, now, 0, live_text or redis.call('GET', KEYS[2]) }
   end
   return { 2, origin, now, 0 }
 end

@@ -22,6 +22,7 @@ mod key_live;
 mod layer;
 mod lease;
 mod limit;
+mod live_loss;
 mod local;
 mod memory;
 mod origin;

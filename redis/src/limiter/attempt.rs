@@ -166,10 +166,12 @@ impl<C: Clock> SharedRateLimiter<C> {
         }
     }
 
-    /// On a cluster, or on one node while windows are remembered full, reads the
+    /// When [`Protocol::refresh_due`](crate::Protocol::refresh_due) says (a cluster, or on one node while windows are
+    /// remembered full, under a lease, or while live limits are held), reads the
     /// configuration and the live limits again in the background (at most once per
     /// [`LIMIT_REFRESH`](crate::LIMIT_REFRESH) on the clock), adopting a newer limit stored
-    /// there. The attempt does not wait for it; a failed read is simply tried again later.
+    /// there, and writing back live limits the server lost. The attempt does not wait for it;
+    /// a failed read is simply tried again later.
     pub(super) fn refresh_limit(&self, now: Instant) {
         let last = self.refreshed.load(Ordering::Relaxed);
         if !self.protocol.refresh_due(Instant::from_nanos(last), now)

@@ -9,7 +9,7 @@ use crate::connection::Link;
 use crate::error::SharedError;
 use crate::invocation::timed_out;
 use crate::limiter::SharedRateLimiter;
-use crate::protocol::Protocol;
+use crate::protocol::{Protocol, ScriptCall};
 use crate::unavailable::Unavailable;
 
 impl<C: Clock> SharedRateLimiter<C> {
@@ -169,10 +169,7 @@ impl<C: Clock> SharedRateLimiter<C> {
 }
 
 /// Runs the change `call` on its own, bounded by the timeout.
-async fn run_change(
-    link: &Link,
-    call: &crate::protocol::ScriptCall,
-) -> Result<Vec<i64>, Unavailable> {
+async fn run_change(link: &Link, call: &ScriptCall) -> Result<Vec<i64>, Unavailable> {
     let timeout = link.timeout();
     tokio::time::timeout(timeout, link.run(call))
         .await
@@ -180,18 +177,29 @@ async fn run_change(
 }
 
 /// Reads the live limits with the version of the limit they belong to, and adopts them (see
-/// [`Protocol::limits_read`]), bounded by the timeout. A failed read changes nothing: the
-/// next attempt is told of the change again.
+/// [`Protocol::limits_read`]), each round trip bounded by the timeout; if the server lost
+/// those this process holds, writes them back once ([`Protocol::restore_call`]). A failed
+/// read changes nothing: the next attempt is told of the change again, and a loss is found
+/// again by the next read.
 pub(super) async fn read_limits(
     link: Arc<Link>,
     protocol: Arc<Protocol>,
 ) -> Result<(), Unavailable> {
     let call = protocol.limits_call();
+    read_with(&link, &protocol, &call).await?;
+    if let Some(restore) = protocol.restore_call() {
+        read_with(&link, &protocol, &restore).await?;
+    }
+    Ok(())
+}
+
+/// Runs `call`, a read of the live limits or their restoring, and reads its reply.
+async fn read_with(link: &Link, protocol: &Protocol, call: &ScriptCall) -> Result<(), Unavailable> {
     let timeout = link.timeout();
-    let reply = tokio::time::timeout(timeout, link.run_limits(&call))
+    let reply = tokio::time::timeout(timeout, link.run_limits(call))
         .await
         .unwrap_or_else(|_| Err(timed_out(timeout)))?;
     // A conflict or a reply of no use changes nothing here: attempts report them.
-    let _ = protocol.limits_read(&call, Ok((&reply.0, &reply.1)));
+    let _ = protocol.limits_read(call, Ok((&reply.0, reply.1.as_deref())));
     Ok(())
 }

@@ -40,6 +40,11 @@ impl Protocol {
         Arc::clone(&self.live.read().unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// Whether this process holds a live limit for some key.
+    pub(super) fn holds_live(&self) -> bool {
+        self.any_live.load(Ordering::Acquire) && !self.live_limits().keys.is_empty()
+    }
+
     /// Whether this process reads live limits (see [`limits_due`](Protocol::limits_due)).
     pub(super) fn is_tracking(&self) -> bool {
         self.tracking.load(Ordering::Acquire)
@@ -78,14 +83,14 @@ impl Protocol {
     ///
     /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
     /// let call = protocol.limits_call();
-    /// assert_eq!(protocol.limits_read(&call, Ok((&[2, 1_000, 1_000, 0], ""))), Ok(1_000));
+    /// assert_eq!(protocol.limits_read(&call, Ok((&[2, 1_000, 1_000, 0], None))), Ok(1_000));
     /// let t = Instant::ZERO;
     /// // Another process changed a limit: version 1, which this one has not read.
     /// assert_eq!(protocol.finish("k", t, t, t, Ok(&[3, 5, 1, 1_000])), Decision::LimitChanged { limit: 5 });
     /// assert!(protocol.limits_due());
     /// assert_eq!(protocol.limit_version(), 0);
     /// let call = protocol.limits_call();
-    /// assert_eq!(protocol.limits_read(&call, Ok((&[3, 5, 1, 1_000], "7 4:paid"))), Ok(1_000));
+    /// assert_eq!(protocol.limits_read(&call, Ok((&[3, 5, 1, 1_000], Some("7 4:paid")))), Ok(1_000));
     /// assert!(!protocol.limits_due());
     /// assert_eq!((protocol.limit_version(), protocol.key_limit("paid")), (1, 7));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -120,10 +125,17 @@ impl Protocol {
         call
     }
 
-    /// The outcome of a [`limits_call`](Protocol::limits_call): its four numbers and the live
-    /// limits' text. Registered as by [`registered`](Protocol::registered); the live limits
-    /// are adopted with the version they were read at (the call's, or the newer one the
-    /// reply gives), and from then on this process adopts a newer version only with them.
+    /// The outcome of a [`limits_call`](Protocol::limits_call) (or of a
+    /// [`restore_call`](Protocol::restore_call)): its four numbers and the live limits' text,
+    /// `None` if the server holds none (never set, or lost with its memory). Registered as by
+    /// [`registered`](Protocol::registered); the live limits are adopted with the version they
+    /// were read at (the call's, or the newer one the reply gives), and from then on this
+    /// process adopts a newer version only with them.
+    ///
+    /// Except when they were lost: none stored at the version this process holds live limits
+    /// at (or an older one), where every process at one version holds the same ones and a
+    /// change stores them (empty at least). This process then keeps its own, and
+    /// [`restore_call`](Protocol::restore_call) writes them back.
     ///
     /// # Errors
     ///
@@ -140,15 +152,15 @@ impl Protocol {
     ///
     /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?);
     /// let call = protocol.limits_call();
-    /// assert!(matches!(protocol.limits_read(&call, Ok((&[2, 9, 9, 0], "7 4:pa"))), Err(SharedError::Unavailable { .. })));
-    /// assert_eq!(protocol.limits_read(&call, Ok((&[3, 6, 2, 9], "50 4:paid1 2:vi"))), Ok(9));
+    /// assert!(matches!(protocol.limits_read(&call, Ok((&[2, 9, 9, 0], Some("7 4:pa")))), Err(SharedError::Unavailable { .. })));
+    /// assert_eq!(protocol.limits_read(&call, Ok((&[3, 6, 2, 9], Some("50 4:paid1 2:vi")))), Ok(9));
     /// assert_eq!((protocol.key_limit("paid"), protocol.key_limit("vi"), protocol.key_limit("k")), (50, 1, 6));
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn limits_read(
         &self,
         call: &ScriptCall,
-        reply: Result<(&[i64], &str), Unavailable>,
+        reply: Result<(&[i64], Option<&str>), Unavailable>,
     ) -> Result<u64, SharedError> {
         let unavailable = |cause| SharedError::Unavailable {
             name: self.config.name(),
@@ -158,6 +170,16 @@ impl Protocol {
         let (limit, version, origin) = match ScriptReply::parse(numbers) {
             Some(ScriptReply::Registered { origin, .. }) => {
                 let (limit, version) = unpack(call.limit.packed);
+                let lost = text.is_none() && {
+                    let live = self.live_limits();
+                    !live.keys.is_empty() && live.version <= version
+                };
+                // Kept, to be written back (`restore_call`), not replaced by none.
+                self.lost.store(lost, Ordering::Release);
+                if lost {
+                    self.registered_origin(origin);
+                    return Ok(origin);
+                }
                 (limit, version, origin)
             }
             Some(ScriptReply::Changed {
@@ -167,18 +189,24 @@ impl Protocol {
             }) => (limit, version, origin),
             other => return Err(self.refused(other, "the read of the live limits")),
         };
-        let keys = parse_live(text).ok_or_else(|| {
+        self.lost.store(false, Ordering::Release);
+        let keys = parse_live(text.unwrap_or_default()).ok_or_else(|| {
             unavailable(Unavailable::new(
                 UnavailableKind::Reply,
                 "the live limits stored are malformed",
             ))
         })?;
         self.adopt_live(limit, version, keys);
+        self.registered_origin(origin);
+        Ok(origin)
+    }
+
+    /// Notes `origin`, read by a registration, on a cluster (where calls carry it).
+    fn registered_origin(&self, origin: u64) {
         if let Some(registered) = &self.cluster {
             // The first registration's origin stays: a process counts on one grid.
             let _ = registered.set(origin.to_string().into());
         }
-        Ok(origin)
     }
 
     /// The call that changes `key`'s limit on the server for every process, live: to
@@ -338,7 +366,7 @@ impl Protocol {
 
 /// The live limits' text as the script stores it: `limit len:key` one after the other, `len`
 /// the key's length in bytes. `None` if it is malformed.
-fn parse_live(mut text: &str) -> Option<HashMap<Box<str>, u32>> {
+pub(super) fn parse_live(mut text: &str) -> Option<HashMap<Box<str>, u32>> {
     let mut keys = HashMap::new();
     while !text.is_empty() {
         let (limit, rest) = text.split_once(' ')?;

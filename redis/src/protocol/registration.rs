@@ -13,15 +13,17 @@ use crate::unavailable::{Unavailable, UnavailableKind};
 /// that a change of the limit made by another process reaches it: on a cluster, where
 /// attempts do not read the configuration, even on keys whose counters no process of the new
 /// limit has written; on one node, while it remembers windows full, which it rejects without
-/// asking the server (a raise may have given them room); and under a lease, whose shares are
-/// spent without asking it (a change drops them).
+/// asking the server (a raise may have given them room); under a lease, whose shares are
+/// spent without asking it (a change drops them); and while it holds keys' limits set live,
+/// so that it finds them lost with the server's memory and writes them back
+/// ([`Protocol::restore_call`]).
 pub const LIMIT_REFRESH: Duration = Duration::from_secs(1);
 
 impl Protocol {
     /// Whether a limiter that last read the configuration (or was made) at `last` reads it
-    /// again at `now`, in the background: on a cluster, while it remembers windows full, or
-    /// under a lease (shares are spent without asking the server), once [`LIMIT_REFRESH`] has
-    /// passed.
+    /// again at `now`, in the background: on a cluster, while it remembers windows full,
+    /// under a lease (shares are spent without asking the server), or while it holds live
+    /// limits (to find them lost), once [`LIMIT_REFRESH`] has passed.
     ///
     /// # Examples
     ///
@@ -44,7 +46,10 @@ impl Protocol {
         // map under its lock, so it is asked last, when the cheaper tests have not settled it
         // (a leased grant is otherwise a few atomic operations).
         now >= last.saturating_add(LIMIT_REFRESH)
-            && (self.is_cluster() || self.leasing.is_some() || self.remembered() > 0)
+            && (self.is_cluster()
+                || self.leasing.is_some()
+                || self.holds_live()
+                || self.remembered() > 0)
     }
 
     /// The call that stores this process's configuration on the server if none is stored

@@ -74,6 +74,8 @@ pub(crate) enum TailArgs {
     Release(ReleaseArgs),
     /// A live change of one key's limit.
     KeyChange(KeyChangeArgs),
+    /// The whole live limits' text, written back where the server lost it (`ARGV[9]` only).
+    Restore(Box<str>),
 }
 
 /// A key and its new live limit (empty: removed), as the script's `ARGV[9]` and `ARGV[10]`.
@@ -229,10 +231,18 @@ impl ScriptCall {
                 .iter()
                 .flat_map(|lease| [&*lease.max_share, &*lease.divisor]),
         )
-        .chain(self.tail.iter().flat_map(|tail| match &**tail {
-            TailArgs::Release(release) => [&*release.window_start, &*release.permits],
-            TailArgs::KeyChange(change) => [&*change.key, &*change.limit],
-        }))
+        .chain(
+            self.tail
+                .iter()
+                .flat_map(|tail| match &**tail {
+                    TailArgs::Release(release) => {
+                        [Some(&*release.window_start), Some(&*release.permits)]
+                    }
+                    TailArgs::KeyChange(change) => [Some(&*change.key), Some(&*change.limit)],
+                    TailArgs::Restore(text) => [Some(&**text), None],
+                })
+                .flatten(),
+        )
     }
 
     /// Whether this call leases shares of its keys' windows (see

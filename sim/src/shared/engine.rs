@@ -29,6 +29,7 @@ use crate::shared::keyspace::Keyspace;
 use crate::shared::redis_lib::{self, Context};
 
 mod reply;
+pub(crate) use self::reply::LiveText;
 pub use self::reply::Reply;
 use self::reply::{REPLY_SLOTS, to_reply};
 

@@ -593,8 +593,9 @@ pub enum SharedRecord {
         t: u64,
         /// The request.
         request: u32,
-        /// The text, as stored: `limit len:key` one after the other.
-        text: Box<str>,
+        /// The text, as stored: `limit len:key` one after the other; `None` if none is
+        /// stored.
+        text: Option<Box<str>>,
     },
     /// A process's `set_key_limit` (or `clear_key_limit`) ended.
     KeyLimitSet {

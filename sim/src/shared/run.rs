@@ -53,7 +53,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::event_heap::EventHeap;
 use crate::shared::cluster::nodes::{Cluster, Route};
-use crate::shared::engine::Reply;
+use crate::shared::engine::{LiveText, Reply};
 use crate::shared::planted::{EXPIRE_SCRIPT, SharedPlantedBug};
 use crate::shared::record::{EventDigest, SharedOutcome, SharedRecord};
 use crate::shared::replication::Replication;
@@ -417,7 +417,7 @@ struct Sim<'s> {
     /// The hand-back calls under way.
     handing: hand_back::Handing,
     /// The live limits' text of the reply being handed to its owner (a `limits` call's).
-    live_text: Option<Box<str>>,
+    live_text: LiveText,
     records: Vec<SharedRecord>,
     stats: SharedStats,
     script: Rc<Script>,

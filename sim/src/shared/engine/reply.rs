@@ -43,12 +43,17 @@ impl Reply {
 
 impl Reply {
     /// The reply as [`integers`](Reply::integers) reads it, or, for a `limits` call's (four
-    /// integers, then the live limits' text), its integers and its text.
-    pub(crate) fn integers_and_text(&self) -> Result<(Vec<i64>, Option<Box<str>>), &Reply> {
+    /// integers, then the live limits' text), its integers and its text: `Some(None)` where
+    /// the script answered none stored (`false`, the null reply).
+    pub(crate) fn integers_and_text(&self) -> Result<(Vec<i64>, LiveText), &Reply> {
         if let Reply::Array(items) = self
-            && let [first @ .., Reply::Bulk(text)] = &items[..]
+            && let [first @ .., last @ (Reply::Bulk(_) | Reply::Nil)] = &items[..]
             && first.len() == 4
         {
+            let text = match last {
+                Reply::Bulk(text) => Some(text.clone()),
+                _ => None,
+            };
             let values = first
                 .iter()
                 .map(|item| match item {
@@ -56,11 +61,15 @@ impl Reply {
                     _ => Err(self),
                 })
                 .collect::<Result<Vec<i64>, &Reply>>()?;
-            return Ok((values, Some(text.clone())));
+            return Ok((values, Some(text)));
         }
         self.integers().map(|values| (values, None))
     }
 }
+
+/// A `limits` call's live limits' text, if the reply has its place: `None` inside where the
+/// server holds none.
+pub(crate) type LiveText = Option<Option<Box<str>>>;
 
 /// Nesting deeper than this is not a reply any script here gives.
 const DEEPEST_REPLY: usize = 8;

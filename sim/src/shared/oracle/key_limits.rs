@@ -99,7 +99,7 @@ impl Checker<'_> {
         match *record {
             SharedRecord::LiveLimitsRead {
                 request, ref text, ..
-            } => self.live_limits_read(request, text),
+            } => self.live_limits_read(request, text.as_deref()),
             SharedRecord::KeyLimitSet {
                 change,
                 limit,
@@ -115,9 +115,18 @@ impl Checker<'_> {
     }
 
     /// `request`'s script run answered the live limits `text`: those the changes made so far
-    /// stored, in the order the script keeps them (a key changed again moves to the end).
-    pub(super) fn live_limits_read(&mut self, request: u32, text: &str) {
+    /// stored, in the order the script keeps them (a key changed again moves to the end);
+    /// none stored (`None`) only before the first change.
+    pub(super) fn live_limits_read(&mut self, request: u32, text: Option<&str>) {
         self.checks.count(&[Invariant::Configuration]);
+        let Some(text) = text else {
+            if !self.live.is_empty() {
+                self.report(Invariant::Configuration, None, || {
+                    format!("request {request} read no live limits after a change stored them")
+                });
+            }
+            return;
+        };
         let mut expected = String::new();
         for &(key, limit) in self.live.last().map_or(&[][..], |(_, keys)| &keys[..]) {
             let name = &self.scenario.keys[key as usize];

@@ -43,7 +43,8 @@ impl Sim<'_> {
     }
 
     /// As the limiter does at each attempt: on a cluster, or on one node while windows are
-    /// remembered full, reads the configuration again in the background, at most once per
+    /// remembered full or live limits held, reads the configuration again in the background
+    /// (a live limits' restore, which no scenario here needs, is not made), at most once per
     /// [`LIMIT_REFRESH`](fixed_window_redis::LIMIT_REFRESH) on the process's clock. The attempt does not wait for it. One read is
     /// in flight at a time: a read slower than `LIMIT_REFRESH` would need a timeout longer
     /// than it, where the limiter may have two.

@@ -48,14 +48,14 @@ impl Sim<'_> {
         call: Option<&ScriptCall>,
         reply: &Result<Vec<i64>, Unavailable>,
     ) -> Result<u64, SharedError> {
-        let text = self.live_text.take().unwrap_or_default();
+        let text = self.live_text.take().flatten();
         let protocol = &self.processes[process as usize].protocol;
         match call {
             Some(call) if self.reads_live_limits() => protocol.limits_read(
                 call,
                 reply
                     .as_deref()
-                    .map(|values| (values, &*text))
+                    .map(|values| (values, text.as_deref()))
                     .map_err(Clone::clone),
             ),
             _ => protocol.registered(reply.as_deref().map_err(Clone::clone)),

@@ -447,6 +447,7 @@ impl Sim<'_> {
             });
         }
         if let Ok((_, Some(text))) = reply.integers_and_text() {
+            // `None`: no live limits stored.
             self.records
                 .push(SharedRecord::LiveLimitsRead { t, request, text });
         }
