@@ -34,7 +34,8 @@ impl Sim<'_> {
             Decision::FailedOpen(cause.clone())
         } else {
             let name = &self.scenario.keys[key as usize];
-            share.decide(name, weight, at, deadline, cause.clone())
+            let own = self.processes[process as usize].protocol.own_limit(name);
+            share.decide(name, own, weight, at, deadline, cause.clone())
         };
         self.records.push(SharedRecord::Shared {
             t: self.now,
