@@ -9,14 +9,14 @@
 //! only on one node, and only in scenarios the oracle's model of one stored version with one
 //! set of live limits per version follows: no change of the limiter's limit, no process
 //! configured apart (for the limiter or for a key), no loss of the server's keyspace (a
-//! restart or failover loses the live limits, which the processes keep), and none of the
-//! features that decide a key's limit apart from the script (leases, local shares, peeks).
+//! restart or failover loses the live limits, which the processes keep), and no peeks. Leases
+//! (whose share the script computes from the key's limit in force), hand-backs and local
+//! shares (`FailPolicy::Local`: each process's share follows the live limit it has adopted,
+//! the oracle judging it by the version the process held when it decided) are drawn with them.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-
-use fixed_window_redis::FailPolicy;
 
 use crate::shared::faults::Fault;
 use crate::shared::peeks::Peeks;
@@ -54,14 +54,9 @@ impl SharedScenario {
         self.cluster.is_none()
             && self.limit_changes.is_empty()
             && self.key_limits.apart.is_none()
-            && self.hand_backs.is_empty()
             && !lost
             && !Peeks::draw(self.id.seed).any()
-            && self.processes.iter().all(|p| {
-                p.misconfigured.is_none()
-                    && p.lease.is_none()
-                    && !matches!(p.fail_policy, FailPolicy::Local { .. })
-            })
+            && self.processes.iter().all(|p| p.misconfigured.is_none())
     }
 }
 

@@ -169,11 +169,15 @@ pub enum SharedPlantedBug {
     /// alone, without the live limits that go with it: it decides a key by another limit than
     /// the other processes of its version.
     LiveLimitsUnread,
+    /// Under `FailPolicy::Local`, a key's local share is kept from the configuration the
+    /// process was built with after a live change of the key's limit: a key lowered live
+    /// still takes its old share while the server is away, one raised is refused with room.
+    LocalShareBuilt,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 41] = [
+    pub const ALL: [SharedPlantedBug; 42] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -215,6 +219,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::KeyConflictAcrossVersions,
         SharedPlantedBug::PeekGivesUp,
         SharedPlantedBug::LiveLimitsUnread,
+        SharedPlantedBug::LocalShareBuilt,
     ];
 
     /// Its name on the command line.
@@ -263,6 +268,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::KeyConflictAcrossVersions => "key-conflict-across-versions",
             SharedPlantedBug::PeekGivesUp => "peek-gives-up",
             SharedPlantedBug::LiveLimitsUnread => "live-limits-unread",
+            SharedPlantedBug::LocalShareBuilt => "local-share-built",
         }
     }
 
@@ -288,6 +294,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::PeekGivesUp
             | SharedPlantedBug::LiveLimitsUnread
+            | SharedPlantedBug::LocalShareBuilt
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
             | SharedPlantedBug::OpenBeforeRegistration
@@ -612,6 +619,7 @@ mod tests {
                     | SharedPlantedBug::SpendsHandedBack
                     | SharedPlantedBug::PeekGivesUp
                     | SharedPlantedBug::LiveLimitsUnread
+                    | SharedPlantedBug::LocalShareBuilt
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));
