@@ -103,3 +103,58 @@ fn local_shares_bound_each_process_per_window_while_the_server_is_away() -> Test
     assert!(clock.now() > fixed_window::Instant::ZERO);
     Ok(())
 }
+
+/// The local permits `limiter` grants `key` out of `tries` while the server is stopped, each
+/// flagged as failed open; the others rejected locally.
+fn local_grants(
+    limiter: &SharedRateLimiter<ManualClock>,
+    key: &str,
+    tries: u32,
+) -> Result<u32, String> {
+    let mut granted = 0;
+    for _ in 0..tries {
+        match limiter.try_acquire(key) {
+            Ok(permit) if permit.failed_open().is_some() => granted += 1,
+            Ok(permit) => return Err(format!("counted while the server is stopped: {permit:?}")),
+            Err(SharedError::Limited(_)) => {}
+            Err(err) => return Err(format!("unexpected: {err}")),
+        }
+    }
+    Ok(granted)
+}
+
+/// A live change of one key's limit changes its local share in every process that adopted
+/// it: the process that made the change at once, another once told of it by the server.
+#[test]
+fn a_live_change_of_a_keys_limit_changes_its_local_share() -> TestResult {
+    let mut server = server()?;
+    // A share of 10 in a limiter of 100: a tenth of each key's limit.
+    let config = Config::of("fail-local-live", 100, HOUR)?
+        .with_timeout(Duration::from_secs(1))?
+        .with_fail_policy(FailPolicy::Local { share: 10 });
+    let clock = ManualClock::new();
+    let changer = connect(&server, config.clone())?.with_clock(clock.clone());
+    let other = connect(&server, config)?.with_clock(clock.clone());
+    changer.set_key_limit("lowered", 20)?;
+    changer.set_key_limit("raised", 1_000)?;
+    // The other process is told of the newer version by its next attempt, and reads the
+    // live limits before making it again.
+    assert_eq!(other.try_acquire("free")?.remaining(), Some(99));
+    for limiter in [&changer, &other] {
+        assert_eq!(
+            (limiter.key_limit("lowered"), limiter.key_limit("raised")),
+            (20, 1_000)
+        );
+    }
+
+    server.stop()?;
+    for limiter in [&changer, &other] {
+        assert_eq!(local_grants(limiter, "lowered", 10)?, 2);
+        assert_eq!(local_grants(limiter, "raised", 150)?, 100);
+        assert_eq!(local_grants(limiter, "free", 20)?, 10);
+    }
+    println!(
+        "while the server was stopped: 2 permits per process for a key lowered live to 20, 100 for one raised to 1,000, 10 for the others"
+    );
+    Ok(())
+}

@@ -41,19 +41,6 @@ impl KeyLimits {
     pub(crate) fn is_empty(&self) -> bool {
         self.map.is_empty() && self.rule.is_none()
     }
-
-    /// The largest limit of its own a key may have: the map's largest, or `u32::MAX` with a
-    /// rule (which may answer any).
-    pub(crate) fn largest(&self) -> u32 {
-        if self.rule.is_some() {
-            return u32::MAX;
-        }
-        self.map
-            .values()
-            .map(|limit| limit.get())
-            .max()
-            .unwrap_or(0)
-    }
 }
 
 impl PartialEq for KeyLimits {

@@ -95,7 +95,8 @@ impl<C: Clock> SharedRateLimiter<C> {
             .await?
         {
             (at, Decision::Unavailable(cause)) if self.local.is_active() => {
-                Ok((at, self.local.decide(key, weight, at, deadline, cause)))
+                let own = self.protocol.own_limit(key);
+                Ok((at, self.local.decide(key, own, weight, at, deadline, cause)))
             }
             decided => Ok(decided),
         }

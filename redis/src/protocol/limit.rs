@@ -50,12 +50,35 @@ impl Protocol {
     /// # Ok::<(), fixed_window_redis::ConfigError>(())
     /// ```
     pub fn key_limit(&self, key: &str) -> u32 {
+        self.own_limit(key).unwrap_or_else(|| self.limit())
+    }
+
+    /// The limit of its own `key` has in effect, if it has one: its live limit
+    /// ([`set_key_limit_call`](Protocol::set_key_limit_call)), else the configuration's
+    /// ([`Config::key_limit`](crate::Config::key_limit), else
+    /// [`Config::key_limits`](crate::Config::key_limits)); `None` for a key decided by the
+    /// limiter's [`limit`](Protocol::limit). The limit a key's local share scales to
+    /// ([`LocalShare::decide`](crate::LocalShare::decide)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use fixed_window_redis::{Config, Protocol};
+    ///
+    /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?.key_limit("paid", 50)?);
+    /// let call = protocol.limits_call();
+    /// assert_eq!(protocol.limits_read(&call, Ok((&[3, 5, 1, 1_000], "7 4:free"))), Ok(1_000));
+    /// assert_eq!((protocol.own_limit("paid"), protocol.own_limit("free"), protocol.own_limit("k")), (Some(50), Some(7), None));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn own_limit(&self, key: &str) -> Option<u32> {
         if self.any_live.load(Ordering::Acquire)
             && let Some(&limit) = self.live_limits().keys.get(key)
         {
-            return limit;
+            return Some(limit);
         }
-        self.config.own_limit(key).unwrap_or_else(|| self.limit())
+        self.config.own_limit(key)
     }
 
     /// The version of the limit in effect: 0 for the configured limit, then the version the

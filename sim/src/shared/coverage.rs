@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use fixed_window_redis::ScriptReply;
+
 use crate::shared::faults::Refusal;
 use crate::shared::record::{
     DecisionDigest, FaultRecord, LimitOutcome, Loss, Purpose, RedirectKind, ReplyDigest,
@@ -14,7 +16,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 51] = [
+pub const SHARED_FEATURES: [&str; 53] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -66,6 +68,8 @@ pub const SHARED_FEATURES: [&str; 51] = [
     "own_key_limit_after_change",
     "key_limit_changed_live",
     "key_limit_changed_live_on_cluster",
+    "key_limit_changed_live_with_lease",
+    "key_limit_changed_live_under_local",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
@@ -148,6 +152,8 @@ const BIT_OWN_KEY_LIMIT_AFTER_CHANGE: u64 = bit("own_key_limit_after_change");
 const BIT_HANDSHAKE_REFUSED: u64 = bit("handshake_refused");
 const BIT_KEY_LIMIT_CHANGED_LIVE: u64 = bit("key_limit_changed_live");
 const BIT_KEY_LIMIT_CHANGED_LIVE_ON_CLUSTER: u64 = bit("key_limit_changed_live_on_cluster");
+const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_LEASE: u64 = bit("key_limit_changed_live_with_lease");
+const BIT_KEY_LIMIT_CHANGED_LIVE_UNDER_LOCAL: u64 = bit("key_limit_changed_live_under_local");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
@@ -590,9 +596,23 @@ impl Senders {
 /// version), and after it the script counted a permit on that key;
 /// `key_limit_changed_live_on_cluster` too where that happened on a cluster (the counter on
 /// a primary of its own, the change on the configuration's).
+/// `key_limit_changed_live_with_lease` when after it the script leased a share of that key;
+/// `key_limit_changed_live_under_local` when after it a process decided an attempt on that key
+/// by its local share (`FailPolicy::Local`) holding the change's version or a later one.
 fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
+    let mut mask = 0;
     let mut requests = Senders::default();
-    let mut changed: Vec<u16> = Vec::new();
+    // Each change run: its key and the version it stored.
+    let mut changed: Vec<(u16, u32)> = Vec::new();
+    // The version the first change of `caller`'s key stored, if one ran.
+    let first_change = |changed: &[(u16, u32)], caller: u32| {
+        let key = scenario.callers[caller as usize].key;
+        changed
+            .iter()
+            .filter(|&&(k, _)| k == key)
+            .map(|&(_, version)| version)
+            .min()
+    };
     for record in &run.records {
         match *record {
             SharedRecord::Sent {
@@ -606,26 +626,42 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 request,
                 reply: ReplyDigest::Four { values },
                 ..
-            } => match requests.get(request) {
-                Some(&(Purpose::Limit, Some(change))) if values[0] == 3 => {
-                    changed.extend(scenario.key_live.get(change as usize).map(|c| c.key));
+            } => match (requests.get(request), ScriptReply::parse(&values)) {
+                (
+                    Some(&(Purpose::Limit, Some(change))),
+                    Some(ScriptReply::Changed { version, .. }),
+                ) => {
+                    changed.extend(
+                        scenario
+                            .key_live
+                            .get(change as usize)
+                            .map(|c| (c.key, version)),
+                    );
                 }
-                Some(&(Purpose::Acquire, Some(caller)))
-                    if values[0] == 1
-                        && changed.contains(&scenario.callers[caller as usize].key) =>
-                {
-                    return if scenario.cluster.is_some() {
-                        BIT_KEY_LIMIT_CHANGED_LIVE | BIT_KEY_LIMIT_CHANGED_LIVE_ON_CLUSTER
-                    } else {
-                        BIT_KEY_LIMIT_CHANGED_LIVE
+                (Some(&(Purpose::Acquire, Some(caller))), Some(reply)) => {
+                    if first_change(&changed, caller).is_none() {
+                        continue;
+                    }
+                    mask |= match reply {
+                        ScriptReply::Permitted { .. } if scenario.cluster.is_some() => {
+                            BIT_KEY_LIMIT_CHANGED_LIVE | BIT_KEY_LIMIT_CHANGED_LIVE_ON_CLUSTER
+                        }
+                        ScriptReply::Permitted { .. } => BIT_KEY_LIMIT_CHANGED_LIVE,
+                        ScriptReply::Leased { .. } => BIT_KEY_LIMIT_CHANGED_LIVE_WITH_LEASE,
+                        _ => 0,
                     };
                 }
                 _ => {}
             },
+            SharedRecord::Shared {
+                caller, version, ..
+            } if first_change(&changed, caller).is_some_and(|first| version >= first) => {
+                mask |= BIT_KEY_LIMIT_CHANGED_LIVE_UNDER_LOCAL;
+            }
             _ => {}
         }
     }
-    0
+    mask
 }
 
 /// The limit-change features of `run` (bits 15 to 21, 25 and 30).

@@ -11,8 +11,10 @@
 //! no process configured apart (for the limiter or for a key), no loss of the live limits
 //! (a restart or failover of the one server, or on a cluster a failover to a replica lacking
 //! writes of a primary that owns the configuration's slot at some time: each loses the live
-//! limits, which the processes keep), and none of the features that decide a key's limit
-//! apart from the script (leases, local shares, peeks).
+//! limits, which the processes keep), and no peeks. Leases (whose share the script computes
+//! from the key's limit in force), hand-backs and local shares (`FailPolicy::Local`: each
+//! process's share follows the live limit it has adopted, the oracle judging it by the version
+//! the process held when it decided) are drawn with them.
 
 use core::time::Duration;
 
@@ -20,7 +22,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use fixed_window_redis::{Config, FailPolicy};
+use fixed_window_redis::Config;
 
 use crate::shared::cluster::key_slot;
 use crate::shared::faults::Fault;
@@ -70,14 +72,9 @@ impl SharedScenario {
         !lost_on_cluster
             && self.limit_changes.is_empty()
             && self.key_limits.apart.is_none()
-            && self.hand_backs.is_empty()
             && !lost
             && !Peeks::draw(self.id.seed).any()
-            && self.processes.iter().all(|p| {
-                p.misconfigured.is_none()
-                    && p.lease.is_none()
-                    && !matches!(p.fail_policy, FailPolicy::Local { .. })
-            })
+            && self.processes.iter().all(|p| p.misconfigured.is_none())
     }
 }
 

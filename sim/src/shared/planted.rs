@@ -176,11 +176,15 @@ pub enum SharedPlantedBug {
     /// counting it by its old limit after a process of the newer version has touched it,
     /// instead of being told the change.
     OldSettingsKeptOnCluster,
+    /// Under `FailPolicy::Local`, a key's local share is kept from the configuration the
+    /// process was built with after a live change of the key's limit: a key lowered live
+    /// still takes its old share while the server is away, one raised is refused with room.
+    LocalShareBuilt,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 42] = [
+    pub const ALL: [SharedPlantedBug; 43] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -223,6 +227,7 @@ impl SharedPlantedBug {
         SharedPlantedBug::PeekGivesUp,
         SharedPlantedBug::LiveLimitsUnread,
         SharedPlantedBug::OldSettingsKeptOnCluster,
+        SharedPlantedBug::LocalShareBuilt,
     ];
 
     /// Its name on the command line.
@@ -272,6 +277,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::PeekGivesUp => "peek-gives-up",
             SharedPlantedBug::LiveLimitsUnread => "live-limits-unread",
             SharedPlantedBug::OldSettingsKeptOnCluster => "old-settings-kept-on-cluster",
+            SharedPlantedBug::LocalShareBuilt => "local-share-built",
         }
     }
 
@@ -298,6 +304,7 @@ impl SharedPlantedBug {
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::PeekGivesUp
             | SharedPlantedBug::LiveLimitsUnread
+            | SharedPlantedBug::LocalShareBuilt
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
             | SharedPlantedBug::OpenBeforeRegistration
@@ -641,6 +648,7 @@ mod tests {
                     | SharedPlantedBug::SpendsHandedBack
                     | SharedPlantedBug::PeekGivesUp
                     | SharedPlantedBug::LiveLimitsUnread
+                    | SharedPlantedBug::LocalShareBuilt
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

@@ -547,6 +547,9 @@ pub enum SharedRecord {
         at: u64,
         /// The local share's decision.
         decision: DecisionDigest,
+        /// The version of the limit the process held when it decided (with the live limits
+        /// it read together with it): which of the keys' live limits were in force in it.
+        version: u32,
     },
     /// A caller began a sleep.
     Sleep {

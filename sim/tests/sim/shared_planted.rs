@@ -3,6 +3,7 @@
 //! its own, apart from the tests of the real limiter in `shared`, as the keyed limiter's
 //! catalogue has in `planted`.
 
+use fixed_window_redis::FailPolicy;
 use fixed_window_sim::shared::{SharedPlantedBug, SharedScenario, check_shared, run_shared};
 use fixed_window_sim::{Invariant, ScenarioId};
 
@@ -384,4 +385,33 @@ fn a_cluster_counter_keeping_its_old_settings_is_caught_with_live_changes() {
         4 * PLANTED_SEEDS,
         |scenario| scenario.cluster.is_some() && !scenario.key_live.is_empty(),
     );
+}
+
+#[test]
+fn a_local_share_kept_from_the_configuration_after_a_live_change_is_caught() {
+    // Few scenarios fail a process by its local share on a key after a live change of its
+    // limit (none of the first seeds): one the sweep of seed 24301 found. A key's share kept
+    // from the configuration grants past the share of a lowered limit, or refuses with room
+    // under a raised one.
+    let scenario = SharedScenario::generate(&ScenarioId::seed(1_145_035_435_574_387_478));
+    assert!(!scenario.key_live.is_empty());
+    assert!(
+        scenario
+            .processes
+            .iter()
+            .any(|p| matches!(p.fail_policy, FailPolicy::Local { .. }))
+    );
+    let planted = check_shared(
+        &scenario,
+        &run_shared(&scenario, Some(SharedPlantedBug::LocalShareBuilt)),
+    );
+    assert!(
+        planted.iter().any(|v| matches!(
+            v.invariant,
+            Invariant::Unavailable | Invariant::FalseRejection
+        )),
+        "{planted:?}"
+    );
+    let real = check_shared(&scenario, &run_shared(&scenario, None));
+    assert!(real.is_empty(), "{real:?}");
 }

@@ -48,7 +48,7 @@ impl Checker<'_> {
     }
 
     /// The live limit of `key` at version `version` of the limit, if it has one.
-    fn live_at(&self, version: u32, key: u16) -> Option<u32> {
+    pub(super) fn live_at(&self, version: u32, key: u16) -> Option<u32> {
         let at = self.live.partition_point(|&(v, _)| v <= version);
         let (_, keys) = self.live.get(at.checked_sub(1)?)?;
         keys.iter()

@@ -224,13 +224,14 @@ impl Checker<'_> {
     }
 
     /// Whether the under-admission bound covers this run: leasing processes, calls of one
-    /// permit, and nothing that drops a share early (no fault, limit change, process
-    /// configured apart, conflict or failed call).
+    /// permit, and nothing that drops a share early (no fault, change of the limiter's limit
+    /// or of a key's limit live, process configured apart, conflict or failed call).
     fn under_admission_judged(&self) -> bool {
         let scenario = self.scenario;
         scenario.processes.iter().any(|p| p.lease.is_some())
             && scenario.faults.healthy()
             && scenario.limit_changes.is_empty()
+            && scenario.key_live.is_empty()
             && scenario.processes.iter().all(|p| p.misconfigured.is_none())
             && scenario.key_limits.apart.is_none()
             && scenario

@@ -3,6 +3,15 @@
 //! grid (its clock's instant 0 its origin, the period its configuration's), each key's share
 //! by the spec's rule ([`fixed_window_spec::local_share`]: the policy's share, scaled to the
 //! key's own limit where the process gives it one).
+//!
+//! Where keys' limits change live, a key's own limit in a process is the one in force at the
+//! version of the limit the process held when it decided (recorded with the decision): its
+//! live limit at that version in the model's history of the changes the script stored, else
+//! its configured one. That version is never newer than the latest stored, nor older than
+//! one the process has already sent an attempt under. The share changes with it, within a
+//! window of the process's grid too: the permits the window granted locally count against the
+//! new share, so a permit must fit in the share in force when it is granted, and a rejection
+//! or a wait is right only if it does not.
 
 use fixed_window_redis::FailPolicy;
 
@@ -21,6 +30,7 @@ impl Checker<'_> {
             caller,
             at,
             decision,
+            version,
             ..
         } = record
         else {
@@ -53,8 +63,7 @@ impl Checker<'_> {
             return;
         }
         let (limit, micros) = self.scenario.configured(process);
-        let own = self.scenario.key_limits.own(process, key);
-        let share = fixed_window_spec::local_share(policy_share, own, limit);
+        let share = self.judged_share(caller, (process, key), version, (policy_share, limit));
         let period_ns = micros.saturating_mul(1_000).max(1);
         let window = at / period_ns;
         let next = (window + 1).saturating_mul(period_ns);
@@ -119,6 +128,31 @@ impl Checker<'_> {
                 format!("{n} permits of a share of {share} decided {other:?} by the local share")
             }),
         }
+    }
+
+    /// The local share of `key` in `process` deciding `caller`'s attempt at version `version`
+    /// of the limit, under a policy of `policy_share` in a limiter configured with `limit`:
+    /// scaled to the key's live limit at that version, else its configured one. The version
+    /// must be neither newer than the latest stored nor older than one the process has sent
+    /// an attempt under.
+    fn judged_share(
+        &mut self,
+        caller: u32,
+        (process, key): (u16, u16),
+        version: u32,
+        (policy_share, limit): (u32, u32),
+    ) -> u32 {
+        let latest = self.live.last().map_or(0, |&(stored, _)| stored);
+        let learnt = self.learnt[process as usize];
+        if !self.scenario.key_live.is_empty() && (version > latest || version < learnt) {
+            self.report(Invariant::Configuration, Some(caller), || {
+                format!("decided by its local share at version {version} of the limit, the latest stored being {latest}, the process having sent attempts under {learnt}")
+            });
+        }
+        let own = self
+            .live_at(version, key)
+            .or_else(|| self.scenario.key_limits.own(process, key));
+        fixed_window_spec::local_share(policy_share, own, limit)
     }
 
     /// A crashed process restarts as a new one, with an empty local share (and the peeks it

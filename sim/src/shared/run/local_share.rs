@@ -25,22 +25,32 @@ impl Sim<'_> {
         };
         let call = &self.calls[caller as usize];
         let (process, key, deadline) = (call.process, call.key, call.deadline);
-        let share = &self.processes[process as usize].share;
-        if !share.is_active() {
+        let p = &self.processes[process as usize];
+        if !p.share.is_active() {
             return None;
         }
         let weight = self.scenario.callers[caller as usize].weight.permits();
+        let name = &self.scenario.keys[key as usize];
+        // The key's own limit in force in the process, as the limiter's driver takes it; the
+        // planted bug keeps the one the process was configured with.
+        let own = if self.planted == Some(SharedPlantedBug::LocalShareBuilt) {
+            self.scenario.key_limits.own(process, key)
+        } else {
+            p.protocol.own_limit(name)
+        };
         let shared = if self.planted == Some(SharedPlantedBug::ShareIgnored) && weight.is_some() {
             Decision::FailedOpen(cause.clone())
         } else {
-            let name = &self.scenario.keys[key as usize];
-            share.decide(name, weight, at, deadline, cause.clone())
+            p.share
+                .decide(name, own, weight, at, deadline, cause.clone())
         };
+        let version = p.protocol.limit_version();
         self.records.push(SharedRecord::Shared {
             t: self.now,
             caller,
             at: at.as_nanos(),
             decision: decision_digest(&shared),
+            version,
         });
         Some(shared)
     }

@@ -26,6 +26,7 @@ fn one_process(calls: u32, limit: u32) -> SharedScenario {
     scenario.origin = None;
     scenario.faults = Faults::default();
     scenario.limit_changes.clear();
+    scenario.key_live.clear();
     scenario.processes.truncate(1);
     let process = &mut scenario.processes[0];
     process.start = 0;
