@@ -14,7 +14,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 50] = [
+pub const SHARED_FEATURES: [&str; 52] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -65,6 +65,8 @@ pub const SHARED_FEATURES: [&str; 50] = [
     "own_key_limit_on_cluster",
     "own_key_limit_after_change",
     "key_limit_changed_live",
+    "key_limit_changed_live_with_set_limit",
+    "key_limit_changed_live_with_peeks",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
@@ -146,6 +148,8 @@ const BIT_OWN_KEY_LIMIT_ON_CLUSTER: u64 = bit("own_key_limit_on_cluster");
 const BIT_OWN_KEY_LIMIT_AFTER_CHANGE: u64 = bit("own_key_limit_after_change");
 const BIT_HANDSHAKE_REFUSED: u64 = bit("handshake_refused");
 const BIT_KEY_LIMIT_CHANGED_LIVE: u64 = bit("key_limit_changed_live");
+const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_SET_LIMIT: u64 = bit("key_limit_changed_live_with_set_limit");
+const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_PEEKS: u64 = bit("key_limit_changed_live_with_peeks");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
@@ -585,10 +589,17 @@ impl Senders {
 }
 
 /// `key_limit_changed_live`: a live change of a key's limit ran (the script stored its new
-/// version), and after it the script counted a permit on that key.
+/// version), and after it the script counted a permit on that key;
+/// `key_limit_changed_live_with_set_limit`: so, after a change of the limiter's limit ran
+/// too; `key_limit_changed_live_with_peeks`: a peek told of a newer version (its process
+/// reading live limits) was answered by the server after it.
 fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut requests = Senders::default();
     let mut changed: Vec<u16> = Vec::new();
+    let mut limiter_changed = false;
+    // The peeking callers told of a newer version.
+    let mut told: Vec<u32> = Vec::new();
+    let mut mask = 0;
     for record in &run.records {
         match *record {
             SharedRecord::Sent {
@@ -604,20 +615,34 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 ..
             } => match requests.get(request) {
                 Some(&(Purpose::Limit, Some(change))) if values[0] == 3 => {
-                    changed.extend(scenario.key_live.get(change as usize).map(|c| c.key));
+                    match scenario.live_change(change) {
+                        Some(live) => {
+                            changed.extend(scenario.key_live.get(live as usize).map(|c| c.key));
+                        }
+                        None => limiter_changed = true,
+                    }
                 }
                 Some(&(Purpose::Acquire, Some(caller)))
                     if values[0] == 1
                         && changed.contains(&scenario.callers[caller as usize].key) =>
                 {
-                    return BIT_KEY_LIMIT_CHANGED_LIVE;
+                    mask |= BIT_KEY_LIMIT_CHANGED_LIVE;
+                    if limiter_changed {
+                        mask |= BIT_KEY_LIMIT_CHANGED_LIVE_WITH_SET_LIMIT;
+                    }
                 }
+                Some(&(Purpose::Peek, Some(caller))) if values[0] == 3 => told.push(caller),
                 _ => {}
             },
+            SharedRecord::Peeked {
+                caller,
+                request: Some(_),
+                ..
+            } if told.contains(&caller) => mask |= BIT_KEY_LIMIT_CHANGED_LIVE_WITH_PEEKS,
             _ => {}
         }
     }
-    0
+    mask
 }
 
 /// The limit-change features of `run` (bits 15 to 21, 25 and 30).

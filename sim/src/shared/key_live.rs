@@ -7,10 +7,12 @@
 //!
 //! Drawn from a generator of their own, so every other draw of the seed stays what it was;
 //! only on one node, and only in scenarios the oracle's model of one stored version with one
-//! set of live limits per version follows: no change of the limiter's limit, no process
-//! configured apart (for the limiter or for a key), no loss of the server's keyspace (a
-//! restart or failover loses the live limits, which the processes keep), and none of the
-//! features that decide a key's limit apart from the script (leases, local shares, peeks).
+//! set of live limits per version follows: no process configured apart (for the limiter or
+//! for a key), no loss of the server's keyspace (a restart or failover loses the live limits,
+//! which the processes keep), and none of the features that decide a key's limit apart from
+//! the script (leases, local shares, hand-backs). Changes of the limiter's limit (`set_limit`)
+//! and peeks may come with them: both kinds of change bump the one version, and a live change
+//! keeps the limiter's limit stored.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -19,7 +21,6 @@ use serde::Serialize;
 use fixed_window_redis::FailPolicy;
 
 use crate::shared::faults::Fault;
-use crate::shared::peeks::Peeks;
 use crate::shared::scenario::SharedScenario;
 
 /// The share of the eligible scenarios that change keys' limits live.
@@ -42,6 +43,18 @@ pub struct KeyLimitChange {
 }
 
 impl SharedScenario {
+    /// If change `change` is a live change of a key's limit, its index among those
+    /// ([`key_live`](SharedScenario::key_live)): a run numbers its changes (their events,
+    /// requests and round trips) the limiter's limit's first, then these.
+    pub(crate) fn live_change(&self, change: u32) -> Option<u32> {
+        change.checked_sub(self.first_live_change())
+    }
+
+    /// The number of the first live change of a key's limit among all the changes.
+    pub(crate) fn first_live_change(&self) -> u32 {
+        u32::try_from(self.limit_changes.len()).unwrap_or(u32::MAX)
+    }
+
     /// Whether the oracle's model follows live changes of keys' limits in this scenario (see
     /// the module's text).
     fn follows_live_changes(&self) -> bool {
@@ -52,11 +65,9 @@ impl SharedScenario {
             )
         });
         self.cluster.is_none()
-            && self.limit_changes.is_empty()
             && self.key_limits.apart.is_none()
             && self.hand_backs.is_empty()
             && !lost
-            && !Peeks::draw(self.id.seed).any()
             && self.processes.iter().all(|p| {
                 p.misconfigured.is_none()
                     && p.lease.is_none()
@@ -114,6 +125,7 @@ pub(crate) fn pick_key_live(scenario: &SharedScenario, until: u64) -> Vec<KeyLim
 #[cfg(test)]
 mod tests {
     use crate::scenario::ScenarioId;
+    use crate::shared::peeks::Peeks;
     use crate::shared::scenario::SharedScenario;
 
     #[test]
@@ -126,6 +138,13 @@ mod tests {
             .filter(|s| !s.key_live.is_empty())
             .collect();
         assert!(live.len() > 30, "{}", live.len());
+        // Beside changes of the limiter's limit, and peeks.
+        let with_set_limit = live.iter().filter(|s| !s.limit_changes.is_empty()).count();
+        let with_peeks = live.iter().filter(|s| Peeks::draw(s.id.seed).any()).count();
+        assert!(
+            with_set_limit > 5 && with_peeks > 5,
+            "{with_set_limit} {with_peeks}"
+        );
         let (mut set, mut cleared) = (0, 0);
         for scenario in live {
             assert!(scenario.follows_live_changes());

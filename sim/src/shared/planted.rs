@@ -169,11 +169,25 @@ pub enum SharedPlantedBug {
     /// alone, without the live limits that go with it: it decides a key by another limit than
     /// the other processes of its version.
     LiveLimitsUnread,
+    /// Where keys' limits change live, a peek told of a newer version is made again without
+    /// reading the live limits first: its process, which adopts a version only with them,
+    /// peeks again under the old one until it gives up.
+    PeekLimitsUnread,
+    /// A live change of a key's limit stores the limiter's limit its call carries instead of
+    /// keeping the one stored: a change of the limiter's limit that its process had not learnt
+    /// is undone.
+    KeyLimitStoresCarried,
+    /// A peek reads its key's window by the limiter's limit, not the key's own limit in force
+    /// (live or configured).
+    PeekIgnoresKeyLimit,
+    /// A peek refused for its key's limit names the limit it proposed, not the one the
+    /// key's window is counted by.
+    PeekConflictNamesProposed,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 41] = [
+    pub const ALL: [SharedPlantedBug; 45] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -215,6 +229,10 @@ impl SharedPlantedBug {
         SharedPlantedBug::KeyConflictAcrossVersions,
         SharedPlantedBug::PeekGivesUp,
         SharedPlantedBug::LiveLimitsUnread,
+        SharedPlantedBug::PeekLimitsUnread,
+        SharedPlantedBug::KeyLimitStoresCarried,
+        SharedPlantedBug::PeekIgnoresKeyLimit,
+        SharedPlantedBug::PeekConflictNamesProposed,
     ];
 
     /// Its name on the command line.
@@ -263,6 +281,10 @@ impl SharedPlantedBug {
             SharedPlantedBug::KeyConflictAcrossVersions => "key-conflict-across-versions",
             SharedPlantedBug::PeekGivesUp => "peek-gives-up",
             SharedPlantedBug::LiveLimitsUnread => "live-limits-unread",
+            SharedPlantedBug::PeekLimitsUnread => "peek-limits-unread",
+            SharedPlantedBug::KeyLimitStoresCarried => "key-limit-stores-carried",
+            SharedPlantedBug::PeekIgnoresKeyLimit => "peek-ignores-key-limit",
+            SharedPlantedBug::PeekConflictNamesProposed => "peek-conflict-names-proposed",
         }
     }
 
@@ -285,9 +307,13 @@ impl SharedPlantedBug {
             SharedPlantedBug::KeyLimitIgnored => &KEY_LIMIT_IGNORED,
             SharedPlantedBug::EveryKeyMarked => &EVERY_KEY_MARKED,
             SharedPlantedBug::KeyConflictAcrossVersions => &KEY_CONFLICT_ACROSS_VERSIONS,
+            SharedPlantedBug::KeyLimitStoresCarried => &KEY_LIMIT_STORES_CARRIED,
+            SharedPlantedBug::PeekIgnoresKeyLimit => &PEEK_IGNORES_KEY_LIMIT,
+            SharedPlantedBug::PeekConflictNamesProposed => &PEEK_CONFLICT_NAMES_PROPOSED,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::PeekGivesUp
             | SharedPlantedBug::LiveLimitsUnread
+            | SharedPlantedBug::PeekLimitsUnread
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
             | SharedPlantedBug::OpenBeforeRegistration
@@ -519,6 +545,27 @@ static KEY_CONFLICT_ACROSS_VERSIONS: LazyLock<&'static str> = LazyLock::new(|| {
     )])
 });
 
+static KEY_LIMIT_STORES_CARRIED: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "    -- The limiter's limit is kept: the stored one.\n    limit = l\n",
+        "",
+    )])
+});
+
+static PEEK_IGNORES_KEY_LIMIT: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "local key_limit = own_limit or limit\n",
+        "local key_limit = own_limit or limit\nif peek then\n  key_limit = limit\nend\n",
+    )])
+});
+
+static PEEK_CONFLICT_NAMES_PROPOSED: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "        newer = { -2, period, was, origin or parsed_origin() or 0 }",
+        "        newer = { -2, period, peek and key_limit or was, origin or parsed_origin() or 0 }",
+    )])
+});
+
 static PEEK_COUNTS: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
         // A peek's attempt takes one permit, as an attempt of one does.
@@ -612,6 +659,7 @@ mod tests {
                     | SharedPlantedBug::SpendsHandedBack
                     | SharedPlantedBug::PeekGivesUp
                     | SharedPlantedBug::LiveLimitsUnread
+                    | SharedPlantedBug::PeekLimitsUnread
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));
