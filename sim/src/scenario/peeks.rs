@@ -43,6 +43,7 @@ impl Peeks {
     }
 
     /// Whether any caller peeks.
+    #[cfg(test)]
     pub(crate) fn any(self) -> bool {
         self.share > 0
     }

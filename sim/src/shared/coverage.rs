@@ -16,7 +16,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 53] = [
+pub const SHARED_FEATURES: [&str; 55] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -70,6 +70,8 @@ pub const SHARED_FEATURES: [&str; 53] = [
     "key_limit_changed_live_on_cluster",
     "key_limit_changed_live_with_lease",
     "key_limit_changed_live_under_local",
+    "key_limit_changed_live_with_set_limit",
+    "key_limit_changed_live_with_peeks",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
@@ -154,6 +156,8 @@ const BIT_KEY_LIMIT_CHANGED_LIVE: u64 = bit("key_limit_changed_live");
 const BIT_KEY_LIMIT_CHANGED_LIVE_ON_CLUSTER: u64 = bit("key_limit_changed_live_on_cluster");
 const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_LEASE: u64 = bit("key_limit_changed_live_with_lease");
 const BIT_KEY_LIMIT_CHANGED_LIVE_UNDER_LOCAL: u64 = bit("key_limit_changed_live_under_local");
+const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_SET_LIMIT: u64 = bit("key_limit_changed_live_with_set_limit");
+const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_PEEKS: u64 = bit("key_limit_changed_live_with_peeks");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
@@ -599,11 +603,17 @@ impl Senders {
 /// `key_limit_changed_live_with_lease` when after it the script leased a share of that key;
 /// `key_limit_changed_live_under_local` when after it a process decided an attempt on that key
 /// by its local share (`FailPolicy::Local`) holding the change's version or a later one.
+/// `key_limit_changed_live_with_set_limit`: so, after a change of the limiter's limit ran
+/// too; `key_limit_changed_live_with_peeks`: a peek told of a newer version (its process
+/// reading live limits) was answered by the server after it.
 fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut mask = 0;
     let mut requests = Senders::default();
     // Each change run: its key and the version it stored.
     let mut changed: Vec<(u16, u32)> = Vec::new();
+    let mut limiter_changed = false;
+    // The peeking callers told of a newer version.
+    let mut told: Vec<u32> = Vec::new();
     // The version the first change of `caller`'s key stored, if one ran.
     let first_change = |changed: &[(u16, u32)], caller: u32| {
         let key = scenario.callers[caller as usize].key;
@@ -630,14 +640,15 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                 (
                     Some(&(Purpose::Limit, Some(change))),
                     Some(ScriptReply::Changed { version, .. }),
-                ) => {
-                    changed.extend(
+                ) => match scenario.live_change(change) {
+                    Some(live) => changed.extend(
                         scenario
                             .key_live
-                            .get(change as usize)
+                            .get(live as usize)
                             .map(|c| (c.key, version)),
-                    );
-                }
+                    ),
+                    None => limiter_changed = true,
+                },
                 (Some(&(Purpose::Acquire, Some(caller))), Some(reply)) => {
                     if first_change(&changed, caller).is_none() {
                         continue;
@@ -650,6 +661,12 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                         ScriptReply::Leased { .. } => BIT_KEY_LIMIT_CHANGED_LIVE_WITH_LEASE,
                         _ => 0,
                     };
+                    if limiter_changed && matches!(reply, ScriptReply::Permitted { .. }) {
+                        mask |= BIT_KEY_LIMIT_CHANGED_LIVE_WITH_SET_LIMIT;
+                    }
+                }
+                (Some(&(Purpose::Peek, Some(caller))), Some(ScriptReply::Changed { .. })) => {
+                    told.push(caller);
                 }
                 _ => {}
             },
@@ -658,6 +675,11 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
             } if first_change(&changed, caller).is_some_and(|first| version >= first) => {
                 mask |= BIT_KEY_LIMIT_CHANGED_LIVE_UNDER_LOCAL;
             }
+            SharedRecord::Peeked {
+                caller,
+                request: Some(_),
+                ..
+            } if told.contains(&caller) => mask |= BIT_KEY_LIMIT_CHANGED_LIVE_WITH_PEEKS,
             _ => {}
         }
     }

@@ -7,14 +7,15 @@
 //!
 //! Drawn from a generator of their own, so every other draw of the seed stays what it was;
 //! on one node and on a cluster, and only in scenarios the oracle's model of one stored
-//! version with one set of live limits per version follows: no change of the limiter's limit,
-//! no process configured apart (for the limiter or for a key), no loss of the live limits
-//! (a restart or failover of the one server, or on a cluster a failover to a replica lacking
-//! writes of a primary that owns the configuration's slot at some time: each loses the live
-//! limits, which the processes keep), and no peeks. Leases (whose share the script computes
-//! from the key's limit in force), hand-backs and local shares (`FailPolicy::Local`: each
-//! process's share follows the live limit it has adopted, the oracle judging it by the version
-//! the process held when it decided) are drawn with them.
+//! version with one set of live limits per version follows: no process configured apart (for
+//! the limiter or for a key), no loss of the live limits (a restart or failover of the one
+//! server, or on a cluster a failover to a replica lacking writes of a primary that owns the
+//! configuration's slot at some time: each loses the live limits, which the processes keep).
+//! Changes of the limiter's limit (`set_limit`) and peeks may come with them (both kinds of
+//! change bump the one version, and a live change keeps the limiter's limit stored), and so
+//! may leases (whose share the script computes from the key's limit in force), hand-backs and
+//! local shares (`FailPolicy::Local`: each process's share follows the live limit it has
+//! adopted, the oracle judging it by the version the process held when it decided).
 
 use core::time::Duration;
 
@@ -26,7 +27,6 @@ use fixed_window_redis::Config;
 
 use crate::shared::cluster::key_slot;
 use crate::shared::faults::Fault;
-use crate::shared::peeks::Peeks;
 use crate::shared::scenario::{SHARED_NAME, SharedScenario};
 
 /// The share of the eligible scenarios that change keys' limits live.
@@ -49,6 +49,18 @@ pub struct KeyLimitChange {
 }
 
 impl SharedScenario {
+    /// If change `change` is a live change of a key's limit, its index among those
+    /// ([`key_live`](SharedScenario::key_live)): a run numbers its changes (their events,
+    /// requests and round trips) the limiter's limit's first, then these.
+    pub(crate) fn live_change(&self, change: u32) -> Option<u32> {
+        change.checked_sub(self.first_live_change())
+    }
+
+    /// The number of the first live change of a key's limit among all the changes.
+    pub(crate) fn first_live_change(&self) -> u32 {
+        u32::try_from(self.limit_changes.len()).unwrap_or(u32::MAX)
+    }
+
     /// Whether the oracle's model follows live changes of keys' limits in this scenario (see
     /// the module's text).
     fn follows_live_changes(&self) -> bool {
@@ -70,10 +82,8 @@ impl SharedScenario {
             .as_ref()
             .is_some_and(|cluster| cluster.may_lose_writes_of(config_slot));
         !lost_on_cluster
-            && self.limit_changes.is_empty()
             && self.key_limits.apart.is_none()
             && !lost
-            && !Peeks::draw(self.id.seed).any()
             && self.processes.iter().all(|p| p.misconfigured.is_none())
     }
 }
@@ -127,6 +137,7 @@ pub(crate) fn pick_key_live(scenario: &SharedScenario, until: u64) -> Vec<KeyLim
 #[cfg(test)]
 mod tests {
     use crate::scenario::ScenarioId;
+    use crate::shared::peeks::Peeks;
     use crate::shared::scenario::SharedScenario;
 
     #[test]
@@ -141,6 +152,13 @@ mod tests {
         assert!(live.len() > 30, "{}", live.len());
         let clustered = live.iter().filter(|s| s.cluster.is_some()).count();
         assert!(clustered > 10 && live.len() - clustered > 10, "{clustered}");
+        // Beside changes of the limiter's limit, and peeks.
+        let with_set_limit = live.iter().filter(|s| !s.limit_changes.is_empty()).count();
+        let with_peeks = live.iter().filter(|s| Peeks::draw(s.id.seed).any()).count();
+        assert!(
+            with_set_limit > 5 && with_peeks > 5,
+            "{with_set_limit} {with_peeks}"
+        );
         let (mut set, mut cleared) = (0, 0);
         for scenario in live {
             assert!(scenario.follows_live_changes());

@@ -29,6 +29,7 @@ impl Peeks {
     }
 
     /// Whether any caller of the scenario peeks.
+    #[cfg(test)]
     pub(crate) fn any(self) -> bool {
         self.0.any()
     }

@@ -180,11 +180,25 @@ pub enum SharedPlantedBug {
     /// process was built with after a live change of the key's limit: a key lowered live
     /// still takes its old share while the server is away, one raised is refused with room.
     LocalShareBuilt,
+    /// Where keys' limits change live, a peek told of a newer version is made again without
+    /// reading the live limits first: its process, which adopts a version only with them,
+    /// peeks again under the old one until it gives up.
+    PeekLimitsUnread,
+    /// A live change of a key's limit stores the limiter's limit its call carries instead of
+    /// keeping the one stored: a change of the limiter's limit that its process had not learnt
+    /// is undone.
+    KeyLimitStoresCarried,
+    /// A peek reads its key's window by the limiter's limit, not the key's own limit in force
+    /// (live or configured).
+    PeekIgnoresKeyLimit,
+    /// A peek refused for its key's limit names the limit it proposed, not the one the
+    /// key's window is counted by.
+    PeekConflictNamesProposed,
 }
 
 impl SharedPlantedBug {
     /// Every planted bug.
-    pub const ALL: [SharedPlantedBug; 43] = [
+    pub const ALL: [SharedPlantedBug; 47] = [
         SharedPlantedBug::TwoCommands,
         SharedPlantedBug::ClientClock,
         SharedPlantedBug::OwnOrigin,
@@ -228,6 +242,10 @@ impl SharedPlantedBug {
         SharedPlantedBug::LiveLimitsUnread,
         SharedPlantedBug::OldSettingsKeptOnCluster,
         SharedPlantedBug::LocalShareBuilt,
+        SharedPlantedBug::PeekLimitsUnread,
+        SharedPlantedBug::KeyLimitStoresCarried,
+        SharedPlantedBug::PeekIgnoresKeyLimit,
+        SharedPlantedBug::PeekConflictNamesProposed,
     ];
 
     /// Its name on the command line.
@@ -278,6 +296,10 @@ impl SharedPlantedBug {
             SharedPlantedBug::LiveLimitsUnread => "live-limits-unread",
             SharedPlantedBug::OldSettingsKeptOnCluster => "old-settings-kept-on-cluster",
             SharedPlantedBug::LocalShareBuilt => "local-share-built",
+            SharedPlantedBug::PeekLimitsUnread => "peek-limits-unread",
+            SharedPlantedBug::KeyLimitStoresCarried => "key-limit-stores-carried",
+            SharedPlantedBug::PeekIgnoresKeyLimit => "peek-ignores-key-limit",
+            SharedPlantedBug::PeekConflictNamesProposed => "peek-conflict-names-proposed",
         }
     }
 
@@ -301,10 +323,14 @@ impl SharedPlantedBug {
             SharedPlantedBug::EveryKeyMarked => &EVERY_KEY_MARKED,
             SharedPlantedBug::KeyConflictAcrossVersions => &KEY_CONFLICT_ACROSS_VERSIONS,
             SharedPlantedBug::OldSettingsKeptOnCluster => &OLD_SETTINGS_KEPT_ON_CLUSTER,
+            SharedPlantedBug::KeyLimitStoresCarried => &KEY_LIMIT_STORES_CARRIED,
+            SharedPlantedBug::PeekIgnoresKeyLimit => &PEEK_IGNORES_KEY_LIMIT,
+            SharedPlantedBug::PeekConflictNamesProposed => &PEEK_CONFLICT_NAMES_PROPOSED,
             SharedPlantedBug::RetryLostReply
             | SharedPlantedBug::PeekGivesUp
             | SharedPlantedBug::LiveLimitsUnread
             | SharedPlantedBug::LocalShareBuilt
+            | SharedPlantedBug::PeekLimitsUnread
             | SharedPlantedBug::MemoryPastEnd
             | SharedPlantedBug::ConflictIgnored
             | SharedPlantedBug::OpenBeforeRegistration
@@ -555,6 +581,27 @@ static OLD_SETTINGS_KEPT_ON_CLUSTER: LazyLock<&'static str> = LazyLock::new(|| {
     ])
 });
 
+static KEY_LIMIT_STORES_CARRIED: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "    -- The limiter's limit is kept: the stored one.\n    limit = l\n",
+        "",
+    )])
+});
+
+static PEEK_IGNORES_KEY_LIMIT: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "local key_limit = own_limit or limit\n",
+        "local key_limit = own_limit or limit\nif peek then\n  key_limit = limit\nend\n",
+    )])
+});
+
+static PEEK_CONFLICT_NAMES_PROPOSED: LazyLock<&'static str> = LazyLock::new(|| {
+    variant(&[(
+        "        newer = { -2, period, was, origin or parsed_origin() or 0 }",
+        "        newer = { -2, period, peek and key_limit or was, origin or parsed_origin() or 0 }",
+    )])
+});
+
 static PEEK_COUNTS: LazyLock<&'static str> = LazyLock::new(|| {
     variant(&[
         // A peek's attempt takes one permit, as an attempt of one does.
@@ -649,6 +696,7 @@ mod tests {
                     | SharedPlantedBug::PeekGivesUp
                     | SharedPlantedBug::LiveLimitsUnread
                     | SharedPlantedBug::LocalShareBuilt
+                    | SharedPlantedBug::PeekLimitsUnread
             );
             assert_eq!(script == SCRIPT, client_only, "{planted}");
             assert_eq!(planted.name().parse::<SharedPlantedBug>(), Ok(planted));

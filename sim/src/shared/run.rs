@@ -412,7 +412,8 @@ struct Sim<'s> {
     processes: Vec<Process>,
     calls: Vec<CallState>,
     requests: Vec<Request>,
-    /// Each change of the limit's round trip, while it is under way.
+    /// Each change's round trip, while it is under way: the changes of the limiter's limit,
+    /// then the live changes of keys' limits (`SharedScenario::live_change`).
     limit_calls: Vec<Option<Attempt>>,
     /// The hand-back calls under way.
     handing: hand_back::Handing,
@@ -611,9 +612,9 @@ impl<'s> Sim<'s> {
         for (index, change) in (0_u32..).zip(&scenario.limit_changes) {
             planned.push((change.at, Event::SetLimit(index)));
         }
-        // A scenario that changes keys' limits live changes no limiter's limit: its changes
-        // take the same events, numbered among its own.
-        for (index, change) in (0_u32..).zip(&scenario.key_live) {
+        // Live changes of keys' limits take the same events, numbered after the changes of
+        // the limiter's limit.
+        for (index, change) in (scenario.first_live_change()..).zip(&scenario.key_live) {
             planned.push((change.at, Event::SetLimit(index)));
         }
         for (index, &(t, _)) in (0_u32..).zip(scenario.cluster.iter().flat_map(|c| &c.faults)) {
@@ -641,7 +642,7 @@ impl<'s> Sim<'s> {
             processes,
             calls,
             requests: Vec::new(),
-            limit_calls: vec![None; scenario.limit_changes.len().max(scenario.key_live.len())],
+            limit_calls: vec![None; scenario.limit_changes.len() + scenario.key_live.len()],
             handing: hand_back::Handing::default(),
             live_text: None,
             records: Vec::with_capacity(scenario.callers.len() * 12),

@@ -415,3 +415,42 @@ fn a_local_share_kept_from_the_configuration_after_a_live_change_is_caught() {
     let real = check_shared(&scenario, &run_shared(&scenario, None));
     assert!(real.is_empty(), "{real:?}");
 }
+
+#[test]
+fn a_peek_made_again_without_reading_the_live_limits_is_caught() {
+    // Told of a newer version, the planted process peeks again under the old one: it adopts
+    // a version only with the live limits, which it did not read.
+    assert_caught_where(
+        SharedPlantedBug::PeekLimitsUnread,
+        Invariant::Events,
+        |scenario| !scenario.key_live.is_empty(),
+    );
+}
+
+#[test]
+fn a_live_change_storing_the_limit_it_carries_is_caught() {
+    // A live change by a process that has not learnt a change of the limiter's limit undoes it.
+    assert_caught_where(
+        SharedPlantedBug::KeyLimitStoresCarried,
+        Invariant::Configuration,
+        |scenario| !scenario.key_live.is_empty() && !scenario.limit_changes.is_empty(),
+    );
+}
+
+#[test]
+fn a_peek_ignoring_the_keys_limit_is_caught() {
+    assert_caught_where(
+        SharedPlantedBug::PeekIgnoresKeyLimit,
+        Invariant::Events,
+        |scenario| !scenario.key_live.is_empty(),
+    );
+}
+
+#[test]
+fn a_peeks_conflict_naming_the_limit_it_proposed_is_caught() {
+    assert_caught_where(
+        SharedPlantedBug::PeekConflictNamesProposed,
+        Invariant::Configuration,
+        |scenario| scenario.key_limits.apart.is_some(),
+    );
+}

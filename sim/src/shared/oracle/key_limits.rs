@@ -56,18 +56,20 @@ impl Checker<'_> {
             .map(|&(_, limit)| limit)
     }
 
-    /// A script run at virtual time `t` made live change `change`,
-    /// storing version `version`: the key's live limits from that version on are the
-    /// latest ones with the change. On one node the key's current window is counted by the
-    /// key's new limit from then on, its count kept (the spec's [`KeyWindow::change`]). On a
-    /// cluster the change writes no counter: the key's counter keeps the settings and version
-    /// it was written under, so a process of an older version goes on counting it by its old
-    /// limit until it learns, and the first attempt of the new version (or a later one) that
-    /// meets it rewrites it with its limits, its count kept ([`KeyWindow::decide`] of a
-    /// counter of an older version, in `key_decided`). A process remembering the key full may
-    /// find room it does not know of: excused as a raise.
-    pub(super) fn changed_live(&mut self, t: u64, change: u32, version: u32) {
-        let Some(spec) = self.scenario.key_live.get(change as usize).copied() else {
+    /// A script run at virtual time `t` made live change `live` (an index into the
+    /// scenario's), storing version `version`: the key's live limits from that version on
+    /// are the latest ones with the change. On one node the key's current window is counted
+    /// by the key's new limit from then on, its count kept (the spec's [`KeyWindow::change`]);
+    /// a removal back to no limit of its own leaves the window counted by the limiter's limit,
+    /// whatever it becomes (the next attempt rewrites the counter without a limit of its own).
+    /// On a cluster the change writes no counter: the key's counter keeps the settings and
+    /// version it was written under, so a process of an older version goes on counting it by
+    /// its old limit until it learns, and the first attempt of the new version (or a later
+    /// one) that meets it rewrites it with its limits, its count kept ([`KeyWindow::decide`]
+    /// of a counter of an older version, in `key_decided`). A process remembering the key full
+    /// may find room it does not know of: excused as a raise.
+    pub(super) fn changed_live(&mut self, t: u64, live: u32, version: u32) {
+        let Some(spec) = self.scenario.key_live.get(live as usize).copied() else {
             return;
         };
         let mut keys = self
@@ -81,13 +83,21 @@ impl Checker<'_> {
         }
         self.live.push((version, keys));
         // Back to the key's configured limit (every process's alike here), else the limiter's.
-        let new = spec
+        let own = spec
             .limit
-            .unwrap_or_else(|| self.scenario.key_limits.agreed(spec.key, self.limit()));
+            .or_else(|| self.scenario.key_limits.own(spec.process, spec.key));
         if let Some((settled, mut window)) = self.key_windows[spec.key as usize]
             && self.scenario.cluster.is_none()
         {
-            window.change(new);
+            match own {
+                Some(own) => window.change(own),
+                // One node: counters record no version of the limiter's limit.
+                None => window.written_by(KeyProposal {
+                    own: None,
+                    limiter: self.limit(),
+                    version: 0,
+                }),
+            }
             self.key_windows[spec.key as usize] = Some((settled, window));
         }
         self.last_raise = Some(t);
@@ -108,7 +118,8 @@ impl Checker<'_> {
             } => {
                 // Never 0: a removal is checked as a change to the limiter's limit.
                 let limit = limit.unwrap_or(self.scenario.limit).max(1);
-                self.limit_set(change, limit, outcome);
+                let first = self.scenario.first_live_change();
+                self.limit_set(first.saturating_add(change), limit, outcome);
             }
             _ => {}
         }

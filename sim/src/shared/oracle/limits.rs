@@ -61,15 +61,25 @@ impl Checker<'_> {
         let expect = match (purpose, self.stored) {
             (_, Some(stored)) if stored.period != period => Expect::Refuse(stored),
             // A change of the limit stores the next version, keeping the origin (or storing
-            // one, if nothing is stored).
+            // one, if nothing is stored). A live change of a key's limit keeps the limiter's
+            // limit stored (the one it carries if none is).
             (Purpose::Limit, stored) => {
                 let version = stored.map_or(version, |s| s.version.max(version)) + 1;
-                let changed = Stored { version, ..carried };
+                let live = self.requests[request as usize]
+                    .change
+                    .and_then(|change| self.scenario.live_change(change));
+                let limit = match (live, stored) {
+                    (Some(_), Some(stored)) => stored.limit,
+                    _ => limit,
+                };
+                let changed = Stored {
+                    limit,
+                    version,
+                    ..carried
+                };
                 self.write_config(t, request, changed);
-                if let Some(change) = self.requests[request as usize].change
-                    && !self.scenario.key_live.is_empty()
-                {
-                    self.changed_live(t, change, version);
+                if let Some(live) = live {
+                    self.changed_live(t, live, version);
                 }
                 Expect::Changed(changed)
             }

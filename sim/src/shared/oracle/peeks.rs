@@ -9,7 +9,15 @@
 //! without a round trip (its window remembered full) answers none left, for the time to the
 //! remembered window's end, judged as a local rejection is.
 //!
-//! A peek told of a newer limit is made again under it, at most [`CHANGE_RETRIES`] times; one
+//! The limit a peek reads its key's window by is the key's limit in force at the version it
+//! carries, as an attempt's ([`KeyWindow::decide`](fixed_window_spec::KeyWindow::decide):
+//! its live limit, else its own in the process, else the limiter's); where an attempt would
+//! meet the key's conflict the peek must be refused so, naming the limit the window is
+//! counted by.
+//!
+//! A peek told of a newer limit is made again under it, at most [`CHANGE_RETRIES`] times (a
+//! process reading live limits reads them first, and peeks again under an older version only
+//! if that read failed to bring the newer one); one
 //! refused (the configuration, or the key's limit) fails `Conflict` and is made no more. A
 //! peek fails only for a cause: `Conflict` exactly when the server refused its last request
 //! (or, with none sent, its process was refused); otherwise `Unavailable`, when a fault
@@ -24,7 +32,7 @@ use fixed_window_redis::ScriptReply;
 use super::calls::LocalAnswer;
 use super::{Checker, MOST_VIOLATIONS};
 use crate::oracle::{Invariant, Violation};
-use crate::shared::record::{ReplyDigest, SharedRecord};
+use crate::shared::record::{Purpose, ReplyDigest, SharedRecord};
 use crate::shared::run::config;
 
 /// The times a peek is made again while the limit changes under it, as the limiter does.
@@ -33,9 +41,9 @@ const CHANGE_RETRIES: usize = 3;
 /// What the oracle expects of the peeks whose script ran.
 #[derive(Debug, Default)]
 pub(super) struct Peeks {
-    /// Per request id answered "permitted" by a peek's run: the permits left and the time to
-    /// the window's end (nanoseconds) the model says.
-    expected: HashMap<u32, (u32, u128)>,
+    /// Per request id answered "permitted" by a peek's run: the permits left, the time to
+    /// the window's end (nanoseconds) and the key's limit in force the model says.
+    expected: HashMap<u32, (u32, u128, u32)>,
     /// Per caller, the requests its peek sent, in order (one or more per try).
     sent: HashMap<u32, Vec<u32>>,
     /// Peeks that failed `Unavailable` with no change of the limit to explain it: the caller,
@@ -44,6 +52,10 @@ pub(super) struct Peeks {
     failed: Vec<(u32, PeekFailure, usize)>,
     /// Per process, the virtual time it last crashed at.
     crashed: HashMap<u16, u64>,
+    /// Peeks made again under an older version than the one their last request was told,
+    /// where the processes read live limits: the caller, that request and the new one, the
+    /// version told and the record; judged once the trace has ended.
+    unread: Vec<(u32, (u32, u32), u32, usize)>,
 }
 
 /// A peek that failed `Unavailable`, by what a fault must have touched.
@@ -103,6 +115,16 @@ impl Checker<'_> {
                 self.report(Invariant::Events, Some(caller), || {
                     format!("a peek made again (request {request}) after the server refused its request {previous}: a refused peek fails Conflict")
                 });
+            }
+            // A process reading live limits adopts the version only with them: it reads them
+            // before peeking again, and may still hold the older version if that read failed
+            // (judged once the trace has ended, as a late reply is recorded after).
+            Some(ScriptReply::Changed { version: told, .. })
+                if version < told && !self.scenario.key_live.is_empty() =>
+            {
+                self.peeks
+                    .unread
+                    .push((caller, (previous, request), told, self.record));
             }
             Some(ScriptReply::Changed { version: told, .. }) if version < told => {
                 self.report(Invariant::Events, Some(caller), || {
@@ -192,6 +214,16 @@ impl Checker<'_> {
                 if changes > CHANGE_RETRIES && self.stale_peek_reply(last) {
                     return;
                 }
+                // Its process crashed while it read the live limits before peeking again.
+                let sent_at = self.requests[last as usize].sent_at;
+                if self
+                    .peeks
+                    .crashed
+                    .get(&process)
+                    .is_some_and(|&at| at >= sent_at)
+                {
+                    return;
+                }
                 PeekFailure::Sent {
                     request: last,
                     changes,
@@ -207,6 +239,37 @@ impl Checker<'_> {
         self.peeks.failed.push((caller, failure, self.record));
     }
 
+    /// Once the trace has ended: each peek made again under an older version than the one
+    /// its last request was told, in a process reading live limits, must have read them in
+    /// between (a `limits` call of its process sent from that request on), and that read
+    /// must have failed to bring the version: lost, late, or answering an older one.
+    fn check_peeks_read_limits(&mut self) {
+        for (caller, (previous, again), told, record) in std::mem::take(&mut self.peeks.unread) {
+            let process = self.process_of(caller);
+            let (from, until) = (
+                self.requests[previous as usize].sent_at,
+                self.requests[again as usize].sent_at,
+            );
+            let read_failed = self.requests.iter().any(|info| {
+                info.process == process
+                    && info.purpose == Some(Purpose::Refresh)
+                    && (from..=until).contains(&info.sent_at)
+                    && (info.faulted
+                        || !matches!(info.reply, Some(ReplyDigest::Four { values })
+                            if matches!(ScriptReply::parse(&values), Some(ScriptReply::Changed { version, .. }) if version >= told)))
+            });
+            if !read_failed && self.violations.len() < MOST_VIOLATIONS {
+                let version = self.requests[again as usize].carried.1;
+                self.violations.push(Violation {
+                    invariant: Invariant::Events,
+                    caller: Some(caller),
+                    record,
+                    detail: format!("a peek made again (request {again}) under version {version} of the limit, after request {previous} was told of version {told}, with no read of the live limits between that failed to bring it"),
+                });
+            }
+        }
+    }
+
     /// `process` crashed at `t`.
     pub(super) fn peek_crash(&mut self, t: u64, process: u16) {
         self.peeks.crashed.insert(process, t);
@@ -216,6 +279,7 @@ impl Checker<'_> {
     /// its last request, or (its last try unsent) on a request of its process in flight while
     /// it waited.
     pub(super) fn check_failed_peeks(&mut self) {
+        self.check_peeks_read_limits();
         for (caller, failure, record) in std::mem::take(&mut self.peeks.failed) {
             let process = self.process_of(caller);
             if self.scenario.processes[process as usize].slow_link() {
@@ -278,34 +342,13 @@ impl Checker<'_> {
     /// the model's window of the caller's key, which it leaves as it was.
     pub(super) fn peek_executed(&mut self, request: u32, server_us: u64, reply: ReplyDigest) {
         let info = &self.requests[request as usize];
-        let (Some(caller), process) = (info.caller, info.process) else {
+        let (Some(caller), process, carried) = (info.caller, info.process, info.carried.0) else {
             return;
         };
-        let limit = self.peek_limit(request);
         let ReplyDigest::Four { values } = reply else {
             return;
         };
         self.checks.count(&[Invariant::Events]);
-        let (remaining, now, window_start) = match ScriptReply::parse(&values) {
-            Some(ScriptReply::Permitted {
-                remaining,
-                now,
-                window_start,
-            }) => (remaining, now, window_start),
-            // A refusal or a newer limit: the process asks again or fails, and answers nothing.
-            Some(
-                ScriptReply::Conflict { .. }
-                | ScriptReply::KeyConflict { .. }
-                | ScriptReply::Changed { .. },
-            ) => return,
-            other => {
-                self.report(Invariant::Events, Some(caller), || {
-                    format!("a peek's run answered {other:?}: a peek takes nothing, so it finds no window full and leases nothing")
-                });
-                return;
-            }
-        };
-        self.checks.count(&[Invariant::Alignment]);
         let key = self.scenario.callers[caller as usize].key;
         // No configuration stored: the peek stores none, and reads a window of its own
         // process's period from the fixed origin, or from its reading. On a cluster it reads
@@ -314,6 +357,51 @@ impl Checker<'_> {
         let grid = self
             .grid_for(period)
             .unwrap_or_else(|| self.grid_of(period, server_us));
+        // The key's limit in force at the version the peek carries (its live limit, else its
+        // own in the process, else the limiter's), as the window is counted by it; or the
+        // key's conflict an attempt would meet there.
+        let settled = self
+            .settle_key(request, key, (&grid, server_us), carried)
+            .map(|(limit, _)| limit);
+        let parsed = ScriptReply::parse(&values);
+        let (remaining, now, window_start) = match parsed {
+            Some(ScriptReply::Permitted {
+                remaining,
+                now,
+                window_start,
+            }) => (remaining, now, window_start),
+            // Refused for the key's limit: as an attempt would be, naming the limit the
+            // window is counted by.
+            Some(ScriptReply::KeyConflict { .. }) => {
+                match settled {
+                    Err(conflict) => {
+                        self.key_conflict_reply((request, caller), (&grid, period), conflict, parsed);
+                    }
+                    Ok(limit) => self.report(Invariant::Configuration, Some(caller), || {
+                        format!("a peek (request {request}) answered {parsed:?}, where key {key}'s window is counted by its limit in force, {limit}")
+                    }),
+                }
+                return;
+            }
+            // A refusal or a newer limit: the process asks again or fails, and answers nothing.
+            Some(ScriptReply::Conflict { .. } | ScriptReply::Changed { .. }) => return,
+            other => {
+                self.report(Invariant::Events, Some(caller), || {
+                    format!("a peek's run answered {other:?}: a peek takes nothing, so it finds no window full and leases nothing")
+                });
+                return;
+            }
+        };
+        let limit = match settled {
+            Ok(limit) => limit,
+            Err(conflict) => {
+                self.report(Invariant::Configuration, Some(caller), || {
+                    format!("a peek (request {request}) answered {parsed:?} where {conflict}: it must be refused as an attempt would")
+                });
+                return;
+            }
+        };
+        self.checks.count(&[Invariant::Alignment]);
         let at = u128::from(server_us);
         let (index, used) =
             self.counts[key as usize].map_or((grid.index_of(at), 0), |count| count.at(&grid, at));
@@ -328,20 +416,9 @@ impl Checker<'_> {
         let resets_in = grid.end(index).map_or(u128::MAX, |end| {
             end.saturating_sub(at).saturating_mul(1_000)
         });
-        self.peeks.expected.insert(request, (model, resets_in));
-    }
-
-    /// The limit `request`, a peek's, reads its key's window by: the key's own in its
-    /// process, else the limiter's it carries.
-    fn peek_limit(&self, request: u32) -> u32 {
-        self.requests.get(request as usize).map_or(0, |info| {
-            info.caller
-                .and_then(|caller| {
-                    let key = self.scenario.callers[caller as usize].key;
-                    self.scenario.key_limits.own(info.process, key)
-                })
-                .unwrap_or(info.carried.0)
-        })
+        self.peeks
+            .expected
+            .insert(request, (model, resets_in, limit));
     }
 
     /// `caller`'s peek answered `remaining` of `limit` for `resets_in` ns, from `request`'s
@@ -370,8 +447,7 @@ impl Checker<'_> {
                 format!("a peek answered from request {request}, after its requests {sent:?}, {changes} of them told the limit changed: at most {CHANGE_RETRIES} tries more, the last one answering")
             });
         }
-        let carried = self.peek_limit(request);
-        let Some(&(model, model_resets)) = self.peeks.expected.get(&request) else {
+        let Some(&(model, model_resets, carried)) = self.peeks.expected.get(&request) else {
             let reply = self.script_reply(Some(request));
             self.report(Invariant::Events, Some(caller), || {
                 format!("a peek answered {remaining} left from request {request}, whose reply {reply:?} answers no peek")

@@ -201,7 +201,7 @@ impl Sim<'_> {
         p.generation += 1;
         p.registering = None;
         p.refreshing = None;
-        p.awaiting_limits.clear();
+        let awaiting = std::mem::take(&mut p.awaiting_limits);
         p.unregistered = None;
         // A new process knows of no refusal: a registration of its that fails `Unavailable`
         // leaves it with no limiter, its calls answered by its fail policy.
@@ -228,6 +228,7 @@ impl Sim<'_> {
         }
         self.drop_changes(process);
         self.drop_hand_backs(process);
+        self.drop_peeks_reading(&awaiting);
         let mut victims = Vec::new();
         for (caller, call) in (0_u32..).zip(&self.calls) {
             if call.process == process && !call.done && (call.attempts > 0) {

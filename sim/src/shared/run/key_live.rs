@@ -5,7 +5,7 @@
 //! again an attempt that a reply told of a version it has not read.
 //!
 //! The changes take the events and the round-trip bookkeeping of the limiter's limit's
-//! changes (a scenario making live changes makes none of those), numbered among their own.
+//! changes, numbered after those.
 
 use std::rc::Rc;
 
@@ -62,10 +62,10 @@ impl Sim<'_> {
         }
     }
 
-    /// The scenario's live change `change` is due: its process calls `set_key_limit` (or
-    /// `clear_key_limit`).
-    pub(super) fn set_key_limit(&mut self, change: u32) {
-        let spec = self.scenario.key_live[change as usize];
+    /// The scenario's live change `live` (change `change` among all) is due: its process
+    /// calls `set_key_limit` (or `clear_key_limit`).
+    pub(super) fn set_key_limit(&mut self, change: u32, live: u32) {
+        let spec = self.scenario.key_live[live as usize];
         let p = &mut self.processes[spec.process as usize];
         if !(p.up && p.ready) {
             p.pending_changes.push(change);
@@ -86,13 +86,18 @@ impl Sim<'_> {
         self.arm_timeout(spec.process, owner, number, self.now);
     }
 
-    /// The round trip of live change `change` is over: `reply` is the script's, or why there
-    /// is none.
-    pub(super) fn key_limit_replied(&mut self, change: u32, reply: &Result<Vec<i64>, Unavailable>) {
+    /// The round trip of live change `live` (change `change` among all) is over: `reply` is
+    /// the script's, or why there is none.
+    pub(super) fn key_limit_replied(
+        &mut self,
+        change: u32,
+        live: u32,
+        reply: &Result<Vec<i64>, Unavailable>,
+    ) {
         if self.limit_calls[change as usize].take().is_none() {
             return;
         }
-        let spec = self.scenario.key_live[change as usize];
+        let spec = self.scenario.key_live[live as usize];
         let protocol = &self.processes[spec.process as usize].protocol;
         let key = &self.scenario.keys[spec.key as usize];
         let outcome =
@@ -106,9 +111,9 @@ impl Sim<'_> {
         self.limit_set(change, outcome);
     }
 
-    /// `caller`'s attempt was told of a version of the limit its process has not read with
-    /// its live limits: it attempts again once a read of them (this one, or one already under
-    /// way) is over.
+    /// `caller`'s attempt (or peek) was told of a version of the limit its process has not
+    /// read with its live limits: it attempts again once a read of them (this one, or one
+    /// already under way) is over.
     pub(super) fn await_limits(&mut self, caller: u32, process: u16) {
         self.processes[process as usize]
             .awaiting_limits
@@ -130,6 +135,9 @@ impl Sim<'_> {
     /// again, now.
     pub(super) fn limits_read_over(&mut self, process: u16) {
         for caller in std::mem::take(&mut self.processes[process as usize].awaiting_limits) {
+            if self.peek_after_read(caller) {
+                continue;
+            }
             let call = &self.calls[caller as usize];
             if call.done || call.attempt.is_some() {
                 continue;

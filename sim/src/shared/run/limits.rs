@@ -16,8 +16,8 @@ use crate::shared::record::{LimitOutcome, SharedRecord};
 impl Sim<'_> {
     /// The scenario's change `change` is due: its process calls `set_limit`.
     pub(super) fn set_limit(&mut self, change: u32) {
-        if !self.scenario.key_live.is_empty() {
-            self.set_key_limit(change);
+        if let Some(live) = self.scenario.live_change(change) {
+            self.set_key_limit(change, live);
             return;
         }
         let spec = self.scenario.limit_changes[change as usize];
@@ -42,8 +42,8 @@ impl Sim<'_> {
 
     /// The round trip of change `change` is over: `reply` is the script's, or why there is none.
     pub(super) fn limit_replied(&mut self, change: u32, reply: &Result<Vec<i64>, Unavailable>) {
-        if !self.scenario.key_live.is_empty() {
-            self.key_limit_replied(change, reply);
+        if let Some(live) = self.scenario.live_change(change) {
+            self.key_limit_replied(change, live, reply);
             return;
         }
         if self.limit_calls[change as usize].take().is_none() {
@@ -83,26 +83,21 @@ impl Sim<'_> {
         }
     }
 
-    /// The process making each change, in order: the limiter's limit's, or in a scenario
-    /// that changes keys' limits live, those.
+    /// The process making each change, in order: the limiter's limit's, then the live
+    /// changes of keys' limits.
     pub(super) fn change_processes(&self) -> Vec<u16> {
-        if self.scenario.key_live.is_empty() {
-            self.scenario
-                .limit_changes
-                .iter()
-                .map(|c| c.process)
-                .collect()
-        } else {
-            self.scenario.key_live.iter().map(|c| c.process).collect()
-        }
+        let limiter = self.scenario.limit_changes.iter().map(|c| c.process);
+        let live = self.scenario.key_live.iter().map(|c| c.process);
+        limiter.chain(live).collect()
     }
 
     /// Records how change `change` ended.
     pub(super) fn limit_set(&mut self, change: u32, outcome: LimitOutcome) {
-        if let Some(spec) = self.scenario.key_live.get(change as usize) {
+        if let Some(live) = self.scenario.live_change(change) {
+            let spec = self.scenario.key_live[live as usize];
             self.records.push(SharedRecord::KeyLimitSet {
                 t: self.now,
-                change,
+                change: live,
                 process: spec.process,
                 key: spec.key,
                 limit: spec.limit,

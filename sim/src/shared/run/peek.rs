@@ -2,8 +2,11 @@
 //! from the process's memory of full windows, or a read-only script call to send), the call
 //! queued in its lane and batched with the other peeks there as the coalescer does, then
 //! `finish_peek` with its part of the reply or the cause of its absence; made again (at most
-//! [`CHANGE_RETRIES`] times) while the limit changes under it. Whatever it answers, the call
-//! then arrives as if it had not peeked.
+//! [`CHANGE_RETRIES`] times) while the limit changes under it. Where processes read live
+//! limits, a reply telling of a version whose live limits its process has not read
+//! (`Protocol::limits_due`) makes it read them first, as the limiter does (waiting for a read
+//! already under way, and reading again if that one did not bring the version). Whatever it
+//! answers, the call then arrives as if it had not peeked.
 
 use fixed_window::Peek;
 use fixed_window_redis::{PeekBegin, ScriptCall, SharedError, Unavailable};
@@ -32,6 +35,17 @@ struct PeekState {
     in_flight: bool,
     /// Its tries: one more each time the limit changed under it.
     tries: u32,
+    /// The read of the live limits it waits for before its next try, if any.
+    reading: Option<Reading>,
+}
+
+/// A read of the live limits a peek waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// One under way already when its reply told it of the version.
+    Joined,
+    /// One begun after that.
+    Fresh,
 }
 
 impl Peeking {
@@ -127,11 +141,57 @@ impl Sim<'_> {
                 if self.peeks.callers[caller as usize].tries <= CHANGE_RETRIES
                     && self.planted != Some(SharedPlantedBug::PeekGivesUp) =>
             {
-                self.peek(caller);
+                // Told of a version its process has not read the live limits of: read them
+                // first, as the limiter does.
+                let process = self.calls[caller as usize].process;
+                let due = self.processes[process as usize].protocol.limits_due();
+                if due
+                    && self.reads_live_limits()
+                    && self.planted != Some(SharedPlantedBug::PeekLimitsUnread)
+                {
+                    let joined = self.processes[process as usize].refreshing.is_some();
+                    self.peeks.callers[caller as usize].reading = Some(if joined {
+                        Reading::Joined
+                    } else {
+                        Reading::Fresh
+                    });
+                    self.await_limits(caller, process);
+                } else {
+                    self.peek(caller);
+                }
             }
             // The limit kept changing: `Unavailable`.
             Ok(None) => self.peek_failed(caller, false),
             Err(error) => self.peek_failed(caller, is_conflict(&error)),
+        }
+    }
+
+    /// A read of the live limits `caller` waited for is over: if it is a peek's, the peek is
+    /// made again (and its call does not attempt), and so said. A read that was under way
+    /// before the reply told the peek of the version may have run before the change: if it
+    /// did not bring the version, the peek reads again, as the limiter makes its own read.
+    pub(super) fn peek_after_read(&mut self, caller: u32) -> bool {
+        let Some(reading) = self.peeks.callers[caller as usize].reading else {
+            return false;
+        };
+        let process = self.calls[caller as usize].process;
+        if reading == Reading::Joined && self.processes[process as usize].protocol.limits_due() {
+            self.peeks.callers[caller as usize].reading = Some(Reading::Fresh);
+            self.await_limits(caller, process);
+            return true;
+        }
+        self.peeks.callers[caller as usize].reading = None;
+        self.peek(caller);
+        true
+    }
+
+    /// `callers` waited for a read of the live limits when their process crashed: those
+    /// peeking fail, their calls arriving all the same (in the process as it starts again).
+    pub(super) fn drop_peeks_reading(&mut self, callers: &[u32]) {
+        for &caller in callers {
+            if self.peeks.callers[caller as usize].reading.take().is_some() {
+                self.peek_failed(caller, false);
+            }
         }
     }
 
