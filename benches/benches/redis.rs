@@ -9,6 +9,9 @@
 //!   - `leased`: the same under `Config::with_lease(Lease::new(64))`: one lease call per
 //!     share of 64 permits, the rest granted in-process (a limit no window reaches, so every
 //!     share is the largest);
+//!   - `leased-256`, `leased-1024`: the same with larger shares (`Lease::new(256)`,
+//!     `Lease::new(1024)`, as a user may choose for a limit far above the traffic), at 16
+//!     tasks on the hot key only: how the throughput scales with the share;
 //!   - `envoy`: envoy's ratelimit pattern, `INCRBY` and `EXPIRE` pipelined in one round trip,
 //!     the window's index (from the client's clock) in the key;
 //!   - `naive`: `INCR`, then `EXPIRE` in a second round trip when the count is 1;
@@ -43,6 +46,9 @@ use fixed_window_redis::{Config, Lease, SharedRateLimiter};
 use fixed_window_redis_test::RedisServer;
 use redis::aio::ConnectionManager;
 use tokio::runtime::Runtime;
+
+/// The larger shares measured beside `Lease::new(64)`, at 16 tasks on the hot key.
+const LARGER_SHARES: [u32; 2] = [256, 1024];
 
 /// Enough permits that no benchmark runs out: a window of an hour and `u32::MAX` permits.
 const OPEN: u32 = u32::MAX;
@@ -275,6 +281,8 @@ struct Subjects {
     shared: Arc<SharedRateLimiter>,
     /// The shared limiter leasing shares of 64, for tasks.
     leased: Arc<SharedRateLimiter>,
+    /// The shared limiter leasing each of the [`LARGER_SHARES`], for tasks.
+    leased_larger: Vec<(u32, Arc<SharedRateLimiter>)>,
     /// A connection for envoy's pattern and the naive one.
     manager: ConnectionManager,
     /// The shared limiter, for threads (blocking calls).
@@ -286,21 +294,32 @@ struct Subjects {
 }
 
 fn connect(setup: &Setup) -> Subjects {
-    let (shared, leased, manager) = setup.runtime.block_on(async {
+    let leasing = |name: &'static str, share: u32| async move {
+        let config = Config::of(name, OPEN, HOUR)
+            .expect("config")
+            .with_lease(Lease::new(share).expect("a share"));
+        let limiter = SharedRateLimiter::connect(config, setup.client.clone())
+            .await
+            .expect("connect");
+        Arc::new(limiter)
+    };
+    let (shared, leased, leased_larger, manager) = setup.runtime.block_on(async {
         let config = Config::of("bench", OPEN, HOUR).expect("config");
         let limiter = SharedRateLimiter::connect(config, setup.client.clone())
             .await
             .expect("connect");
-        let config = Config::of("bench-leased", OPEN, HOUR)
-            .expect("config")
-            .with_lease(Lease::new(64).expect("a share"));
-        let leased = SharedRateLimiter::connect(config, setup.client.clone())
-            .await
-            .expect("connect");
+        let leased = leasing("bench-leased", 64).await;
+        let mut leased_larger = Vec::new();
+        for (share, name) in LARGER_SHARES
+            .into_iter()
+            .zip(["bench-leased-256", "bench-leased-1024"])
+        {
+            leased_larger.push((share, leasing(name, share).await));
+        }
         let manager = ConnectionManager::new(setup.client.clone())
             .await
             .expect("connect");
-        (Arc::new(limiter), Arc::new(leased), manager)
+        (Arc::new(limiter), leased, leased_larger, manager)
     });
     let blocking = Arc::new(
         SharedRateLimiter::connect_blocking(
@@ -321,6 +340,7 @@ fn connect(setup: &Setup) -> Subjects {
     Subjects {
         shared,
         leased,
+        leased_larger,
         manager,
         blocking,
         local: full("bench-local", 16),
@@ -354,6 +374,19 @@ fn bench_all(c: &mut Criterion) {
                 callers,
                 &Pattern::Shared(Arc::clone(&subjects.leased)),
             );
+            // The larger shares at 16 tasks on the hot key only: where a share's lease call
+            // weighs most, since every task waits for it.
+            if tasks > 1 && !keyed {
+                for (share, limiter) in &subjects.leased_larger {
+                    bench_tasks(
+                        &mut group,
+                        &setup,
+                        &format!("leased-{share}"),
+                        callers,
+                        &Pattern::Shared(Arc::clone(limiter)),
+                    );
+                }
+            }
             bench_tasks(
                 &mut group,
                 &setup,

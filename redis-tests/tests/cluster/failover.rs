@@ -6,10 +6,12 @@
 use core::time::Duration;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fixed_window_redis::{Config, SharedRateLimiter};
+use fixed_window_redis::Config;
 use fixed_window_redis_test::RedisCluster;
 
-use crate::support::{Granted, TestResult, hammer, origin, over, per_window, wall_micros};
+use crate::support::{
+    Granted, TestResult, connect_replicated, hammer, origin, over, per_window, wall_micros,
+};
 
 const LIMIT: u32 = 5;
 const PERIOD: Duration = Duration::from_millis(500);
@@ -36,10 +38,11 @@ struct Failover {
 /// [`SLOT`] killed 600 ms in, and 1.5 s of attempts after its replica took over.
 fn kill_the_primary_under_attempts(
     cluster: &mut RedisCluster,
-    config: Config,
+    config: &Config,
     keys: &[&str],
 ) -> Result<Failover, Box<dyn std::error::Error>> {
-    let limiter = SharedRateLimiter::connect_blocking(config, cluster.client()?)?;
+    // Made again while a replica is slow to acknowledge the registration: the fault comes later.
+    let limiter = connect_replicated(config, cluster)?;
     let origin = origin(&limiter)?;
     let primary = cluster.master_of(SLOT)?;
     let stop = AtomicBool::new(false);
@@ -82,7 +85,7 @@ fn a_killed_primary_is_replaced_and_the_limit_holds_within_the_stated_bound() ->
         serving,
         primary,
         promoted,
-    } = kill_the_primary_under_attempts(&mut cluster, config, &KEYS)?;
+    } = kill_the_primary_under_attempts(&mut cluster, &config, &KEYS)?;
 
     assert_ne!(promoted, primary);
     assert_eq!(cluster.master_of(SLOT)?, promoted);
@@ -136,7 +139,7 @@ fn waiting_for_the_replica_no_window_passes_its_limit_through_a_failover() -> Te
         primary,
         promoted,
         ..
-    } = kill_the_primary_under_attempts(&mut cluster, config, &[KEYS[0], KEYS[1], ELSEWHERE])?;
+    } = kill_the_primary_under_attempts(&mut cluster, &config, &[KEYS[0], KEYS[1], ELSEWHERE])?;
 
     assert_ne!(promoted, primary);
     assert_ne!(cluster.master_of(cluster.slot_of(ELSEWHERE)?)?, promoted);

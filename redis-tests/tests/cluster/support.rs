@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use fixed_window_redis::{SharedPermit, SharedRateLimiter};
+use fixed_window_redis::{Config, SharedError, SharedPermit, SharedRateLimiter, UnavailableKind};
 use fixed_window_redis_test::RedisCluster;
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -106,6 +106,37 @@ pub fn over(windows: &BTreeMap<(String, u64), u32>, most: u32) -> Vec<((String, 
         .filter(|&(_, &count)| count > most)
         .map(|(window, &count)| (window.clone(), count))
         .collect()
+}
+
+/// How long [`connect_replicated`] tries to register.
+const REGISTRATION_DEADLINE: Duration = Duration::from_secs(10);
+
+/// A limiter connected to `cluster` under `config`, its registration made again while it ends
+/// `Unreplicated` (for at most [`REGISTRATION_DEADLINE`]); any other error at once.
+///
+/// Under [`Config::with_wait_for_replicas`] the registration's write must be acknowledged
+/// within half the limiter's timeout. A cluster reports itself ok as soon as its replicas are
+/// linked, and on a busy machine a replica's first acknowledgements can take longer than that:
+/// a test whose subject is a later fault must not fail on its setup, so the registration is
+/// made again. The next one finds the configuration the first stored and writes nothing, so its
+/// `WAIT` vouches for nothing: the tests rest only on their permits, each granted on its own
+/// call's acknowledged write.
+pub fn connect_replicated(
+    config: &Config,
+    cluster: &RedisCluster,
+) -> Result<SharedRateLimiter, Box<dyn std::error::Error>> {
+    let began = std::time::Instant::now();
+    loop {
+        match SharedRateLimiter::connect_blocking(config.clone(), cluster.client()?) {
+            Err(SharedError::Unavailable { cause, .. })
+                if cause.kind() == UnavailableKind::Unreplicated
+                    && began.elapsed() < REGISTRATION_DEADLINE =>
+            {
+                eprintln!("registration not acknowledged by a replica, made again: {cause}");
+            }
+            connected => return Ok(connected?),
+        }
+    }
 }
 
 /// The limiter's registered origin.

@@ -438,6 +438,47 @@ fn attempts_that_find_a_lease_in_flight_spend_its_share_instead_of_counting() ->
     Ok(())
 }
 
+/// The same with tasks on a tokio runtime of their own (`try_acquire_async`): an attempt that
+/// finds the lease call in flight waits for it in its own task, timed by that runtime, and
+/// spends from the share it brings.
+#[test]
+fn tasks_that_find_a_lease_in_flight_spend_its_share_instead_of_counting() -> TestResult {
+    let server = server()?;
+    let mut redis = raw(&server)?;
+    set_time(&mut redis, T0)?;
+    let config = leasing("landing-async", 1_000, HOUR)?.with_timeout(Duration::from_secs(10))?;
+    let limiter = std::sync::Arc::new(connect(&server, config)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(1_000)
+        .arg("ALL")
+        .exec(&mut redis)?;
+    let others = SHARE - 1;
+    let granted = runtime.block_on(async {
+        let attempt = || {
+            let limiter = std::sync::Arc::clone(&limiter);
+            tokio::spawn(async move { limiter.try_acquire_async("k").await })
+        };
+        let first = attempt();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let rest: Vec<_> = (0..others).map(|_| attempt()).collect();
+        let mut granted = 0;
+        for task in std::iter::once(first).chain(rest) {
+            if matches!(task.await, Ok(Ok(_))) {
+                granted += 1;
+            }
+        }
+        granted
+    });
+    assert_eq!(granted, 1 + others);
+    assert_eq!(counted(&mut redis, "landing-async", "k")?, u64::from(SHARE));
+    Ok(())
+}
+
 /// Handing back (`SharedRateLimiter::hand_back`): a process that stops spending its share
 /// returns the rest to the window's count, and another process is granted those permits in
 /// the same window; the window still grants exactly its limit, never more.
