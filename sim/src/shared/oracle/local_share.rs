@@ -142,7 +142,12 @@ impl Checker<'_> {
         version: u32,
         (policy_share, limit): (u32, u32),
     ) -> u32 {
-        let latest = self.live.last().map_or(0, |&(stored, _)| stored);
+        // Stored by a live change or by a change of the limiter's limit.
+        let latest = self
+            .live
+            .last()
+            .map_or(0, |&(stored, _)| stored)
+            .max(self.stored.map_or(0, |stored| stored.version));
         let learnt = self.learnt[process as usize];
         if !self.scenario.key_live.is_empty() && (version > latest || version < learnt) {
             self.report(Invariant::Configuration, Some(caller), || {
