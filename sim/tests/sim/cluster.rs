@@ -326,6 +326,10 @@ fn a_call_split_by_a_migration_is_tried_again_and_no_window_passes_its_limit() {
         for (index, caller) in scenario.callers.iter_mut().enumerate() {
             caller.key = u16::from(index % 2 == 1);
         }
+        // Live changes of keys' limits onto the two keys.
+        for change in &mut scenario.key_live {
+            change.key %= 2;
+        }
         let span = scenario.callers.last().map_or(0, |c| c.arrival);
         let cluster = scenario.cluster.as_mut().expect("a cluster");
         let owner = u8::try_from(

@@ -343,10 +343,13 @@ fn a_keys_own_limit_ignored_is_caught_on_clusters_and_with_changes() {
 fn every_key_marked_with_its_limit_is_caught() {
     // A key without a limit of its own, counted before a change of the limiter's limit, is
     // refused as the key's conflict after it.
+    // Where keys' limits change live too, a key counted before the change often has a live
+    // limit of its own when it is met again, which the bug leaves right: more seeds.
     let changing = |s: &SharedScenario| !s.limit_changes.is_empty() && !s.key_limits.is_empty();
-    assert_caught_where(
+    assert_caught_within(
         SharedPlantedBug::EveryKeyMarked,
         Invariant::Configuration,
+        4 * PLANTED_SEEDS,
         changing,
     );
 }
