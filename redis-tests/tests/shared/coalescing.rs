@@ -18,23 +18,13 @@ use fixed_window_redis_test::RedisServer;
 use futures::FutureExt;
 use tokio::task::{JoinError, JoinHandle};
 
-use crate::support::{HOUR, TestResult, raw, server};
+use crate::support::{HOUR, TestResult, pause, raw, server};
 
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-}
-
-/// Holds every client's commands for `millis`.
-fn pause(redis: &mut redis::Connection, millis: u64) -> TestResult {
-    redis::cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(millis)
-        .arg("ALL")
-        .exec(redis)?;
-    Ok(())
 }
 
 /// Waits (on a plain connection) until the server answers again.

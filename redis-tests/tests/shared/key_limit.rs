@@ -5,11 +5,11 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use fixed_window_redis::{Config, Lease, Server, SharedError, SharedRateLimiter, redis};
+use fixed_window_redis::{Config, Lease, Server, SharedError, SharedRateLimiter};
 use fixed_window_redis_test::RedisServer;
 use fixed_window_spec::KeyWindow;
 
-use crate::support::{HOUR, on_time_key, set_time};
+use crate::support::{HOUR, on_time_key, pause, set_time};
 
 #[path = "../common/key_limit.rs"]
 mod checks;
@@ -42,11 +42,7 @@ fn attempts_queued_together_are_each_decided_by_their_keys_limit() -> checks::Te
         .with_timeout(Duration::from_secs(30))?
         .key_limit("paid", 5)?;
     let limiter = Arc::new(runtime.block_on(SharedRateLimiter::connect(config, server.client()?))?);
-    redis::cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(300)
-        .arg("ALL")
-        .exec(&mut redis)?;
+    pause(&mut redis, 300)?;
     let keys = [
         "paid", "free", "paid", "free", "paid", "free", "paid", "paid", "free", "paid",
     ];

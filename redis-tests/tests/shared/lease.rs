@@ -11,7 +11,7 @@ use fixed_window::{Clock, ManualClock};
 use fixed_window_redis::{Config, DEFAULT_LEASE_DIVISOR, Lease, SharedRateLimiter};
 use fixed_window_spec::{Count, Grid, Lease as Rule, spend_deadline};
 
-use crate::support::{HOUR, TestResult, connect, on_time_key, raw, server, set_time};
+use crate::support::{HOUR, TestResult, connect, on_time_key, pause, raw, server, set_time};
 
 const T0: u64 = 1_000_000_000;
 
@@ -414,11 +414,7 @@ fn attempts_that_find_a_lease_in_flight_spend_its_share_instead_of_counting() ->
     let limiter = connect(&server, config)?;
     // The server answers nothing for a second: the first attempt's lease call is in flight
     // while the others begin.
-    redis::cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(1_000)
-        .arg("ALL")
-        .exec(&mut redis)?;
+    pause(&mut redis, 1_000)?;
     let others = SHARE - 1;
     let granted = std::thread::scope(|scope| {
         let first = scope.spawn(|| limiter.try_acquire("k"));
@@ -452,11 +448,7 @@ fn tasks_that_find_a_lease_in_flight_spend_its_share_instead_of_counting() -> Te
         .worker_threads(2)
         .enable_all()
         .build()?;
-    redis::cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(1_000)
-        .arg("ALL")
-        .exec(&mut redis)?;
+    pause(&mut redis, 1_000)?;
     let others = SHARE - 1;
     let granted = runtime.block_on(async {
         let attempt = || {

@@ -43,6 +43,16 @@ pub fn set_time(connection: &mut redis::Connection, micros: u64) -> TestResult {
     Ok(())
 }
 
+/// Holds every client's commands for `millis` (`CLIENT PAUSE … ALL`).
+pub fn pause(redis: &mut redis::Connection, millis: u64) -> TestResult {
+    redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(millis)
+        .arg("ALL")
+        .exec(redis)?;
+    Ok(())
+}
+
 /// A configuration on the time key with no local memory, so that every attempt reaches the
 /// server and sees exactly the time the test set.
 pub fn on_time_key(
