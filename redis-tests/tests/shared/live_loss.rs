@@ -8,7 +8,7 @@ use core::time::Duration;
 use fixed_window_redis::{Config, Protocol, ScriptCall, SharedError, SharedRateLimiter, redis};
 use fixed_window_redis_test::RedisServer;
 
-use crate::support::{HOUR, TestResult};
+use crate::support::{HOUR, TestResult, retried};
 
 /// `a` holds `paid`'s live limit 5 (the limiter's is 2) when the server restarts empty; `b`
 /// registers afterwards. While `b` decides `paid` by 2 and `a` by 5, `b` is told `Conflict`
@@ -26,14 +26,7 @@ fn live_limits_lost_in_a_restart_are_written_back_by_a_process_holding_them() ->
 
     server.restart()?;
     // The first attempts reconnect; at most 100 tries 50 ms apart (5 s).
-    let mut counted = a.try_acquire("paid");
-    for _ in 0..100 {
-        if counted.is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-        counted = a.try_acquire("paid");
-    }
+    let counted = retried(100, Duration::from_millis(50), || a.try_acquire("paid"));
     assert_eq!(
         counted?.remaining(),
         Some(4),

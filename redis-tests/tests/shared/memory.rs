@@ -11,7 +11,7 @@ use fixed_window_redis::{
 };
 use fixed_window_redis_test::{RedisServer, ServerOptions};
 
-use crate::support::{HOUR, TestResult, events, logged};
+use crate::support::{HOUR, TestResult, events, logged, retried};
 
 /// The server's memory limit: a few MiB above what an empty server uses.
 const MAXMEMORY: u64 = 4 << 20;
@@ -242,14 +242,7 @@ fn listeners_hear_of_the_risk_once_each_whenever_they_were_added() -> TestResult
             .with_port(port)
             .with_maxmemory(MAXMEMORY, "allkeys-lfu"),
     )?;
-    let mut permit = started.try_acquire("k");
-    for _ in 0..200 {
-        if permit.is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-        permit = started.try_acquire("k");
-    }
+    let permit = retried(200, Duration::from_millis(50), || started.try_acquire("k"));
     assert!(permit.is_ok(), "{permit:?}");
     started.try_acquire("k")?;
     assert_eq!(risk_events(&log), 1);

@@ -9,7 +9,7 @@ use fixed_window_redis::{
 };
 use fixed_window_redis_test::{RedisServer, ServerOptions};
 
-use crate::support::{HOUR, TestResult};
+use crate::support::{HOUR, TestResult, retried};
 
 /// The least a limiter's user needs: the script by its SHA-1 and loading it, the commands it
 /// runs, on the limiters' keys. (The line redis/README.md gives.)
@@ -40,14 +40,7 @@ fn a_permit_over_tls_and_an_untrusted_certificate_is_access_denied() -> TestResu
     let limiter = SharedRateLimiter::connect_blocking(config("tls")?, server.client()?)?;
     assert_eq!(limiter.try_acquire("k")?.remaining(), Some(1));
     let limiter = SharedRateLimiter::start_blocking(config("tls")?, server.client()?)?;
-    let mut permit = limiter.try_acquire("k");
-    for _ in 0..100 {
-        if permit.is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-        permit = limiter.try_acquire("k");
-    }
+    let permit = retried(100, Duration::from_millis(50), || limiter.try_acquire("k"));
     assert_eq!(permit?.remaining(), Some(0));
 
     // The system's authorities do not know the test's.

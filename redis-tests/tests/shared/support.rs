@@ -43,6 +43,24 @@ pub fn set_time(connection: &mut redis::Connection, micros: u64) -> TestResult {
     Ok(())
 }
 
+/// `attempt`, made again every `every` while it fails, at most `tries` times more: its last
+/// outcome (a server restarting, a limiter reconnecting).
+pub fn retried<T, E>(
+    tries: u32,
+    every: Duration,
+    mut attempt: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let mut outcome = attempt();
+    for _ in 0..tries {
+        if outcome.is_ok() {
+            break;
+        }
+        std::thread::sleep(every);
+        outcome = attempt();
+    }
+    outcome
+}
+
 /// Holds every client's commands for `millis` (`CLIENT PAUSE … ALL`).
 pub fn pause(redis: &mut redis::Connection, millis: u64) -> TestResult {
     redis::cmd("CLIENT")
