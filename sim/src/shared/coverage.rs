@@ -16,7 +16,7 @@ use crate::shared::run::SharedRun;
 use crate::shared::scenario::{SharedScenario, Weight};
 
 /// The features a shared sweep counts, in the order of [`shared_features`]' bits.
-pub const SHARED_FEATURES: [&str; 55] = [
+pub const SHARED_FEATURES: [&str; 56] = [
     "request_lost",
     "reply_lost",
     "connection_reset",
@@ -72,6 +72,7 @@ pub const SHARED_FEATURES: [&str; 55] = [
     "key_limit_changed_live_under_local",
     "key_limit_changed_live_with_set_limit",
     "key_limit_changed_live_with_peeks",
+    "key_limit_changed_live_apart",
 ];
 
 /// The bit of `feature` in [`shared_features`]' mask: its place in [`SHARED_FEATURES`],
@@ -158,6 +159,7 @@ const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_LEASE: u64 = bit("key_limit_changed_live_w
 const BIT_KEY_LIMIT_CHANGED_LIVE_UNDER_LOCAL: u64 = bit("key_limit_changed_live_under_local");
 const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_SET_LIMIT: u64 = bit("key_limit_changed_live_with_set_limit");
 const BIT_KEY_LIMIT_CHANGED_LIVE_WITH_PEEKS: u64 = bit("key_limit_changed_live_with_peeks");
+const BIT_KEY_LIMIT_CHANGED_LIVE_APART: u64 = bit("key_limit_changed_live_apart");
 
 /// The features `run` exercised, as a mask over [`SHARED_FEATURES`]: bit `i` for
 /// `SHARED_FEATURES[i]`. A fault kind counts when its trace shows it happening (a request or
@@ -606,6 +608,8 @@ impl Senders {
 /// `key_limit_changed_live_with_set_limit`: so, after a change of the limiter's limit ran
 /// too; `key_limit_changed_live_with_peeks`: a peek told of a newer version (its process
 /// reading live limits) was answered by the server after it.
+/// `key_limit_changed_live_apart`: the script counted a permit after it for the process
+/// configured apart for that key (another limit for it than the others').
 fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
     let mut mask = 0;
     let mut requests = Senders::default();
@@ -663,6 +667,14 @@ fn key_live_features(scenario: &SharedScenario, run: &SharedRun) -> u64 {
                     };
                     if limiter_changed && matches!(reply, ScriptReply::Permitted { .. }) {
                         mask |= BIT_KEY_LIMIT_CHANGED_LIVE_WITH_SET_LIMIT;
+                    }
+                    let spec = scenario.callers[caller as usize];
+                    if matches!(reply, ScriptReply::Permitted { .. })
+                        && scenario.key_limits.apart.is_some_and(|(process, key, _)| {
+                            (process, key) == (spec.process, spec.key)
+                        })
+                    {
+                        mask |= BIT_KEY_LIMIT_CHANGED_LIVE_APART;
                     }
                 }
                 (Some(&(Purpose::Peek, Some(caller))), Some(ScriptReply::Changed { .. })) => {

@@ -7,8 +7,7 @@
 //!
 //! Drawn from a generator of their own, so every other draw of the seed stays what it was;
 //! on one node and on a cluster, and only in scenarios the oracle's model of one stored
-//! version with one set of live limits per version follows: no process configured apart (for
-//! the limiter or for a key), no loss of the live limits (a restart or failover of the one
+//! version with one set of live limits per version follows: no loss of the live limits (a restart or failover of the one
 //! server, or on a cluster a failover to a replica lacking writes of a primary that owns the
 //! configuration's slot at some time: each loses the live limits, which the processes keep).
 //! Changes of the limiter's limit (`set_limit`) and peeks may come with them (both kinds of
@@ -16,6 +15,14 @@
 //! may leases (whose share the script computes from the key's limit in force), hand-backs and
 //! local shares (`FailPolicy::Local`: each process's share follows the live limit it has
 //! adopted, the oracle judging it by the version the process held when it decided).
+//!
+//! A process configured apart for one key (`KeyLimits::apart`, another limit for it than the
+//! others give it) may be among them: the key's live limit overrides every process's
+//! configured one, so the disagreement ends at the version a change stored, and comes back
+//! after a `clear_key_limit`, the key's window then counted by whichever process writes it
+//! first. So may a process configured apart for the limiter (another limit or period), which
+//! is answered a conflict and counts nothing; it never makes a change (the first process
+//! configured alike makes the one drawn for it).
 
 use core::time::Duration;
 
@@ -81,10 +88,7 @@ impl SharedScenario {
             .cluster
             .as_ref()
             .is_some_and(|cluster| cluster.may_lose_writes_of(config_slot));
-        !lost_on_cluster
-            && self.key_limits.apart.is_none()
-            && !lost
-            && self.processes.iter().all(|p| p.misconfigured.is_none())
+        !lost_on_cluster && !lost
     }
 }
 
@@ -99,6 +103,12 @@ pub(crate) fn pick_key_live(scenario: &SharedScenario, until: u64) -> Vec<KeyLim
     {
         return Vec::new();
     }
+    let eligible: Vec<usize> = (0..scenario.processes.len())
+        .filter(|&p| scenario.processes[p].misconfigured.is_none())
+        .collect();
+    if eligible.is_empty() {
+        return Vec::new();
+    }
     let limit = scenario.limit;
     let from = scenario
         .processes
@@ -111,7 +121,14 @@ pub(crate) fn pick_key_live(scenario: &SharedScenario, until: u64) -> Vec<KeyLim
     let first = scenario.keys.len().min(3);
     let mut changes: Vec<KeyLimitChange> = (0..rng.random_range(1..=MOST_CHANGES))
         .map(|_| {
-            let process = rng.random_range(0..scenario.processes.len());
+            let drawn = rng.random_range(0..scenario.processes.len());
+            // A process configured apart for the limiter is refused the change (a conflict);
+            // the first one configured alike makes it instead.
+            let process = if scenario.processes[drawn].misconfigured.is_none() {
+                drawn
+            } else {
+                eligible.first().copied().unwrap_or(drawn)
+            };
             let start = scenario.processes[process].start;
             let key = rng.random_range(0..first);
             let new = match rng.random_range(0..100) {
@@ -176,5 +193,28 @@ mod tests {
             }
         }
         assert!(set > 30 && cleared > 10, "{set} {cleared}");
+        // Beside a process configured apart for one of the keys changed.
+        let apart = scenarios
+            .iter()
+            .filter(|s| {
+                s.key_limits
+                    .apart
+                    .is_some_and(|(_, key, _)| s.key_live.iter().any(|c| c.key == key))
+            })
+            .count();
+        assert!(apart > 5, "{apart}");
+        // And beside a process configured apart for the limiter, which never makes one.
+        let misconfigured = scenarios
+            .iter()
+            .filter(|s| !s.key_live.is_empty())
+            .filter(|s| s.processes.iter().any(|p| p.misconfigured.is_some()))
+            .inspect(|s| {
+                for change in &s.key_live {
+                    let process = &s.processes[change.process as usize];
+                    assert!(process.misconfigured.is_none());
+                }
+            })
+            .count();
+        assert!(misconfigured > 5, "{misconfigured}");
     }
 }

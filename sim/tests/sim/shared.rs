@@ -345,8 +345,11 @@ fn a_process_configured_apart_is_refused_and_never_permitted() {
             )
         });
         // Once the limit is changed, a newer version of it supersedes any configured limit: a
-        // process configured apart only by its limit then registers, adopting the new one.
-        let superseded = scenario.limit_changes.iter().any(|c| c.limit > 0)
+        // process configured apart only by its limit then registers, adopting the new one. A
+        // live change of a key's limit stores a newer version too (the limit kept).
+        let changed =
+            scenario.limit_changes.iter().any(|c| c.limit > 0) || !scenario.key_live.is_empty();
+        let superseded = changed
             && apart.iter().any(|&p| {
                 matches!(
                     scenario.processes[p as usize].misconfigured,

@@ -23,22 +23,41 @@ use crate::oracle::Invariant;
 use crate::shared::record::SharedRecord;
 
 impl Checker<'_> {
-    /// What `request`'s attempt on `key` proposes: its process's own limit for the key, else
-    /// the limiter's limit in force (`default`), at the version it carries where counters
-    /// record versions (a cluster's; on one node every attempt reaching the counters holds
-    /// the version stored, and counters record none).
+    /// What `request`'s attempt on `key` proposes: the key's live limit at the version it
+    /// carries, else its process's own limit for the key, else the limiter's limit in force
+    /// (`default`), at the version it carries where its counter records one: on a cluster
+    /// always, on one node only under a live limit (`=own/version`; every attempt reaching
+    /// the counters holds the version stored, and other counters record none).
     fn proposal(&self, request: u32, key: u16, default: u32) -> KeyProposal {
         let info = &self.requests[request as usize];
+        let version = info.carried.1;
+        let live = self.live_at(version, key);
         KeyProposal {
-            own: self
-                .live_at(info.carried.1, key)
-                .or_else(|| self.scenario.key_limits.own(info.process, key)),
+            own: live.or_else(|| self.scenario.key_limits.own(info.process, key)),
             limiter: default,
-            version: if self.scenario.cluster.is_some() {
-                info.carried.1
+            version: if self.scenario.cluster.is_some() || live.is_some() {
+                version
             } else {
                 0
             },
+        }
+    }
+
+    /// `proposal`, of an attempt holding version `carried`, as `window` decides it. On one
+    /// node a counter written under a live limit records that version, and one written
+    /// otherwise none (read as the attempt's own): an attempt without a live limit for the
+    /// key meeting a counter of a live limit (cleared since, so of an older version) rewrites
+    /// it with its own limit, count kept, whichever process makes it; one meeting a counter
+    /// recording no version is refused on another limit (a process configured apart stays
+    /// apart once the live limit is gone).
+    fn against(&self, window: &KeyWindow, proposal: KeyProposal, carried: u32) -> KeyProposal {
+        if self.scenario.cluster.is_none() && !window.older_than(1) {
+            KeyProposal {
+                version: carried,
+                ..proposal
+            }
+        } else {
+            proposal
         }
     }
 
@@ -58,16 +77,16 @@ impl Checker<'_> {
 
     /// A script run at virtual time `t` made live change `live` (an index into the
     /// scenario's), storing version `version`: the key's live limits from that version on
-    /// are the latest ones with the change. On one node the key's current window is counted
-    /// by the key's new limit from then on, its count kept (the spec's [`KeyWindow::change`]);
-    /// a removal back to no limit of its own leaves the window counted by the limiter's limit,
-    /// whatever it becomes (the next attempt rewrites the counter without a limit of its own).
-    /// On a cluster the change writes no counter: the key's counter keeps the settings and
-    /// version it was written under, so a process of an older version goes on counting it by
-    /// its old limit until it learns, and the first attempt of the new version (or a later
-    /// one) that meets it rewrites it with its limits, its count kept ([`KeyWindow::decide`]
-    /// of a counter of an older version, in `key_decided`). A process remembering the key full
-    /// may find room it does not know of: excused as a raise.
+    /// are the latest ones with the change. The change writes no counter: the key's counter
+    /// keeps what it was written under, and the first attempt of the new version (or a
+    /// later one) that meets it under another limit rewrites it with its own, its count kept
+    /// (on one node every attempt of a live limit does, and one without meets a counter of
+    /// a live limit as of an older version: `Checker::against`; on a cluster a counter of
+    /// an older version, in [`KeyWindow::decide`]). So the key's current window is counted by
+    /// the new limit from the change on, and after a removal by the limit of the first
+    /// process to write it, whatever it configured: one configured apart for the key
+    /// disagrees again from then on. A process remembering the key full may find room it
+    /// does not know of: excused as a raise.
     pub(super) fn changed_live(&mut self, t: u64, live: u32, version: u32) {
         let Some(spec) = self.scenario.key_live.get(live as usize).copied() else {
             return;
@@ -82,24 +101,6 @@ impl Checker<'_> {
             keys.push((spec.key, limit));
         }
         self.live.push((version, keys));
-        // Back to the key's configured limit (every process's alike here), else the limiter's.
-        let own = spec
-            .limit
-            .or_else(|| self.scenario.key_limits.own(spec.process, spec.key));
-        if let Some((settled, mut window)) = self.key_windows[spec.key as usize]
-            && self.scenario.cluster.is_none()
-        {
-            match own {
-                Some(own) => window.change(own),
-                // One node: counters record no version of the limiter's limit.
-                None => window.written_by(KeyProposal {
-                    own: None,
-                    limiter: self.limit(),
-                    version: 0,
-                }),
-            }
-            self.key_windows[spec.key as usize] = Some((settled, window));
-        }
         self.last_raise = Some(t);
     }
 
@@ -170,19 +171,30 @@ impl Checker<'_> {
         }
     }
 
-    /// The limit `key`'s window `index` is full at, for `process`: the one it is counted by,
-    /// else the one the process would count it by (its own for the key, else `default`).
+    /// The limit `key`'s window `index` is full at, for `process`: the one an attempt of the
+    /// process at the latest version would be decided by, else (it would be refused, or on
+    /// a cluster) the one the window is counted by, else the one the process would count it
+    /// by (the key's live limit, else its own for the key, else `default`).
     pub(super) fn full_at(&self, (process, key): (u16, u16), index: u128, default: u32) -> u32 {
         if !self.keyed() {
             return default;
         }
         // Where keys' limits change live, the process's own is taken at the latest version.
         let latest = self.live.last().map_or(0, |&(version, _)| version);
-        self.key_window_at(key, index)
-            .limit_under(default)
-            .or_else(|| self.live_at(latest, key))
-            .or_else(|| self.scenario.key_limits.own(process, key))
-            .unwrap_or(default)
+        let window = self.key_window_at(key, index);
+        let live = self.live_at(latest, key);
+        let own = live.or_else(|| self.scenario.key_limits.own(process, key));
+        if self.scenario.cluster.is_none() {
+            let proposal = KeyProposal {
+                own,
+                limiter: default,
+                version: if live.is_some() { latest } else { 0 },
+            };
+            if let Ok(limit) = window.decide(self.against(&window, proposal, latest)) {
+                return limit;
+            }
+        }
+        window.limit_under(default).or(own).unwrap_or(default)
     }
 
     /// What `request`'s attempt on `key` at `server_us` must be decided by: `Ok` with the
@@ -201,7 +213,9 @@ impl Checker<'_> {
         if !self.keyed() {
             return Ok((default, proposal));
         }
-        let limit = self.key_window(key, grid, server_us).decide(proposal)?;
+        let window = self.key_window(key, grid, server_us);
+        let carried = self.requests[request as usize].carried.1;
+        let limit = window.decide(self.against(&window, proposal, carried))?;
         Ok((limit, proposal))
     }
 
@@ -219,29 +233,38 @@ impl Checker<'_> {
         if !self.keyed() {
             return;
         }
-        let wrote = self.requests[request as usize].counted.is_some()
-            || self.settings_written(request, key);
         let index = grid.index_of(u128::from(server_us));
-        if let Some(count) = self.counts[key as usize]
-            && wrote
-            && count.index() >= index
+        let Some(count) = self.counts[key as usize].filter(|count| count.index() >= index) else {
+            return;
+        };
+        let mut window = self.key_window_at(key, count.index());
+        // On one node an attempt decided by another limit than its counter's (a live change
+        // came between) rewrites the counter with its own, counting or not.
+        let rewrote = self.scenario.cluster.is_none()
+            && window
+                .limit_under(proposal.limiter)
+                .is_some_and(|was| was != proposal.limit());
+        if !(self.requests[request as usize].counted.is_some()
+            || self.settings_written(request, key)
+            || rewrote)
         {
-            let mut window = self.key_window_at(key, count.index());
-            // A counter of an older version rewritten under a higher limit for the key (on a
-            // cluster, after a live change): a process remembering it full may find room it
-            // does not know of, as after a raise of the limiter's limit.
-            if window.older_than(proposal.version)
-                && window
-                    .limit_under(proposal.limiter)
-                    .is_some_and(|was| proposal.limit() > was)
-            {
-                let ran_at = self.requests[request as usize].ran_at;
-                self.last_raise = self.last_raise.max(Some(ran_at));
-            }
-            window.written_by(proposal);
-            let before = self.key_windows[key as usize].replace((count.index(), window));
-            self.requests[request as usize].key_window_before = Some(KeyWindowBefore(before));
+            return;
         }
+        // A counter of an older version rewritten under a higher limit for the key (after a
+        // live change): a process remembering it full may find room it does not know of, as
+        // after a raise of the limiter's limit.
+        let carried = self.requests[request as usize].carried.1;
+        if window.older_than(self.against(&window, proposal, carried).version)
+            && window
+                .limit_under(proposal.limiter)
+                .is_some_and(|was| proposal.limit() > was)
+        {
+            let ran_at = self.requests[request as usize].ran_at;
+            self.last_raise = self.last_raise.max(Some(ran_at));
+        }
+        window.written_by(proposal);
+        let before = self.key_windows[key as usize].replace((count.index(), window));
+        self.requests[request as usize].key_window_before = Some(KeyWindowBefore(before));
     }
 
     /// A failover undid `request`'s write of its key's counter: the limit its window is
