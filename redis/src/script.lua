@@ -40,7 +40,9 @@
 -- "key-limit" (a live change of one key's limit)
 --   KEYS[1] as for "limit", KEYS[2] the live limits (below), KEYS[3] optional: the time key;
 --   ARGV[5] is 1; ARGV[9] the key, ARGV[10] its new limit, or empty to remove its live
---   limit. The key's entry is written, and the configuration stored with the next version
+--   limit; ARGV[11] optional: the live limits' text the process holds, which the change is
+--   made to if the live limits key is absent (lost with the server's memory; without it a
+--   change made then would store its key alone). The key's entry is written, and the configuration stored with the next version
 --   of the limit as for "limit", its limit kept (ARGV[2] if none is stored), so that every
 --   process of an older version is told "changed" and reads the live limits again
 -- "limits" (registering, and reading the live limits with the version they go with)
@@ -392,9 +394,12 @@ elseif ARGV[4] == 'limit' or ARGV[4] == 'key-limit' or (ARGV[4] == 'restore' and
         or (own ~= '' and (not new or new < 1 or new % 1 ~= 0 or new > 4294967295)) then
       return redis.error_reply('fixed-window: bad arguments')
     end
-    local kept = live_entries(redis.call('GET', KEYS[2]) or '', key)
+    -- Where the server lost the live limits, the change is made to those the process holds.
+    local text = redis.call('GET', KEYS[2])
+    local kept = live_entries(text or ARGV[11] or '', key)
     if not kept then
-      return redis.error_reply('fixed-window: malformed live limits at ' .. KEYS[2])
+      return redis.error_reply(text and 'fixed-window: malformed live limits at ' .. KEYS[2]
+        or 'fixed-window: bad arguments')
     end
     if new then
       kept[#kept + 1] = string.format('%.0f %d:', new, #key) .. key

@@ -63,6 +63,34 @@ fn live_limits_lost_in_a_restart_are_written_back_by_a_process_holding_them() ->
     Ok(())
 }
 
+/// A live change made after the server lost the live limits is made to those its process
+/// holds: `a` holds `paid`'s live limit 5 when the server restarts empty, then sets `vip`'s to
+/// 7 before any read finds the loss. The server stores both (not `vip` alone), so a process
+/// registering afterwards decides `paid` by 5 too.
+#[test]
+fn a_live_change_made_after_a_loss_keeps_the_live_limits_its_process_holds() -> TestResult {
+    let mut server = RedisServer::start()?;
+    let config =
+        Config::of("live-changed-lost", 2, HOUR)?.with_timeout(Duration::from_millis(500))?;
+    let a = SharedRateLimiter::connect_blocking(config.clone(), server.client()?)?;
+    a.set_key_limit("paid", 5)?;
+
+    server.restart()?;
+    // The first calls reconnect; at most 100 tries 50 ms apart (5 s).
+    retried(100, Duration::from_millis(50), || a.set_key_limit("vip", 7))?;
+    assert_eq!((a.key_limit("paid"), a.key_limit("vip")), (5, 7));
+
+    let mut redis = server.client()?.get_connection()?;
+    let live: String = redis::cmd("GET")
+        .arg("fixed-window:{live-changed-lost}/limits")
+        .query(&mut redis)?;
+    assert_eq!(live, "5 4:paid7 3:vip");
+    let b = SharedRateLimiter::connect_blocking(config, server.client()?)?;
+    assert_eq!((b.key_limit("paid"), b.key_limit("vip")), (5, 7));
+    assert_eq!(b.try_acquire("paid")?.remaining(), Some(4));
+    Ok(())
+}
+
 /// Runs `call` as the client runs a read of the live limits: its reply as the server gives it.
 fn run_live(
     redis: &mut redis::Connection,

@@ -15,6 +15,7 @@ use std::sync::{Arc, PoisonError};
 
 use super::Protocol;
 use super::limit::{pack, unpack};
+use super::live_restore::live_text;
 use super::script_call::{KeyChangeArgs, LimitArgs, Own, ScriptCall, TailArgs};
 use crate::config::ConfigError;
 use crate::error::SharedError;
@@ -232,6 +233,13 @@ impl Protocol {
     /// assert!(protocol.set_key_limit_call("paid", None)?.args().eq(["1000000", "5", "1000", "key-limit", "1", "", "", "", "paid", ""]));
     /// assert!(matches!(protocol.set_key_limit_call("paid", Some(0)), Err(SharedError::Config { .. })));
     /// assert!(matches!(protocol.set_key_limit_call("", Some(1)), Err(SharedError::InvalidKey { .. })));
+    /// // A process holding live limits sends them too: what the change is made to where the
+    /// // server lost them.
+    /// let call = protocol.limits_call();
+    /// protocol.limits_read(&call, Ok((&[3, 5, 1, 1_000], Some("7 4:paid"))))?;
+    /// let call = protocol.set_key_limit_call("vip", Some(9))?;
+    /// let args: Vec<&str> = call.args().collect();
+    /// assert_eq!(args, ["1000000", "5", "1000", "key-limit", "1", "", "", "1", "vip", "9", "7 4:paid"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_key_limit_call(
@@ -259,6 +267,7 @@ impl Protocol {
                 .map(|limit| limit.to_string())
                 .unwrap_or_default()
                 .into(),
+            held: live_text(&self.live_limits().keys).into(),
         })));
         Ok(call)
     }

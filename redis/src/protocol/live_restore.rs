@@ -64,7 +64,7 @@ impl Protocol {
 
 /// The live limits' text of `keys` as the script stores it (see
 /// [`parse_live`](super::live::parse_live)), its entries in the order of their keys.
-fn live_text<'a>(keys: impl IntoIterator<Item = (&'a Box<str>, &'a u32)>) -> String {
+pub(super) fn live_text<'a>(keys: impl IntoIterator<Item = (&'a Box<str>, &'a u32)>) -> String {
     let mut entries: Vec<(&str, u32)> = keys
         .into_iter()
         .map(|(key, &limit)| (&**key, limit))

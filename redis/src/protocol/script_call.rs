@@ -78,11 +78,14 @@ pub(crate) enum TailArgs {
     Restore(Box<str>),
 }
 
-/// A key and its new live limit (empty: removed), as the script's `ARGV[9]` and `ARGV[10]`.
+/// A key and its new live limit (empty: removed), as the script's `ARGV[9]` and `ARGV[10]`,
+/// and the live limits' text the process holds (`ARGV[11]`, sent only if not empty): what
+/// the change is made to where the server lost them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct KeyChangeArgs {
     pub(super) key: Box<str>,
     pub(super) limit: Box<str>,
+    pub(super) held: Box<str>,
 }
 
 /// The window start a share was leased in and its unspent permits, as the script's
@@ -236,10 +239,14 @@ impl ScriptCall {
                 .iter()
                 .flat_map(|tail| match &**tail {
                     TailArgs::Release(release) => {
-                        [Some(&*release.window_start), Some(&*release.permits)]
+                        [Some(&*release.window_start), Some(&*release.permits), None]
                     }
-                    TailArgs::KeyChange(change) => [Some(&*change.key), Some(&*change.limit)],
-                    TailArgs::Restore(text) => [Some(&**text), None],
+                    TailArgs::KeyChange(change) => [
+                        Some(&*change.key),
+                        Some(&*change.limit),
+                        Some(&*change.held).filter(|held| !held.is_empty()),
+                    ],
+                    TailArgs::Restore(text) => [Some(&**text), None, None],
                 })
                 .flatten(),
         )
