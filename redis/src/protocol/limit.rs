@@ -68,7 +68,7 @@ impl Protocol {
     ///
     /// let protocol = Protocol::new(Config::of("api", 5, Duration::from_secs(1))?.key_limit("paid", 50)?);
     /// let call = protocol.limits_call();
-    /// assert_eq!(protocol.limits_read(&call, Ok((&[3, 5, 1, 1_000], "7 4:free"))), Ok(1_000));
+    /// assert_eq!(protocol.limits_read(&call, Ok((&[3, 5, 1, 1_000], Some("7 4:free")))), Ok(1_000));
     /// assert_eq!((protocol.own_limit("paid"), protocol.own_limit("free"), protocol.own_limit("k")), (Some(50), Some(7), None));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
