@@ -66,24 +66,18 @@ impl Sim<'_> {
     /// calls `set_key_limit` (or `clear_key_limit`).
     pub(super) fn set_key_limit(&mut self, change: u32, live: u32) {
         let spec = self.scenario.key_live[live as usize];
-        let p = &mut self.processes[spec.process as usize];
-        if !(p.up && p.ready) {
-            p.pending_changes.push(change);
+        if !self.ready_to_change(spec.process, change) {
             return;
         }
         let key = &self.scenario.keys[spec.key as usize];
-        let Ok(call) = p.protocol.set_key_limit_call(key, spec.limit) else {
+        match self.processes[spec.process as usize]
+            .protocol
+            .set_key_limit_call(key, spec.limit)
+        {
+            Ok(call) => self.send_change(spec.process, change, call),
             // Never drawn: a key the scenario uses names a counter, and no limit is 0.
-            self.limit_set(change, LimitOutcome::Refused);
-            return;
-        };
-        let now = self.local(spec.process);
-        let number = self.next_attempt;
-        self.next_attempt += 1;
-        let owner = Owner::Limit(change);
-        let attempt = self.eval(spec.process, owner, Rc::new(call), number, now);
-        self.limit_calls[change as usize] = Some(attempt);
-        self.arm_timeout(spec.process, owner, number, self.now);
+            Err(_) => self.limit_set(change, LimitOutcome::Refused),
+        }
     }
 
     /// The round trip of live change `live` (change `change` among all) is over: `reply` is

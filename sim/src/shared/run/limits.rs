@@ -8,7 +8,7 @@
 
 use std::rc::Rc;
 
-use fixed_window_redis::{SharedError, Unavailable};
+use fixed_window_redis::{ScriptCall, SharedError, Unavailable};
 
 use super::{Owner, Sim};
 use crate::shared::record::{LimitOutcome, SharedRecord};
@@ -21,23 +21,38 @@ impl Sim<'_> {
             return;
         }
         let spec = self.scenario.limit_changes[change as usize];
-        let p = &mut self.processes[spec.process as usize];
-        if !(p.up && p.ready) {
-            p.pending_changes.push(change);
+        if !self.ready_to_change(spec.process, change) {
             return;
         }
-        let Ok(call) = p.protocol.set_limit_call(spec.limit) else {
+        match self.processes[spec.process as usize]
+            .protocol
+            .set_limit_call(spec.limit)
+        {
+            Ok(call) => self.send_change(spec.process, change, call),
             // Zero, refused as at build: nothing is sent.
-            self.limit_set(change, LimitOutcome::Refused);
-            return;
-        };
-        let now = self.local(spec.process);
+            Err(_) => self.limit_set(change, LimitOutcome::Refused),
+        }
+    }
+
+    /// Whether `process` can make change `change` now: up and registered. If not, it makes
+    /// it once it is.
+    pub(super) fn ready_to_change(&mut self, process: u16, change: u32) -> bool {
+        let p = &mut self.processes[process as usize];
+        if !(p.up && p.ready) {
+            p.pending_changes.push(change);
+        }
+        p.up && p.ready
+    }
+
+    /// Sends `call`, change `change` made by `process`, timed out as any call.
+    pub(super) fn send_change(&mut self, process: u16, change: u32, call: ScriptCall) {
+        let now = self.local(process);
         let number = self.next_attempt;
         self.next_attempt += 1;
         let owner = Owner::Limit(change);
-        let attempt = self.eval(spec.process, owner, Rc::new(call), number, now);
+        let attempt = self.eval(process, owner, Rc::new(call), number, now);
         self.limit_calls[change as usize] = Some(attempt);
-        self.arm_timeout(spec.process, owner, number, self.now);
+        self.arm_timeout(process, owner, number, self.now);
     }
 
     /// The round trip of change `change` is over: `reply` is the script's, or why there is none.
