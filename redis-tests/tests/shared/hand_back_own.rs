@@ -11,7 +11,7 @@
 use fixed_window::Instant;
 use fixed_window_redis::{Begin, Decision, Lease, Protocol, SCRIPT, ScriptCall};
 
-use crate::support::{HOUR, TestResult, on_time_key, raw, server, set_time};
+use crate::support::{HOUR, TestResult, on_time_key, raw, run_script, server, set_time};
 
 const T0: u64 = 7_000_000_000;
 
@@ -57,14 +57,7 @@ impl Process {
         redis: &mut redis::Connection,
         call: &ScriptCall,
     ) -> redis::RedisResult<Vec<i64>> {
-        let mut invocation = self.script.prepare_invoke();
-        for key in call.keys() {
-            invocation.key(key);
-        }
-        for arg in call.args() {
-            invocation.arg(arg);
-        }
-        invocation.invoke(redis)
+        run_script(redis, &self.script, call.keys(), call.args())
     }
 
     /// An attempt for one permit of `key`, at the local instant 0 (the shares' deadlines are

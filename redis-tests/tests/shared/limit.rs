@@ -16,7 +16,7 @@ use fixed_window_redis::{
     Begin, Config, Decision, Protocol, SCRIPT, ScriptCall, ScriptReply, SharedError,
 };
 
-use crate::support::{HOUR, TestResult, connect, on_time_key, raw, server, set_time};
+use crate::support::{HOUR, TestResult, connect, on_time_key, raw, run_script, server, set_time};
 
 const T0: u64 = 5_000_000;
 const PERIOD: u64 = 1_000_000;
@@ -62,14 +62,7 @@ impl Process {
         redis: &mut redis::Connection,
         call: &ScriptCall,
     ) -> redis::RedisResult<Vec<i64>> {
-        let mut invocation = self.script.prepare_invoke();
-        for key in call.keys() {
-            invocation.key(key);
-        }
-        for arg in call.args() {
-            invocation.arg(arg);
-        }
-        invocation.invoke(redis)
+        run_script(redis, &self.script, call.keys(), call.args())
     }
 
     fn set_limit(

@@ -8,7 +8,7 @@ use core::time::Duration;
 use fixed_window_redis::{Config, Protocol, ScriptCall, SharedError, SharedRateLimiter, redis};
 use fixed_window_redis_test::RedisServer;
 
-use crate::support::{HOUR, TestResult, retried};
+use crate::support::{HOUR, TestResult, retried, run_script};
 
 /// `a` holds `paid`'s live limit 5 (the limiter's is 2) when the server restarts empty; `b`
 /// registers afterwards. While `b` decides `paid` by 2 and `a` by 5, `b` is told `Conflict`
@@ -98,14 +98,7 @@ fn run_live(
     args: &[&str],
 ) -> redis::RedisResult<Vec<redis::Value>> {
     let script = redis::Script::new(fixed_window_redis::SCRIPT);
-    let mut invocation = script.prepare_invoke();
-    for key in keys {
-        invocation.key(*key);
-    }
-    for arg in args {
-        invocation.arg(*arg);
-    }
-    invocation.invoke(redis)
+    run_script(redis, &script, keys, args)
 }
 
 /// The four numbers of a live limits' reply, and its text (`None`: nil, none stored).

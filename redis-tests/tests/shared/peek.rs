@@ -4,12 +4,10 @@
 use core::time::Duration;
 
 use fixed_window::Instant;
-use fixed_window_redis::{
-    Config, FailPolicy, PeekBegin, Protocol, SCRIPT, SharedError, UnavailableKind,
-};
+use fixed_window_redis::{Config, FailPolicy, PeekBegin, Protocol, SharedError, UnavailableKind};
 use fixed_window_redis_test::{RedisServer, ServerOptions};
 
-use crate::support::{HOUR, TestResult, connect, on_time_key, raw, server, set_time};
+use crate::support::{HOUR, TestResult, connect, on_time_key, raw, run, server, set_time};
 
 const T0: u64 = 4_000_000;
 
@@ -118,15 +116,7 @@ fn a_user_that_may_not_write_can_peek() -> TestResult {
     let PeekBegin::Call(call) = protocol.begin_peek("k", Instant::ZERO)? else {
         panic!("nothing is remembered: the server answers");
     };
-    let script = redis::Script::new(SCRIPT);
-    let mut invocation = script.prepare_invoke();
-    for key in call.keys() {
-        invocation.key(key);
-    }
-    for arg in call.args() {
-        invocation.arg(arg);
-    }
-    let reply: Vec<i64> = invocation.invoke(&mut reader)?;
+    let reply = run(&mut reader, &call)?;
     let peek = protocol
         .finish_peek("k", call.limit_version(), Ok(&reply))?
         .expect("the limit in force");

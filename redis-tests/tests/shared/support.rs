@@ -111,11 +111,22 @@ pub fn run(
     call: &fixed_window_redis::ScriptCall,
 ) -> redis::RedisResult<Vec<i64>> {
     let script = redis::Script::new(fixed_window_redis::SCRIPT);
+    run_script(redis, &script, call.keys(), call.args())
+}
+
+/// Runs `script` (the production one or a variant) on `keys` and `args` as the client does:
+/// `EVALSHA`, loading it where the server lacks it.
+pub fn run_script<T: redis::FromRedisValue, K: redis::ToRedisArgs, A: redis::ToRedisArgs>(
+    redis: &mut redis::Connection,
+    script: &redis::Script,
+    keys: impl IntoIterator<Item = K>,
+    args: impl IntoIterator<Item = A>,
+) -> redis::RedisResult<T> {
     let mut invocation = script.prepare_invoke();
-    for key in call.keys() {
+    for key in keys {
         invocation.key(key);
     }
-    for arg in call.args() {
+    for arg in args {
         invocation.arg(arg);
     }
     invocation.invoke(redis)
